@@ -1,0 +1,1 @@
+//! Pure statistics over samples: no file, terminal or clock access in here.

@@ -1,0 +1,98 @@
+//! The machine description stored with every run (`oslab env`). Every field is optional in
+//! spirit: a value that cannot be read here is `None` (or empty) rather than an error, because
+//! an environment that cannot be fully described must still be measurable.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+mod collect;
+pub use collect::collect;
+
+/// One cache level as described by `/sys/devices/system/cpu/cpu0/cache/index*/`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cache {
+    pub level: u32,
+    /// `Data`, `Instruction` or `Unified`.
+    pub kind: String,
+    pub size_bytes: u64,
+    pub line_bytes: Option<u32>,
+    pub ways: Option<u32>,
+    /// CPUs sharing this cache, as the kernel lists them (e.g. `0-1`).
+    pub shared_cpus: Option<String>,
+}
+
+/// One TLB as described by CPUID.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tlb {
+    /// e.g. `L1 dTLB 4K`, `L2 TLB 4K/2M`.
+    pub name: String,
+    pub entries: u32,
+    pub ways: Option<String>,
+}
+
+/// Whether a perf counter works on this machine (filled by `measure::counters::probe`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterAvailability {
+    pub supported: bool,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    // --- CPU ---
+    pub cpu_model: Option<String>,
+    pub cpu_vendor: Option<String>,
+    /// family/model/stepping as "6/85/7".
+    pub cpu_signature: Option<String>,
+    pub microcode: Option<String>,
+    pub online_cpus: Option<String>,
+    pub logical_cpus: Option<u32>,
+    pub physical_cores: Option<u32>,
+    pub sockets: Option<u32>,
+    pub threads_per_core: Option<u32>,
+    pub cpu_mhz: Option<f64>,
+    pub caches: Vec<Cache>,
+    pub tlbs: Vec<Tlb>,
+    pub tsc_invariant: Option<bool>,
+    pub cpu_flags_of_note: Vec<String>,
+    // --- memory ---
+    pub mem_total_bytes: Option<u64>,
+    pub mem_available_bytes: Option<u64>,
+    pub swap_total_bytes: Option<u64>,
+    pub page_size: Option<u64>,
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    pub khugepaged_defrag: Option<String>,
+    pub numa_nodes: Option<u32>,
+    // --- OS and kernel ---
+    pub os: String,
+    pub os_release: Option<String>,
+    pub kernel_release: Option<String>,
+    pub kernel_version: Option<String>,
+    pub arch: String,
+    pub hostname: Option<String>,
+    pub kernel_cmdline: Option<String>,
+    pub clocksource: Option<String>,
+    pub available_clocksources: Option<String>,
+    pub hz: Option<u64>,
+    pub preemption: Option<String>,
+    // --- virtualization ---
+    pub hypervisor: Option<String>,
+    pub virtualization: Option<String>,
+    // --- security and power ---
+    /// `/sys/devices/system/cpu/vulnerabilities/*`: name → state.
+    pub vulnerabilities: BTreeMap<String, String>,
+    pub governor: Option<String>,
+    pub cpufreq_driver: Option<String>,
+    pub boost: Option<String>,
+    // --- perf ---
+    pub perf_event_paranoid: Option<i32>,
+    /// Counter name → whether it works here; filled by the caller of `collect`.
+    pub counters: BTreeMap<String, CounterAvailability>,
+    // --- the tool ---
+    pub oslab_version: String,
+    pub oslab_commit: Option<String>,
+    pub rustc_version: Option<String>,
+    pub is_root: bool,
+}

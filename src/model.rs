@@ -1,0 +1,270 @@
+//! The records that flow one way through oslab: the worker produces [`Sample`]s, the runner
+//! gathers them into an [`ExperimentResult`], the store keeps a [`Run`], and every presenter
+//! reads a `Run` back from the store. Nothing here does I/O.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::Environment;
+
+/// Resource usage over one sample, as `getrusage(RUSAGE_SELF)` deltas (see getrusage(2)).
+///
+/// `maxrss_kb` is not a delta: it is the high-water mark at the end of the sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rusage {
+    pub utime_us: i64,
+    pub stime_us: i64,
+    pub maxrss_kb: i64,
+    pub minflt: i64,
+    pub majflt: i64,
+    pub inblock: i64,
+    pub oublock: i64,
+    pub nvcsw: i64,
+    pub nivcsw: i64,
+}
+
+impl Rusage {
+    /// Field names in a stable order: the JSON contract and the database columns use them.
+    pub const FIELDS: [&'static str; 9] = [
+        "utime_us", "stime_us", "maxrss_kb", "minflt", "majflt", "inblock", "oublock", "nvcsw",
+        "nivcsw",
+    ];
+
+    pub fn get(&self, field: &str) -> Option<i64> {
+        Some(match field {
+            "utime_us" => self.utime_us,
+            "stime_us" => self.stime_us,
+            "maxrss_kb" => self.maxrss_kb,
+            "minflt" => self.minflt,
+            "majflt" => self.majflt,
+            "inblock" => self.inblock,
+            "oublock" => self.oublock,
+            "nvcsw" => self.nvcsw,
+            "nivcsw" => self.nivcsw,
+            _ => return None,
+        })
+    }
+
+    pub fn set(&mut self, field: &str, value: i64) -> bool {
+        let slot = match field {
+            "utime_us" => &mut self.utime_us,
+            "stime_us" => &mut self.stime_us,
+            "maxrss_kb" => &mut self.maxrss_kb,
+            "minflt" => &mut self.minflt,
+            "majflt" => &mut self.majflt,
+            "inblock" => &mut self.inblock,
+            "oublock" => &mut self.oublock,
+            "nvcsw" => &mut self.nvcsw,
+            "nivcsw" => &mut self.nivcsw,
+            _ => return false,
+        };
+        *slot = value;
+        true
+    }
+
+    /// `after - before` for every cumulative field; `maxrss_kb` is taken from `after`.
+    pub fn delta(before: &Rusage, after: &Rusage) -> Rusage {
+        Rusage {
+            utime_us: after.utime_us - before.utime_us,
+            stime_us: after.stime_us - before.stime_us,
+            maxrss_kb: after.maxrss_kb,
+            minflt: after.minflt - before.minflt,
+            majflt: after.majflt - before.majflt,
+            inblock: after.inblock - before.inblock,
+            oublock: after.oublock - before.oublock,
+            nvcsw: after.nvcsw - before.nvcsw,
+            nivcsw: after.nivcsw - before.nivcsw,
+        }
+    }
+}
+
+/// One perf event's count over one sample.
+///
+/// `value` is scaled for multiplexing: `raw * enabled_ns / running_ns` (perf_event_open(2),
+/// "time_enabled/time_running"). It is `None` when the event never ran during the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CounterValue {
+    pub value: Option<f64>,
+    pub raw: u64,
+    pub enabled_ns: u64,
+    pub running_ns: u64,
+}
+
+/// One timed batch of operations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Operations in the batch.
+    pub ops: u64,
+    /// Wall time of the batch as read from the clock, nothing subtracted.
+    pub elapsed_ns: f64,
+    /// The figure analysed: `(elapsed_ns - timer overhead) / ops - loop overhead per op`
+    /// (the loop overhead only for experiments that subtract it).
+    pub ns_per_op: f64,
+    pub rusage: Rusage,
+    /// Counter name → count over this sample (only the counters that could be opened).
+    #[serde(default)]
+    pub counters: BTreeMap<String, CounterValue>,
+}
+
+/// Whether a counter could be counted in this experiment's worker, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterStatus {
+    pub name: String,
+    pub supported: bool,
+    /// Why the counter is unsupported (the errno and what it means here).
+    pub reason: Option<String>,
+}
+
+/// The outcome of one expectation check (see `validate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub check: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured, and every expectation held.
+    Ok,
+    /// Measured, but a counter contradicts what the experiment claims to measure.
+    Suspect,
+    /// The worker crashed, was killed, timed out or reported an error.
+    Failed,
+    /// The experiment cannot run here (missing feature, permission, CPU count); not an error.
+    Unsupported,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Suspect => "suspect",
+            Status::Failed => "failed",
+            Status::Unsupported => "unsupported",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Some(match s {
+            "ok" => Status::Ok,
+            "suspect" => Status::Suspect,
+            "failed" => Status::Failed,
+            "unsupported" => Status::Unsupported,
+            _ => return None,
+        })
+    }
+}
+
+/// Why sampling stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The 95% CI of the median reached the target half-width.
+    Precision,
+    /// The experiment's time budget ran out first.
+    Budget,
+    /// The maximum sample count was reached first.
+    MaxSamples,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Precision => "precision",
+            StopReason::Budget => "budget",
+            StopReason::MaxSamples => "max_samples",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StopReason> {
+        Some(match s {
+            "precision" => StopReason::Precision,
+            "budget" => StopReason::Budget,
+            "max_samples" => StopReason::MaxSamples,
+            _ => return None,
+        })
+    }
+}
+
+/// How one experiment was timed in its worker: stored so any figure can be re-derived.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Operations per sample chosen by batch sizing.
+    pub ops_per_sample: u64,
+    /// Cost of one timer read pair, subtracted from every sample's elapsed time.
+    pub timer_overhead_ns: f64,
+    /// Per-operation cost of the empty loop, subtracted when the experiment asks for it.
+    pub loop_overhead_ns: Option<f64>,
+    /// Time spent warming up before the first sample.
+    pub warmup_ns: f64,
+    /// CPUs the worker was pinned to.
+    pub cpus: Vec<usize>,
+}
+
+/// Everything measured for one experiment with one parameter set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentResult {
+    /// `family.variant`.
+    pub experiment: String,
+    /// Every parameter with the value used (defaults filled in).
+    pub params: BTreeMap<String, String>,
+    /// The unit of one operation's time, e.g. `ns/call`.
+    pub unit: String,
+    pub status: Status,
+    /// Why the result is suspect, failed or unsupported.
+    pub reason: Option<String>,
+    pub stop_reason: Option<StopReason>,
+    pub calibration: Calibration,
+    pub samples: Vec<Sample>,
+    pub counters: Vec<CounterStatus>,
+    pub validation: Vec<Check>,
+    /// Unix time in seconds when the worker started, and the wall time it took.
+    pub started_at: f64,
+    pub duration_s: f64,
+}
+
+/// The clock every sample of a run was timed with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockInfo {
+    /// `tsc` or `clock_monotonic_raw`.
+    pub source: String,
+    /// Why this source was chosen (and why the TSC was not, when it was not).
+    pub reason: String,
+    /// TSC ticks per second, when the TSC is used.
+    pub tsc_hz: Option<f64>,
+    /// Average cost of one read pair (start + stop), ns.
+    pub overhead_ns: f64,
+    /// Smallest non-zero difference between two successive reads, ns.
+    pub resolution_ns: f64,
+}
+
+/// How the run was asked to measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    pub quick: bool,
+    /// Target half-width of the 95% CI of the median, as a fraction of the median.
+    pub precision: f64,
+    /// Time budget per experiment, seconds.
+    pub budget_s: f64,
+    pub cpus: Vec<usize>,
+    /// The command line, for the record.
+    pub argv: Vec<String>,
+}
+
+/// One invocation of `oslab run`: the unit stored, shown and compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Database id, 0 before the run is stored.
+    pub id: i64,
+    pub started_at: f64,
+    pub finished_at: Option<f64>,
+    pub tag: Option<String>,
+    pub oslab_version: String,
+    pub settings: RunSettings,
+    pub clock: ClockInfo,
+    pub environment: Environment,
+    pub results: Vec<ExperimentResult>,
+}

@@ -1,0 +1,3 @@
+//! Presentation: everything here reads finished records and returns text.
+
+pub mod env_table;
