@@ -27,7 +27,14 @@ pub struct Rusage {
 impl Rusage {
     /// Field names in a stable order: the JSON contract and the database columns use them.
     pub const FIELDS: [&'static str; 9] = [
-        "utime_us", "stime_us", "maxrss_kb", "minflt", "majflt", "inblock", "oublock", "nvcsw",
+        "utime_us",
+        "stime_us",
+        "maxrss_kb",
+        "minflt",
+        "majflt",
+        "inblock",
+        "oublock",
+        "nvcsw",
         "nivcsw",
     ];
 
@@ -242,7 +249,8 @@ pub struct ClockInfo {
 }
 
 /// How the run was asked to measure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunSettings {
     pub quick: bool,
     /// Target half-width of the 95% CI of the median, as a fraction of the median.

@@ -1,1 +1,20 @@
 //! Pure statistics over samples: no file, terminal or clock access in here.
+//!
+//! Everything takes plain `f64` slices and returns values, so it can be tested with known
+//! numbers and property tests, and the same functions serve the live run (adaptive stopping)
+//! and the presentation of a stored run.
+//!
+//! - [`stats`]: the descriptive summary of one sample set (median, mean, spread, percentiles).
+//! - [`bootstrap`]: seeded percentile-bootstrap confidence intervals.
+//! - [`outliers`]: Tukey's fences; outliers are flagged, never dropped.
+//! - [`rng`]: the small seeded generator that makes the bootstrap reproducible.
+
+pub mod bootstrap;
+pub mod outliers;
+pub mod result;
+pub mod rng;
+pub mod stats;
+
+pub use bootstrap::median_ci;
+pub use outliers::{OutlierClass, Outliers, classify};
+pub use stats::{Summary, median, percentile, summarize};

@@ -38,7 +38,10 @@ pub struct CounterAvailability {
     pub reason: Option<String>,
 }
 
+/// The machine as one run saw it. Fields added after runs were stored read back as their
+/// default (`serde(default)`), so older records stay readable.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Environment {
     // --- CPU ---
     pub cpu_model: Option<String>,
@@ -56,6 +59,14 @@ pub struct Environment {
     pub tlbs: Vec<Tlb>,
     pub tsc_invariant: Option<bool>,
     pub cpu_flags_of_note: Vec<String>,
+    /// `/proc/cpuinfo` "address sizes", e.g. `48 bits physical, 48 bits virtual`: 57 virtual
+    /// bits means five-level page tables, one more level for every page walk.
+    pub address_sizes: Option<String>,
+    /// Bytes of XSAVE state for the user features enabled in XCR0 (CPUID 0xD): the FPU/SIMD
+    /// state saved and restored around context switches (about 2.4 KiB with AVX-512).
+    pub xsave_bytes: Option<u32>,
+    /// CPUs this process may run on (`Cpus_allowed_list`): a container's cpuset shows here.
+    pub cpus_allowed: Option<String>,
     // --- memory ---
     pub mem_total_bytes: Option<u64>,
     pub mem_available_bytes: Option<u64>,
@@ -64,7 +75,12 @@ pub struct Environment {
     pub thp_enabled: Option<String>,
     pub thp_defrag: Option<String>,
     pub khugepaged_defrag: Option<String>,
+    /// THP for shmem/tmpfs mappings (`shmem_enabled`), which governs shared anonymous memory.
+    pub thp_shmem_enabled: Option<String>,
     pub numa_nodes: Option<u32>,
+    /// `kernel.numa_balancing`: when on, the kernel unmaps pages to sample accesses (hinting
+    /// faults), which shows up in page-fault counts.
+    pub numa_balancing: Option<bool>,
     // --- OS and kernel ---
     pub os: String,
     pub os_release: Option<String>,
@@ -77,17 +93,35 @@ pub struct Environment {
     pub available_clocksources: Option<String>,
     pub hz: Option<u64>,
     pub preemption: Option<String>,
+    /// The C library the binary calls the kernel through, e.g. `glibc 2.36`.
+    pub libc_version: Option<String>,
+    /// Seccomp mode of this process (`disabled`, `strict`, `filter (N filters)`): every
+    /// filter runs on every system call, so it adds to each syscall's cost.
+    pub seccomp: Option<String>,
     // --- virtualization ---
     pub hypervisor: Option<String>,
     pub virtualization: Option<String>,
+    /// Container runtime this process runs in (`docker`, `podman`, `lxc`, `kubernetes`,
+    /// `wsl`, …); `None` when no sign of one was found.
+    pub container: Option<String>,
     // --- security and power ---
     /// `/sys/devices/system/cpu/vulnerabilities/*`: name → state.
     pub vulnerabilities: BTreeMap<String, String>,
     pub governor: Option<String>,
     pub cpufreq_driver: Option<String>,
     pub boost: Option<String>,
+    /// cpuidle driver and governor: how deep an idle CPU sleeps decides how long waking it
+    /// takes (cross-CPU wake-ups, context switches to an idle CPU).
+    pub cpuidle_driver: Option<String>,
+    pub cpuidle_governor: Option<String>,
     // --- perf ---
     pub perf_event_paranoid: Option<i32>,
+    /// `kernel.kptr_restrict`: above 0 hides kernel symbol addresses from non-root profiles.
+    pub kptr_restrict: Option<i32>,
+    /// PMUs the kernel exposes (`/sys/bus/event_source/devices`). On x86 the core PMU is
+    /// `cpu` (`cpu_core`/`cpu_atom` on hybrids); without it there are no hardware counters,
+    /// as in VMs without a virtual PMU.
+    pub perf_pmus: Vec<String>,
     /// Counter name → whether it works here; filled by the caller of `collect`.
     pub counters: BTreeMap<String, CounterAvailability>,
     // --- the tool ---

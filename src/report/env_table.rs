@@ -1,7 +1,630 @@
-//! `oslab env` as aligned text.
+//! `oslab env` as aligned text: the machine description of a run, grouped the way a person
+//! reads a machine (CPU, caches, memory, kernel, virtualization, mitigations, power, perf
+//! counters, the tool itself).
+//!
+//! Unknown facts are left out rather than printed as "None"; only the few that change how
+//! results must be read (clocksource, THP, governor) say "unknown" explicitly.
 
-use crate::env::Environment;
+use std::fmt::Write as _;
 
+use crate::env::{Cache, Environment};
+
+/// Rows are indented under their section title.
+const INDENT: &str = "  ";
+/// Space between a label and its value.
+const GAP: &str = "  ";
+/// Labels are padded to at least this width so sections line up when they can.
+const MIN_LABEL_WIDTH: usize = 20;
+/// Long values (the kernel command line, mitigation strings) wrap to stay within this width.
+const LINE_WIDTH: usize = 100;
+
+/// Render the environment for a person at a terminal.
 pub fn render(env: &Environment) -> String {
-    format!("{env:#?}\n")
+    let sections = [
+        cpu(env),
+        caches_and_tlbs(env),
+        memory(env),
+        os_and_kernel(env),
+        virtualization(env),
+        mitigations(env),
+        power(env),
+        perf(env),
+        tool(env),
+    ];
+    let mut out = String::new();
+    for section in sections.iter().filter(|s| !s.lines.is_empty()) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        section.write_to(&mut out);
+    }
+    out
+}
+
+/// One titled group of lines.
+struct Section {
+    title: &'static str,
+    lines: Vec<Line>,
+}
+
+enum Line {
+    /// `label  value`, the value wrapped and aligned.
+    Row(String, String),
+    /// Preformatted text (a table), indented only.
+    Text(String),
+}
+
+impl Section {
+    fn new(title: &'static str) -> Self {
+        Section {
+            title,
+            lines: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, label: &str, value: impl Into<String>) {
+        self.lines.push(Line::Row(label.to_string(), value.into()));
+    }
+
+    /// A row only when the value is known.
+    fn opt(&mut self, label: &str, value: Option<impl Into<String>>) {
+        if let Some(value) = value {
+            self.row(label, value);
+        }
+    }
+
+    fn write_to(&self, out: &mut String) {
+        let label_width = self
+            .lines
+            .iter()
+            .filter_map(|line| match line {
+                Line::Row(label, _) => Some(label.chars().count()),
+                Line::Text(_) => None,
+            })
+            .max()
+            .unwrap_or(0)
+            .max(MIN_LABEL_WIDTH);
+        let value_column = INDENT.len() + label_width + GAP.len();
+        let value_width = LINE_WIDTH.saturating_sub(value_column).max(24);
+        let _ = writeln!(out, "{}", self.title);
+        for line in &self.lines {
+            match line {
+                Line::Row(label, value) => {
+                    for (i, part) in wrap(value, value_width).iter().enumerate() {
+                        let text = if i == 0 {
+                            format!("{INDENT}{label:<label_width$}{GAP}{part}")
+                        } else {
+                            format!("{:value_column$}{part}", "")
+                        };
+                        let _ = writeln!(out, "{}", text.trim_end());
+                    }
+                }
+                Line::Text(text) => {
+                    let _ = writeln!(out, "{}", format!("{INDENT}{text}").trim_end());
+                }
+            }
+        }
+    }
+}
+
+fn cpu(env: &Environment) -> Section {
+    let mut s = Section::new("CPU");
+    s.opt("model", env.cpu_model.as_deref());
+    s.opt("vendor", env.cpu_vendor.as_deref());
+    s.opt("family/model/step", env.cpu_signature.as_deref());
+    s.opt("microcode", env.microcode.as_deref());
+    s.opt("frequency", env.cpu_mhz.map(|mhz| format!("{mhz:.0} MHz")));
+    let logical = env.logical_cpus.map(|n| match &env.online_cpus {
+        Some(online) => format!("{n} (online {online})"),
+        None => n.to_string(),
+    });
+    s.opt("logical CPUs", logical.or_else(|| env.online_cpus.clone()));
+    let topology: Vec<String> = [
+        env.sockets.map(|n| plural(n, "socket", "sockets")),
+        env.physical_cores.map(|n| plural(n, "core", "cores")),
+        env.threads_per_core
+            .map(|n| plural(n, "thread per core", "threads per core")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !topology.is_empty() {
+        s.row("topology", topology.join(", "));
+    }
+    s.opt("allowed CPUs", env.cpus_allowed.as_deref());
+    s.opt(
+        "TSC",
+        env.tsc_invariant
+            .map(|inv| if inv { "invariant" } else { "not invariant" }),
+    );
+    s.opt("address sizes", env.address_sizes.as_deref());
+    s.opt(
+        "XSAVE state",
+        env.xsave_bytes.map(|b| format!("{b} bytes per context")),
+    );
+    if !env.cpu_flags_of_note.is_empty() {
+        s.row("flags of note", env.cpu_flags_of_note.join(" "));
+    }
+    s
+}
+
+fn caches_and_tlbs(env: &Environment) -> Section {
+    let mut s = Section::new("Caches & TLBs");
+    s.lines
+        .extend(cache_table(&env.caches).into_iter().map(Line::Text));
+    for tlb in &env.tlbs {
+        let mut value = plural(tlb.entries, "entry", "entries");
+        match tlb.ways.as_deref() {
+            Some("full") => value.push_str(", fully associative"),
+            Some("direct") => value.push_str(", direct mapped"),
+            Some(ways) => value.push_str(&format!(", {ways}")),
+            None => {}
+        }
+        s.row(&tlb.name, value);
+    }
+    s
+}
+
+/// The caches as a small table: level, type, size, line, ways, shared by.
+fn cache_table(caches: &[Cache]) -> Vec<String> {
+    if caches.is_empty() {
+        return Vec::new();
+    }
+    let header = ["level", "type", "size", "line", "ways", "shared by"].map(str::to_string);
+    let rows: Vec<[String; 6]> = caches
+        .iter()
+        .map(|c| {
+            [
+                format!("L{}", c.level),
+                c.kind.clone(),
+                format_bytes(c.size_bytes),
+                c.line_bytes.map_or("-".to_string(), |b| format!("{b} B")),
+                c.ways.map_or("-".to_string(), |w| w.to_string()),
+                c.shared_cpus.clone().unwrap_or_else(|| "-".to_string()),
+            ]
+        })
+        .collect();
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    std::iter::once(&header)
+        .chain(&rows)
+        .map(|row| {
+            row.iter()
+                .zip(widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect::<Vec<_>>()
+                .join(GAP)
+        })
+        .collect()
+}
+
+fn memory(env: &Environment) -> Section {
+    let mut s = Section::new("Memory");
+    s.opt("total", env.mem_total_bytes.map(format_bytes));
+    s.opt("available", env.mem_available_bytes.map(format_bytes));
+    s.opt(
+        "swap",
+        env.swap_total_bytes.map(|b| {
+            if b == 0 {
+                "none".to_string()
+            } else {
+                format_bytes(b)
+            }
+        }),
+    );
+    s.opt("page size", env.page_size.map(format_bytes));
+    s.row("THP", env.thp_enabled.as_deref().unwrap_or("unknown"));
+    s.opt("THP defrag", env.thp_defrag.as_deref());
+    s.opt("khugepaged defrag", env.khugepaged_defrag.as_deref());
+    s.opt("THP shmem", env.thp_shmem_enabled.as_deref());
+    s.opt("NUMA nodes", env.numa_nodes.map(|n| n.to_string()));
+    s.opt("NUMA balancing", env.numa_balancing.map(on_off));
+    s
+}
+
+fn os_and_kernel(env: &Environment) -> Section {
+    let mut s = Section::new("OS & kernel");
+    let os = env
+        .os_release
+        .clone()
+        .or_else(|| (!env.os.is_empty()).then(|| env.os.clone()));
+    s.opt("OS", os);
+    s.opt("kernel", env.kernel_release.as_deref());
+    s.opt("kernel build", env.kernel_version.as_deref());
+    if !env.arch.is_empty() {
+        s.row("arch", env.arch.as_str());
+    }
+    s.opt("hostname", env.hostname.as_deref());
+    s.opt("preemption", env.preemption.as_deref());
+    s.opt("HZ", env.hz.map(|hz| hz.to_string()));
+    let clocksource = match (&env.clocksource, &env.available_clocksources) {
+        (Some(current), Some(available)) => format!("{current} (available: {available})"),
+        (Some(current), None) => current.clone(),
+        (None, _) => "unknown".to_string(),
+    };
+    s.row("clocksource", clocksource);
+    s.opt("C library", env.libc_version.as_deref());
+    s.opt("seccomp", env.seccomp.as_deref());
+    s.opt("command line", env.kernel_cmdline.as_deref());
+    s
+}
+
+fn virtualization(env: &Environment) -> Section {
+    let mut s = Section::new("Virtualization");
+    s.opt("platform", env.virtualization.as_deref());
+    s.opt("hypervisor", env.hypervisor.as_deref());
+    s.opt("container", env.container.as_deref());
+    s
+}
+
+/// Affected or mitigated vulnerabilities one per row; the unaffected ones on a single row.
+fn mitigations(env: &Environment) -> Section {
+    let mut s = Section::new("Mitigations");
+    let mut unaffected = Vec::new();
+    for (name, state) in &env.vulnerabilities {
+        if state.eq_ignore_ascii_case("not affected") {
+            unaffected.push(name.as_str());
+        } else {
+            s.row(name, state.as_str());
+        }
+    }
+    if !unaffected.is_empty() {
+        s.row("not affected", unaffected.join(", "));
+    }
+    let boot_options = mitigation_boot_options(env.kernel_cmdline.as_deref().unwrap_or(""));
+    if !boot_options.is_empty() {
+        s.row("boot options", boot_options.join(" "));
+    }
+    s
+}
+
+/// Kernel command-line options that change mitigations (see the kernel's
+/// admin-guide/kernel-parameters: `mitigations=`, `nopti`, `spectre_v2=`, …).
+fn mitigation_boot_options(cmdline: &str) -> Vec<&str> {
+    const PREFIXES: &[&str] = &[
+        "mitigations=",
+        "pti=",
+        "nopti",
+        "nospectre",
+        "spectre",
+        "spec_",
+        "nospec",
+        "retbleed=",
+        "mds=",
+        "tsx",
+        "l1tf=",
+        "srso",
+        "mmio_stale_data=",
+        "gather_data_sampling=",
+        "reg_file_data_sampling=",
+        "ssbd=",
+        "nosmt",
+        "kpti=",
+    ];
+    cmdline
+        .split_whitespace()
+        .take_while(|arg| *arg != "--")
+        .filter(|arg| PREFIXES.iter().any(|p| arg.starts_with(p)))
+        .collect()
+}
+
+fn power(env: &Environment) -> Section {
+    let mut s = Section::new("Power");
+    s.row("governor", env.governor.as_deref().unwrap_or("unknown"));
+    s.opt("cpufreq driver", env.cpufreq_driver.as_deref());
+    s.opt("boost", env.boost.as_deref());
+    s.opt("cpuidle driver", env.cpuidle_driver.as_deref());
+    s.opt("cpuidle governor", env.cpuidle_governor.as_deref());
+    s
+}
+
+fn perf(env: &Environment) -> Section {
+    let mut s = Section::new("Perf counters");
+    s.opt(
+        "perf_event_paranoid",
+        env.perf_event_paranoid
+            .map(|p| format!("{p} ({})", paranoid_meaning(p))),
+    );
+    s.opt("kptr_restrict", env.kptr_restrict.map(|k| k.to_string()));
+    if !env.perf_pmus.is_empty() {
+        let mut pmus = env.perf_pmus.join(" ");
+        // x86 names its core PMU `cpu` (`cpu_core`/`cpu_atom` on hybrids); other
+        // architectures use other names, so only say this where it is reliable.
+        let x86 = matches!(env.arch.as_str(), "x86" | "x86_64");
+        if x86 && !env.perf_pmus.iter().any(|p| p.starts_with("cpu")) {
+            pmus.push_str(" (no hardware PMU)");
+        }
+        s.row("PMUs", pmus);
+    }
+    if env.counters.is_empty() {
+        s.row("counters", "not probed");
+    }
+    for (name, availability) in &env.counters {
+        let value = match (availability.supported, availability.reason.as_deref()) {
+            (true, _) => "ok".to_string(),
+            (false, Some(reason)) => format!("unsupported: {reason}"),
+            (false, None) => "unsupported".to_string(),
+        };
+        s.row(name, value);
+    }
+    s
+}
+
+/// What a `perf_event_paranoid` level forbids to users without CAP_PERFMON (see
+/// Documentation/admin-guide/perf-security.rst; level 3 is a Debian/Android patch).
+fn paranoid_meaning(level: i32) -> &'static str {
+    match level {
+        i32::MIN..=-1 => "no restrictions",
+        0 => "users: no raw tracepoints",
+        1 => "users: no CPU-wide events",
+        2 => "users: no kernel profiling",
+        _ => "users: no perf_event_open",
+    }
+}
+
+fn tool(env: &Environment) -> Section {
+    let mut s = Section::new("oslab");
+    if !env.oslab_version.is_empty() {
+        s.row("version", env.oslab_version.as_str());
+    }
+    s.opt("commit", env.oslab_commit.as_deref());
+    s.opt("rustc", env.rustc_version.as_deref());
+    s.row("user", if env.is_root { "root" } else { "not root" });
+    s
+}
+
+/// Bytes in binary units: exact values as integers (`32 KiB`), others to one decimal.
+fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && bytes >> (10 * (unit + 1)) > 0 {
+        unit += 1;
+    }
+    let scale = 1u64 << (10 * unit);
+    if bytes.is_multiple_of(scale) {
+        format!("{} {}", bytes / scale, UNITS[unit])
+    } else {
+        format!("{:.1} {}", bytes as f64 / scale as f64, UNITS[unit])
+    }
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+/// Greedy word wrap to `width` characters; a word longer than the width gets a line of its own.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for word in text.split_whitespace() {
+        let needed =
+            current.chars().count() + usize::from(!current.is_empty()) + word.chars().count();
+        if !current.is_empty() && needed > width {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    lines.push(current);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::env::{CounterAvailability, Tlb};
+
+    fn filled() -> Environment {
+        Environment {
+            cpu_model: Some("AMD EPYC".into()),
+            cpu_vendor: Some("AuthenticAMD".into()),
+            cpu_signature: Some("25/17/1".into()),
+            microcode: Some("0x1000065".into()),
+            online_cpus: Some("0-1".into()),
+            logical_cpus: Some(2),
+            physical_cores: Some(2),
+            sockets: Some(1),
+            threads_per_core: Some(1),
+            cpu_mhz: Some(2596.124),
+            caches: vec![
+                Cache {
+                    level: 1,
+                    kind: "Data".into(),
+                    size_bytes: 32 << 10,
+                    line_bytes: Some(64),
+                    ways: Some(8),
+                    shared_cpus: Some("0".into()),
+                },
+                Cache {
+                    level: 3,
+                    kind: "Unified".into(),
+                    size_bytes: 32 << 20,
+                    line_bytes: Some(64),
+                    ways: Some(16),
+                    shared_cpus: Some("0-1".into()),
+                },
+            ],
+            tlbs: vec![Tlb {
+                name: "L1 dTLB 4K".into(),
+                entries: 64,
+                ways: Some("full".into()),
+            }],
+            tsc_invariant: Some(true),
+            cpu_flags_of_note: vec!["constant_tsc".into(), "nonstop_tsc".into()],
+            mem_total_bytes: Some(24_684_084 * 1024),
+            swap_total_bytes: Some(0),
+            page_size: Some(4096),
+            thp_enabled: Some("madvise".into()),
+            os: "linux".into(),
+            os_release: Some("Debian GNU/Linux 12 (bookworm)".into()),
+            kernel_release: Some("6.18.44-fc-v669".into()),
+            arch: "x86_64".into(),
+            kernel_cmdline: Some(
+                "mitigations=auto,no_guest_host console=ttyS0 quiet -- --nopti-lookalike".into(),
+            ),
+            clocksource: Some("tsc".into()),
+            available_clocksources: Some("tsc kvm-clock".into()),
+            hz: Some(250),
+            preemption: Some("none (dynamic, build default)".into()),
+            virtualization: Some("Firecracker (KVM)".into()),
+            hypervisor: Some("KVM".into()),
+            container: Some("docker".into()),
+            vulnerabilities: BTreeMap::from([
+                ("meltdown".into(), "Not affected".into()),
+                ("mds".into(), "Not affected".into()),
+                ("spec_store_bypass".into(), "Vulnerable".into()),
+            ]),
+            cpuidle_driver: Some("haltpoll".into()),
+            perf_event_paranoid: Some(2),
+            perf_pmus: vec!["breakpoint".into(), "software".into()],
+            counters: BTreeMap::from([
+                (
+                    "cycles".into(),
+                    CounterAvailability {
+                        supported: false,
+                        reason: Some("ENOENT".into()),
+                    },
+                ),
+                (
+                    "page-faults".into(),
+                    CounterAvailability {
+                        supported: true,
+                        reason: None,
+                    },
+                ),
+            ]),
+            oslab_version: "0.1.0".into(),
+            oslab_commit: Some("abcdef012345-dirty".into()),
+            is_root: true,
+            ..Environment::default()
+        }
+    }
+
+    fn has_row(text: &str, label: &str, value: &str) -> bool {
+        text.lines().any(|line| {
+            line.trim_start()
+                .strip_prefix(label)
+                .is_some_and(|rest| rest.trim() == value)
+        })
+    }
+
+    #[test]
+    fn default_environment_says_unknown_only_where_it_matters() {
+        let text = render(&Environment::default());
+        assert!(!text.contains("None"), "{text}");
+        assert!(has_row(&text, "clocksource", "unknown"), "{text}");
+        assert!(has_row(&text, "THP", "unknown"), "{text}");
+        assert!(has_row(&text, "governor", "unknown"), "{text}");
+        assert!(has_row(&text, "counters", "not probed"), "{text}");
+        assert!(has_row(&text, "user", "not root"), "{text}");
+        assert!(
+            !text.contains("CPU\n"),
+            "an empty section is left out:\n{text}"
+        );
+        assert!(!text.contains("Caches"), "{text}");
+    }
+
+    #[test]
+    fn filled_environment_shows_key_lines() {
+        let text = render(&filled());
+        assert!(!text.contains("None"), "{text}");
+        for (label, value) in [
+            ("model", "AMD EPYC"),
+            ("logical CPUs", "2 (online 0-1)"),
+            ("topology", "1 socket, 2 cores, 1 thread per core"),
+            ("frequency", "2596 MHz"),
+            ("TSC", "invariant"),
+            ("L1 dTLB 4K", "64 entries, fully associative"),
+            ("total", "23.5 GiB"),
+            ("swap", "none"),
+            ("page size", "4 KiB"),
+            ("THP", "madvise"),
+            ("HZ", "250"),
+            ("clocksource", "tsc (available: tsc kvm-clock)"),
+            ("platform", "Firecracker (KVM)"),
+            ("container", "docker"),
+            ("spec_store_bypass", "Vulnerable"),
+            ("not affected", "mds, meltdown"),
+            ("boot options", "mitigations=auto,no_guest_host"),
+            ("perf_event_paranoid", "2 (users: no kernel profiling)"),
+            ("PMUs", "breakpoint software (no hardware PMU)"),
+            ("cycles", "unsupported: ENOENT"),
+            ("page-faults", "ok"),
+            ("commit", "abcdef012345-dirty"),
+            ("user", "root"),
+        ] {
+            assert!(
+                has_row(&text, label, value),
+                "missing `{label}  {value}` in\n{text}"
+            );
+        }
+        let table: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with('L'))
+            .collect();
+        assert!(
+            table
+                .iter()
+                .any(|l| l.contains("L3") && l.contains("32 MiB") && l.contains("0-1"))
+        );
+        assert!(text.contains("level  type"), "{text}");
+        for title in [
+            "CPU",
+            "Caches & TLBs",
+            "Memory",
+            "OS & kernel",
+            "Virtualization",
+        ] {
+            assert!(
+                text.lines().any(|l| l == title),
+                "missing section {title}:\n{text}"
+            );
+        }
+        assert!(
+            text.lines().all(|l| l.chars().count() <= LINE_WIDTH),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn long_values_wrap_under_their_column() {
+        let env = Environment {
+            kernel_cmdline: Some("word ".repeat(60)),
+            ..Environment::default()
+        };
+        let text = render(&env);
+        let lines: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("command line"))
+            .collect();
+        assert!(lines.len() > 2, "{text}");
+        let column = lines[0].find("word").unwrap();
+        assert_eq!(lines[1].find("word"), Some(column), "{text}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= LINE_WIDTH),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(64), "64 B");
+        assert_eq!(format_bytes(48 << 10), "48 KiB");
+        assert_eq!(format_bytes(1 << 20), "1 MiB");
+        assert_eq!(format_bytes(1536 << 10), "1.5 MiB");
+        assert_eq!(format_bytes(u64::MAX), "16777216.0 TiB");
+    }
 }

@@ -1,3 +1,7 @@
-//! Presentation: everything here reads finished records and returns text.
+//! Presentation: everything here reads finished records and returns text or JSON.
 
 pub mod env_table;
+pub mod format;
+pub mod json;
+pub mod ladder;
+pub mod list;

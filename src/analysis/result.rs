@@ -1,0 +1,212 @@
+//! The figures shown for one stored result: statistics of its samples, counters and rusage
+//! per operation, and contamination signs. Pure: computed from the stored samples every time,
+//! so any past run is shown exactly as it would have been when it was measured.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Outliers, Summary, classify, median_ci, summarize};
+use crate::model::{ExperimentResult, Rusage};
+
+/// Resamples for the reported confidence interval, and its fixed seed (reproducible output).
+pub const CI_RESAMPLES: usize = 2000;
+pub const CI_SEED: u64 = 0x05_1ab;
+
+/// One counter of a result, per operation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterFigure {
+    pub per_op: Option<f64>,
+    /// `ok`, `unsupported` (could not be opened here) or `not_counted` (opened, never ran).
+    pub status: &'static str,
+    pub reason: Option<String>,
+}
+
+/// Signs that something else disturbed the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Contamination {
+    /// Samples with at least one involuntary context switch (preemption).
+    pub samples_preempted: usize,
+    pub involuntary_switches: i64,
+    /// CPU migrations counted during samples, where the counter works.
+    pub migrations: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultFigures {
+    pub stats: Option<Summary>,
+    pub ci: Option<(f64, f64)>,
+    pub outliers: Outliers,
+    pub ops: u64,
+    pub counters: BTreeMap<String, CounterFigure>,
+    /// getrusage fields per operation; `maxrss_kb` is the largest value seen instead.
+    pub rusage: BTreeMap<String, f64>,
+    pub contamination: Contamination,
+}
+
+pub fn figures(result: &ExperimentResult) -> ResultFigures {
+    let values: Vec<f64> = result.samples.iter().map(|s| s.ns_per_op).collect();
+    let stats = summarize(&values);
+    let ci = median_ci(&values, 0.95, CI_RESAMPLES, CI_SEED);
+    let (_, outliers) = classify(&values);
+    let ops: u64 = result.samples.iter().map(|s| s.ops).sum();
+
+    let mut counters = BTreeMap::new();
+    for status in &result.counters {
+        let figure = if !status.supported {
+            CounterFigure {
+                per_op: None,
+                status: "unsupported",
+                reason: status.reason.clone(),
+            }
+        } else {
+            let mut total = 0.0;
+            let mut counted = !result.samples.is_empty();
+            for s in &result.samples {
+                match s.counters.get(&status.name).and_then(|c| c.value) {
+                    Some(v) => total += v,
+                    None => counted = false,
+                }
+            }
+            if counted && ops > 0 {
+                CounterFigure {
+                    per_op: Some(total / ops as f64),
+                    status: "ok",
+                    reason: status.reason.clone(),
+                }
+            } else {
+                CounterFigure {
+                    per_op: None,
+                    status: "not_counted",
+                    reason: Some("the event was never scheduled on the PMU during a sample".into()),
+                }
+            }
+        };
+        counters.insert(status.name.clone(), figure);
+    }
+
+    let mut rusage = BTreeMap::new();
+    if ops > 0 {
+        for field in Rusage::FIELDS {
+            let value = if field == "maxrss_kb" {
+                result
+                    .samples
+                    .iter()
+                    .map(|s| s.rusage.maxrss_kb)
+                    .max()
+                    .unwrap_or(0) as f64
+            } else {
+                let total: i64 = result
+                    .samples
+                    .iter()
+                    .map(|s| s.rusage.get(field).unwrap_or(0))
+                    .sum();
+                total as f64 / ops as f64
+            };
+            rusage.insert(field.to_string(), value);
+        }
+    }
+
+    let contamination = Contamination {
+        samples_preempted: result
+            .samples
+            .iter()
+            .filter(|s| s.rusage.nivcsw > 0)
+            .count(),
+        involuntary_switches: result.samples.iter().map(|s| s.rusage.nivcsw).sum(),
+        migrations: counters
+            .get("cpu-migrations")
+            .and_then(|c| c.per_op)
+            .map(|p| p * ops as f64),
+    };
+
+    ResultFigures {
+        stats,
+        ci,
+        outliers,
+        ops,
+        counters,
+        rusage,
+        contamination,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Calibration, CounterStatus, CounterValue, Sample, Status};
+
+    fn result(values: &[f64]) -> ExperimentResult {
+        ExperimentResult {
+            experiment: "x.y".into(),
+            params: Default::default(),
+            unit: "ns/call".into(),
+            status: Status::Ok,
+            reason: None,
+            stop_reason: None,
+            calibration: Calibration::default(),
+            samples: values
+                .iter()
+                .map(|&v| Sample {
+                    ops: 10,
+                    elapsed_ns: v * 10.0,
+                    ns_per_op: v,
+                    rusage: Rusage {
+                        minflt: 1,
+                        nivcsw: 1,
+                        maxrss_kb: 7,
+                        ..Rusage::default()
+                    },
+                    counters: [(
+                        "syscalls".to_string(),
+                        CounterValue {
+                            value: Some(10.0),
+                            raw: 10,
+                            enabled_ns: 5,
+                            running_ns: 5,
+                        },
+                    )]
+                    .into(),
+                })
+                .collect(),
+            counters: vec![
+                CounterStatus {
+                    name: "syscalls".into(),
+                    supported: true,
+                    reason: None,
+                },
+                CounterStatus {
+                    name: "cycles".into(),
+                    supported: false,
+                    reason: Some("no PMU".into()),
+                },
+            ],
+            validation: vec![],
+            started_at: 0.0,
+            duration_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn per_op_figures() {
+        let f = figures(&result(&[1.0, 2.0, 3.0, 100.0]));
+        assert_eq!(f.ops, 40);
+        assert_eq!(f.stats.unwrap().median, 2.5);
+        assert_eq!(f.counters["syscalls"].per_op, Some(1.0));
+        assert_eq!(f.counters["cycles"].status, "unsupported");
+        assert_eq!(f.rusage["minflt"], 0.1);
+        assert_eq!(f.rusage["maxrss_kb"], 7.0);
+        assert_eq!(f.contamination.samples_preempted, 4);
+        assert_eq!(f.outliers.total(), 1, "100 is flagged, not dropped");
+        let (lo, hi) = f.ci.unwrap();
+        assert!(lo <= 2.5 && 2.5 <= hi);
+    }
+
+    #[test]
+    fn empty_result_has_no_figures() {
+        let f = figures(&result(&[]));
+        assert!(f.stats.is_none() && f.ci.is_none());
+        assert_eq!(f.counters["syscalls"].status, "not_counted");
+        assert!(f.rusage.is_empty());
+    }
+}

@@ -1,0 +1,486 @@
+//! The command line: parse, dispatch, and map outcomes to exit codes.
+//!
+//! Exit codes: 0 everything measured (unsupported experiments included), 1 internal error,
+//! 2 a mistake in the command line or the database named (one line says the fix), 3 an
+//! experiment failed, 4 a result is suspect (its counters contradict what it measures).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::error::UserError;
+use crate::experiment::{self, ExperimentInfo, Params, params::parse_assignment};
+use crate::measure::clock::{self, ClockChoice};
+use crate::measure::counters;
+use crate::measure::cpu;
+use crate::measure::sampler::SamplerConfig;
+use crate::model::{Run, RunSettings, Status};
+use crate::report;
+use crate::runner::{self, Plan};
+use crate::store::Store;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "oslab",
+    version,
+    about = "Measure what the operating system costs a program",
+    long_about = "Measure what the operating system costs a program: system calls against \
+                  function calls, each in a fresh pinned process, with perf counters and \
+                  getrusage checking that it measured what it claims. Every run is stored \
+                  with a description of the machine.",
+    after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
+                  2 usage or database error, 3 an experiment failed, 4 a result is suspect."
+)]
+pub struct Cli {
+    /// The results database [default: $XDG_DATA_HOME/oslab/oslab.db]
+    #[arg(long, global = true, env = "OSLAB_DB", value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Measure experiments (default: the default suite), print them and store the run
+    Run(RunArgs),
+    /// List the experiments, their parameters and what they exercise
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a stored run as tables (default: the latest)
+    Show {
+        /// A run id or a tag (the latest run with that tag)
+        run: Option<String>,
+        /// Print the run as one JSON document (the same as `run --json`)
+        #[arg(long)]
+        json: bool,
+        /// List the stored runs instead
+        #[arg(long, conflicts_with_all = ["run", "json"])]
+        list: bool,
+    },
+    /// Describe this machine as oslab sees it, including which counters work
+    Env {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one experiment for a parent oslab (internal)
+    #[command(hide = true)]
+    Worker,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Experiments (family.variant) or families; none means the default suite
+    targets: Vec<String>,
+    /// Looser precision and a small time budget: the default suite in well under a minute
+    #[arg(long)]
+    quick: bool,
+    /// Target half-width of the 95% CI of each median, in percent [default: 1, quick: 5]
+    #[arg(long, value_name = "PERCENT")]
+    precision: Option<String>,
+    /// Sampling time budget per experiment, in seconds [default: 5, quick: 0.7]
+    #[arg(long, value_name = "SECONDS")]
+    budget: Option<f64>,
+    /// Kill a worker after this many seconds [default: twice the budget plus 20]
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// CPUs to pin workers to, e.g. 3 or 0,2 [default: the last CPU this process may use]
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
+    /// Set an experiment parameter (repeatable); `oslab list` shows them
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Run the selected experiments this many times, interleaved
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// A label stored with the run; `show` and later `compare` accept it instead of an id
+    #[arg(long)]
+    tag: Option<String>,
+    /// Which clock times the samples
+    #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
+    clock: ClockArg,
+    /// Print the run as one JSON document on stdout (progress stays on stderr)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ClockArg {
+    /// The TSC when invariant and stable, else CLOCK_MONOTONIC_RAW
+    Auto,
+    /// The TSC, or an error if it cannot be trusted here
+    Tsc,
+    /// CLOCK_MONOTONIC_RAW
+    Monotonic,
+}
+
+/// Parse the command line and run it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if matches!(cli.command, Command::Worker) {
+        return ExitCode::from(crate::worker::main() as u8);
+    }
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if let Some(user) = err.downcast_ref::<UserError>() {
+                eprintln!("oslab: {user}");
+                ExitCode::from(2)
+            } else {
+                eprintln!("oslab: error: {err:#}");
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run(cli.db, args),
+        Command::List { json } => list(json),
+        Command::Show { run, json, list } => show(cli.db, run, json, list),
+        Command::Env { json } => env(json),
+        Command::Worker => unreachable!("handled before dispatch"),
+    }
+}
+
+fn db_path(given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(path) = given {
+        return Ok(path);
+    }
+    let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let home = std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| {
+                    UserError::BadOption(
+                        "neither XDG_DATA_HOME nor HOME is set; pass --db PATH".into(),
+                    )
+                })?;
+            PathBuf::from(home).join(".local/share")
+        }
+    };
+    let dir = base.join("oslab");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir.join("oslab.db"))
+}
+
+fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
+    let selected = experiment::select(&args.targets)?;
+    let given: Vec<(String, String)> = args
+        .params
+        .iter()
+        .map(|p| parse_assignment(p))
+        .collect::<Result<_, _>>()?;
+    for (name, _) in &given {
+        if !selected.iter().any(|e| e.param(name).is_some()) {
+            return Err(UserError::UnknownParam {
+                name: name.clone(),
+                hint: param_hint(&selected),
+            }
+            .into());
+        }
+    }
+    let jobs: Vec<(&ExperimentInfo, Params)> = selected
+        .iter()
+        .map(|e| Ok((*e, Params::resolve(e.name, e.params, &given)?)))
+        .collect::<Result<_, UserError>>()?;
+
+    let mut sampler = if args.quick {
+        SamplerConfig::quick()
+    } else {
+        SamplerConfig::standard()
+    };
+    if let Some(p) = &args.precision {
+        sampler.precision = parse_precision(p)?;
+    }
+    if let Some(b) = args.budget {
+        if !(b.is_finite() && b > 0.0 && b <= 3600.0) {
+            return Err(UserError::BadOption(format!(
+                "--budget {b}: give seconds between 0 and 3600"
+            ))
+            .into());
+        }
+        sampler.budget_s = b;
+    }
+    let timeout = match args.timeout {
+        Some(t) if t.is_finite() && t > 0.0 => Duration::from_secs_f64(t),
+        Some(t) => {
+            return Err(UserError::BadOption(format!(
+                "--timeout {t}: give a positive number of seconds"
+            ))
+            .into());
+        }
+        None => Plan::default_timeout(&sampler),
+    };
+    if args.repeat == 0 || args.repeat > 1000 {
+        return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
+    }
+    let cpus = choose_cpus(args.cpu.as_deref())?;
+
+    let path = db_path(db)?;
+    let mut store = Store::open(&path).map_err(UserError::from)?;
+
+    let (clock, reason) = clock::choose(match args.clock {
+        ClockArg::Auto => ClockChoice::Auto,
+        ClockArg::Tsc => ClockChoice::Tsc,
+        ClockArg::Monotonic => ClockChoice::Monotonic,
+    });
+    if args.clock == ClockArg::Tsc && clock.name() != "tsc" {
+        return Err(
+            UserError::BadOption(format!("--clock tsc: {reason}; use --clock auto")).into(),
+        );
+    }
+    let clock_info = clock.info(reason);
+
+    let mut environment = crate::env::collect();
+    environment.counters = counters::probe();
+
+    let mut run = Run {
+        id: 0,
+        started_at: runner::unix_now(),
+        finished_at: None,
+        tag: args.tag.clone(),
+        oslab_version: env!("CARGO_PKG_VERSION").to_string(),
+        settings: RunSettings {
+            quick: args.quick,
+            precision: sampler.precision,
+            budget_s: sampler.budget_s,
+            cpus: cpus.clone(),
+            argv: std::env::args().collect(),
+        },
+        clock: clock_info.clone(),
+        environment,
+        results: Vec::new(),
+    };
+    let run_id = store.begin_run(&run).map_err(UserError::from)?;
+    run.id = run_id;
+
+    let plan = Plan {
+        sampler,
+        cpus,
+        clock: clock_info,
+        timeout,
+    };
+    let total = jobs.len() * args.repeat as usize;
+    let mut done = 0;
+    let interactive = std::io::stderr().is_terminal();
+    for _ in 0..args.repeat {
+        for (info, params) in &jobs {
+            done += 1;
+            if interactive {
+                eprint!("[{done}/{total}] {} …", info.name);
+                let _ = std::io::stderr().flush();
+            }
+            let result = runner::run_experiment(info, params, &plan);
+            store.add_result(run_id, &result).map_err(UserError::from)?;
+            if interactive {
+                eprint!("\r\x1b[2K");
+            }
+            eprintln!("[{done}/{total}] {}", progress_line(&result));
+        }
+    }
+    store
+        .finish_run(run_id, runner::unix_now())
+        .map_err(UserError::from)?;
+
+    // Present what was stored, exactly as `show` would.
+    let stored = store.load_run(run_id).map_err(UserError::from)?;
+    print_run(&stored, args.json)?;
+    eprintln!("stored as run {run_id} in {}", path.display());
+    Ok(exit_code(&stored))
+}
+
+fn progress_line(r: &crate::model::ExperimentResult) -> String {
+    let f = crate::analysis::result::figures(r);
+    let figure = match (f.stats, f.ci) {
+        (Some(s), Some((lo, hi))) if s.median != 0.0 => format!(
+            "{} ±{:.1}%",
+            report::format::time_ns(s.median),
+            (hi - lo) / 2.0 / s.median.abs() * 100.0
+        ),
+        (Some(s), _) => report::format::time_ns(s.median),
+        _ => "–".into(),
+    };
+    let mut line = format!(
+        "{} {figure} ({}, {} samples{}, {:.1} s)",
+        r.experiment,
+        r.status.as_str(),
+        r.samples.len(),
+        r.stop_reason
+            .map(|s| format!(", stopped by {}", s.as_str()))
+            .unwrap_or_default(),
+        r.duration_s
+    );
+    if let Some(reason) = &r.reason {
+        line.push_str(&format!(": {reason}"));
+    }
+    line
+}
+
+fn exit_code(run: &Run) -> ExitCode {
+    if run.results.iter().any(|r| r.status == Status::Failed) {
+        ExitCode::from(3)
+    } else if run.results.iter().any(|r| r.status == Status::Suspect) {
+        ExitCode::from(4)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_run(run: &Run, json: bool) -> Result<()> {
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(&report::json::run_document(run))?;
+        s.push('\n');
+        s
+    } else {
+        report::ladder::render(run)
+    };
+    write_stdout(&text)
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error.
+fn write_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to stdout"),
+    }
+}
+
+fn parse_precision(text: &str) -> Result<f64, UserError> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 50.0 => Ok(p / 100.0),
+        _ => Err(UserError::BadOption(format!(
+            "--precision {text}: give a percentage between 0 and 50, e.g. --precision 2"
+        ))),
+    }
+}
+
+fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
+    let allowed = cpu::allowed();
+    let allowed_text = cpu::format_list(&allowed);
+    let Some(text) = given else {
+        return Ok(allowed.last().map(|c| vec![*c]).unwrap_or_default());
+    };
+    let cpus = cpu::parse_list(text).ok_or_else(|| UserError::BadCpu {
+        given: text.to_string(),
+        why: "not a CPU list (write e.g. 3, 0,2 or 0-3)".into(),
+        allowed: allowed_text.clone(),
+    })?;
+    if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
+        return Err(UserError::BadCpu {
+            given: text.to_string(),
+            why: format!("CPU {bad} is offline or outside this process's affinity"),
+            allowed: allowed_text,
+        });
+    }
+    Ok(cpus)
+}
+
+fn param_hint(selected: &[&ExperimentInfo]) -> String {
+    let with: Vec<String> = selected
+        .iter()
+        .filter(|e| !e.params.is_empty())
+        .map(|e| {
+            format!(
+                "{}: {}",
+                e.name,
+                e.params
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    if with.is_empty() {
+        "the selected experiments take no parameters (`oslab list` shows which do)".into()
+    } else {
+        format!("parameters here are {}", with.join("; "))
+    }
+}
+
+fn list(json: bool) -> Result<ExitCode> {
+    let text = if json {
+        let doc: Vec<_> = experiment::REGISTRY
+            .iter()
+            .map(|e| report::list::info_json(e))
+            .collect();
+        let mut s = serde_json::to_string_pretty(&doc)?;
+        s.push('\n');
+        s
+    } else {
+        report::list::render()
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> Result<ExitCode> {
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    if list {
+        write_stdout(&report::list::runs(
+            &store.list_runs().map_err(UserError::from)?,
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id = match &which {
+        None => store.latest_run_id().map_err(UserError::from)?,
+        Some(text) => match text.parse::<i64>() {
+            Ok(id) => Some(id),
+            Err(_) => store.run_id_for_tag(text).map_err(UserError::from)?,
+        },
+    };
+    let Some(id) = id else {
+        return Err(UserError::NoSuchRun(
+            which.unwrap_or_else(|| "at all".into()),
+            path.display().to_string(),
+        )
+        .into());
+    };
+    let run = match store.load_run(id) {
+        Ok(run) => run,
+        Err(crate::store::StoreError::NoSuchRun { .. }) => {
+            return Err(UserError::NoSuchRun(id.to_string(), path.display().to_string()).into());
+        }
+        Err(e) => return Err(UserError::from(e).into()),
+    };
+    print_run(&run, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn env(json: bool) -> Result<ExitCode> {
+    let mut environment = crate::env::collect();
+    environment.counters = counters::probe();
+    let (clock, reason) = clock::choose(ClockChoice::Auto);
+    let info = clock.info(reason);
+    let text = if json {
+        let doc = serde_json::json!({ "environment": environment, "clock": info });
+        let mut s = serde_json::to_string_pretty(&doc)?;
+        s.push('\n');
+        s
+    } else {
+        format!(
+            "{}\nClock\n  source      {}\n  why         {}\n  read pair   {}\n  resolution  {}\n",
+            report::env_table::render(&environment),
+            info.source,
+            info.reason,
+            report::format::time_ns(info.overhead_ns),
+            report::format::time_ns(info.resolution_ns)
+        )
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,33 @@
+//! Errors a user can fix. Each renders as one line that names the fix, and makes the process
+//! exit with code 2. Everything else is an internal error (exit code 1) carried by `anyhow`.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum UserError {
+    #[error("unknown experiment or family '{0}'; `oslab list` shows them")]
+    UnknownExperiment(String),
+    #[error("--param '{0}' is not NAME=VALUE; write e.g. --param size=4K")]
+    ParamSyntax(String),
+    #[error("{experiment}: parameter {name}={value} is invalid; expected {expected}")]
+    BadParam {
+        experiment: String,
+        name: String,
+        value: String,
+        expected: String,
+    },
+    #[error("no selected experiment has a parameter '{name}'; {hint}")]
+    UnknownParam { name: String, hint: String },
+    #[error("--cpu {given}: {why}; this process may use CPUs {allowed}")]
+    BadCpu {
+        given: String,
+        why: String,
+        allowed: String,
+    },
+    #[error("{0}")]
+    BadOption(String),
+    #[error("no run {0} in {1}; `oslab show --list` lists the runs")]
+    NoSuchRun(String, String),
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
+}

@@ -1,0 +1,173 @@
+//! What is measured. Each family lives in one file and describes its experiments as data
+//! ([`ExperimentInfo`]) plus the code of one timed routine ([`Routine`]). Experiments never
+//! print, never parse command lines and never time themselves: the harness in `measure` does.
+//!
+//! Adding an experiment is one entry in its family file plus one line in [`REGISTRY`].
+
+pub mod params;
+mod raw;
+pub mod synthetic;
+pub mod syscall;
+
+pub use params::{ParamKind, ParamSpec, Params};
+
+use crate::validate::Expectation;
+
+/// The timed routine of one experiment, built by [`ExperimentInfo::setup`] in the worker.
+pub trait Routine {
+    /// Perform `ops` operations back to back. Called with growing counts while the harness
+    /// sizes the batch, then once per sample. Only this call is timed.
+    fn run(&mut self, ops: u64) -> Result<(), String>;
+}
+
+/// Why an experiment could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupError {
+    /// It cannot run on this machine (missing feature, permission, architecture): not a failure.
+    Unsupported(String),
+    /// It should have run and could not.
+    Failed(String),
+}
+
+/// One experiment, described as data.
+pub struct ExperimentInfo {
+    /// Stable `family.variant` name: stored in every run, used by compare across versions.
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The unit of one operation (`call`, `round trip`, `page`).
+    pub op: &'static str,
+    /// How the operation reaches the kernel, so figures from different paths are not confused.
+    pub path: &'static str,
+    pub params: &'static [ParamSpec],
+    /// The system calls one operation makes.
+    pub syscalls: &'static [&'static str],
+    /// Subtract the per-operation cost of the empty loop, as lmbench does.
+    pub subtract_loop_overhead: bool,
+    /// Part of the default suite (`oslab run` with no argument). Test-only experiments are not.
+    pub default_suite: bool,
+    /// What the counters must show per operation, given the parameters.
+    pub expectations: fn(&Params) -> Vec<Expectation>,
+    /// Build the routine (open files, map memory). Runs in the worker, untimed.
+    pub setup: fn(&Params) -> Result<Box<dyn Routine>, SetupError>,
+}
+
+impl ExperimentInfo {
+    pub fn family(&self) -> &'static str {
+        self.name
+            .split_once('.')
+            .map_or(self.name, |(family, _)| family)
+    }
+
+    /// The unit the median is stored in.
+    pub fn unit(&self) -> String {
+        format!("ns/{}", self.op)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&'static ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+/// Every experiment oslab knows, in the order the default suite runs them.
+pub static REGISTRY: &[&ExperimentInfo] = &[
+    &syscall::FUNCTION_CALL,
+    &syscall::VDSO_CLOCK_GETTIME,
+    &syscall::CLOCK_GETTIME,
+    &syscall::GETPID,
+    &syscall::GETPPID,
+    &syscall::GETPPID_LIBC,
+    &syscall::READ,
+    &syscall::WRITE,
+    &syscall::FSTAT,
+    &syscall::STAT,
+    &syscall::OPEN_CLOSE,
+    &synthetic::SYNTHETIC,
+];
+
+pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
+    REGISTRY.iter().copied().find(|e| e.name == name)
+}
+
+/// Resolve command-line targets (experiment names or family names) to experiments, in
+/// registry order without duplicates. No target means the default suite.
+pub fn select(targets: &[String]) -> Result<Vec<&'static ExperimentInfo>, crate::error::UserError> {
+    if targets.is_empty() {
+        return Ok(REGISTRY
+            .iter()
+            .copied()
+            .filter(|e| e.default_suite)
+            .collect());
+    }
+    let mut chosen: Vec<&'static ExperimentInfo> = Vec::new();
+    for target in targets {
+        let matches: Vec<_> = if target.contains('.') {
+            REGISTRY
+                .iter()
+                .copied()
+                .filter(|e| e.name == target)
+                .collect()
+        } else {
+            // A family selects its default-suite members; a hidden experiment must be named.
+            let family: Vec<_> = REGISTRY
+                .iter()
+                .copied()
+                .filter(|e| e.family() == target)
+                .collect();
+            let visible: Vec<_> = family.iter().copied().filter(|e| e.default_suite).collect();
+            if visible.is_empty() { family } else { visible }
+        };
+        if matches.is_empty() {
+            return Err(crate::error::UserError::UnknownExperiment(target.clone()));
+        }
+        for e in matches {
+            if !chosen.iter().any(|c| c.name == e.name) {
+                chosen.push(e);
+            }
+        }
+    }
+    chosen.sort_by_key(|e| REGISTRY.iter().position(|r| r.name == e.name));
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        for (i, e) in REGISTRY.iter().enumerate() {
+            let (family, variant) = e.name.split_once('.').expect("family.variant");
+            assert!(!family.is_empty() && !variant.is_empty(), "{}", e.name);
+            assert!(
+                REGISTRY[i + 1..].iter().all(|o| o.name != e.name),
+                "duplicate {}",
+                e.name
+            );
+            for p in e.params {
+                assert!(
+                    p.kind.check(p.default).is_ok(),
+                    "{}: default of {} invalid",
+                    e.name,
+                    p.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn select_family_and_names() {
+        let all = select(&["syscall".into()]).unwrap();
+        assert!(all.len() >= 10);
+        assert!(all.iter().all(|e| e.family() == "syscall"));
+        let one = select(&["syscall.getppid".into(), "syscall".into()]).unwrap();
+        assert_eq!(one.len(), all.len(), "no duplicates");
+        assert!(select(&["nosuch".into()]).is_err());
+        assert!(select(&["syscall.nosuch".into()]).is_err());
+        let default = select(&[]).unwrap();
+        assert!(default.iter().all(|e| e.default_suite));
+        assert!(
+            select(&["synthetic".into()]).unwrap().len() == 1,
+            "hidden family by name"
+        );
+    }
+}

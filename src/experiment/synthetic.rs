@@ -1,0 +1,179 @@
+//! An experiment whose cost is known, hidden from the default suite. It drives the whole
+//! pipeline (worker → store → analysis → output) deterministically in tests, the way
+//! hyperfine's mock executor does, and lets tests provoke each way a worker can end: a crash,
+//! a hang, an error, an unsupported setup, and a counter that contradicts the expectation.
+
+use std::hint::black_box;
+
+use super::{ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use crate::validate::{Bound, Expectation, Metric};
+
+const PAGE: usize = 4096;
+/// Pages cycled through by `pages=N`; released with MADV_DONTNEED when used up.
+const REGION_PAGES: usize = 16384;
+
+fn expectations(_: &Params) -> Vec<Expectation> {
+    vec![Expectation::new(
+        Metric::Faults,
+        Bound::Below(0.01),
+        "the synthetic loop touches no new memory unless `pages` asks it to",
+    )]
+}
+
+struct Spin {
+    ns: u64,
+    mode: String,
+    pages: usize,
+    region: Option<Region>,
+    next_page: usize,
+    calls: u64,
+}
+
+/// An anonymous mapping whose pages are faulted in one by one.
+struct Region {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Region {
+    fn new(len: usize) -> Result<Region, SetupError> {
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(SetupError::Failed(format!(
+                "mmap of {len} bytes failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Region {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    fn release(&mut self) {
+        // SAFETY: the range is exactly our own mapping; DONTNEED makes the next touch fault.
+        unsafe { libc::madvise(self.ptr.cast(), self.len, libc::MADV_DONTNEED) };
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping, which nothing references any more.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl Routine for Spin {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        self.calls += 1;
+        // Misbehave only after batch sizing and warm-up have called `run` a few dozen times
+        // (with a tight --precision, sampling is under way by then).
+        if self.calls == 40 {
+            match self.mode.as_str() {
+                "crash" => std::process::abort(),
+                "hang" => loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                },
+                "fail" => return Err("synthetic failure requested by mode=fail".into()),
+                _ => {}
+            }
+        }
+        for _ in 0..ops {
+            let start = now_ns();
+            while now_ns().wrapping_sub(start) < self.ns {
+                std::hint::spin_loop();
+            }
+            if let Some(region) = &mut self.region {
+                for _ in 0..self.pages {
+                    if self.next_page == REGION_PAGES {
+                        region.release();
+                        self.next_page = 0;
+                    }
+                    // SAFETY: next_page < REGION_PAGES, so the write is inside the mapping.
+                    unsafe { region.ptr.add(self.next_page * PAGE).write_volatile(1) };
+                    self.next_page += 1;
+                }
+            }
+            black_box(());
+        }
+        Ok(())
+    }
+}
+
+fn setup(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+    let mode = params.str("mode").to_string();
+    if mode == "unsupported" {
+        return Err(SetupError::Unsupported(
+            "synthetic: unsupported by request (mode=unsupported)".into(),
+        ));
+    }
+    let pages = params.u64("pages") as usize;
+    let region = if pages > 0 {
+        Some(Region::new(REGION_PAGES * PAGE)?)
+    } else {
+        None
+    };
+    Ok(Box::new(Spin {
+        ns: params.u64("ns"),
+        mode,
+        pages,
+        region,
+        next_page: 0,
+        calls: 0,
+    }))
+}
+
+pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
+    name: "synthetic.spin",
+    summary: "busy-waits a known time per operation (for tests; not in the default suite)",
+    op: "spin",
+    path: "user space only",
+    params: &[
+        ParamSpec {
+            name: "ns",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 1_000_000_000,
+            },
+            default: "1000",
+            help: "nanoseconds each operation spins",
+        },
+        ParamSpec {
+            name: "mode",
+            kind: ParamKind::Choice(&["ok", "crash", "hang", "fail", "unsupported"]),
+            default: "ok",
+            help: "how the worker behaves once sampling has started",
+        },
+        ParamSpec {
+            name: "pages",
+            kind: ParamKind::Int { min: 0, max: 64 },
+            default: "0",
+            help: "fresh pages touched per operation (breaks its no-fault expectation)",
+        },
+    ],
+    syscalls: &[],
+    subtract_loop_overhead: false,
+    default_suite: false,
+    expectations,
+    setup,
+};

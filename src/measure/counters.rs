@@ -1,0 +1,551 @@
+//! perf_event counters around every sample (perf_event_open(2)).
+//!
+//! Events are opened as small groups so that the two halves of a ratio (accesses and misses)
+//! share one time window; each group is read with time_enabled/time_running and scaled when
+//! the PMU multiplexed it (stress-ng `core-perf.c` and `perf stat` do the same). Hardware
+//! events go in pairs because a PMU has only a few general-purpose counters: one group of ten
+//! would never be scheduled at all.
+//!
+//! An event this machine cannot count (no PMU: ENOENT) or may not count (perf_event_paranoid:
+//! EACCES) is recorded once as unsupported with the reason and never fails the run. Software
+//! events include the kernel: counted in user space only, context switches and faults read 0
+//! (FINDINGS). Hardware events fall back to user space only when the kernel side is refused,
+//! and say so.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software, Tracepoint};
+use perf_event::{Builder, Counter, Group};
+
+use crate::model::{CounterStatus, CounterValue};
+
+/// One event oslab knows how to count.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Software(Software),
+    Hardware(Hardware),
+    Cache(CacheId, CacheOp, CacheResult),
+    /// `raw_syscalls:sys_enter`: one count per kernel entry through a system call.
+    SysEnter,
+}
+
+/// The groups opened around every sample, by perf's names for the events.
+const GROUPS: &[&[(&str, Event)]] = &[
+    &[
+        ("task-clock", Event::Software(Software::TASK_CLOCK)),
+        ("page-faults", Event::Software(Software::PAGE_FAULTS)),
+        ("minor-faults", Event::Software(Software::PAGE_FAULTS_MIN)),
+        ("major-faults", Event::Software(Software::PAGE_FAULTS_MAJ)),
+        (
+            "context-switches",
+            Event::Software(Software::CONTEXT_SWITCHES),
+        ),
+        ("cpu-migrations", Event::Software(Software::CPU_MIGRATIONS)),
+    ],
+    &[
+        ("cycles", Event::Hardware(Hardware::CPU_CYCLES)),
+        ("instructions", Event::Hardware(Hardware::INSTRUCTIONS)),
+    ],
+    &[
+        (
+            "L1-dcache-loads",
+            Event::Cache(CacheId::L1D, CacheOp::READ, CacheResult::ACCESS),
+        ),
+        (
+            "L1-dcache-load-misses",
+            Event::Cache(CacheId::L1D, CacheOp::READ, CacheResult::MISS),
+        ),
+    ],
+    &[
+        (
+            "L1-dcache-stores",
+            Event::Cache(CacheId::L1D, CacheOp::WRITE, CacheResult::ACCESS),
+        ),
+        (
+            "L1-dcache-store-misses",
+            Event::Cache(CacheId::L1D, CacheOp::WRITE, CacheResult::MISS),
+        ),
+    ],
+    &[
+        (
+            "dTLB-loads",
+            Event::Cache(CacheId::DTLB, CacheOp::READ, CacheResult::ACCESS),
+        ),
+        (
+            "dTLB-load-misses",
+            Event::Cache(CacheId::DTLB, CacheOp::READ, CacheResult::MISS),
+        ),
+    ],
+    &[
+        (
+            "dTLB-stores",
+            Event::Cache(CacheId::DTLB, CacheOp::WRITE, CacheResult::ACCESS),
+        ),
+        (
+            "dTLB-store-misses",
+            Event::Cache(CacheId::DTLB, CacheOp::WRITE, CacheResult::MISS),
+        ),
+    ],
+    // Last, so that around a sample it is read last before and first after (see `read`):
+    // the only extra kernel entry it counts is its own read.
+    &[("syscalls", Event::SysEnter)],
+];
+
+/// Every counter name, in display order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    GROUPS.iter().flat_map(|g| g.iter().map(|(name, _)| *name))
+}
+
+/// A snapshot of one group: (enabled ns, running ns, raw value per member).
+#[derive(Debug, Clone, Default)]
+pub struct GroupReading {
+    enabled_ns: u64,
+    running_ns: u64,
+    values: Vec<u64>,
+}
+
+fn read_group(g: &mut OpenGroup) -> GroupReading {
+    let nanos = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_nanos() as u64);
+    match &mut g.events {
+        Events::Group(group) => match group.read() {
+            Ok(data) => GroupReading {
+                enabled_ns: nanos(data.time_enabled()),
+                running_ns: nanos(data.time_running()),
+                values: g
+                    .members
+                    .iter()
+                    .map(|(_, c)| data.get(c).map_or(0, |e| e.value()))
+                    .collect(),
+            },
+            Err(_) => GroupReading::default(),
+        },
+        Events::Single(counter) => match counter.read_full() {
+            Ok(data) => GroupReading {
+                enabled_ns: nanos(data.time_enabled()),
+                running_ns: nanos(data.time_running()),
+                values: vec![data.count()],
+            },
+            Err(_) => GroupReading::default(),
+        },
+    }
+}
+
+/// A group of events read together, or one event on its own. A lone event is opened without
+/// a group: the `raw_syscalls:sys_enter` tracepoint as a member of a group led by perf's
+/// dummy event was measured to read 0 on Linux 6.18, while on its own it counts every call.
+enum Events {
+    Group(Group),
+    Single(Counter),
+}
+
+struct OpenGroup {
+    events: Events,
+    /// The members of a group, to find their values in a group read (empty for one event).
+    members: Vec<(&'static str, Counter)>,
+    /// Every event's name, in reading order.
+    names: Vec<&'static str>,
+}
+
+/// The counter groups of one worker, counting the calling thread on any CPU.
+pub struct CounterSet {
+    groups: Vec<OpenGroup>,
+    statuses: Vec<CounterStatus>,
+}
+
+impl CounterSet {
+    /// Open every group on the calling thread. Never fails: what cannot be opened is
+    /// recorded in `statuses` with the reason.
+    pub fn open() -> CounterSet {
+        let mut set = CounterSet {
+            groups: Vec::new(),
+            statuses: Vec::new(),
+        };
+        for spec in GROUPS {
+            set.open_group(spec);
+        }
+        set.self_test();
+        set
+    }
+
+    fn open_group(&mut self, spec: &[(&'static str, Event)]) {
+        let software = spec
+            .iter()
+            .all(|(_, e)| matches!(e, Event::Software(_) | Event::SysEnter));
+        // Kernel side first; hardware events may retreat to user space only.
+        let attempts: &[bool] = if software { &[true] } else { &[true, false] };
+        let mut last_error = String::new();
+        for &kernel in attempts {
+            match open_members(spec, kernel) {
+                Ok(group) => {
+                    let note = (!kernel).then(|| format!("user space only: {last_error}"));
+                    for (name, _) in spec {
+                        self.statuses.push(CounterStatus {
+                            name: name.to_string(),
+                            supported: true,
+                            reason: note.clone(),
+                        });
+                    }
+                    self.groups.push(group);
+                    return;
+                }
+                Err(OpenError {
+                    member,
+                    reason,
+                    permission,
+                }) => {
+                    last_error = reason.clone();
+                    // Only a refusal of the kernel side is worth retrying in user space.
+                    if !permission {
+                        record_unsupported(&mut self.statuses, spec, member, &reason);
+                        return;
+                    }
+                }
+            }
+        }
+        record_unsupported(&mut self.statuses, spec, None, &last_error);
+    }
+
+    pub fn statuses(&self) -> &[CounterStatus] {
+        &self.statuses
+    }
+
+    /// Read every open group before a sample, in order. Reads are one `read(2)` each.
+    pub fn read_before(&mut self) -> Vec<GroupReading> {
+        self.groups.iter_mut().map(read_group).collect()
+    }
+
+    /// Read every open group after a sample, in reverse order, so each group's window holds
+    /// as few of the other groups' reads as possible.
+    pub fn read_after(&mut self) -> Vec<GroupReading> {
+        let mut readings: Vec<GroupReading> =
+            self.groups.iter_mut().rev().map(read_group).collect();
+        readings.reverse();
+        readings
+    }
+
+    /// Check that the syscall counter really counts this task: the tracepoint can be
+    /// registered while the kernel's per-task syscall-tracepoint flag stays unset for a
+    /// process created during another tracer's registration, and then it silently reads 0.
+    pub fn self_test(&mut self) {
+        const CALLS: u64 = 16;
+        let Some(index) = self
+            .groups
+            .iter()
+            .position(|g| g.names.contains(&"syscalls"))
+        else {
+            return;
+        };
+        let before = read_group(&mut self.groups[index]);
+        for _ in 0..CALLS {
+            // SAFETY: getppid has no arguments and cannot fail.
+            std::hint::black_box(unsafe { libc::getppid() });
+        }
+        let after = read_group(&mut self.groups[index]);
+        let counted = after
+            .values
+            .first()
+            .zip(before.values.first())
+            .map_or(0, |(a, b)| a.saturating_sub(*b));
+        if counted < CALLS {
+            self.groups.remove(index);
+            if let Some(status) = self.statuses.iter_mut().find(|s| s.name == "syscalls") {
+                status.supported = false;
+                status.reason = Some(format!(
+                    "raw_syscalls:sys_enter opened but counted {counted} of {CALLS} test calls: the kernel did not \
+                     flag this process for syscall tracepoints, which happens when another program (perf, another oslab) already holds the tracepoint; run again when it is done"
+                ));
+            }
+        }
+    }
+
+    /// Counts between two snapshots, scaled by enabled/running.
+    pub fn delta(
+        &self,
+        before: &[GroupReading],
+        after: &[GroupReading],
+    ) -> BTreeMap<String, CounterValue> {
+        let mut out = BTreeMap::new();
+        for ((g, b), a) in self.groups.iter().zip(before).zip(after) {
+            let enabled = a.enabled_ns.saturating_sub(b.enabled_ns);
+            let running = a.running_ns.saturating_sub(b.running_ns);
+            for (i, name) in g.names.iter().enumerate() {
+                let (Some(va), Some(vb)) = (a.values.get(i), b.values.get(i)) else {
+                    continue;
+                };
+                let raw = va.saturating_sub(*vb);
+                out.insert(name.to_string(), scale(raw, enabled, running));
+            }
+        }
+        out
+    }
+}
+
+/// Scale a raw count for the time its group was not on the PMU.
+pub fn scale(raw: u64, enabled_ns: u64, running_ns: u64) -> CounterValue {
+    let value = if running_ns == 0 {
+        // Never scheduled during the window: nothing is known, unless the window was empty.
+        (enabled_ns == 0).then_some(raw as f64)
+    } else if running_ns >= enabled_ns {
+        Some(raw as f64)
+    } else {
+        Some(raw as f64 * enabled_ns as f64 / running_ns as f64)
+    };
+    CounterValue {
+        value,
+        raw,
+        enabled_ns,
+        running_ns,
+    }
+}
+
+fn record_unsupported(
+    statuses: &mut Vec<CounterStatus>,
+    spec: &[(&'static str, Event)],
+    failed_member: Option<&'static str>,
+    reason: &str,
+) {
+    for (name, _) in spec {
+        let reason = match failed_member {
+            Some(m) if m != *name => format!("its group partner {m} is unsupported: {reason}"),
+            _ => reason.to_string(),
+        };
+        statuses.push(CounterStatus {
+            name: name.to_string(),
+            supported: false,
+            reason: Some(reason),
+        });
+    }
+}
+
+struct OpenError {
+    member: Option<&'static str>,
+    reason: String,
+    /// The kernel refused for permission (EACCES/EPERM), not for lack of the event.
+    permission: bool,
+}
+
+fn builder_for(
+    name: &'static str,
+    event: Event,
+    include_kernel: bool,
+) -> Result<Builder<'static>, OpenError> {
+    let mut builder = match event {
+        Event::Software(e) => Builder::new(e),
+        Event::Hardware(e) => Builder::new(e),
+        Event::Cache(which, op, result) => Builder::new(Cache {
+            which,
+            operation: op,
+            result,
+        }),
+        Event::SysEnter => Builder::new(sys_enter().map_err(|reason| OpenError {
+            member: Some(name),
+            reason,
+            permission: false,
+        })?),
+    };
+    builder.exclude_kernel(!include_kernel).exclude_hv(false);
+    Ok(builder)
+}
+
+fn open_members(
+    spec: &[(&'static str, Event)],
+    include_kernel: bool,
+) -> Result<OpenGroup, OpenError> {
+    let names: Vec<&'static str> = spec.iter().map(|(name, _)| *name).collect();
+    if let [(name, event)] = spec {
+        let mut counter = builder_for(name, *event, include_kernel)?
+            .build()
+            .map_err(|e| open_error(Some(name), &e, name))?;
+        counter
+            .enable()
+            .map_err(|e| open_error(Some(name), &e, "enable"))?;
+        return Ok(OpenGroup {
+            events: Events::Single(counter),
+            members: Vec::new(),
+            names,
+        });
+    }
+    let mut group = Group::builder()
+        .exclude_kernel(!include_kernel)
+        .exclude_hv(false)
+        .build_group()
+        .map_err(|e| open_error(None, &e, "group leader"))?;
+    let mut members = Vec::new();
+    for (name, event) in spec {
+        let builder = builder_for(name, *event, include_kernel)?;
+        let counter = group
+            .add(&builder)
+            .map_err(|e| open_error(Some(name), &e, name))?;
+        members.push((*name, counter));
+    }
+    group.enable().map_err(|e| open_error(None, &e, "enable"))?;
+    Ok(OpenGroup {
+        events: Events::Group(group),
+        members,
+        names,
+    })
+}
+
+fn open_error(member: Option<&'static str>, e: &io::Error, what: &str) -> OpenError {
+    let errno = e.raw_os_error().unwrap_or(0);
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    let permission = errno == libc::EACCES || errno == libc::EPERM;
+    let reason = match errno {
+        libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV => {
+            if std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
+                || std::path::Path::new("/sys/bus/event_source/devices/armv8_pmuv3_0").exists()
+            {
+                format!("this PMU does not count {what} ({})", errno_name(errno))
+            } else {
+                format!(
+                    "no hardware PMU is exposed here ({}; /sys/bus/event_source/devices/cpu is absent, as in most VMs)",
+                    errno_name(errno)
+                )
+            }
+        }
+        libc::EACCES | libc::EPERM => format!(
+            "not permitted: perf_event_paranoid is {paranoid} ({}); run as root or set it to 1 or lower",
+            errno_name(errno)
+        ),
+        libc::ENOSYS => "perf_event_open is not available in this kernel (ENOSYS)".into(),
+        libc::EMFILE => "too many open files (EMFILE); raise `ulimit -n`".into(),
+        _ => format!("perf_event_open failed for {what}: {e}"),
+    };
+    OpenError {
+        member,
+        reason,
+        permission,
+    }
+}
+
+fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        libc::ENOENT => "ENOENT",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ENODEV => "ENODEV",
+        libc::EACCES => "EACCES",
+        libc::EPERM => "EPERM",
+        _ => "error",
+    }
+}
+
+/// The tracepoint `raw_syscalls:sys_enter`, looked up in tracefs.
+fn sys_enter() -> Result<Tracepoint, String> {
+    const ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+    let read_id = || {
+        ROOTS.iter().find_map(|root| {
+            std::fs::read_to_string(format!("{root}/events/raw_syscalls/sys_enter/id"))
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+        })
+    };
+    if let Some(id) = read_id() {
+        return Ok(Tracepoint::with_id(id));
+    }
+    // perf mounts tracefs itself when it is missing; do the same when allowed to.
+    if mount_tracefs()
+        && let Some(id) = read_id()
+    {
+        return Ok(Tracepoint::with_id(id));
+    }
+    Err(if is_root() {
+        "the raw_syscalls:sys_enter tracepoint is not available (no tracefs, or a kernel without syscall tracepoints)".into()
+    } else {
+        "tracefs is not readable without root (mount it and allow access, or run as root)".into()
+    })
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn mount_tracefs() -> bool {
+    if !is_root() {
+        return false;
+    }
+    let target = c"/sys/kernel/tracing";
+    // SAFETY: all pointers are NUL-terminated constants; mounting tracefs on its standard
+    // mount point is what `perf` does when tracefs is absent, and changes nothing else.
+    let rc = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY)
+}
+
+/// Which counters work on this machine, for `oslab env`: opens every group once and closes
+/// it again. (Holding the syscall tracepoint open in the parent would not help the workers:
+/// the kernel flags tasks for syscall tracepoints only when the first user registers, and a
+/// worker started while it is registered is not flagged — measured here, see `self_test`.)
+pub fn probe() -> BTreeMap<String, crate::env::CounterAvailability> {
+    CounterSet::open()
+        .statuses()
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                crate::env::CounterAvailability {
+                    supported: s.supported,
+                    reason: s.reason.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_follows_time_running() {
+        assert_eq!(scale(100, 10, 10).value, Some(100.0));
+        assert_eq!(scale(100, 20, 10).value, Some(200.0));
+        assert_eq!(scale(100, 10, 0).value, None, "never ran");
+        assert_eq!(scale(0, 0, 0).value, Some(0.0), "empty window");
+    }
+
+    #[test]
+    fn every_counter_has_one_status_and_software_counts_faults() {
+        let mut set = CounterSet::open();
+        let names: Vec<_> = set.statuses().iter().map(|s| s.name.clone()).collect();
+        let expected: Vec<_> = names
+            .iter()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(names.len(), expected.len(), "one status per counter");
+        assert_eq!(names.len(), super::names().count());
+        for s in set.statuses() {
+            assert!(
+                s.supported || s.reason.as_deref().is_some_and(|r| !r.is_empty()),
+                "{s:?}"
+            );
+        }
+        // Where page faults can be counted, touching fresh pages must show them.
+        let before = set.read_before();
+        let mut v = vec![0u8; 64 << 20];
+        for i in (0..v.len()).step_by(4096) {
+            v[i] = 1;
+        }
+        std::hint::black_box(&v);
+        let after = set.read_after();
+        let delta = set.delta(&before, &after);
+        if let Some(faults) = delta.get("page-faults").and_then(|c| c.value) {
+            assert!(
+                faults >= 1000.0,
+                "touched 16384 pages, counted {faults} faults"
+            );
+        }
+    }
+}

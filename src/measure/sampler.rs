@@ -1,0 +1,204 @@
+//! The sampling loop that runs inside a worker: size the batch, measure the empty loop, warm
+//! up, then take samples until the median is known precisely enough or the budget is spent.
+//!
+//! - Batch sizing: the batch doubles (up to ×10 a step) until one sample lasts at least
+//!   `1000 ×` the clock's resolution and the configured floor, so the timer's granularity and
+//!   its read cost are a negligible part of every sample (divan and lmbench do the same).
+//! - Loop overhead: the per-iteration cost of an empty loop of the same length is measured and
+//!   subtracted for experiments that ask for it (lmbench's `l_overhead`).
+//! - Adaptive stopping: sampling stops once the 95% bootstrap confidence interval of the
+//!   median has a half-width under `precision × median`, checked at growing intervals.
+
+use std::hint::black_box;
+
+use serde::{Deserialize, Serialize};
+
+use super::clock::Clock;
+use super::counters::CounterSet;
+use super::rusage;
+use crate::analysis;
+use crate::experiment::{ExperimentInfo, Routine};
+use crate::model::{Calibration, Rusage, Sample, StopReason};
+
+/// How long and how precisely to sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplerConfig {
+    /// Target half-width of the 95% CI of the median, as a fraction of the median.
+    pub precision: f64,
+    /// Time allowed for sampling, seconds (batch sizing and warm-up come on top).
+    pub budget_s: f64,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// The shortest sample, nanoseconds, whatever the clock's resolution.
+    pub min_sample_ns: f64,
+    /// How long to warm up before the first sample, nanoseconds.
+    pub warmup_ns: f64,
+    /// Seed of the bootstrap used for the stopping rule.
+    pub seed: u64,
+}
+
+impl SamplerConfig {
+    /// The defaults of `oslab run`: 1% precision within 5 s per experiment.
+    pub fn standard() -> SamplerConfig {
+        SamplerConfig {
+            precision: 0.01,
+            budget_s: 5.0,
+            min_samples: 20,
+            max_samples: 5000,
+            min_sample_ns: 2e6,
+            warmup_ns: 100e6,
+            seed: 0x05_1ab,
+        }
+    }
+
+    /// `--quick`: 5% precision within 0.7 s, so the default suite takes well under a minute.
+    pub fn quick() -> SamplerConfig {
+        SamplerConfig {
+            precision: 0.05,
+            budget_s: 0.7,
+            min_samples: 10,
+            max_samples: 1000,
+            min_sample_ns: 1e6,
+            warmup_ns: 20e6,
+            ..SamplerConfig::standard()
+        }
+    }
+}
+
+/// What the sampler reports as it goes.
+pub enum Progress<'a> {
+    Calibrated(&'a Calibration),
+    Sample(&'a Sample),
+}
+
+/// Take samples of `routine` until the stopping rule says enough.
+pub fn sample(
+    info: &ExperimentInfo,
+    routine: &mut dyn Routine,
+    clock: Clock,
+    counters: &mut CounterSet,
+    cpus: &[usize],
+    cfg: &SamplerConfig,
+    report: &mut dyn FnMut(Progress) -> Result<(), String>,
+) -> Result<StopReason, String> {
+    let timer_overhead_ns = clock.overhead_ns();
+    let target_ns = (clock.resolution_ns() * 1000.0).max(cfg.min_sample_ns);
+
+    // Batch sizing. Each candidate batch is timed three times and judged by its fastest
+    // timing, so one interrupt or cold miss cannot stop the growth early.
+    let mut ops: u64 = 1;
+    loop {
+        let mut elapsed = f64::INFINITY;
+        for _ in 0..3 {
+            let t0 = clock.start();
+            routine.run(ops)?;
+            let t1 = clock.stop();
+            elapsed = elapsed.min(clock.ns(t0, t1));
+        }
+        if elapsed >= target_ns || ops >= 1 << 40 {
+            break;
+        }
+        let factor = if elapsed <= 0.0 {
+            10.0
+        } else {
+            (target_ns / elapsed * 1.2).clamp(2.0, 10.0)
+        };
+        ops = ((ops as f64) * factor).ceil() as u64;
+    }
+
+    let loop_overhead_ns = info
+        .subtract_loop_overhead
+        .then(|| empty_loop_ns_per_op(clock, ops));
+
+    // Warm-up: at least three batches and the configured time, discarded.
+    let warm_start = clock.start();
+    let mut batches = 0;
+    while batches < 3 || clock.ns(warm_start, clock.stop()) < cfg.warmup_ns {
+        routine.run(ops)?;
+        batches += 1;
+    }
+    let warmup_ns = clock.ns(warm_start, clock.stop());
+
+    let calibration = Calibration {
+        ops_per_sample: ops,
+        timer_overhead_ns,
+        loop_overhead_ns,
+        warmup_ns,
+        cpus: cpus.to_vec(),
+    };
+    report(Progress::Calibrated(&calibration))?;
+
+    let budget_ns = cfg.budget_s * 1e9;
+    let sampling_start = clock.start();
+    let mut values: Vec<f64> = Vec::new();
+    let mut next_check = cfg.min_samples.max(2);
+    loop {
+        let ru0 = rusage::this_process();
+        let c0 = counters.read_before();
+        let t0 = clock.start();
+        routine.run(ops)?;
+        let t1 = clock.stop();
+        let c1 = counters.read_after();
+        let ru1 = rusage::this_process();
+
+        let elapsed_ns = clock.ns(t0, t1);
+        let ns_per_op =
+            (elapsed_ns - timer_overhead_ns) / ops as f64 - loop_overhead_ns.unwrap_or(0.0);
+        let sample = Sample {
+            ops,
+            elapsed_ns,
+            ns_per_op,
+            rusage: Rusage::delta(&ru0, &ru1),
+            counters: counters.delta(&c0, &c1),
+        };
+        report(Progress::Sample(&sample))?;
+        values.push(ns_per_op);
+
+        let n = values.len();
+        if n >= cfg.max_samples {
+            return Ok(StopReason::MaxSamples);
+        }
+        if n >= next_check {
+            next_check = n + (n / 10).max(5);
+            if precise_enough(&values, cfg) {
+                return Ok(StopReason::Precision);
+            }
+        }
+        let spent = clock.ns(sampling_start, clock.stop());
+        if spent >= budget_ns && n >= cfg.min_samples.min(3) {
+            return Ok(StopReason::Budget);
+        }
+    }
+}
+
+/// Whether the 95% CI of the median is narrower than the target.
+fn precise_enough(values: &[f64], cfg: &SamplerConfig) -> bool {
+    let (Some(median), Some((lo, hi))) = (
+        analysis::median(values),
+        analysis::median_ci(values, 0.95, 1000, cfg.seed),
+    ) else {
+        return false;
+    };
+    median != 0.0 && (hi - lo) / 2.0 <= cfg.precision * median.abs()
+}
+
+/// Per-iteration cost of an empty loop of `ops` iterations: the median of nine timings.
+fn empty_loop_ns_per_op(clock: Clock, ops: u64) -> f64 {
+    let mut timings: Vec<f64> = (0..9)
+        .map(|_| {
+            let t0 = clock.start();
+            empty_loop(ops);
+            let t1 = clock.stop();
+            clock.ns(t0, t1) / ops as f64
+        })
+        .collect();
+    timings.sort_by(f64::total_cmp);
+    timings[timings.len() / 2]
+}
+
+#[inline(never)]
+fn empty_loop(ops: u64) {
+    for i in 0..ops {
+        black_box(i);
+    }
+}

@@ -1,0 +1,152 @@
+//! Numbers for people: times scaled to ns/µs/ms/s with three significant digits, and tables
+//! aligned on display width (the µ sign is one column, two bytes).
+
+/// `1.23 ns`, `45.6 ns`, `789 ns`, `1.23 µs`, `4.56 ms`, `7.89 s`.
+pub fn time_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "–".to_string();
+    }
+    let (value, unit) = match ns.abs() {
+        x if x < 1e3 => (ns, "ns"),
+        x if x < 1e6 => (ns / 1e3, "µs"),
+        x if x < 1e9 => (ns / 1e6, "ms"),
+        _ => (ns / 1e9, "s"),
+    };
+    format!("{} {unit}", sig3(value))
+}
+
+/// Three significant digits, no exponent, no trailing zeros lost: `1.23`, `12.3`, `123`.
+pub fn sig3(x: f64) -> String {
+    let a = x.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else if a >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+/// A multiple: `1.0×`, `15×`, `340×`.
+pub fn times(x: f64) -> String {
+    if !x.is_finite() {
+        "–".to_string()
+    } else if x.abs() < 10.0 {
+        format!("{x:.1}×")
+    } else {
+        format!("{x:.0}×")
+    }
+}
+
+/// A rate per operation, compact: `0`, `1.00`, `0.0012`, `2.3e-5`.
+pub fn per_op(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_string()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 0.01 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.1e}")
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A plain text table: a header row, aligned columns, two spaces between them.
+pub struct Table {
+    aligns: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: &[(&str, Align)]) -> Table {
+        Table {
+            aligns: header.iter().map(|(_, a)| *a).collect(),
+            rows: vec![header.iter().map(|(h, _)| h.to_string()).collect()],
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self, indent: usize) -> String {
+        let cols = self.aligns.len();
+        let width = |s: &str| s.chars().count();
+        let widths: Vec<usize> = (0..cols)
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|r| r.get(c).map_or(0, |s| width(s)))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = " ".repeat(indent);
+            for (c, (&width, &align)) in widths.iter().zip(&self.aligns).enumerate() {
+                let cell = row.get(c).map_or("", String::as_str);
+                let pad = width - char_width(cell);
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                match align {
+                    Align::Left => {
+                        line.push_str(cell);
+                        line.push_str(&" ".repeat(pad));
+                    }
+                    Align::Right => {
+                        line.push_str(&" ".repeat(pad));
+                        line.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Display width in columns: one per character (no wide characters are printed).
+fn char_width(s: &str) -> usize {
+    s.chars().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_scale() {
+        assert_eq!(time_ns(1.234), "1.23 ns");
+        assert_eq!(time_ns(45.67), "45.7 ns");
+        assert_eq!(time_ns(789.1), "789 ns");
+        assert_eq!(time_ns(1234.0), "1.23 µs");
+        assert_eq!(time_ns(4.56e6), "4.56 ms");
+        assert_eq!(time_ns(7.891e9), "7.89 s");
+        assert_eq!(times(1.0), "1.0×");
+        assert_eq!(times(340.4), "340×");
+    }
+
+    #[test]
+    fn table_aligns_on_characters() {
+        let mut t = Table::new(&[("name", Align::Left), ("time", Align::Right)]);
+        t.row(vec!["a".into(), "1.23 µs".into()]);
+        t.row(vec!["long name".into(), "5 ns".into()]);
+        let text = t.render(0);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1].chars().count(), lines[2].chars().count());
+        assert!(lines[2].ends_with("   5 ns"));
+    }
+}

@@ -1,0 +1,55 @@
+//! The JSON contract of `oslab run --json` and `oslab show --json`: one document per run,
+//! times in nanoseconds per operation. Field names are stable; fields may be added.
+
+use serde_json::{Value, json};
+
+use crate::analysis::result::{ResultFigures, figures};
+use crate::model::{ExperimentResult, Run};
+
+pub fn run_document(run: &Run) -> Value {
+    json!({
+        "run_id": run.id,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "tag": run.tag,
+        "oslab_version": run.oslab_version,
+        "settings": run.settings,
+        "clock": run.clock,
+        "environment": run.environment,
+        "results": run.results.iter().map(result_document).collect::<Vec<_>>(),
+    })
+}
+
+pub fn result_document(result: &ExperimentResult) -> Value {
+    let f: ResultFigures = figures(result);
+    let stat = |pick: fn(&crate::analysis::Summary) -> f64| f.stats.as_ref().map(pick);
+    json!({
+        "experiment": result.experiment,
+        "params": result.params,
+        "unit": result.unit,
+        "status": result.status.as_str(),
+        "reason": result.reason,
+        "samples": result.samples.len(),
+        "ops": f.ops,
+        "median": stat(|s| s.median),
+        "ci_low": f.ci.map(|c| c.0),
+        "ci_high": f.ci.map(|c| c.1),
+        "mean": stat(|s| s.mean),
+        "stddev": stat(|s| s.stddev),
+        "min": stat(|s| s.min),
+        "max": stat(|s| s.max),
+        "p5": stat(|s| s.p5),
+        "p95": stat(|s| s.p95),
+        "mad": stat(|s| s.mad),
+        "cv": stat(|s| s.cv),
+        "outliers": f.outliers,
+        "stop_reason": result.stop_reason.map(|r| r.as_str()),
+        "calibration": result.calibration,
+        "counters": f.counters,
+        "rusage": f.rusage,
+        "contamination": f.contamination,
+        "validation": result.validation,
+        "started_at": result.started_at,
+        "duration_s": result.duration_s,
+    })
+}

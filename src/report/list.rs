@@ -1,0 +1,162 @@
+//! `oslab list` (the experiments) and `oslab show --list` (the stored runs).
+
+use serde_json::{Value, json};
+
+use crate::experiment::{ExperimentInfo, ParamKind, REGISTRY};
+use crate::report::format::{Align, Table};
+use crate::store::RunSummary;
+
+fn kind_text(kind: &ParamKind) -> String {
+    match kind {
+        ParamKind::Int { min, max } => format!("integer {min}..{max}"),
+        ParamKind::Size { min, max } => format!(
+            "size {}..{}",
+            crate::experiment::params::format_size(*min),
+            crate::experiment::params::format_size(*max)
+        ),
+        ParamKind::Choice(words) => words.join("|"),
+        ParamKind::Path => "path".into(),
+    }
+}
+
+pub fn render() -> String {
+    let mut out = String::new();
+    let mut family = "";
+    for e in REGISTRY {
+        if e.family() != family {
+            family = e.family();
+            out.push_str(&format!("\n{family}\n"));
+        }
+        let hidden = if e.default_suite {
+            ""
+        } else {
+            "  (not in the default suite)"
+        };
+        out.push_str(&format!("  {}  — {}{hidden}\n", e.name, e.summary));
+        let syscalls = if e.syscalls.is_empty() {
+            "none".to_string()
+        } else {
+            e.syscalls.join(", ")
+        };
+        out.push_str(&format!(
+            "      one op: {} · path: {} · system calls: {syscalls} · empty loop {}\n",
+            e.op,
+            e.path,
+            if e.subtract_loop_overhead {
+                "subtracted"
+            } else {
+                "not subtracted"
+            }
+        ));
+        if !e.params.is_empty() {
+            let mut t = Table::new(&[
+                ("param", Align::Left),
+                ("default", Align::Left),
+                ("accepts", Align::Left),
+                ("", Align::Left),
+            ]);
+            for p in e.params {
+                t.row(vec![
+                    p.name.into(),
+                    p.default.into(),
+                    kind_text(&p.kind),
+                    p.help.into(),
+                ]);
+            }
+            let rendered = t.render(6);
+            // Drop the header row: the columns speak for themselves under the experiment.
+            out.extend(rendered.lines().skip(1).map(|l| format!("{l}\n")));
+        }
+    }
+    out.push_str("\nRun one with `oslab run NAME`, a family with `oslab run FAMILY`, and set a parameter with --param NAME=VALUE.\n");
+    out
+}
+
+pub fn info_json(e: &ExperimentInfo) -> Value {
+    json!({
+        "name": e.name,
+        "family": e.family(),
+        "summary": e.summary,
+        "op": e.op,
+        "unit": e.unit(),
+        "path": e.path,
+        "syscalls": e.syscalls,
+        "subtract_loop_overhead": e.subtract_loop_overhead,
+        "default_suite": e.default_suite,
+        "params": e.params.iter().map(|p| json!({
+            "name": p.name, "default": p.default, "accepts": kind_text(&p.kind), "help": p.help,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn runs(runs: &[RunSummary]) -> String {
+    if runs.is_empty() {
+        return "no runs stored yet; `oslab run` makes one\n".into();
+    }
+    let mut t = Table::new(&[
+        ("run", Align::Right),
+        ("started (UTC)", Align::Left),
+        ("results", Align::Right),
+        ("tag", Align::Left),
+        ("host", Align::Left),
+        ("kernel", Align::Left),
+    ]);
+    for r in runs {
+        t.row(vec![
+            r.id.to_string(),
+            format!(
+                "{}{}",
+                utc(r.started_at),
+                if r.finished_at.is_none() {
+                    " (interrupted)"
+                } else {
+                    ""
+                }
+            ),
+            r.results.to_string(),
+            r.tag.clone().unwrap_or_default(),
+            r.hostname.clone().unwrap_or_default(),
+            r.kernel_release.clone().unwrap_or_default(),
+        ]);
+    }
+    t.render(0)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` from Unix seconds (civil-from-days, Howard Hinnant's algorithm).
+pub fn utc(unix: f64) -> String {
+    let secs = unix.floor() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::utc(0.0), "1970-01-01 00:00:00");
+        assert_eq!(super::utc(951_782_400.0), "2000-02-29 00:00:00");
+        assert_eq!(super::utc(1_795_000_000.5), "2026-11-18 11:06:40");
+    }
+
+    #[test]
+    fn list_names_every_experiment() {
+        let text = super::render();
+        for e in crate::experiment::REGISTRY {
+            assert!(text.contains(e.name), "{}", e.name);
+        }
+    }
+}

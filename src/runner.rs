@@ -1,0 +1,275 @@
+//! The parent side of a run: start one worker per experiment, read its samples, enforce the
+//! time limit, reap it with wait4, judge the result against its expectations, and hand it to
+//! the store at once. A worker that crashes, is killed or times out becomes a failed result
+//! with its reason, and the run goes on.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::experiment::{ExperimentInfo, Params};
+use crate::measure::sampler::SamplerConfig;
+use crate::model::{Calibration, ClockInfo, ExperimentResult, Status, StopReason};
+use crate::validate;
+use crate::worker::{Job, Message};
+
+/// How every experiment of a run is measured.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub sampler: SamplerConfig,
+    pub cpus: Vec<usize>,
+    pub clock: ClockInfo,
+    /// Hard limit per worker; by default twice the budget plus time for setup.
+    pub timeout: Duration,
+}
+
+impl Plan {
+    pub fn default_timeout(sampler: &SamplerConfig) -> Duration {
+        Duration::from_secs_f64(sampler.budget_s * 2.0 + 20.0)
+    }
+}
+
+/// Run one experiment in a fresh worker and judge it.
+pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> ExperimentResult {
+    let started_at = unix_now();
+    let start = Instant::now();
+    let mut result = ExperimentResult {
+        experiment: info.name.to_string(),
+        params: params.as_map().clone(),
+        unit: info.unit(),
+        status: Status::Failed,
+        reason: None,
+        stop_reason: None,
+        calibration: Calibration::default(),
+        samples: Vec::new(),
+        counters: Vec::new(),
+        validation: Vec::new(),
+        started_at,
+        duration_s: 0.0,
+    };
+    let outcome = drive_worker(info, params, plan, &mut result);
+    result.duration_s = start.elapsed().as_secs_f64();
+    match outcome {
+        Outcome::Done(stop) if result.samples.is_empty() => {
+            result.stop_reason = Some(stop);
+            result.reason = Some("the worker finished without a sample".into());
+        }
+        Outcome::Done(stop) => {
+            result.stop_reason = Some(stop);
+            judge(info, params, &mut result);
+        }
+        Outcome::Unsupported(reason) => {
+            result.status = Status::Unsupported;
+            result.reason = Some(reason);
+        }
+        Outcome::Failed(reason) => {
+            result.reason = Some(reason);
+        }
+    }
+    result
+}
+
+/// Check the expectations and settle the status of a measured result.
+pub fn judge(info: &ExperimentInfo, params: &Params, result: &mut ExperimentResult) {
+    let expectations = (info.expectations)(params);
+    result.validation = validate::check(&expectations, &result.samples, &result.counters);
+    match validate::suspect_reason(&result.validation) {
+        Some(reason) => {
+            result.status = Status::Suspect;
+            result.reason = Some(reason);
+        }
+        None => {
+            result.status = Status::Ok;
+            result.reason = None;
+        }
+    }
+}
+
+enum Outcome {
+    Done(StopReason),
+    Unsupported(String),
+    Failed(String),
+}
+
+fn drive_worker(
+    info: &ExperimentInfo,
+    params: &Params,
+    plan: &Plan,
+    result: &mut ExperimentResult,
+) -> Outcome {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return Outcome::Failed(format!(
+                "cannot find the oslab binary to start a worker: {e}"
+            ));
+        }
+    };
+    let job = Job {
+        experiment: info.name.to_string(),
+        params: params.as_map().clone(),
+        cpus: plan.cpus.clone(),
+        clock: plan.clock.clone(),
+        sampler: plan.sampler.clone(),
+    };
+    let mut child = match Command::new(&exe)
+        .arg("worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a time-out kills whatever the worker started too.
+        .process_group(0)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            return Outcome::Failed(format!("cannot start a worker ({}): {e}", exe.display()));
+        }
+    };
+    let pid = child.id() as libc::pid_t;
+
+    if let Some(mut stdin) = child.stdin.take() {
+        let job_json = serde_json::to_string(&job).unwrap_or_default();
+        // A worker that died at once is reported below through its exit status.
+        let _ = stdin.write_all(job_json.as_bytes());
+    }
+
+    let (tx, rx) = mpsc::channel::<Result<Message, String>>();
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let parsed = serde_json::from_str::<Message>(&line)
+                    .map_err(|e| format!("unreadable worker output ({e}): {line:.200}"));
+                if tx.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let stderr_thread = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        })
+    });
+
+    let deadline = Instant::now() + plan.timeout;
+    let mut outcome: Option<Outcome> = None;
+    let mut timed_out = false;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            timed_out = true;
+            break;
+        }
+        match rx.recv_timeout(deadline - now) {
+            Ok(Ok(message)) => match message {
+                Message::Counters { counters } => result.counters = counters,
+                Message::Calibration(c) => result.calibration = c,
+                Message::Sample(s) => result.samples.push(s),
+                Message::Done { stop_reason } => outcome = Some(Outcome::Done(stop_reason)),
+                Message::Unsupported { reason } => outcome = Some(Outcome::Unsupported(reason)),
+                Message::Failed { reason } => outcome = Some(Outcome::Failed(reason)),
+            },
+            Ok(Err(garbled)) => outcome = Some(Outcome::Failed(garbled)),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if outcome.is_some() {
+            break;
+        }
+    }
+    if timed_out || matches!(outcome, Some(Outcome::Failed(_))) {
+        kill_group(pid);
+    }
+    let status = reap(pid);
+    let stderr_text = stderr_thread
+        .and_then(|t| t.join().ok())
+        .unwrap_or_default();
+
+    if timed_out {
+        return Outcome::Failed(format!(
+            "timed out after {:.0} s and was killed ({} samples kept)",
+            plan.timeout.as_secs_f64(),
+            result.samples.len()
+        ));
+    }
+    if let Some(outcome) = outcome {
+        return outcome;
+    }
+    Outcome::Failed(describe_exit(status, &stderr_text, result.samples.len()))
+}
+
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: signalling the worker's own process group, which it leads.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+}
+
+/// Wait for the worker with wait4(2); returns its wait status.
+fn reap(pid: libc::pid_t) -> Option<i32> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; the pointers are to locals.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our own child, not yet reaped.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if rc == pid {
+            return Some(status);
+        }
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+    }
+}
+
+fn describe_exit(status: Option<i32>, stderr: &str, samples: usize) -> String {
+    let tail: String = stderr
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .map(|l| format!(": {}", l.trim()))
+        .unwrap_or_default();
+    let how = match status {
+        Some(s) if libc::WIFSIGNALED(s) => {
+            let sig = libc::WTERMSIG(s);
+            format!(
+                "the worker was killed by signal {} ({sig})",
+                signal_name(sig)
+            )
+        }
+        Some(s) if libc::WIFEXITED(s) => {
+            format!(
+                "the worker exited with code {} before finishing",
+                libc::WEXITSTATUS(s)
+            )
+        }
+        _ => "the worker vanished".to_string(),
+    };
+    format!("{how}{tail} ({samples} samples kept)")
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}
+
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

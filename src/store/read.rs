@@ -1,0 +1,272 @@
+//! Rows → model records: rebuilds a `Run` exactly as it was stored (results in their stored
+//! order, samples in index order, each sample's counters back in its map).
+//!
+//! A value the model cannot take (a negative count, an unknown status, JSON that does not
+//! parse) is reported as a rusqlite conversion error from inside the row closure, and
+//! `StoreError::from_sqlite` turns it into `StoreError::Corrupt` with the path.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::types::Type;
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde::de::DeserializeOwned;
+
+use super::RunSummary;
+use super::error::{During, StoreError};
+use super::schema;
+use crate::model::{
+    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Run, Rusage,
+    Sample, Status, StopReason,
+};
+
+pub(super) fn run(conn: &Connection, path: &Path, run_id: i64) -> Result<Run, StoreError> {
+    const OP: &str = "reading a run";
+    let found = conn
+        .prepare_cached(schema::SELECT_RUN)
+        .during(path, OP)?
+        .query_row([run_id], |row| {
+            Ok(Run {
+                id: row.get(0)?,
+                started_at: real(row, 1)?,
+                finished_at: row.get(2)?,
+                tag: row.get(3)?,
+                oslab_version: row.get(4)?,
+                settings: json(row, 5)?,
+                clock: ClockInfo {
+                    source: row.get(6)?,
+                    reason: row.get(7)?,
+                    tsc_hz: row.get(8)?,
+                    overhead_ns: real(row, 9)?,
+                    resolution_ns: real(row, 10)?,
+                },
+                environment: json(row, 11)?,
+                results: Vec::new(),
+            })
+        })
+        .optional()
+        .during(path, OP)?;
+    let mut run = found.ok_or_else(|| StoreError::NoSuchRun {
+        path: path.to_path_buf(),
+        run_id,
+    })?;
+    run.results = results(conn, path, run_id)?;
+    Ok(run)
+}
+
+fn results(
+    conn: &Connection,
+    path: &Path,
+    run_id: i64,
+) -> Result<Vec<ExperimentResult>, StoreError> {
+    const OP: &str = "reading results";
+    let rows: Vec<(i64, ExperimentResult)> = conn
+        .prepare_cached(schema::SELECT_RESULTS)
+        .during(path, OP)?
+        .query_map([run_id], |row| {
+            let result = ExperimentResult {
+                experiment: row.get(1)?,
+                params: json(row, 2)?,
+                unit: row.get(3)?,
+                status: status(row, 4)?,
+                reason: row.get(5)?,
+                stop_reason: stop_reason(row, 6)?,
+                calibration: Calibration {
+                    ops_per_sample: count(row, 7)?,
+                    timer_overhead_ns: real(row, 8)?,
+                    loop_overhead_ns: row.get(9)?,
+                    warmup_ns: real(row, 10)?,
+                    cpus: json(row, 11)?,
+                },
+                samples: Vec::new(),
+                counters: Vec::new(),
+                validation: Vec::new(),
+                started_at: real(row, 12)?,
+                duration_s: real(row, 13)?,
+            };
+            Ok((row.get(0)?, result))
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)?;
+
+    let mut results = Vec::with_capacity(rows.len());
+    for (result_id, mut result) in rows {
+        result.samples = samples(conn, path, result_id)?;
+        result.counters = counter_statuses(conn, path, result_id)?;
+        result.validation = validations(conn, path, result_id)?;
+        results.push(result);
+    }
+    Ok(results)
+}
+
+fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>, StoreError> {
+    const OP: &str = "reading samples";
+    let rows: Vec<(i64, Sample)> = conn
+        .prepare_cached(schema::SELECT_SAMPLES)
+        .during(path, OP)?
+        .query_map([result_id], |row| {
+            let sample = Sample {
+                ops: count(row, 1)?,
+                elapsed_ns: real(row, 2)?,
+                ns_per_op: real(row, 3)?,
+                rusage: Rusage {
+                    utime_us: row.get(4)?,
+                    stime_us: row.get(5)?,
+                    maxrss_kb: row.get(6)?,
+                    minflt: row.get(7)?,
+                    majflt: row.get(8)?,
+                    inblock: row.get(9)?,
+                    oublock: row.get(10)?,
+                    nvcsw: row.get(11)?,
+                    nivcsw: row.get(12)?,
+                },
+                counters: BTreeMap::new(),
+            };
+            Ok((row.get(0)?, sample))
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)?;
+    let (indices, mut samples): (Vec<i64>, Vec<Sample>) = rows.into_iter().unzip();
+
+    // One query per result for all its counters, rather than one per sample: a result can
+    // have thousands of samples. Rows come sorted by sample index, as `indices` is.
+    const COUNTERS_OP: &str = "reading counter values";
+    let mut stmt = conn
+        .prepare_cached(schema::SELECT_SAMPLE_COUNTERS)
+        .during(path, COUNTERS_OP)?;
+    let counters = stmt
+        .query_map([result_id], |row| {
+            let value = CounterValue {
+                value: row.get(2)?,
+                raw: count(row, 3)?,
+                enabled_ns: count(row, 4)?,
+                running_ns: count(row, 5)?,
+            };
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, value))
+        })
+        .during(path, COUNTERS_OP)?;
+    for counter in counters {
+        let (sample_idx, name, value) = counter.during(path, COUNTERS_OP)?;
+        // The foreign key makes a counter without its sample impossible unless the file was
+        // written with foreign keys off; say so instead of dropping the value.
+        let Ok(position) = indices.binary_search(&sample_idx) else {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: COUNTERS_OP.to_string(),
+                detail: format!("counter {name} of result {result_id} has no sample {sample_idx}"),
+            });
+        };
+        samples[position].counters.insert(name, value);
+    }
+    Ok(samples)
+}
+
+fn counter_statuses(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+) -> Result<Vec<CounterStatus>, StoreError> {
+    const OP: &str = "reading counter statuses";
+    conn.prepare_cached(schema::SELECT_COUNTER_STATUS)
+        .during(path, OP)?
+        .query_map([result_id], |row| {
+            Ok(CounterStatus {
+                name: row.get(0)?,
+                supported: row.get(1)?,
+                reason: row.get(2)?,
+            })
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)
+}
+
+fn validations(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Check>, StoreError> {
+    const OP: &str = "reading validation checks";
+    conn.prepare_cached(schema::SELECT_VALIDATIONS)
+        .during(path, OP)?
+        .query_map([result_id], |row| {
+            Ok(Check {
+                check: row.get(0)?,
+                ok: row.get(1)?,
+                detail: row.get(2)?,
+            })
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)
+}
+
+pub(super) fn summaries(conn: &Connection, path: &Path) -> Result<Vec<RunSummary>, StoreError> {
+    const OP: &str = "listing runs";
+    conn.prepare_cached(schema::LIST_RUNS)
+        .during(path, OP)?
+        .query_map([], |row| {
+            Ok(RunSummary {
+                id: row.get(0)?,
+                started_at: real(row, 1)?,
+                finished_at: row.get(2)?,
+                tag: row.get(3)?,
+                results: count(row, 4)?.try_into().unwrap_or(usize::MAX),
+                hostname: row.get(5)?,
+                kernel_release: row.get(6)?,
+            })
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)
+}
+
+/// The single id a query like `LATEST_RUN` returns, if any.
+pub(super) fn optional_id(
+    conn: &Connection,
+    path: &Path,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<i64>, StoreError> {
+    const OP: &str = "looking up a run";
+    conn.prepare_cached(sql)
+        .during(path, OP)?
+        .query_row(params, |row| row.get(0))
+        .optional()
+        .during(path, OP)
+}
+
+/// A non-optional `f64` column. SQLite stores NaN as NULL, so NULL reads back as NaN.
+fn real(row: &Row<'_>, idx: usize) -> rusqlite::Result<f64> {
+    Ok(row.get::<_, Option<f64>>(idx)?.unwrap_or(f64::NAN))
+}
+
+/// A `u64` of the model (the writer never stores a negative one).
+fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+    let value: i64 = row.get(idx)?;
+    u64::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, value))
+}
+
+/// A JSON text column decoded into its model type.
+fn json<T: DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    let text: String = row.get(idx)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
+fn status(row: &Row<'_>, idx: usize) -> rusqlite::Result<Status> {
+    let text: String = row.get(idx)?;
+    Status::parse(&text).ok_or_else(|| unknown(idx, "status", &text))
+}
+
+fn stop_reason(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<StopReason>> {
+    let text: Option<String> = row.get(idx)?;
+    text.map(|text| StopReason::parse(&text).ok_or_else(|| unknown(idx, "stop reason", &text)))
+        .transpose()
+}
+
+fn unknown(idx: usize, what: &str, text: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        idx,
+        Type::Text,
+        format!("unknown {what} {text:?}").into(),
+    )
+}

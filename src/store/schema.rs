@@ -1,0 +1,220 @@
+//! Every SQL statement the store runs, in one place: the migrations that build the schema and
+//! the queries that read and write it. The Rust side (`write.rs`, `read.rs`) only binds
+//! parameters and maps rows, so a reader checking a column name or an index finds it here.
+
+/// `PRAGMA application_id` of an oslab database: "oslb" in ASCII. It lets `file(1)` and oslab
+/// itself tell our databases from other programs' SQLite files (sqlite.org/fileformat2.html,
+/// "Application ID").
+pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
+
+/// The schema, as ordered steps: step `i` (0-based) takes `PRAGMA user_version` from `i` to
+/// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
+/// databases already written with the old step exist on users' disks.
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+
+/// The newest schema this build reads and writes.
+pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Run on every connection: foreign keys are off by default in SQLite, per connection
+/// (sqlite.org/foreignkeys.html), and without them the cascades below do nothing.
+pub(super) const CONNECTION_SETUP: &str = "PRAGMA foreign_keys = ON;";
+
+/// What `open` reads before it writes anything. Reading `sqlite_schema` is what makes SQLite
+/// look at the file header, so a file that is not a database fails here (SQLITE_NOTADB) and
+/// not later, in the middle of a migration.
+pub(super) const INSPECT: &str = "SELECT (SELECT application_id FROM pragma_application_id), \
+            (SELECT user_version FROM pragma_user_version), \
+            (SELECT count(*) FROM sqlite_schema)";
+
+/// Schema 1.
+///
+/// Notes on the column types:
+/// - Integers that are `u64` in the model (`ops`, counter counts) are stored as INTEGER, which
+///   SQLite caps at 2^63 - 1; the writer refuses larger values instead of wrapping them.
+/// - SQLite stores a NaN REAL as NULL. Columns for `f64` fields that are not `Option` are
+///   therefore nullable (even `runs.started_at`), and the reader turns NULL back into NaN, so
+///   a NaN round-trips instead of failing a NOT NULL constraint and losing the experiment.
+/// - Every other `f64` keeps its exact bits in a REAL column, except that -0.0 reads back as
+///   0.0: SQLite stores an integral REAL as an integer on disk, and integer zero has no sign.
+///   The two compare equal, and no timing or count means anything different by the sign.
+/// - Lists and maps whose shape belongs to the model rather than to queries (parameters,
+///   pinned CPUs, run settings, the environment) are JSON text.
+/// - `status` and `stop_reason` carry no CHECK constraint: SQLite cannot alter a CHECK without
+///   rebuilding the table, and the reader already refuses an unknown value.
+const SCHEMA_V1: &str = r#"
+CREATE TABLE environments (
+    id    INTEGER PRIMARY KEY,
+    -- FNV-1a 64 of `json`, as 16 hex digits: finds a candidate duplicate without an index
+    -- over the whole JSON text; equality of `json` decides.
+    hash  TEXT NOT NULL,
+    json  TEXT NOT NULL
+);
+CREATE INDEX environments_by_hash ON environments (hash);
+
+CREATE TABLE runs (
+    id                   INTEGER PRIMARY KEY,
+    started_at           REAL,
+    finished_at          REAL,
+    tag                  TEXT,
+    oslab_version        TEXT NOT NULL,
+    settings             TEXT NOT NULL,
+    clock_source         TEXT NOT NULL,
+    clock_reason         TEXT NOT NULL,
+    clock_tsc_hz         REAL,
+    clock_overhead_ns    REAL,
+    clock_resolution_ns  REAL,
+    -- RESTRICT, not CASCADE: removing a machine description must never remove measurements.
+    environment_id       INTEGER NOT NULL REFERENCES environments (id) ON DELETE RESTRICT
+);
+CREATE INDEX runs_by_environment ON runs (environment_id);
+CREATE INDEX runs_by_start ON runs (started_at);
+CREATE INDEX runs_by_tag ON runs (tag, started_at);
+
+CREATE TABLE results (
+    id                 INTEGER PRIMARY KEY,
+    run_id             INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position           INTEGER NOT NULL,
+    experiment         TEXT NOT NULL,
+    params             TEXT NOT NULL,
+    unit               TEXT NOT NULL,
+    status             TEXT NOT NULL,
+    reason             TEXT,
+    stop_reason        TEXT,
+    ops_per_sample     INTEGER NOT NULL,
+    timer_overhead_ns  REAL,
+    loop_overhead_ns   REAL,
+    warmup_ns          REAL,
+    cpus               TEXT NOT NULL,
+    started_at         REAL,
+    duration_s         REAL,
+    UNIQUE (run_id, position)
+);
+CREATE INDEX results_by_experiment ON results (experiment);
+
+CREATE TABLE samples (
+    result_id   INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    idx         INTEGER NOT NULL,
+    ops         INTEGER NOT NULL,
+    elapsed_ns  REAL,
+    ns_per_op   REAL,
+    utime_us    INTEGER NOT NULL,
+    stime_us    INTEGER NOT NULL,
+    maxrss_kb   INTEGER NOT NULL,
+    minflt      INTEGER NOT NULL,
+    majflt      INTEGER NOT NULL,
+    inblock     INTEGER NOT NULL,
+    oublock     INTEGER NOT NULL,
+    nvcsw       INTEGER NOT NULL,
+    nivcsw      INTEGER NOT NULL,
+    PRIMARY KEY (result_id, idx)
+) WITHOUT ROWID;
+
+CREATE TABLE sample_counters (
+    result_id   INTEGER NOT NULL,
+    sample_idx  INTEGER NOT NULL,
+    name        TEXT NOT NULL,
+    value       REAL,
+    raw         INTEGER NOT NULL,
+    enabled_ns  INTEGER NOT NULL,
+    running_ns  INTEGER NOT NULL,
+    PRIMARY KEY (result_id, sample_idx, name),
+    FOREIGN KEY (result_id, sample_idx) REFERENCES samples (result_id, idx) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+CREATE TABLE counter_status (
+    result_id  INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    supported  INTEGER NOT NULL,
+    reason     TEXT,
+    PRIMARY KEY (result_id, position)
+) WITHOUT ROWID;
+
+CREATE TABLE validations (
+    result_id   INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    check_name  TEXT NOT NULL,
+    ok          INTEGER NOT NULL,
+    detail      TEXT NOT NULL,
+    PRIMARY KEY (result_id, position)
+) WITHOUT ROWID;
+"#;
+// Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
+// an index, so a cascade or a per-result lookup never scans a whole table.
+
+// --- writing ---
+
+pub(super) const FIND_ENVIRONMENT: &str =
+    "SELECT id FROM environments WHERE hash = ?1 AND json = ?2 ORDER BY id LIMIT 1";
+
+pub(super) const INSERT_ENVIRONMENT: &str = "INSERT INTO environments (hash, json) VALUES (?1, ?2)";
+
+pub(super) const INSERT_RUN: &str = "INSERT INTO runs (started_at, finished_at, tag, \
+     oslab_version, settings, clock_source, clock_reason, clock_tsc_hz, clock_overhead_ns, \
+     clock_resolution_ns, environment_id) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
+pub(super) const RUN_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)";
+
+pub(super) const NEXT_POSITION: &str =
+    "SELECT COALESCE(MAX(position) + 1, 0) FROM results WHERE run_id = ?1";
+
+pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
+     params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
+     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
+     ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+
+pub(super) const INSERT_SAMPLE_COUNTER: &str = "INSERT INTO sample_counters (result_id, \
+     sample_idx, name, value, raw, enabled_ns, running_ns) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+pub(super) const INSERT_COUNTER_STATUS: &str = "INSERT INTO counter_status (result_id, \
+     position, name, supported, reason) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+pub(super) const INSERT_VALIDATION: &str = "INSERT INTO validations (result_id, position, \
+     check_name, ok, detail) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+pub(super) const FINISH_RUN: &str = "UPDATE runs SET finished_at = ?2 WHERE id = ?1";
+
+// --- reading ---
+
+pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r.tag, \
+     r.oslab_version, r.settings, r.clock_source, r.clock_reason, r.clock_tsc_hz, \
+     r.clock_overhead_ns, r.clock_resolution_ns, e.json \
+     FROM runs r JOIN environments e ON e.id = r.environment_id WHERE r.id = ?1";
+
+pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
+     stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
+     started_at, duration_s FROM results WHERE run_id = ?1 ORDER BY position";
+
+pub(super) const SELECT_SAMPLES: &str = "SELECT idx, ops, elapsed_ns, ns_per_op, utime_us, \
+     stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw \
+     FROM samples WHERE result_id = ?1 ORDER BY idx";
+
+pub(super) const SELECT_SAMPLE_COUNTERS: &str = "SELECT sample_idx, name, value, raw, \
+     enabled_ns, running_ns FROM sample_counters WHERE result_id = ?1 \
+     ORDER BY sample_idx, name";
+
+pub(super) const SELECT_COUNTER_STATUS: &str = "SELECT name, supported, reason \
+     FROM counter_status WHERE result_id = ?1 ORDER BY position";
+
+pub(super) const SELECT_VALIDATIONS: &str = "SELECT check_name, ok, detail \
+     FROM validations WHERE result_id = ?1 ORDER BY position";
+
+/// "Latest" means the most recently started, so a run imported from another machine after a
+/// local one does not hide it; the id breaks ties between runs started in the same instant.
+pub(super) const LATEST_RUN: &str = "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1";
+
+pub(super) const LATEST_RUN_WITH_TAG: &str =
+    "SELECT id FROM runs WHERE tag = ?1 ORDER BY started_at DESC, id DESC LIMIT 1";
+
+/// Oldest first, so the newest run ends up next to the prompt in a terminal listing.
+pub(super) const LIST_RUNS: &str = "SELECT r.id, r.started_at, r.finished_at, r.tag, \
+     (SELECT count(*) FROM results s WHERE s.run_id = r.id), \
+     json_extract(e.json, '$.hostname'), json_extract(e.json, '$.kernel_release') \
+     FROM runs r JOIN environments e ON e.id = r.environment_id \
+     ORDER BY r.started_at, r.id";

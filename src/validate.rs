@@ -1,0 +1,270 @@
+//! Did the experiment measure what it claims? Each experiment declares what its counters must
+//! show per operation; every run checks those expectations and marks a result `suspect`, with
+//! the measured rate in the reason, when one fails. A metric that could not be counted here is
+//! not checked (its counter's status says why).
+
+use crate::model::{Check, CounterStatus, Sample};
+
+/// A quantity per operation, over all samples of a result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// A perf counter by name (`syscalls`, `page-faults`, `context-switches`…).
+    Counter(&'static str),
+    /// A getrusage field (`minflt`, `nvcsw`…), see [`crate::model::Rusage::FIELDS`].
+    Rusage(&'static str),
+    /// Minor plus major faults from getrusage: exact, and available without perf.
+    Faults,
+    /// The share of CPU time spent in the kernel, `stime / (utime + stime)` (not per op).
+    SystemShare,
+}
+
+impl Metric {
+    pub fn label(&self) -> String {
+        match self {
+            Metric::Counter(name) => format!("{name} per op"),
+            Metric::Rusage(field) => format!("{field} per op"),
+            Metric::Faults => "page faults (minflt+majflt) per op".to_string(),
+            Metric::SystemShare => "system-time share".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// Strictly below.
+    Below(f64),
+    /// At least.
+    AtLeast(f64),
+    /// Within `tolerance` (absolute) of `value`.
+    Near { value: f64, tolerance: f64 },
+}
+
+impl Bound {
+    fn holds(&self, x: f64) -> bool {
+        match *self {
+            Bound::Below(limit) => x < limit,
+            Bound::AtLeast(limit) => x >= limit,
+            Bound::Near { value, tolerance } => (x - value).abs() <= tolerance,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match *self {
+            Bound::Below(limit) => format!("< {}", fmt_num(limit)),
+            Bound::AtLeast(limit) => format!(">= {}", fmt_num(limit)),
+            Bound::Near { value, tolerance } => {
+                format!("{} ± {}", fmt_num(value), fmt_num(tolerance))
+            }
+        }
+    }
+}
+
+/// What a counter must show for the result to be trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expectation {
+    pub metric: Metric,
+    pub bound: Bound,
+    /// Why this must hold, in the words of the experiment.
+    pub why: &'static str,
+}
+
+impl Expectation {
+    pub fn new(metric: Metric, bound: Bound, why: &'static str) -> Expectation {
+        Expectation { metric, bound, why }
+    }
+}
+
+/// The measured value of `metric` over `samples`, or `None` when it was not counted.
+pub fn measure(metric: Metric, samples: &[Sample], counters: &[CounterStatus]) -> Option<f64> {
+    let ops: u64 = samples.iter().map(|s| s.ops).sum();
+    if samples.is_empty() || ops == 0 {
+        return None;
+    }
+    let ops = ops as f64;
+    match metric {
+        Metric::Counter(name) => {
+            if !counters.iter().any(|c| c.name == name && c.supported) {
+                return None;
+            }
+            let mut total = 0.0;
+            for s in samples {
+                // A sample in which the event never ran says nothing about it.
+                total += s.counters.get(name)?.value?;
+            }
+            Some(total / ops)
+        }
+        Metric::Rusage(field) => {
+            let total: i64 = samples
+                .iter()
+                .map(|s| s.rusage.get(field).unwrap_or(0))
+                .sum();
+            Some(total as f64 / ops)
+        }
+        Metric::Faults => {
+            let total: i64 = samples
+                .iter()
+                .map(|s| s.rusage.minflt + s.rusage.majflt)
+                .sum();
+            Some(total as f64 / ops)
+        }
+        Metric::SystemShare => {
+            let user: i64 = samples.iter().map(|s| s.rusage.utime_us).sum();
+            let system: i64 = samples.iter().map(|s| s.rusage.stime_us).sum();
+            if user + system <= 0 {
+                return None;
+            }
+            Some(system as f64 / (user + system) as f64)
+        }
+    }
+}
+
+/// Check every expectation that can be checked here.
+pub fn check(
+    expectations: &[Expectation],
+    samples: &[Sample],
+    counters: &[CounterStatus],
+) -> Vec<Check> {
+    expectations
+        .iter()
+        .filter_map(|e| {
+            let value = measure(e.metric, samples, counters)?;
+            let ok = e.bound.holds(value);
+            Some(Check {
+                check: format!("{} {}", e.metric.label(), e.bound.describe()),
+                ok,
+                detail: format!(
+                    "measured {}{}: {}",
+                    fmt_num(value),
+                    if ok { "" } else { " (failed)" },
+                    e.why
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The reason a result is suspect: every failed check, or `None` when all held.
+pub fn suspect_reason(checks: &[Check]) -> Option<String> {
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| format!("expected {}, {}", c.check, c.detail))
+        .collect();
+    (!failed.is_empty()).then(|| failed.join("; "))
+}
+
+fn fmt_num(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_string()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 0.01 {
+        format!("{:.3}", x)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CounterValue, Rusage};
+
+    fn sample(ops: u64, minflt: i64, syscalls: Option<f64>) -> Sample {
+        let mut s = Sample {
+            ops,
+            elapsed_ns: 1000.0,
+            ns_per_op: 1.0,
+            rusage: Rusage {
+                minflt,
+                utime_us: 10,
+                stime_us: 30,
+                ..Rusage::default()
+            },
+            counters: Default::default(),
+        };
+        if let Some(v) = syscalls {
+            s.counters.insert(
+                "syscalls".into(),
+                CounterValue {
+                    value: Some(v),
+                    raw: v as u64,
+                    enabled_ns: 1,
+                    running_ns: 1,
+                },
+            );
+        }
+        s
+    }
+
+    fn supported(name: &str) -> Vec<CounterStatus> {
+        vec![CounterStatus {
+            name: name.into(),
+            supported: true,
+            reason: None,
+        }]
+    }
+
+    #[test]
+    fn per_op_rates_over_all_samples() {
+        let samples = vec![sample(1000, 1, Some(1000.0)), sample(1000, 3, Some(1002.0))];
+        let c = supported("syscalls");
+        assert_eq!(measure(Metric::Faults, &samples, &c), Some(0.002));
+        assert_eq!(
+            measure(Metric::Counter("syscalls"), &samples, &c),
+            Some(1.001)
+        );
+        assert_eq!(measure(Metric::SystemShare, &samples, &c), Some(0.75));
+        assert_eq!(
+            measure(Metric::Counter("syscalls"), &samples, &[]),
+            None,
+            "unsupported"
+        );
+    }
+
+    #[test]
+    fn failed_check_names_the_rate() {
+        let samples = vec![sample(100, 100, None)];
+        let exp = [
+            Expectation::new(Metric::Faults, Bound::Below(0.01), "no memory is touched"),
+            Expectation::new(
+                Metric::Counter("syscalls"),
+                Bound::Near {
+                    value: 1.0,
+                    tolerance: 0.05,
+                },
+                "x",
+            ),
+        ];
+        let checks = check(&exp, &samples, &[]);
+        assert_eq!(checks.len(), 1, "the unsupported counter is not checked");
+        assert!(!checks[0].ok);
+        let reason = suspect_reason(&checks).unwrap();
+        assert!(reason.contains("measured 1"), "{reason}");
+        assert!(reason.contains("no memory is touched"), "{reason}");
+    }
+
+    #[test]
+    fn bounds() {
+        assert!(Bound::Below(0.01).holds(0.0099));
+        assert!(!Bound::Below(0.01).holds(0.01));
+        assert!(Bound::AtLeast(0.5).holds(0.5));
+        assert!(
+            Bound::Near {
+                value: 2.0,
+                tolerance: 0.1
+            }
+            .holds(1.95)
+        );
+        assert!(
+            !Bound::Near {
+                value: 2.0,
+                tolerance: 0.1
+            }
+            .holds(2.2)
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! The worker: a fresh process (the binary re-executed as the hidden `oslab worker`
+//! subcommand) that runs one experiment, so its address space, rusage and counters are its
+//! own. It reads a [`Job`] as JSON on stdin and streams [`Message`]s as JSON lines on stdout.
+
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::{self, Params, SetupError};
+use crate::measure::clock::Clock;
+use crate::measure::counters::CounterSet;
+use crate::measure::cpu;
+use crate::measure::sampler::{self, Progress, SamplerConfig};
+use crate::model::{Calibration, ClockInfo, CounterStatus, Sample, StopReason};
+
+/// What the parent asks a worker to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub experiment: String,
+    pub params: BTreeMap<String, String>,
+    pub cpus: Vec<usize>,
+    pub clock: ClockInfo,
+    pub sampler: SamplerConfig,
+}
+
+/// One line of the worker's output.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Message {
+    Counters { counters: Vec<CounterStatus> },
+    Calibration(Calibration),
+    Sample(Sample),
+    Done { stop_reason: StopReason },
+    Unsupported { reason: String },
+    Failed { reason: String },
+}
+
+/// Entry point of `oslab worker`. Returns the process exit code.
+pub fn main() -> i32 {
+    // Die with the parent (Ctrl-C, kill): a worker must never outlive oslab.
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let outcome = run(&mut out);
+    let last = match outcome {
+        Ok(stop_reason) => Message::Done { stop_reason },
+        Err(SetupError::Unsupported(reason)) => Message::Unsupported { reason },
+        Err(SetupError::Failed(reason)) => Message::Failed { reason },
+    };
+    let ok = send(&mut out, &last).and_then(|()| out.flush().map_err(|e| e.to_string()));
+    if ok.is_err() { 1 } else { 0 }
+}
+
+fn send(out: &mut impl Write, message: &Message) -> Result<(), String> {
+    let line = serde_json::to_string(message).map_err(|e| e.to_string())?;
+    writeln!(out, "{line}").map_err(|e| format!("cannot write to the parent: {e}"))
+}
+
+fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| SetupError::Failed(format!("cannot read the job: {e}")))?;
+    let job: Job = serde_json::from_str(&input)
+        .map_err(|e| SetupError::Failed(format!("malformed job: {e}")))?;
+    let info = experiment::find(&job.experiment)
+        .ok_or_else(|| SetupError::Failed(format!("unknown experiment {}", job.experiment)))?;
+
+    if !job.cpus.is_empty() {
+        cpu::pin(&job.cpus).map_err(|e| {
+            SetupError::Failed(format!(
+                "cannot pin to CPU {}: {e}",
+                cpu::format_list(&job.cpus)
+            ))
+        })?;
+    }
+    let mut counters = CounterSet::open();
+    send(
+        out,
+        &Message::Counters {
+            counters: counters.statuses().to_vec(),
+        },
+    )
+    .map_err(SetupError::Failed)?;
+
+    let params = Params::from_map(job.params.clone());
+    let mut routine = (info.setup)(&params)?;
+    let clock = Clock::from_info(&job.clock);
+    let mut report = |progress: Progress| -> Result<(), String> {
+        let message = match progress {
+            Progress::Calibrated(c) => Message::Calibration(c.clone()),
+            Progress::Sample(s) => Message::Sample(s.clone()),
+        };
+        send(out, &message)?;
+        // Each sample reaches the parent at once, so a crash later loses nothing.
+        out.flush().map_err(|e| e.to_string())
+    };
+    sampler::sample(
+        info,
+        routine.as_mut(),
+        clock,
+        &mut counters,
+        &job.cpus,
+        &job.sampler,
+        &mut report,
+    )
+    .map_err(SetupError::Failed)
+}
