@@ -306,8 +306,12 @@ fn record_unsupported(
     reason: &str,
 ) {
     for (name, _) in spec {
+        // A reason about one event is said of that event; its partners were simply not
+        // opened. A reason about the machine (no PMU, no permission) holds for all.
         let reason = match failed_member {
-            Some(m) if m != *name => format!("its group partner {m} is unsupported: {reason}"),
+            Some(m) if m != *name && reason.contains(m) => {
+                format!("not opened: its group partner {m} is unsupported ({reason})")
+            }
             _ => reason.to_string(),
         };
         statuses.push(CounterStatus {

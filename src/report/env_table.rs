@@ -343,13 +343,22 @@ fn perf(env: &Environment) -> Section {
     if env.counters.is_empty() {
         s.row("counters", "not probed");
     }
+    // One row per outcome: the counters that work, then each reason with the counters it
+    // applies to, so ten hardware events without a PMU read as one entry.
+    let mut outcomes: Vec<(bool, Option<&str>, Vec<&str>)> = Vec::new();
     for (name, availability) in &env.counters {
-        let value = match (availability.supported, availability.reason.as_deref()) {
-            (true, _) => "ok".to_string(),
-            (false, Some(reason)) => format!("unsupported: {reason}"),
-            (false, None) => "unsupported".to_string(),
-        };
-        s.row(name, value);
+        let key = (availability.supported, availability.reason.as_deref());
+        match outcomes.iter_mut().find(|(ok, why, _)| (*ok, *why) == key) {
+            Some((_, _, names)) => names.push(name),
+            None => outcomes.push((key.0, key.1, vec![name])),
+        }
+    }
+    outcomes.sort_by_key(|(ok, _, _)| !*ok);
+    for (ok, why, names) in outcomes {
+        s.row(if ok { "counted" } else { "unsupported" }, names.join(" "));
+        if let Some(why) = why {
+            s.row(if ok { "  note" } else { "  why" }, why);
+        }
     }
     s
 }
@@ -560,8 +569,9 @@ mod tests {
             ("boot options", "mitigations=auto,no_guest_host"),
             ("perf_event_paranoid", "2 (users: no kernel profiling)"),
             ("PMUs", "breakpoint software (no hardware PMU)"),
-            ("cycles", "unsupported: ENOENT"),
-            ("page-faults", "ok"),
+            ("unsupported", "cycles"),
+            ("why", "ENOENT"),
+            ("counted", "page-faults"),
             ("commit", "abcdef012345-dirty"),
             ("user", "root"),
         ] {
