@@ -211,6 +211,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             .into());
         }
         sampler.budget_s = b;
+        sampler.min_time_s = sampler.min_time_s.min(b);
     }
     let timeout = match args.timeout {
         Some(t) if t.is_finite() && t > 0.0 => Duration::from_secs_f64(t),
@@ -255,6 +256,8 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             quick: args.quick,
             precision: sampler.precision,
             budget_s: sampler.budget_s,
+            min_time_s: sampler.min_time_s,
+            timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
             argv: std::env::args().collect(),
         },
@@ -304,9 +307,9 @@ fn progress_line(r: &crate::model::ExperimentResult) -> String {
     let f = crate::analysis::result::figures(r);
     let figure = match (f.stats, f.ci) {
         (Some(s), Some((lo, hi))) if s.median != 0.0 => format!(
-            "{} ±{:.1}%",
+            "{} ±{}%",
             report::format::time_ns(s.median),
-            (hi - lo) / 2.0 / s.median.abs() * 100.0
+            report::format::sig3((hi - lo) / 2.0 / s.median.abs() * 100.0)
         ),
         (Some(s), _) => report::format::time_ns(s.median),
         _ => "–".into(),

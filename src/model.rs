@@ -257,6 +257,10 @@ pub struct RunSettings {
     pub precision: f64,
     /// Time budget per experiment, seconds.
     pub budget_s: f64,
+    /// Minimum sampling time per experiment, seconds.
+    pub min_time_s: f64,
+    /// Hard time limit per worker, seconds.
+    pub timeout_s: f64,
     pub cpus: Vec<usize>,
     /// The command line, for the record.
     pub argv: Vec<String>,

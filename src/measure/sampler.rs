@@ -6,8 +6,9 @@
 //!   its read cost are a negligible part of every sample (divan and lmbench do the same).
 //! - Loop overhead: the per-iteration cost of an empty loop of the same length is measured and
 //!   subtracted for experiments that ask for it (lmbench's `l_overhead`).
-//! - Adaptive stopping: sampling stops once the 95% bootstrap confidence interval of the
-//!   median has a half-width under `precision × median`, checked at growing intervals.
+//! - Adaptive stopping: once a minimum sampling time has passed, sampling stops when the 95%
+//!   bootstrap confidence interval of the median has a half-width under `precision × median`
+//!   (checked at growing intervals), or when the time budget is spent.
 
 use std::hint::black_box;
 
@@ -27,6 +28,11 @@ pub struct SamplerConfig {
     pub precision: f64,
     /// Time allowed for sampling, seconds (batch sizing and warm-up come on top).
     pub budget_s: f64,
+    /// Sampling lasts at least this long, seconds, even when the CI is already narrow: samples
+    /// taken within a few milliseconds share one state of the machine (and of the host, in a
+    /// VM), so their spread understates the noise a later run would see.
+    #[serde(default)]
+    pub min_time_s: f64,
     pub min_samples: usize,
     pub max_samples: usize,
     /// The shortest sample, nanoseconds, whatever the clock's resolution.
@@ -43,6 +49,7 @@ impl SamplerConfig {
         SamplerConfig {
             precision: 0.01,
             budget_s: 5.0,
+            min_time_s: 1.0,
             min_samples: 20,
             max_samples: 5000,
             min_sample_ns: 2e6,
@@ -56,6 +63,7 @@ impl SamplerConfig {
         SamplerConfig {
             precision: 0.05,
             budget_s: 0.7,
+            min_time_s: 0.2,
             min_samples: 10,
             max_samples: 1000,
             min_sample_ns: 1e6,
@@ -158,13 +166,13 @@ pub fn sample(
         if n >= cfg.max_samples {
             return Ok(StopReason::MaxSamples);
         }
-        if n >= next_check {
+        let spent = clock.ns(sampling_start, clock.stop());
+        if n >= next_check && spent >= cfg.min_time_s * 1e9 {
             next_check = n + (n / 10).max(5);
             if precise_enough(&values, cfg) {
                 return Ok(StopReason::Precision);
             }
         }
-        let spent = clock.ns(sampling_start, clock.stop());
         if spent >= budget_ns && n >= cfg.min_samples.min(3) {
             return Ok(StopReason::Budget);
         }

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# bench/accuracy.sh — check oslab's numbers against the reference tools.
+#
+# A benchmark, not a test: it measures and reports. It exits 0 whether or not the targets
+# are met (unless --strict is given), 1 if something failed to run, 2 on a usage error or
+# when perf is missing and cannot be installed.
+#
+#   Part 1  getppid() through glibc: `perf bench syscall basic` against
+#           `oslab run syscall.getppid_libc`, alternated, both pinned to the same CPU.
+#           Target: median ratio oslab/perf within 0.90–1.10.
+#   Part 2  repeatability: the medians of repeated `oslab run syscall.getppid` (raw
+#           syscall instruction). Target: spread (max/min - 1) within 3 %.
+#   Part 3  the default suite under `oslab run --quick`, wall clock. Target: < 60 s.
+#
+# Usage: bench/accuracy.sh [--quick] [--strict]
+#   --quick   2 iterations instead of 5, and oslab's --quick (a smoke run)
+#   --strict  exit 1 if any target is missed
+
+set -euo pipefail
+
+usage() {
+    sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+}
+
+# --- options -------------------------------------------------------------------------------
+
+ITERATIONS=5
+QUICK=0
+STRICT=0
+for arg in "$@"; do
+    case "$arg" in
+        --quick) QUICK=1; ITERATIONS=2 ;;
+        --strict) STRICT=1 ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "accuracy.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+# oslab's own --quick for parts 1 and 2 when the script runs quick (part 3 always uses it).
+OSLAB_QUICK=()
+if ((QUICK)); then OSLAB_QUICK=(--quick); fi
+
+# Targets.
+RATIO_LOW=0.90
+RATIO_HIGH=1.10
+SPREAD_MAX_PCT=3
+SUITE_MAX_S=60
+
+die() {
+    echo "accuracy.sh: $*" >&2
+    exit 1
+}
+
+command -v python3 >/dev/null || die "python3 is needed to parse oslab's JSON"
+command -v taskset >/dev/null || die "taskset is needed (Debian: apt-get install util-linux)"
+
+# --- build oslab and a throw-away database ---------------------------------------------
+
+# The repository root is the parent of this script's directory, wherever we are run from.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OSLAB="$ROOT/target/release/oslab"
+
+echo "Building oslab (cargo build --release) ..." >&2
+(cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+[[ -x "$OSLAB" ]] || die "$OSLAB was not built"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-accuracy.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+DB="$WORK/accuracy.db"
+
+# --- perf: find it, or install Debian's linux-perf -------------------------------------
+
+perf_works() {
+    command -v perf >/dev/null && perf bench syscall basic --loop 1000 >/dev/null 2>&1
+}
+
+if ! perf_works; then
+    if ((EUID == 0)) && command -v apt-get >/dev/null; then
+        echo "perf is missing or 'perf bench' fails: installing linux-perf ..." >&2
+        if ! apt-get install -y linux-perf >"$WORK/apt.log" 2>&1; then
+            apt-get update >>"$WORK/apt.log" 2>&1 || true
+            apt-get install -y linux-perf >>"$WORK/apt.log" 2>&1 || {
+                tail -n 5 "$WORK/apt.log" >&2
+                echo "accuracy.sh: 'apt-get install -y linux-perf' failed" >&2
+                exit 2
+            }
+        fi
+        perf_works || { echo "accuracy.sh: linux-perf is installed but 'perf bench syscall basic' still fails" >&2; exit 2; }
+    else
+        echo "accuracy.sh: perf is missing or 'perf bench syscall basic' fails." >&2
+        echo "Install it as root: apt-get install -y linux-perf  (Debian; package 'linux-tools' elsewhere)" >&2
+        exit 2
+    fi
+fi
+
+# --- machine header ----------------------------------------------------------------------
+
+# The last online CPU: both tools are pinned to it. /sys/.../online looks like "0-1" or "0,2-5".
+ONLINE=$(cat /sys/devices/system/cpu/online)
+CPU=${ONLINE##*[,-]}
+CPU_MODEL=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+
+# Busy percentage of every other online CPU over one second, from /proc/stat: FINDINGS say
+# that an idle other vCPU (haltpoll off) changes cross-CPU costs, so the header records it.
+other_cpus_busy() {
+    python3 - "$CPU" <<'EOF'
+import sys, time
+pinned = sys.argv[1]
+def snapshot():
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *vals = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                vals = [int(v) for v in vals[:8]]   # user nice system idle iowait irq softirq steal
+                out[name[3:]] = (sum(vals), vals[3] + vals[4], vals[7])
+    return out
+a = snapshot(); time.sleep(1.0); b = snapshot()
+parts = []
+for cpu in sorted(b, key=int):
+    if cpu == pinned or cpu not in a:
+        continue
+    total = b[cpu][0] - a[cpu][0] or 1
+    busy = 100.0 * (1 - (b[cpu][1] - a[cpu][1]) / total)
+    steal = 100.0 * (b[cpu][2] - a[cpu][2]) / total
+    parts.append(f"cpu{cpu} {busy:.0f}% busy{' (idle)' if busy < 5 else ''}, steal {steal:.0f}%")
+print("; ".join(parts) if parts else "none (single CPU)")
+EOF
+}
+
+echo "== oslab accuracy benchmark =="
+echo "kernel:      $(uname -r)"
+echo "cpu model:   $CPU_MODEL ($(nproc) online: $ONLINE)"
+echo "pinned to:   cpu$CPU (oslab --cpu $CPU; perf under taskset -c $CPU)"
+echo "other CPUs:  $(other_cpus_busy) over 1 s before the run; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "perf:        $(perf --version)"
+echo "oslab:       $("$OSLAB" --version)"
+echo "iterations:  $ITERATIONS$( ((QUICK)) && echo " (--quick: oslab run --quick)")"
+echo
+
+# --- helpers -----------------------------------------------------------------------------
+
+# Run oslab with the temporary database; stdout to file $1, stderr to $1.err.
+# Exit 0 is a result, 4 a result flagged suspect (still a measurement, a warning is printed);
+# anything else means the experiment did not run.
+oslab_to() {
+    local out=$1 rc=0
+    shift
+    "$OSLAB" --db "$DB" "$@" >"$out" 2>"$out.err" || rc=$?
+    case $rc in
+        0) ;;
+        4) echo "  (warning: oslab flagged a result as suspect: $(grep -m1 -i suspect "$out.err" || true))" >&2 ;;
+        *) tail -n 5 "$out.err" >&2; die "oslab $* exited with $rc" ;;
+    esac
+}
+
+# One oslab experiment, pinned: prints the median in ns/op (".results[0].median").
+oslab_median() {
+    local experiment=$1 out="$WORK/oslab.json"
+    oslab_to "$out" run "$experiment" --json --cpu "$CPU" "${OSLAB_QUICK[@]}"
+    python3 - "$out" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+if r["status"] not in ("ok", "suspect") or r.get("median") is None:
+    sys.exit(f"oslab: {r['experiment']} status {r['status']}: {r.get('reason')}")
+if not r["unit"].startswith("ns/"):
+    sys.exit(f"oslab: unexpected unit {r['unit']}")
+print(f"{r['median']:.1f}")
+EOF
+}
+
+# `perf bench syscall basic` pinned to $CPU: prints ns/op. Its output ends with
+#        0.181304 usecs/op
+#         5515598 ops/sec
+perf_ns_per_op() {
+    local out="$WORK/perf.txt"
+    taskset -c "$CPU" perf bench syscall basic >"$out" 2>&1 || { cat "$out" >&2; die "perf bench failed"; }
+    awk '$2 == "usecs/op" { printf "%.1f\n", $1 * 1000; found = 1 } END { exit !found }' "$out" ||
+        { cat "$out" >&2; die "no 'usecs/op' line in perf bench's output"; }
+}
+
+# Arithmetic on a list of numbers, with python3: median / spread (max/min - 1, percent).
+median() { python3 -c 'import statistics, sys; print(f"{statistics.median(map(float, sys.argv[1:])):.1f}")' "$@"; }
+spread_pct() { python3 -c 'import sys; v = [float(x) for x in sys.argv[1:]]; print(f"{(max(v) / min(v) - 1) * 100:.2f}")' "$@"; }
+# within LOW X HIGH -> exit status 0 if LOW <= X <= HIGH
+within() { python3 -c 'import sys; lo, x, hi = map(float, sys.argv[1:]); sys.exit(not lo <= x <= hi)' "$@"; }
+verdict() { if "$@"; then echo PASS; else echo MISS; fi; }
+
+# --- part 1: perf bench syscall basic vs oslab syscall.getppid_libc ----------------------
+
+echo "-- Part 1: getppid() through glibc, perf bench vs oslab (cpu$CPU), alternated --"
+printf '%-5s %14s %14s %8s\n' iter "perf ns/op" "oslab ns/op" ratio
+PERF_NS=()
+OSLAB_NS=()
+for ((i = 1; i <= ITERATIONS; i++)); do
+    p=$(perf_ns_per_op)
+    o=$(oslab_median syscall.getppid_libc)
+    PERF_NS+=("$p")
+    OSLAB_NS+=("$o")
+    printf '%-5s %14s %14s %8.3f\n' "$i" "$p" "$o" "$(python3 -c "print($o / $p)")"
+done
+PERF_MED=$(median "${PERF_NS[@]}")
+OSLAB_MED=$(median "${OSLAB_NS[@]}")
+RATIO=$(python3 -c "print(f'{$OSLAB_MED / $PERF_MED:.3f}')")
+printf '%-5s %14s %14s %8s\n' median "$PERF_MED" "$OSLAB_MED" "$RATIO"
+RATIO_VERDICT=$(verdict within "$RATIO_LOW" "$RATIO" "$RATIO_HIGH")
+echo "ratio oslab/perf = $RATIO (target $RATIO_LOW–$RATIO_HIGH): $RATIO_VERDICT"
+echo
+
+# --- part 2: repeatability of syscall.getppid (raw syscall instruction) ------------------
+
+echo "-- Part 2: oslab run syscall.getppid (raw syscall), $ITERATIONS runs (cpu$CPU) --"
+RAW_NS=()
+for ((i = 1; i <= ITERATIONS; i++)); do
+    m=$(oslab_median syscall.getppid)
+    RAW_NS+=("$m")
+    printf '%-5s %10s ns/call\n' "$i" "$m"
+done
+SPREAD=$(spread_pct "${RAW_NS[@]}")
+SPREAD_VERDICT=$(verdict within 0 "$SPREAD" "$SPREAD_MAX_PCT")
+echo "medians: ${RAW_NS[*]}; spread max/min-1 = $SPREAD % (target <= $SPREAD_MAX_PCT %): $SPREAD_VERDICT"
+echo
+
+# --- part 3: the default suite under --quick, wall clock ---------------------------------
+
+echo "-- Part 3: oslab run --quick (default suite), wall clock --"
+T0=$EPOCHREALTIME
+oslab_to "$WORK/suite.txt" run --quick
+T1=$EPOCHREALTIME
+SUITE_S=$(python3 -c "print(f'{$T1 - $T0:.1f}')")
+echo "experiments: $(grep -c '^\[[0-9]*/[0-9]*\]' "$WORK/suite.txt.err" || true) (lines from oslab's progress)"
+SUITE_VERDICT=$(verdict within 0 "$SUITE_S" "$SUITE_MAX_S")
+echo "wall time: $SUITE_S s (target < $SUITE_MAX_S s): $SUITE_VERDICT"
+echo
+
+# --- summary -----------------------------------------------------------------------------
+
+echo "== Summary =="
+printf '%-44s %-22s %-14s %s\n' target measured goal verdict
+printf '%-44s %-22s %-14s %s\n' "getppid_libc oslab/perf median ratio" "$RATIO" "$RATIO_LOW–$RATIO_HIGH" "$RATIO_VERDICT"
+printf '%-44s %-22s %-14s %s\n' "getppid repeatability (max/min - 1)" "$SPREAD %" "<= $SPREAD_MAX_PCT %" "$SPREAD_VERDICT"
+printf '%-44s %-22s %-14s %s\n' "default suite --quick wall time" "$SUITE_S s" "< $SUITE_MAX_S s" "$SUITE_VERDICT"
+
+if ((STRICT)) && [[ "$RATIO_VERDICT $SPREAD_VERDICT $SUITE_VERDICT" == *MISS* ]]; then
+    exit 1
+fi
+exit 0

@@ -1,0 +1,408 @@
+//! Shared helpers of the integration tests: run the real `oslab` binary against a private
+//! temporary database, and check the JSON contract of `run --json` / `show --json`.
+//!
+//! Nothing here asserts a timing value or whether a hardware counter works: the tests must
+//! pass on a VM without a PMU and on a machine with one, as root or not.
+
+// Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tempfile::TempDir;
+
+/// The longest any single command may take before the test gives up on it (a hung `oslab`
+/// must fail the test, not hang the suite).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Result statuses the JSON contract allows.
+pub const RESULT_STATUSES: [&str; 4] = ["ok", "suspect", "failed", "unsupported"];
+/// Counter statuses the JSON contract allows.
+pub const COUNTER_STATUSES: [&str; 3] = ["ok", "unsupported", "not_counted"];
+/// The rusage fields every measured result carries per operation.
+pub const RUSAGE_FIELDS: [&str; 6] = ["minflt", "majflt", "nvcsw", "nivcsw", "utime_us", "stime_us"];
+
+/// The eleven experiments of the `syscall` family, in registry order.
+pub const SYSCALL_EXPERIMENTS: [&str; 11] = [
+    "syscall.function_call",
+    "syscall.vdso_clock_gettime",
+    "syscall.clock_gettime",
+    "syscall.getpid",
+    "syscall.getppid",
+    "syscall.getppid_libc",
+    "syscall.read",
+    "syscall.write",
+    "syscall.fstat",
+    "syscall.stat",
+    "syscall.open_close",
+];
+
+/// A private directory with a database path in it; every command gets `--db` pointing there,
+/// and XDG_DATA_HOME pointing into the directory too, so the user's database is never touched
+/// even by a command that forgot `--db`.
+pub struct Lab {
+    dir: TempDir,
+    db: PathBuf,
+}
+
+/// What one invocation of the binary did.
+#[derive(Debug)]
+pub struct Out {
+    pub args: Vec<String>,
+    /// `None` when the process was killed by a signal.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Lab {
+    pub fn new() -> Lab {
+        let dir = tempfile::Builder::new()
+            .prefix("oslab-it-")
+            .tempdir()
+            .expect("create a temporary directory");
+        let db = dir.path().join("oslab.db");
+        Lab { dir, db }
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn db(&self) -> &Path {
+        &self.db
+    }
+
+    /// Run `oslab --db <this lab's db> ARGS...`.
+    pub fn oslab(&self, args: &[&str]) -> Out {
+        self.oslab_with(&self.db, args, &[])
+    }
+
+    /// Run `oslab --db DB ARGS...` with extra environment variables.
+    pub fn oslab_with(&self, db: &Path, args: &[&str], envs: &[(&str, &str)]) -> Out {
+        let mut full: Vec<String> = vec!["--db".into(), db.display().to_string()];
+        full.extend(args.iter().map(|a| a.to_string()));
+        let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_oslab"));
+        cmd.args(&full)
+            .env_remove("OSLAB_DB")
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
+            .timeout(COMMAND_TIMEOUT);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let start = Instant::now();
+        let output = cmd.output().expect("start the oslab binary");
+        Out {
+            args: full,
+            code: output.status.code(),
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+            elapsed: start.elapsed(),
+        }
+    }
+
+    /// `oslab run ARGS... --json`, expecting exit code `code`; returns the parsed document.
+    pub fn run_json(&self, args: &[&str], code: i32) -> Value {
+        let mut full = vec!["run"];
+        full.extend_from_slice(args);
+        full.push("--json");
+        let out = self.oslab(&full);
+        out.assert_code(code);
+        assert!(
+            out.stderr.contains("stored as run"),
+            "a run reports where it was stored on stderr\n{out}"
+        );
+        out.json()
+    }
+}
+
+impl Out {
+    pub fn assert_code(&self, code: i32) -> &Out {
+        assert_eq!(self.code, Some(code), "exit code of oslab {:?}\n{self}", self.args);
+        self
+    }
+
+    /// stdout parsed as exactly one JSON document (nothing else may be printed there).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!("stdout of oslab {:?} is not one JSON document: {e}\n{self}", self.args)
+        })
+    }
+
+    /// A mistake the user can fix: exit code 2, one line on stderr that starts with `oslab: `
+    /// and contains every one of `needles` (the fix it names), nothing on stdout.
+    pub fn assert_user_error(&self, needles: &[&str]) -> String {
+        self.assert_code(2);
+        assert!(
+            self.stdout.is_empty(),
+            "a user error prints nothing on stdout\n{self}"
+        );
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "a user error is exactly one line on stderr\n{self}");
+        assert!(
+            self.stderr.ends_with('\n'),
+            "the error line is terminated\n{self}"
+        );
+        let line = lines[0];
+        assert!(
+            line.starts_with("oslab: "),
+            "the error line starts with 'oslab: '\n{self}"
+        );
+        assert!(
+            line.len() > "oslab: ".len() + 10,
+            "the error line says something\n{self}"
+        );
+        for needle in needles {
+            assert!(
+                line.contains(needle),
+                "the error line mentions {needle:?}\n{self}"
+            );
+        }
+        line.to_string()
+    }
+}
+
+impl std::fmt::Display for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stdout: String = self.stdout.chars().take(4000).collect();
+        write!(
+            f,
+            "--- oslab {:?}: exit {:?} after {:.2?}\n--- stdout ({} bytes):\n{stdout}\n--- stderr:\n{}",
+            self.args,
+            self.code,
+            self.elapsed,
+            self.stdout.len(),
+            self.stderr
+        )
+    }
+}
+
+/// The kernel release as `uname -r` prints it.
+pub fn kernel_release() -> String {
+    let from_uname = std::process::Command::new("uname")
+        .arg("-r")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    from_uname
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .expect("uname -r or /proc/sys/kernel/osrelease")
+}
+
+/// The `results` array of a run document.
+pub fn results(doc: &Value) -> &Vec<Value> {
+    doc["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("`results` is an array: {doc:#}"))
+}
+
+/// The experiment names of a run document's results, in order.
+pub fn experiment_names(doc: &Value) -> Vec<String> {
+    results(doc)
+        .iter()
+        .map(|r| r["experiment"].as_str().expect("experiment name").to_string())
+        .collect()
+}
+
+/// The one result of `experiment` in a run document.
+pub fn result<'a>(doc: &'a Value, experiment: &str) -> &'a Value {
+    let found: Vec<&Value> = results(doc)
+        .iter()
+        .filter(|r| r["experiment"] == experiment)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "exactly one result of {experiment} in {:?}",
+        experiment_names(doc)
+    );
+    found[0]
+}
+
+pub fn num(v: &Value, what: &str) -> f64 {
+    v.as_f64()
+        .unwrap_or_else(|| panic!("{what} is a number, found {v}"))
+}
+
+fn object<'a>(v: &'a Value, what: &str) -> &'a Map<String, Value> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("{what} is an object, found {v}"))
+}
+
+fn non_empty_str(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| !s.trim().is_empty())
+}
+
+/// The fields every run document has.
+pub fn check_run_contract(doc: &Value) {
+    let run_id = doc["run_id"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("run_id is an integer: {}", doc["run_id"]));
+    assert!(run_id > 0, "run_id {run_id} is positive");
+    let env = object(&doc["environment"], "environment");
+    assert_eq!(
+        env.get("kernel_release").and_then(Value::as_str),
+        Some(kernel_release().as_str()),
+        "environment.kernel_release is this machine's"
+    );
+    object(&doc["environment"]["counters"], "environment.counters");
+    let source = doc["clock"]["source"].as_str().expect("clock.source");
+    assert!(
+        source == "tsc" || source == "clock_monotonic_raw",
+        "clock.source {source}"
+    );
+    for r in results(doc) {
+        check_result_contract(r);
+    }
+}
+
+/// The contract of one result: every field present with its type, statuses from the allowed
+/// sets, and the invariants between the statistics.
+pub fn check_result_contract(r: &Value) {
+    let name = r["experiment"].as_str().expect("experiment is a string");
+    let ctx = |field: &str| format!("{name}: {field}");
+    let fields = object(r, name);
+    for key in [
+        "experiment",
+        "params",
+        "unit",
+        "status",
+        "reason",
+        "samples",
+        "median",
+        "ci_low",
+        "ci_high",
+        "mean",
+        "stddev",
+        "min",
+        "stop_reason",
+        "counters",
+        "rusage",
+        "validation",
+    ] {
+        assert!(fields.contains_key(key), "{name}: field `{key}` missing: {r:#}");
+    }
+    object(&r["params"], &ctx("params"));
+    let unit = r["unit"].as_str().expect("unit is a string");
+    assert!(unit.starts_with("ns/"), "{name}: unit {unit}");
+
+    let status = r["status"].as_str().expect("status is a string");
+    assert!(RESULT_STATUSES.contains(&status), "{name}: status {status}");
+    if status != "ok" {
+        assert!(
+            non_empty_str(&r["reason"]),
+            "{name}: a {status} result says why: {r:#}"
+        );
+    }
+
+    let samples = r["samples"].as_u64().expect("samples is a count");
+    if status == "ok" || status == "suspect" {
+        assert!(samples > 0, "{name}: a measured result has samples");
+        let stop = r["stop_reason"].as_str().expect("stop_reason of a measured result");
+        assert!(
+            ["precision", "budget", "max_samples"].contains(&stop),
+            "{name}: stop_reason {stop}"
+        );
+    }
+    if samples > 0 {
+        let median = num(&r["median"], &ctx("median"));
+        let lo = num(&r["ci_low"], &ctx("ci_low"));
+        let hi = num(&r["ci_high"], &ctx("ci_high"));
+        let min = num(&r["min"], &ctx("min"));
+        let mean = num(&r["mean"], &ctx("mean"));
+        let stddev = num(&r["stddev"], &ctx("stddev"));
+        assert!(
+            lo <= median && median <= hi,
+            "{name}: ci_low {lo} <= median {median} <= ci_high {hi}"
+        );
+        assert!(min <= median, "{name}: min {min} <= median {median}");
+        assert!(mean.is_finite(), "{name}: mean {mean}");
+        assert!(stddev >= 0.0, "{name}: stddev {stddev}");
+        let rusage = object(&r["rusage"], &ctx("rusage"));
+        for field in RUSAGE_FIELDS {
+            let v = rusage
+                .get(field)
+                .unwrap_or_else(|| panic!("{name}: rusage.{field} missing: {r:#}"));
+            assert!(num(v, &ctx(field)) >= 0.0, "{name}: rusage.{field} = {v}");
+        }
+    } else {
+        assert!(r["median"].is_null(), "{name}: no samples, no median");
+    }
+
+    for (counter, c) in object(&r["counters"], &ctx("counters")) {
+        let what = format!("{name}: counter {counter}");
+        object(c, &what);
+        let cstatus = c["status"].as_str().unwrap_or_else(|| panic!("{what}: status"));
+        assert!(COUNTER_STATUSES.contains(&cstatus), "{what}: status {cstatus}");
+        assert!(c.get("per_op").is_some(), "{what}: per_op missing");
+        assert!(c.get("reason").is_some(), "{what}: reason missing");
+        match cstatus {
+            "ok" => {
+                let per_op = num(&c["per_op"], &format!("{what}: per_op"));
+                assert!(per_op >= 0.0, "{what}: per_op {per_op}");
+            }
+            "unsupported" => {
+                assert!(non_empty_str(&c["reason"]), "{what}: unsupported says why: {c}");
+                assert!(c["per_op"].is_null(), "{what}: unsupported has no figure");
+            }
+            _ => assert!(c["per_op"].is_null(), "{what}: not counted has no figure"),
+        }
+    }
+
+    let validation = r["validation"].as_array().expect("validation is an array");
+    for v in validation {
+        assert!(non_empty_str(&v["check"]), "{name}: validation check named: {v}");
+        assert!(v["ok"].is_boolean(), "{name}: validation ok is a bool: {v}");
+        assert!(non_empty_str(&v["detail"]), "{name}: validation detail: {v}");
+    }
+}
+
+/// `counters.NAME.per_op` when the counter was counted in this result.
+pub fn counter_per_op(r: &Value, counter: &str) -> Option<f64> {
+    let c = &r["counters"][counter];
+    (c["status"] == "ok").then(|| num(&c["per_op"], counter))
+}
+
+/// A unique marker to put in a child's environment, so the test can find every process that
+/// descends from that child later (the worker inherits the environment of `oslab run`).
+pub fn unique_marker(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{what}-{}-{nanos}", std::process::id())
+}
+
+/// Live processes whose environment contains `NAME=marker`, as `pid: cmdline`.
+pub fn processes_with_marker(name: &str, marker: &str) -> Vec<String> {
+    let needle = format!("{name}={marker}");
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        // Unreadable (another user's, or gone meanwhile) means not ours.
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|var| var == needle.as_bytes()) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push(format!("{pid}: {}", cmdline.trim()));
+        }
+    }
+    found
+}
