@@ -44,6 +44,7 @@ pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> Ex
         stop_reason: None,
         calibration: Calibration::default(),
         samples: Vec::new(),
+        probes: Vec::new(),
         counters: Vec::new(),
         validation: Vec::new(),
         started_at,
@@ -74,7 +75,12 @@ pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> Ex
 /// Check the expectations and settle the status of a measured result.
 pub fn judge(info: &ExperimentInfo, params: &Params, result: &mut ExperimentResult) {
     let expectations = (info.expectations)(params);
-    result.validation = validate::check(&expectations, &result.samples, &result.counters);
+    result.validation = validate::check(
+        &expectations,
+        &result.samples,
+        &result.probes,
+        &result.counters,
+    );
     match validate::suspect_reason(&result.validation) {
         Some(reason) => {
             result.status = Status::Suspect;
@@ -171,6 +177,10 @@ fn drive_worker(
                 Message::Counters { counters } => result.counters = counters,
                 Message::Calibration(c) => result.calibration = c,
                 Message::Sample(s) => result.samples.push(s),
+                Message::Probes { counters, probes } => {
+                    result.counters.extend(counters);
+                    result.probes = probes;
+                }
                 Message::Done { stop_reason } => outcome = Some(Outcome::Done(stop_reason)),
                 Message::Unsupported { reason } => outcome = Some(Outcome::Unsupported(reason)),
                 Message::Failed { reason } => outcome = Some(Outcome::Failed(reason)),

@@ -3,7 +3,7 @@
 //! the measured rate in the reason, when one fails. A metric that could not be counted here is
 //! not checked (its counter's status says why).
 
-use crate::model::{Check, CounterStatus, Sample};
+use crate::model::{Check, CounterStatus, ProbeCount, Sample};
 
 /// A quantity per operation, over all samples of a result.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,8 +74,16 @@ impl Expectation {
     }
 }
 
+/// CPU time needed before the system share is trusted (see `Metric::SystemShare`).
+pub const MIN_CPU_US_FOR_SHARE: i64 = 400_000;
+
 /// The measured value of `metric` over `samples`, or `None` when it was not counted.
-pub fn measure(metric: Metric, samples: &[Sample], counters: &[CounterStatus]) -> Option<f64> {
+pub fn measure(
+    metric: Metric,
+    samples: &[Sample],
+    probes: &[ProbeCount],
+    counters: &[CounterStatus],
+) -> Option<f64> {
     let ops: u64 = samples.iter().map(|s| s.ops).sum();
     if samples.is_empty() || ops == 0 {
         return None;
@@ -86,12 +94,7 @@ pub fn measure(metric: Metric, samples: &[Sample], counters: &[CounterStatus]) -
             if !counters.iter().any(|c| c.name == name && c.supported) {
                 return None;
             }
-            let mut total = 0.0;
-            for s in samples {
-                // A sample in which the event never ran says nothing about it.
-                total += s.counters.get(name)?.value?;
-            }
-            Some(total / ops)
+            crate::analysis::result::counter_per_op(name, samples, probes)
         }
         Metric::Rusage(field) => {
             let total: i64 = samples
@@ -110,7 +113,11 @@ pub fn measure(metric: Metric, samples: &[Sample], counters: &[CounterStatus]) -
         Metric::SystemShare => {
             let user: i64 = samples.iter().map(|s| s.rusage.utime_us).sum();
             let system: i64 = samples.iter().map(|s| s.rusage.stime_us).sum();
-            if user + system <= 0 {
+            // The kernel splits CPU time between user and system by sampling at each tick
+            // (tick-based accounting, HZ 100–1000), so a share over a few ticks is a coarse
+            // fraction: measured 0.25 and 0.5 for a share near 0.85 over 40 ms. Only judge it
+            // over enough CPU time for ~100 ticks even at HZ=250.
+            if user + system < MIN_CPU_US_FOR_SHARE {
                 return None;
             }
             Some(system as f64 / (user + system) as f64)
@@ -122,12 +129,13 @@ pub fn measure(metric: Metric, samples: &[Sample], counters: &[CounterStatus]) -
 pub fn check(
     expectations: &[Expectation],
     samples: &[Sample],
+    probes: &[ProbeCount],
     counters: &[CounterStatus],
 ) -> Vec<Check> {
     expectations
         .iter()
         .filter_map(|e| {
-            let value = measure(e.metric, samples, counters)?;
+            let value = measure(e.metric, samples, probes, counters)?;
             let ok = e.bound.holds(value);
             Some(Check {
                 check: format!("{} {}", e.metric.label(), e.bound.describe()),
@@ -180,8 +188,8 @@ mod tests {
             ns_per_op: 1.0,
             rusage: Rusage {
                 minflt,
-                utime_us: 10,
-                stime_us: 30,
+                utime_us: 100_000,
+                stime_us: 300_000,
                 ..Rusage::default()
             },
             counters: Default::default(),
@@ -212,16 +220,43 @@ mod tests {
     fn per_op_rates_over_all_samples() {
         let samples = vec![sample(1000, 1, Some(1000.0)), sample(1000, 3, Some(1002.0))];
         let c = supported("syscalls");
-        assert_eq!(measure(Metric::Faults, &samples, &c), Some(0.002));
+        assert_eq!(measure(Metric::Faults, &samples, &[], &c), Some(0.002));
         assert_eq!(
-            measure(Metric::Counter("syscalls"), &samples, &c),
+            measure(Metric::Counter("syscalls"), &samples, &[], &c),
             Some(1.001)
         );
-        assert_eq!(measure(Metric::SystemShare, &samples, &c), Some(0.75));
+        assert_eq!(measure(Metric::SystemShare, &samples, &[], &c), Some(0.75));
         assert_eq!(
-            measure(Metric::Counter("syscalls"), &samples, &[]),
+            measure(Metric::Counter("syscalls"), &samples, &[], &[]),
             None,
             "unsupported"
+        );
+        let mut short = sample(1000, 0, None);
+        short.rusage.stime_us = 1000;
+        assert_eq!(
+            measure(Metric::SystemShare, &[short], &[], &c),
+            None,
+            "too few ticks to judge"
+        );
+    }
+
+    #[test]
+    fn a_probe_count_stands_for_the_counter() {
+        let samples = vec![sample(1000, 0, None)];
+        let probes = vec![ProbeCount {
+            name: "syscalls".into(),
+            ops: 3000,
+            count: CounterValue {
+                value: Some(3003.0),
+                raw: 3003,
+                enabled_ns: 9,
+                running_ns: 9,
+            },
+        }];
+        let c = supported("syscalls");
+        assert_eq!(
+            measure(Metric::Counter("syscalls"), &samples, &probes, &c),
+            Some(1.001)
         );
     }
 
@@ -239,7 +274,7 @@ mod tests {
                 "x",
             ),
         ];
-        let checks = check(&exp, &samples, &[]);
+        let checks = check(&exp, &samples, &[], &[]);
         assert_eq!(checks.len(), 1, "the unsupported counter is not checked");
         assert!(!checks[0].ok);
         let reason = suspect_reason(&checks).unwrap();

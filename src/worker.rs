@@ -12,7 +12,7 @@ use crate::measure::clock::Clock;
 use crate::measure::counters::CounterSet;
 use crate::measure::cpu;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
-use crate::model::{Calibration, ClockInfo, CounterStatus, Sample, StopReason};
+use crate::model::{Calibration, ClockInfo, CounterStatus, ProbeCount, Sample, StopReason};
 
 /// What the parent asks a worker to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -28,12 +28,25 @@ pub struct Job {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Message {
-    Counters { counters: Vec<CounterStatus> },
+    Counters {
+        counters: Vec<CounterStatus>,
+    },
     Calibration(Calibration),
     Sample(Sample),
-    Done { stop_reason: StopReason },
-    Unsupported { reason: String },
-    Failed { reason: String },
+    /// Counts taken after sampling, with the statuses of the events counted that way.
+    Probes {
+        counters: Vec<CounterStatus>,
+        probes: Vec<ProbeCount>,
+    },
+    Done {
+        stop_reason: StopReason,
+    },
+    Unsupported {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
 }
 
 /// Entry point of `oslab worker`. Returns the process exit code.
@@ -98,7 +111,7 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         // Each sample reaches the parent at once, so a crash later loses nothing.
         out.flush().map_err(|e| e.to_string())
     };
-    sampler::sample(
+    let sampled = sampler::sample(
         info,
         routine.as_mut(),
         clock,
@@ -107,5 +120,17 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         &job.sampler,
         &mut report,
     )
-    .map_err(SetupError::Failed)
+    .map_err(SetupError::Failed)?;
+
+    // Only now, with the timed samples done, the events that would have slowed them.
+    drop(counters);
+    let mut probes = CounterSet::open_probes();
+    let counts = sampler::count_probes(routine.as_mut(), &mut probes, sampled.ops_per_sample)
+        .map_err(SetupError::Failed)?;
+    let message = Message::Probes {
+        counters: probes.statuses().to_vec(),
+        probes: counts,
+    };
+    send(out, &message).map_err(SetupError::Failed)?;
+    Ok(sampled.stop_reason)
 }

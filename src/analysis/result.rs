@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Outliers, Summary, classify, median_ci, summarize};
-use crate::model::{ExperimentResult, Rusage};
+use crate::model::{ExperimentResult, ProbeCount, Rusage, Sample};
 
 /// Resamples for the reported confidence interval, and its fixed seed (reproducible output).
 pub const CI_RESAMPLES: usize = 2000;
@@ -44,6 +44,28 @@ pub struct ResultFigures {
     pub contamination: Contamination,
 }
 
+/// A counter per operation: from the untimed probe batches when it was counted there, else
+/// over all samples. `None` when it was not counted, or not in every sample (a sample in which
+/// the event never ran says nothing about it).
+pub fn counter_per_op(name: &str, samples: &[Sample], probes: &[ProbeCount]) -> Option<f64> {
+    if let Some(probe) = probes.iter().find(|p| p.name == name) {
+        return probe
+            .count
+            .value
+            .filter(|_| probe.ops > 0)
+            .map(|v| v / probe.ops as f64);
+    }
+    let ops: u64 = samples.iter().map(|s| s.ops).sum();
+    if ops == 0 {
+        return None;
+    }
+    let mut total = 0.0;
+    for s in samples {
+        total += s.counters.get(name)?.value?;
+    }
+    Some(total / ops as f64)
+}
+
 pub fn figures(result: &ExperimentResult) -> ResultFigures {
     let values: Vec<f64> = result.samples.iter().map(|s| s.ns_per_op).collect();
     let stats = summarize(&values);
@@ -60,17 +82,10 @@ pub fn figures(result: &ExperimentResult) -> ResultFigures {
                 reason: status.reason.clone(),
             }
         } else {
-            let mut total = 0.0;
-            let mut counted = !result.samples.is_empty();
-            for s in &result.samples {
-                match s.counters.get(&status.name).and_then(|c| c.value) {
-                    Some(v) => total += v,
-                    None => counted = false,
-                }
-            }
-            if counted && ops > 0 {
+            let per_op = counter_per_op(&status.name, &result.samples, &result.probes);
+            if per_op.is_some() {
                 CounterFigure {
-                    per_op: Some(total / ops as f64),
+                    per_op,
                     status: "ok",
                     reason: status.reason.clone(),
                 }
@@ -169,6 +184,7 @@ mod tests {
                     .into(),
                 })
                 .collect(),
+            probes: vec![],
             counters: vec![
                 CounterStatus {
                     name: "syscalls".into(),

@@ -19,7 +19,7 @@ use super::counters::CounterSet;
 use super::rusage;
 use crate::analysis;
 use crate::experiment::{ExperimentInfo, Routine};
-use crate::model::{Calibration, Rusage, Sample, StopReason};
+use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 
 /// How long and how precisely to sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +79,14 @@ pub enum Progress<'a> {
     Sample(&'a Sample),
 }
 
+/// How sampling ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampled {
+    pub stop_reason: StopReason,
+    /// The batch size every sample used.
+    pub ops_per_sample: u64,
+}
+
 /// Take samples of `routine` until the stopping rule says enough.
 pub fn sample(
     info: &ExperimentInfo,
@@ -88,7 +96,7 @@ pub fn sample(
     cpus: &[usize],
     cfg: &SamplerConfig,
     report: &mut dyn FnMut(Progress) -> Result<(), String>,
-) -> Result<StopReason, String> {
+) -> Result<Sampled, String> {
     let timer_overhead_ns = clock.overhead_ns();
     let target_ns = (clock.resolution_ns() * 1000.0).max(cfg.min_sample_ns);
 
@@ -164,19 +172,63 @@ pub fn sample(
 
         let n = values.len();
         if n >= cfg.max_samples {
-            return Ok(StopReason::MaxSamples);
+            return Ok(Sampled {
+                stop_reason: StopReason::MaxSamples,
+                ops_per_sample: ops,
+            });
         }
         let spent = clock.ns(sampling_start, clock.stop());
         if n >= next_check && spent >= cfg.min_time_s * 1e9 {
             next_check = n + (n / 10).max(5);
             if precise_enough(&values, cfg) {
-                return Ok(StopReason::Precision);
+                return Ok(Sampled {
+                    stop_reason: StopReason::Precision,
+                    ops_per_sample: ops,
+                });
             }
         }
         if spent >= budget_ns && n >= cfg.min_samples.min(3) {
-            return Ok(StopReason::Budget);
+            return Ok(Sampled {
+                stop_reason: StopReason::Budget,
+                ops_per_sample: ops,
+            });
         }
     }
+}
+
+/// Batches run with the probe counters after sampling.
+const PROBE_BATCHES: u64 = 3;
+
+/// Count the probe events (see `counters::PROBE_GROUPS`) over a few untimed batches of the
+/// same size as the samples. Returns one count per event, summed over the batches.
+pub fn count_probes(
+    routine: &mut dyn Routine,
+    probes: &mut CounterSet,
+    ops_per_sample: u64,
+) -> Result<Vec<ProbeCount>, String> {
+    let mut totals: Vec<ProbeCount> = Vec::new();
+    for _ in 0..PROBE_BATCHES {
+        let before = probes.read_before();
+        routine.run(ops_per_sample)?;
+        let after = probes.read_after();
+        for (name, c) in probes.delta(&before, &after) {
+            match totals.iter_mut().find(|p| p.name == name) {
+                Some(total) => {
+                    total.ops += ops_per_sample;
+                    total.count.value = total.count.value.zip(c.value).map(|(a, b)| a + b);
+                    total.count.raw += c.raw;
+                    total.count.enabled_ns += c.enabled_ns;
+                    total.count.running_ns += c.running_ns;
+                }
+                None => totals.push(ProbeCount {
+                    name,
+                    ops: ops_per_sample,
+                    count: c,
+                }),
+            }
+        }
+    }
+    Ok(totals)
 }
 
 /// Whether the 95% CI of the median is narrower than the target.

@@ -116,6 +116,16 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
 
         let header = open::inspect(&conn, path)?;
+        // Opening for reading only (no CREATE flag) must not turn an empty file into a
+        // database: it holds no runs, which is what `Missing` says.
+        if !extra.contains(OpenFlags::SQLITE_OPEN_CREATE)
+            && header.objects == 0
+            && header.application_id == 0
+        {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
         open::admit(header, path)?;
         let migrated_from = open::migrate(&mut conn, path, header)?;
         Ok(Store {

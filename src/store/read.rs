@@ -16,8 +16,8 @@ use super::RunSummary;
 use super::error::{During, StoreError};
 use super::schema;
 use crate::model::{
-    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Run, Rusage,
-    Sample, Status, StopReason,
+    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, ProbeCount, Run,
+    Rusage, Sample, Status, StopReason,
 };
 
 pub(super) fn run(conn: &Connection, path: &Path, run_id: i64) -> Result<Run, StoreError> {
@@ -79,6 +79,7 @@ fn results(
                     cpus: json(row, 11)?,
                 },
                 samples: Vec::new(),
+                probes: Vec::new(),
                 counters: Vec::new(),
                 validation: Vec::new(),
                 started_at: real(row, 12)?,
@@ -93,6 +94,7 @@ fn results(
     let mut results = Vec::with_capacity(rows.len());
     for (result_id, mut result) in rows {
         result.samples = samples(conn, path, result_id)?;
+        result.probes = probe_counts(conn, path, result_id)?;
         result.counters = counter_statuses(conn, path, result_id)?;
         result.validation = validations(conn, path, result_id)?;
         results.push(result);
@@ -176,6 +178,31 @@ fn counter_statuses(
                 name: row.get(0)?,
                 supported: row.get(1)?,
                 reason: row.get(2)?,
+            })
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)
+}
+
+fn probe_counts(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+) -> Result<Vec<ProbeCount>, StoreError> {
+    const OP: &str = "reading probe counts";
+    conn.prepare_cached(schema::SELECT_PROBE_COUNTS)
+        .during(path, OP)?
+        .query_map([result_id], |row| {
+            Ok(ProbeCount {
+                name: row.get(0)?,
+                ops: count(row, 1)?,
+                count: CounterValue {
+                    value: row.get(2)?,
+                    raw: count(row, 3)?,
+                    enabled_ns: count(row, 4)?,
+                    running_ns: count(row, 5)?,
+                },
             })
         })
         .during(path, OP)?

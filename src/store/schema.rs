@@ -130,6 +130,18 @@ CREATE TABLE counter_status (
     PRIMARY KEY (result_id, position)
 ) WITHOUT ROWID;
 
+CREATE TABLE probe_counts (
+    result_id   INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    name        TEXT NOT NULL,
+    ops         INTEGER NOT NULL,
+    value       REAL,
+    raw         INTEGER NOT NULL,
+    enabled_ns  INTEGER NOT NULL,
+    running_ns  INTEGER NOT NULL,
+    PRIMARY KEY (result_id, position)
+) WITHOUT ROWID;
+
 CREATE TABLE validations (
     result_id   INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
     position    INTEGER NOT NULL,
@@ -175,6 +187,9 @@ pub(super) const INSERT_SAMPLE_COUNTER: &str = "INSERT INTO sample_counters (res
 pub(super) const INSERT_COUNTER_STATUS: &str = "INSERT INTO counter_status (result_id, \
      position, name, supported, reason) VALUES (?1, ?2, ?3, ?4, ?5)";
 
+pub(super) const INSERT_PROBE_COUNT: &str = "INSERT INTO probe_counts (result_id, position, \
+     name, ops, value, raw, enabled_ns, running_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
 pub(super) const INSERT_VALIDATION: &str = "INSERT INTO validations (result_id, position, \
      check_name, ok, detail) VALUES (?1, ?2, ?3, ?4, ?5)";
 
@@ -201,6 +216,9 @@ pub(super) const SELECT_SAMPLE_COUNTERS: &str = "SELECT sample_idx, name, value,
 
 pub(super) const SELECT_COUNTER_STATUS: &str = "SELECT name, supported, reason \
      FROM counter_status WHERE result_id = ?1 ORDER BY position";
+
+pub(super) const SELECT_PROBE_COUNTS: &str = "SELECT name, ops, value, raw, enabled_ns, \
+     running_ns FROM probe_counts WHERE result_id = ?1 ORDER BY position";
 
 pub(super) const SELECT_VALIDATIONS: &str = "SELECT check_name, ok, detail \
      FROM validations WHERE result_id = ?1 ORDER BY position";

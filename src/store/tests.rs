@@ -11,8 +11,8 @@ use super::schema::{APPLICATION_ID, SCHEMA_VERSION};
 use super::{Store, StoreError};
 use crate::env::{Cache, CounterAvailability, Environment};
 use crate::model::{
-    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Run, RunSettings,
-    Rusage, Sample, Status, StopReason,
+    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, ProbeCount, Run,
+    RunSettings, Rusage, Sample, Status, StopReason,
 };
 
 // --- fixtures ---
@@ -124,6 +124,28 @@ fn syscall_result() -> ExperimentResult {
             cpus: vec![2, 3],
         },
         samples: (0..5).map(|i| sample(i, true)).collect(),
+        probes: vec![
+            ProbeCount {
+                name: "syscalls".into(),
+                ops: 30_000,
+                count: CounterValue {
+                    value: Some(30_003.0),
+                    raw: 30_003,
+                    enabled_ns: 7,
+                    running_ns: 7,
+                },
+            },
+            ProbeCount {
+                name: "never_ran".into(),
+                ops: 1,
+                count: CounterValue {
+                    value: None,
+                    raw: 0,
+                    enabled_ns: 5,
+                    running_ns: 0,
+                },
+            },
+        ],
         counters: vec![
             CounterStatus {
                 name: "cycles".into(),
@@ -169,6 +191,7 @@ fn pagefault_result() -> ExperimentResult {
             cpus: vec![],
         },
         samples: (0..3).map(|i| sample(i, false)).collect(),
+        probes: vec![],
         counters: vec![],
         validation: vec![Check {
             check: "one minor fault per page".into(),
@@ -191,6 +214,8 @@ fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Ru
             quick: false,
             precision: 0.01,
             budget_s: 10.0,
+            min_time_s: 1.0,
+            timeout_s: 40.0,
             cpus: vec![2],
             argv: vec!["oslab".into(), "run".into(), "--tag".into(), "x".into()],
         },

@@ -140,6 +140,25 @@ pub(super) fn insert_result(
             .during(path, "storing counter statuses")?;
     }
 
+    let mut insert_probe = conn
+        .prepare_cached(schema::INSERT_PROBE_COUNT)
+        .during(path, "storing probe counts")?;
+    for (position, probe) in result.probes.iter().enumerate() {
+        let c = &probe.count;
+        insert_probe
+            .execute(params![
+                result_id,
+                position_of(position),
+                probe.name,
+                int(path, "a probe's operations", probe.ops)?,
+                c.value,
+                int(path, "a counter's raw count", c.raw)?,
+                int(path, "a counter's enabled time", c.enabled_ns)?,
+                int(path, "a counter's running time", c.running_ns)?,
+            ])
+            .during(path, "storing probe counts")?;
+    }
+
     let mut insert_check = conn
         .prepare_cached(schema::INSERT_VALIDATION)
         .during(path, "storing validation checks")?;
