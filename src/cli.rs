@@ -124,7 +124,10 @@ enum ClockArg {
 
 /// Parse the command line and run it.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     if matches!(cli.command, Command::Worker) {
         return ExitCode::from(crate::worker::main() as u8);
     }
@@ -140,6 +143,34 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Help and version go to stdout as clap prints them; a mistake becomes one line on stderr
+/// that names the fix, like every other user error.
+fn usage_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = err.print();
+        return ExitCode::SUCCESS;
+    }
+    if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = err.print();
+        return ExitCode::from(2);
+    }
+    let text = err.to_string();
+    let first = text.lines().next().unwrap_or("invalid command line");
+    let first = first.trim().trim_start_matches("error:").trim();
+    let tip = text
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("tip: "))
+        .map(|t| format!("; {t}"))
+        .unwrap_or_default();
+    eprintln!("oslab: {first}{tip}; `oslab --help` lists the commands and options");
+    ExitCode::from(2)
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -447,10 +478,13 @@ fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> R
         },
     };
     let Some(id) = id else {
-        return Err(UserError::NoSuchRun(
-            which.unwrap_or_else(|| "at all".into()),
-            path.display().to_string(),
-        )
+        return Err(match which {
+            Some(which) => UserError::NoSuchRun(which, path.display().to_string()),
+            None => UserError::BadOption(format!(
+                "no runs stored in {} yet; `oslab run` makes one",
+                path.display()
+            )),
+        }
         .into());
     };
     let run = match store.load_run(id) {

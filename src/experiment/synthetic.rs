@@ -54,6 +54,9 @@ impl Region {
                 std::io::Error::last_os_error()
             )));
         }
+        // One fault per page even where THP is `always`: a huge page would fault 512 at once.
+        // SAFETY: advice on our own fresh mapping.
+        unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
         Ok(Region {
             ptr: ptr.cast(),
             len,
