@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
@@ -17,12 +18,24 @@ use tempfile::TempDir;
 /// must fail the test, not hang the suite).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Held while an `oslab run` measures (the tests of one binary run on parallel threads).
+static MEASURING: Mutex<()> = Mutex::new(());
+
+/// Wait for this thread's turn to measure; the turn lasts as long as the guard.
+pub fn measuring_turn() -> MutexGuard<'static, ()> {
+    MEASURING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Result statuses the JSON contract allows.
 pub const RESULT_STATUSES: [&str; 4] = ["ok", "suspect", "failed", "unsupported"];
 /// Counter statuses the JSON contract allows.
 pub const COUNTER_STATUSES: [&str; 3] = ["ok", "unsupported", "not_counted"];
 /// The rusage fields every measured result carries per operation.
-pub const RUSAGE_FIELDS: [&str; 6] = ["minflt", "majflt", "nvcsw", "nivcsw", "utime_us", "stime_us"];
+pub const RUSAGE_FIELDS: [&str; 6] = [
+    "minflt", "majflt", "nvcsw", "nivcsw", "utime_us", "stime_us",
+];
 
 /// The eleven experiments of the `syscall` family, in registry order.
 pub const SYSCALL_EXPERIMENTS: [&str; 11] = [
@@ -93,6 +106,9 @@ impl Lab {
         for (k, v) in envs {
             cmd.env(k, v);
         }
+        // Measuring commands take turns: every worker is pinned to the same CPU by default,
+        // and two experiments sharing it would measure each other.
+        let _turn = (args.first() == Some(&"run")).then(measuring_turn);
         let start = Instant::now();
         let output = cmd.output().expect("start the oslab binary");
         Out {
@@ -102,6 +118,18 @@ impl Lab {
             stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
             elapsed: start.elapsed(),
         }
+    }
+
+    /// A `std::process::Command` for `oslab --db <this lab's db> ARGS...` with the same
+    /// environment as [`Lab::oslab`], for tests that need to watch or signal the process.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_oslab"));
+        cmd.arg("--db")
+            .arg(&self.db)
+            .args(args)
+            .env_remove("OSLAB_DB")
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg"));
+        cmd
     }
 
     /// `oslab run ARGS... --json`, expecting exit code `code`; returns the parsed document.
@@ -121,14 +149,22 @@ impl Lab {
 
 impl Out {
     pub fn assert_code(&self, code: i32) -> &Out {
-        assert_eq!(self.code, Some(code), "exit code of oslab {:?}\n{self}", self.args);
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit code of oslab {:?}\n{self}",
+            self.args
+        );
         self
     }
 
     /// stdout parsed as exactly one JSON document (nothing else may be printed there).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!("stdout of oslab {:?} is not one JSON document: {e}\n{self}", self.args)
+            panic!(
+                "stdout of oslab {:?} is not one JSON document: {e}\n{self}",
+                self.args
+            )
         })
     }
 
@@ -141,7 +177,11 @@ impl Out {
             "a user error prints nothing on stdout\n{self}"
         );
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "a user error is exactly one line on stderr\n{self}");
+        assert_eq!(
+            lines.len(),
+            1,
+            "a user error is exactly one line on stderr\n{self}"
+        );
         assert!(
             self.stderr.ends_with('\n'),
             "the error line is terminated\n{self}"
@@ -167,7 +207,11 @@ impl Out {
 
 impl std::fmt::Display for Out {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let stdout: String = self.stdout.chars().take(4000).collect();
+        // A run document is summarised (its environment alone would fill the screen).
+        let stdout = match serde_json::from_str::<Value>(&self.stdout) {
+            Ok(doc) if doc["results"].is_array() => summary(&doc),
+            _ => self.stdout.chars().take(4000).collect(),
+        };
         write!(
             f,
             "--- oslab {:?}: exit {:?} after {:.2?}\n--- stdout ({} bytes):\n{stdout}\n--- stderr:\n{}",
@@ -178,6 +222,32 @@ impl std::fmt::Display for Out {
             self.stderr
         )
     }
+}
+
+/// One line per result of a run document: what a failing assertion needs to see.
+pub fn summary(doc: &Value) -> String {
+    let mut text = format!("run {} clock {}\n", doc["run_id"], doc["clock"]["source"]);
+    for r in doc["results"].as_array().into_iter().flatten() {
+        let failed: Vec<&Value> = r["validation"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v["ok"] != true)
+            .collect();
+        text.push_str(&format!(
+            "  {} {} status={} reason={} samples={} median={} stop={} rusage={} contamination={} failed_checks={failed:?}\n",
+            r["experiment"],
+            r["params"],
+            r["status"],
+            r["reason"],
+            r["samples"],
+            r["median"],
+            r["stop_reason"],
+            r["rusage"],
+            r["contamination"],
+        ));
+    }
+    text
 }
 
 /// The kernel release as `uname -r` prints it.
@@ -209,7 +279,12 @@ pub fn results(doc: &Value) -> &Vec<Value> {
 pub fn experiment_names(doc: &Value) -> Vec<String> {
     results(doc)
         .iter()
-        .map(|r| r["experiment"].as_str().expect("experiment name").to_string())
+        .map(|r| {
+            r["experiment"]
+                .as_str()
+                .expect("experiment name")
+                .to_string()
+        })
         .collect()
 }
 
@@ -289,7 +364,10 @@ pub fn check_result_contract(r: &Value) {
         "rusage",
         "validation",
     ] {
-        assert!(fields.contains_key(key), "{name}: field `{key}` missing: {r:#}");
+        assert!(
+            fields.contains_key(key),
+            "{name}: field `{key}` missing: {r:#}"
+        );
     }
     object(&r["params"], &ctx("params"));
     let unit = r["unit"].as_str().expect("unit is a string");
@@ -307,7 +385,9 @@ pub fn check_result_contract(r: &Value) {
     let samples = r["samples"].as_u64().expect("samples is a count");
     if status == "ok" || status == "suspect" {
         assert!(samples > 0, "{name}: a measured result has samples");
-        let stop = r["stop_reason"].as_str().expect("stop_reason of a measured result");
+        let stop = r["stop_reason"]
+            .as_str()
+            .expect("stop_reason of a measured result");
         assert!(
             ["precision", "budget", "max_samples"].contains(&stop),
             "{name}: stop_reason {stop}"
@@ -341,8 +421,13 @@ pub fn check_result_contract(r: &Value) {
     for (counter, c) in object(&r["counters"], &ctx("counters")) {
         let what = format!("{name}: counter {counter}");
         object(c, &what);
-        let cstatus = c["status"].as_str().unwrap_or_else(|| panic!("{what}: status"));
-        assert!(COUNTER_STATUSES.contains(&cstatus), "{what}: status {cstatus}");
+        let cstatus = c["status"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: status"));
+        assert!(
+            COUNTER_STATUSES.contains(&cstatus),
+            "{what}: status {cstatus}"
+        );
         assert!(c.get("per_op").is_some(), "{what}: per_op missing");
         assert!(c.get("reason").is_some(), "{what}: reason missing");
         match cstatus {
@@ -351,7 +436,10 @@ pub fn check_result_contract(r: &Value) {
                 assert!(per_op >= 0.0, "{what}: per_op {per_op}");
             }
             "unsupported" => {
-                assert!(non_empty_str(&c["reason"]), "{what}: unsupported says why: {c}");
+                assert!(
+                    non_empty_str(&c["reason"]),
+                    "{what}: unsupported says why: {c}"
+                );
                 assert!(c["per_op"].is_null(), "{what}: unsupported has no figure");
             }
             _ => assert!(c["per_op"].is_null(), "{what}: not counted has no figure"),
@@ -360,9 +448,15 @@ pub fn check_result_contract(r: &Value) {
 
     let validation = r["validation"].as_array().expect("validation is an array");
     for v in validation {
-        assert!(non_empty_str(&v["check"]), "{name}: validation check named: {v}");
+        assert!(
+            non_empty_str(&v["check"]),
+            "{name}: validation check named: {v}"
+        );
         assert!(v["ok"].is_boolean(), "{name}: validation ok is a bool: {v}");
-        assert!(non_empty_str(&v["detail"]), "{name}: validation detail: {v}");
+        assert!(
+            non_empty_str(&v["detail"]),
+            "{name}: validation detail: {v}"
+        );
     }
 }
 
@@ -390,7 +484,9 @@ pub fn processes_with_marker(name: &str, marker: &str) -> Vec<String> {
     };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        let Some(pid) = file_name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
         else {
             continue;
         };
@@ -398,11 +494,28 @@ pub fn processes_with_marker(name: &str, marker: &str) -> Vec<String> {
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        if environ.split(|&b| b == 0).any(|var| var == needle.as_bytes()) {
+        if environ
+            .split(|&b| b == 0)
+            .any(|var| var == needle.as_bytes())
+        {
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
             found.push(format!("{pid}: {}", cmdline.trim()));
         }
     }
     found
+}
+
+/// [`processes_with_marker`] after giving the kernel up to two seconds to tear down what is
+/// already dying: what this returns outlived its parent.
+pub fn marked_processes_after_grace(name: &str, marker: &str) -> Vec<String> {
+    let mut left = processes_with_marker(name, marker);
+    for _ in 0..20 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_with_marker(name, marker);
+    }
+    left
 }
