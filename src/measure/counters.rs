@@ -546,7 +546,11 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(names.len(), expected.len(), "one status per counter");
-        assert_eq!(probe().len(), super::names().count(), "env lists timed and probe counters");
+        assert_eq!(
+            probe().len(),
+            super::names().count(),
+            "env lists timed and probe counters"
+        );
         for s in set.statuses() {
             assert!(
                 s.supported || s.reason.as_deref().is_some_and(|r| !r.is_empty()),
@@ -573,7 +577,12 @@ mod tests {
     #[test]
     fn the_syscall_probe_counts_every_call_or_says_why_not() {
         let mut probes = CounterSet::open_probes();
-        let status = probes.statuses().iter().find(|s| s.name == "syscalls").cloned().unwrap();
+        let status = probes
+            .statuses()
+            .iter()
+            .find(|s| s.name == "syscalls")
+            .cloned()
+            .unwrap();
         if !status.supported {
             assert!(status.reason.is_some_and(|r| !r.is_empty()));
             return;

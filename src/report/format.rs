@@ -15,6 +15,57 @@ pub fn time_ns(ns: f64) -> String {
     format!("{} {unit}", sig3(value))
 }
 
+/// A range of times in the unit that suits `reference`, with one digit more than `time_ns`
+/// gives it, so a narrow confidence interval stays readable: `1.412 – 1.416 µs`.
+pub fn time_range_ns(lo: f64, hi: f64, reference: f64) -> String {
+    if !(lo.is_finite() && hi.is_finite() && reference.is_finite()) {
+        return "–".to_string();
+    }
+    let (scale, unit) = match reference.abs() {
+        x if x < 1e3 => (1.0, "ns"),
+        x if x < 1e6 => (1e3, "µs"),
+        x if x < 1e9 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    };
+    let decimals = match (reference / scale).abs() {
+        x if x >= 100.0 => 1,
+        x if x >= 10.0 => 2,
+        _ => 3,
+    };
+    format!(
+        "{:.*} – {:.*} {unit}",
+        decimals,
+        lo / scale,
+        decimals,
+        hi / scale
+    )
+}
+
+/// Wrap `text` at word boundaries to `width` columns, the first line after `first`, the
+/// others after `rest`.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::from(first);
+    let mut column = first.chars().count();
+    let mut line_start = true;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if !line_start && column + 1 + len > width {
+            out.push('\n');
+            out.push_str(rest);
+            column = rest.chars().count();
+            line_start = true;
+        }
+        if !line_start {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += len;
+        line_start = false;
+    }
+    out
+}
+
 /// Three significant digits, no exponent, no trailing zeros lost: `1.23`, `12.3`, `123`.
 pub fn sig3(x: f64) -> String {
     let a = x.abs();
@@ -137,6 +188,16 @@ mod tests {
         assert_eq!(time_ns(7.891e9), "7.89 s");
         assert_eq!(times(1.0), "1.0×");
         assert_eq!(times(340.4), "340×");
+    }
+
+    #[test]
+    fn ranges_and_wrapping() {
+        assert_eq!(time_range_ns(1412.3, 1416.0, 1414.0), "1.412 – 1.416 µs");
+        assert_eq!(time_range_ns(153.96, 154.21, 154.0), "154.0 – 154.2 ns");
+        assert_eq!(time_range_ns(1.0951, 1.1022, 1.1), "1.095 – 1.102 ns");
+        let w = wrap("aaa bbb ccc ddd", 9, "  ", "    ");
+        assert_eq!(w, "  aaa bbb\n    ccc\n    ddd");
+        assert!(wrap("", 10, "x", "y") == "x");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::analysis::result::{ResultFigures, figures};
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
-use crate::report::format::{Align, Table, per_op, sig3, time_ns, times};
+use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
 
 /// The baseline every rung is compared with.
 const BASELINE: &str = "syscall.function_call";
@@ -41,9 +41,7 @@ pub fn render(run: &Run) -> String {
         let mut previous: Option<f64> = None;
         for (r, f) in &measured {
             let m = median(f);
-            let ci = f.ci.map_or("–".into(), |(lo, hi)| {
-                format!("{} – {}", sig3(lo), sig3(hi))
-            });
+            let ci = f.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m));
             table.row(vec![
                 label(r),
                 op_of(r),
@@ -103,14 +101,28 @@ fn heading(run: &Run) -> String {
         Some(hz) => format!("TSC at {:.3} GHz", hz / 1e9),
         None => run.clock.source.clone(),
     };
+    let os = match env.os.as_str() {
+        "linux" => "Linux",
+        "freebsd" => "FreeBSD",
+        "macos" => "macOS",
+        other => other,
+    };
+    let distro = env
+        .os_release
+        .as_deref()
+        .map(|d| format!("; {d}"))
+        .unwrap_or_default();
+    let cpus = env
+        .logical_cpus
+        .map(|n| format!(", {n} CPUs"))
+        .unwrap_or_default();
     let mut s = format!(
-        "oslab run {}{} — {} {kernel} on {cpu}{virt}\n",
+        "oslab run {}{} — {cpu}{cpus}{virt}; {os} {kernel}{distro}\n",
         run.id,
         run.tag
             .as_deref()
             .map(|t| format!(" [{t}]"))
             .unwrap_or_default(),
-        env.os,
     );
     s.push_str(&format!(
         "clock {clock} (read pair {}, resolution {}); pinned to CPU {}; precision target ±{}% per median{}\n",
@@ -182,11 +194,11 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
         ));
         table.row(row);
     }
-    format!(
-        "\nWhat the counters saw, per operation (faults and switches from getrusage; sys % = \
-         system share of CPU time; preempted = samples with an involuntary switch)\n\n{}",
-        table.render(2)
-    )
+    let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
+                   over the timed samples; sys % is the system share of CPU time; preempted counts \
+                   samples with an involuntary switch; syscalls were counted in untimed batches \
+                   after the samples, because the tracepoint slows every system call.";
+    format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }
 
 fn notes(figured: &[(&ExperimentResult, ResultFigures)]) -> String {
@@ -194,12 +206,15 @@ fn notes(figured: &[(&ExperimentResult, ResultFigures)]) -> String {
     for (r, _) in figured {
         match r.status {
             Status::Ok => {}
-            Status::Suspect | Status::Failed | Status::Unsupported => lines.push(format!(
-                "  {} {}: {}",
-                label(r),
-                r.status.as_str(),
-                r.reason.as_deref().unwrap_or("no reason recorded")
-            )),
+            Status::Suspect | Status::Failed | Status::Unsupported => {
+                let text = format!(
+                    "{} {}: {}",
+                    label(r),
+                    r.status.as_str(),
+                    r.reason.as_deref().unwrap_or("no reason recorded")
+                );
+                lines.push(wrap(&text, 96, "  ", "    "));
+            }
         }
     }
     // Counters that could not be read, said once with their reason.
@@ -218,7 +233,12 @@ fn notes(figured: &[(&ExperimentResult, ResultFigures)]) -> String {
         }
     }
     for (names, why) in unsupported {
-        lines.push(format!("  unsupported here: {names}: {why}"));
+        lines.push(wrap(
+            &format!("unsupported here: {names}: {why}"),
+            96,
+            "  ",
+            "    ",
+        ));
     }
     if lines.is_empty() {
         String::new()
