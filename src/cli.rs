@@ -17,6 +17,7 @@ use crate::experiment::{self, ExperimentInfo, Params, params::parse_assignment};
 use crate::measure::clock::{self, ClockChoice};
 use crate::measure::counters;
 use crate::measure::cpu;
+use crate::measure::load::Load;
 use crate::measure::sampler::SamplerConfig;
 use crate::model::{Run, RunSettings, Status};
 use crate::report;
@@ -74,6 +75,14 @@ enum Command {
     /// Run one experiment for a parent oslab (internal)
     #[command(hide = true)]
     Worker,
+    /// Busy-loop on one CPU as background load for a parent oslab (internal)
+    #[command(hide = true)]
+    Load {
+        #[arg(long)]
+        cpu: usize,
+        #[arg(long)]
+        parent: u32,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -98,6 +107,10 @@ struct RunArgs {
     /// Set an experiment parameter (repeatable); `oslab list` shows them
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
+    /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU) or
+    /// `cpu:all` (one on every CPU)
+    #[arg(long, value_name = "KIND")]
+    load: Option<String>,
     /// Run the selected experiments this many times, interleaved
     #[arg(long, default_value_t = 1, value_name = "N")]
     repeat: u32,
@@ -128,8 +141,12 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
-    if matches!(cli.command, Command::Worker) {
-        return ExitCode::from(crate::worker::main() as u8);
+    match cli.command {
+        Command::Worker => return ExitCode::from(crate::worker::main() as u8),
+        Command::Load { cpu, parent } => {
+            return ExitCode::from(crate::measure::load::main(cpu, parent) as u8);
+        }
+        _ => {}
     }
     match dispatch(cli) {
         Ok(code) => code,
@@ -179,7 +196,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::List { json } => list(json),
         Command::Show { run, json, list } => show(cli.db, run, json, list),
         Command::Env { json } => env(json),
-        Command::Worker => unreachable!("handled before dispatch"),
+        Command::Worker | Command::Load { .. } => unreachable!("handled before dispatch"),
     }
 }
 
@@ -258,6 +275,14 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
     let cpus = choose_cpus(args.cpu.as_deref())?;
+    let other_cpu = other_cpu(&cpus);
+    let load =
+        match args.load.as_deref() {
+            None => None,
+            Some(text) => Some(Load::parse(text).ok_or_else(|| {
+                UserError::BadOption(format!("--load {text}: give cpu or cpu:all"))
+            })?),
+        };
 
     let path = db_path(db)?;
     let mut store = Store::open(&path).map_err(UserError::from)?;
@@ -290,6 +315,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             min_time_s: sampler.min_time_s,
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
+            load: load.as_ref().map(|l| l.name().to_string()),
             argv: std::env::args().collect(),
         },
         clock: clock_info.clone(),
@@ -300,6 +326,8 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     run.id = run_id;
 
     let plan = Plan {
+        other_cpu,
+        load,
         sampler,
         cpus,
         clock: clock_info,
@@ -420,6 +448,18 @@ fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
         });
     }
     Ok(cpus)
+}
+
+/// The CPU for the other side of a cross-CPU experiment: the second CPU given with --cpu,
+/// else the highest other CPU this process may use.
+fn other_cpu(cpus: &[usize]) -> Option<usize> {
+    if let Some(second) = cpus.get(1) {
+        return Some(*second);
+    }
+    cpu::allowed()
+        .into_iter()
+        .rev()
+        .find(|c| Some(c) != cpus.first())
 }
 
 fn param_hint(selected: &[&ExperimentInfo]) -> String {

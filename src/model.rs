@@ -53,6 +53,14 @@ impl Rusage {
         })
     }
 
+    /// Whether a delta shows no activity at all (`maxrss_kb`, not a delta, is ignored).
+    pub fn is_idle(&self) -> bool {
+        Rusage {
+            maxrss_kb: 0,
+            ..*self
+        } == Rusage::default()
+    }
+
     /// `after - before` for every cumulative field; `maxrss_kb` is taken from `after`.
     pub fn delta(before: &Rusage, after: &Rusage) -> Rusage {
         Rusage {
@@ -92,6 +100,15 @@ pub struct Sample {
     /// (the loop overhead only for experiments that subtract it).
     pub ns_per_op: f64,
     pub rusage: Rusage,
+    /// The other side of a two-process experiment (a partner process), read from
+    /// /proc/PID/{stat,status} around the sample: its switches and faults are not in
+    /// `rusage`. (A partner thread is already in `rusage`, which covers the whole process.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner: Option<Rusage>,
+    /// Children reaped during the sample (getrusage(RUSAGE_CHILDREN) delta): what a forked
+    /// child cost, kept apart from the parent's own figures. `None` when no child was reaped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Rusage>,
     /// Counter name → count over this sample (only the counters that could be opened).
     #[serde(default)]
     pub counters: BTreeMap<String, CounterValue>,
@@ -199,6 +216,10 @@ pub struct Calibration {
     pub timer_overhead_ns: f64,
     /// Per-operation cost of the empty loop, subtracted when the experiment asks for it.
     pub loop_overhead_ns: Option<f64>,
+    /// Per-operation cost of the experiment's own baseline (see `Routine::run_baseline`),
+    /// subtracted from every sample.
+    #[serde(default)]
+    pub baseline_ns: Option<f64>,
     /// Time spent warming up before the first sample.
     pub warmup_ns: f64,
     /// CPUs the worker was pinned to.
@@ -259,6 +280,8 @@ pub struct RunSettings {
     /// Hard time limit per worker, seconds.
     pub timeout_s: f64,
     pub cpus: Vec<usize>,
+    /// Background load run beside every experiment (`cpu`, `cpu:all`), if any.
+    pub load: Option<String>,
     /// The command line, for the record.
     pub argv: Vec<String>,
 }

@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::experiment::{ExperimentInfo, Params};
+use crate::measure::load::{self, Load};
 use crate::measure::sampler::SamplerConfig;
 use crate::model::{Calibration, ClockInfo, ExperimentResult, Status, StopReason};
 use crate::validate;
@@ -20,6 +21,10 @@ use crate::worker::{Job, Message};
 pub struct Plan {
     pub sampler: SamplerConfig,
     pub cpus: Vec<usize>,
+    /// Another CPU for cross-CPU placements, if this process may use one.
+    pub other_cpu: Option<usize>,
+    /// Background load started beside every worker.
+    pub load: Option<Load>,
     pub clock: ClockInfo,
     /// Hard limit per worker; by default twice the budget plus time for setup.
     pub timeout: Duration,
@@ -49,6 +54,20 @@ pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> Ex
         validation: Vec::new(),
         started_at,
         duration_s: 0.0,
+    };
+    // The load runs for exactly the worker's lifetime: started first, killed when `_load` drops.
+    let _load = match &plan.load {
+        Some(l) => match load::Running::start(&l.cpus(plan.cpus.first().copied())) {
+            Ok(running) => Some(running),
+            Err(e) => {
+                result.reason = Some(format!(
+                    "cannot start the --load {} processes: {e}",
+                    l.name()
+                ));
+                return result;
+            }
+        },
+        None => None,
     };
     let outcome = drive_worker(info, params, plan, &mut result);
     result.duration_s = start.elapsed().as_secs_f64();
@@ -117,6 +136,7 @@ fn drive_worker(
         experiment: info.name.to_string(),
         params: params.as_map().clone(),
         cpus: plan.cpus.clone(),
+        other_cpu: plan.other_cpu,
         clock: plan.clock.clone(),
         sampler: plan.sampler.clone(),
     };

@@ -14,6 +14,11 @@ pub enum Metric {
     Rusage(&'static str),
     /// Minor plus major faults from getrusage: exact, and available without perf.
     Faults,
+    /// A getrusage field summed over both sides of a two-process experiment: the worker and
+    /// its partner process (a partner thread is already in the worker's figures).
+    BothSides(&'static str),
+    /// A getrusage field of the children reaped during the samples (RUSAGE_CHILDREN).
+    Children(&'static str),
     /// The share of CPU time spent in the kernel, `stime / (utime + stime)` (not per op).
     SystemShare,
 }
@@ -24,6 +29,8 @@ impl Metric {
             Metric::Counter(name) => format!("{name} per op"),
             Metric::Rusage(field) => format!("{field} per op"),
             Metric::Faults => "page faults (minflt+majflt) per op".to_string(),
+            Metric::BothSides(field) => format!("{field} of both sides per op"),
+            Metric::Children(field) => format!("{field} of the children per op"),
             Metric::SystemShare => "system-time share".to_string(),
         }
     }
@@ -100,6 +107,23 @@ pub fn measure(
             let total: i64 = samples
                 .iter()
                 .map(|s| s.rusage.get(field).unwrap_or(0))
+                .sum();
+            Some(total as f64 / ops)
+        }
+        Metric::BothSides(field) => {
+            let total: i64 = samples
+                .iter()
+                .map(|s| {
+                    s.rusage.get(field).unwrap_or(0)
+                        + s.partner.and_then(|p| p.get(field)).unwrap_or(0)
+                })
+                .sum();
+            Some(total as f64 / ops)
+        }
+        Metric::Children(field) => {
+            let total: i64 = samples
+                .iter()
+                .map(|s| s.children.and_then(|c| c.get(field)).unwrap_or(0))
                 .sum();
             Some(total as f64 / ops)
         }
@@ -192,6 +216,8 @@ mod tests {
                 stime_us: 300_000,
                 ..Rusage::default()
             },
+            partner: None,
+            children: None,
             counters: Default::default(),
         };
         if let Some(v) = syscalls {
@@ -237,6 +263,34 @@ mod tests {
             measure(Metric::SystemShare, &[short], &[], &c),
             None,
             "too few ticks to judge"
+        );
+    }
+
+    #[test]
+    fn both_sides_and_children() {
+        let mut a = sample(10, 0, None);
+        a.rusage.nvcsw = 10;
+        a.partner = Some(Rusage {
+            nvcsw: 10,
+            ..Rusage::default()
+        });
+        a.children = Some(Rusage {
+            minflt: 30,
+            ..Rusage::default()
+        });
+        let b = sample(10, 0, None);
+        let c = supported("x");
+        assert_eq!(
+            measure(Metric::BothSides("nvcsw"), &[a.clone(), b], &[], &c),
+            Some(1.0)
+        );
+        assert_eq!(
+            measure(Metric::Rusage("nvcsw"), &[a.clone()], &[], &c),
+            Some(1.0)
+        );
+        assert_eq!(
+            measure(Metric::Children("minflt"), &[a], &[], &c),
+            Some(3.0)
         );
     }
 

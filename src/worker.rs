@@ -7,7 +7,7 @@ use std::io::{BufWriter, Read, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::{self, Params, SetupError};
+use crate::experiment::{self, Context, Params, SetupError};
 use crate::measure::clock::Clock;
 use crate::measure::counters::CounterSet;
 use crate::measure::cpu;
@@ -20,6 +20,9 @@ pub struct Job {
     pub experiment: String,
     pub params: BTreeMap<String, String>,
     pub cpus: Vec<usize>,
+    /// Another CPU the experiment may use (cross-CPU placements).
+    #[serde(default)]
+    pub other_cpu: Option<usize>,
     pub clock: ClockInfo,
     pub sampler: SamplerConfig,
 }
@@ -100,7 +103,11 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
     .map_err(SetupError::Failed)?;
 
     let params = Params::from_map(job.params.clone());
-    let mut routine = (info.setup)(&params)?;
+    let context = Context {
+        cpu: job.cpus.first().copied(),
+        other_cpu: job.other_cpu,
+    };
+    let mut routine = (info.setup)(&params, &context)?;
     let clock = Clock::from_info(&job.clock);
     let mut report = |progress: Progress| -> Result<(), String> {
         let message = match progress {

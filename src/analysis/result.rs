@@ -41,6 +41,10 @@ pub struct ResultFigures {
     pub counters: BTreeMap<String, CounterFigure>,
     /// getrusage fields per operation; `maxrss_kb` is the largest value seen instead.
     pub rusage: BTreeMap<String, f64>,
+    /// The same for the partner process of a two-process experiment, when there is one.
+    pub partner: Option<BTreeMap<String, f64>>,
+    /// The same for children reaped during the samples, when there were any.
+    pub children: Option<BTreeMap<String, f64>>,
     pub contamination: Contamination,
 }
 
@@ -64,6 +68,35 @@ pub fn counter_per_op(name: &str, samples: &[Sample], probes: &[ProbeCount]) -> 
         total += s.counters.get(name)?.value?;
     }
     Some(total / ops as f64)
+}
+
+/// Rusage fields per operation over the samples that have them (`maxrss_kb`: the largest);
+/// `None` when no sample has them.
+fn per_op_rusage(
+    samples: &[Sample],
+    ops: u64,
+    pick: impl Fn(&Sample) -> Option<Rusage>,
+) -> Option<BTreeMap<String, f64>> {
+    let picked: Vec<Rusage> = samples.iter().filter_map(&pick).collect();
+    if picked.is_empty() || ops == 0 {
+        return None;
+    }
+    let figures = Rusage::FIELDS
+        .iter()
+        .map(|&field| {
+            let value = if field == "maxrss_kb" {
+                picked.iter().map(|r| r.maxrss_kb).max().unwrap_or(0) as f64
+            } else {
+                picked
+                    .iter()
+                    .map(|r| r.get(field).unwrap_or(0))
+                    .sum::<i64>() as f64
+                    / ops as f64
+            };
+            (field.to_string(), value)
+        })
+        .collect();
+    Some(figures)
 }
 
 pub fn figures(result: &ExperimentResult) -> ResultFigures {
@@ -100,27 +133,9 @@ pub fn figures(result: &ExperimentResult) -> ResultFigures {
         counters.insert(status.name.clone(), figure);
     }
 
-    let mut rusage = BTreeMap::new();
-    if ops > 0 {
-        for field in Rusage::FIELDS {
-            let value = if field == "maxrss_kb" {
-                result
-                    .samples
-                    .iter()
-                    .map(|s| s.rusage.maxrss_kb)
-                    .max()
-                    .unwrap_or(0) as f64
-            } else {
-                let total: i64 = result
-                    .samples
-                    .iter()
-                    .map(|s| s.rusage.get(field).unwrap_or(0))
-                    .sum();
-                total as f64 / ops as f64
-            };
-            rusage.insert(field.to_string(), value);
-        }
-    }
+    let rusage = per_op_rusage(&result.samples, ops, |s| Some(s.rusage)).unwrap_or_default();
+    let partner = per_op_rusage(&result.samples, ops, |s| s.partner);
+    let children = per_op_rusage(&result.samples, ops, |s| s.children);
 
     let contamination = Contamination {
         samples_preempted: result
@@ -142,6 +157,8 @@ pub fn figures(result: &ExperimentResult) -> ResultFigures {
         ops,
         counters,
         rusage,
+        partner,
+        children,
         contamination,
     }
 }
@@ -172,6 +189,8 @@ mod tests {
                         maxrss_kb: 7,
                         ..Rusage::default()
                     },
+                    partner: None,
+                    children: None,
                     counters: [(
                         "syscalls".to_string(),
                         CounterValue {

@@ -18,6 +18,37 @@ pub trait Routine {
     /// Perform `ops` operations back to back. Called with growing counts while the harness
     /// sizes the batch, then once per sample. Only this call is timed.
     fn run(&mut self, ops: u64) -> Result<(), String>;
+
+    /// The other process of a two-process experiment, whose switches and faults the harness
+    /// reads from /proc around every sample (a partner thread needs no such help: the
+    /// worker's own rusage covers the whole process).
+    fn partner(&self) -> Option<Partner> {
+        None
+    }
+
+    /// Perform `ops` operations of the experiment's own baseline: the work an operation does
+    /// besides what is measured (lmbench's `lat_ctx -s` touches N KiB between hops and
+    /// subtracts the cost of touching them without switching). The harness times it like the
+    /// empty loop and subtracts its cost per operation. `None`: no baseline.
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+        None
+    }
+}
+
+/// A task identified for /proc: process id and thread id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partner {
+    pub pid: i32,
+    pub tid: i32,
+}
+
+/// Where an experiment may run, decided by the harness before setup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The CPU the worker is pinned to (none when pinning is unavailable).
+    pub cpu: Option<usize>,
+    /// Another CPU this process may use, for experiments with a `cross` placement.
+    pub other_cpu: Option<usize>,
 }
 
 /// Why an experiment could not be set up.
@@ -45,10 +76,14 @@ pub struct ExperimentInfo {
     pub subtract_loop_overhead: bool,
     /// Part of the default suite (`oslab run` with no argument). Test-only experiments are not.
     pub default_suite: bool,
+    /// A headline figure: it joins the cost ladder `oslab run` prints. Other results are
+    /// shown in their family's table.
+    pub ladder: bool,
     /// What the counters must show per operation, given the parameters.
     pub expectations: fn(&Params) -> Vec<Expectation>,
-    /// Build the routine (open files, map memory). Runs in the worker, untimed.
-    pub setup: fn(&Params) -> Result<Box<dyn Routine>, SetupError>,
+    /// Build the routine (open files, map memory, start a partner). Runs in the worker,
+    /// untimed.
+    pub setup: fn(&Params, &Context) -> Result<Box<dyn Routine>, SetupError>,
 }
 
 impl ExperimentInfo {

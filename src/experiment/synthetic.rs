@@ -5,7 +5,7 @@
 
 use std::hint::black_box;
 
-use super::{ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::validate::{Bound, Expectation, Metric};
 
 const PAGE: usize = 4096;
@@ -123,7 +123,7 @@ impl Routine for Spin {
     }
 }
 
-fn setup(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let mode = params.str("mode").to_string();
     if mode == "unsupported" {
         return Err(SetupError::Unsupported(
@@ -177,6 +177,7 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
     syscalls: &[],
     subtract_loop_overhead: false,
     default_suite: false,
+    ladder: true,
     expectations,
     setup,
 };

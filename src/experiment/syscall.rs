@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::os::fd::AsRawFd;
 
 use super::raw;
-use super::{ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::validate::{Bound, Expectation, Metric};
 
 const PATH_PARAM: ParamSpec = ParamSpec {
@@ -124,7 +124,7 @@ fn empty_function(x: u64) -> u64 {
     x
 }
 
-fn setup_function_call(_: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     // Called through a pointer the optimiser cannot see through, so the call stays a call.
     let f: fn(u64) -> u64 = black_box(empty_function);
     Ok(boxed("function call", move |i| {
@@ -142,13 +142,14 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     syscalls: &[],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: no_syscall,
     setup: setup_function_call,
 };
 
 // --- clock_gettime, through the vDSO and forced into the kernel ---
 
-fn setup_vdso_clock_gettime(_: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_vdso_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -174,11 +175,12 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     syscalls: &[],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: vdso_expectations,
     setup: setup_vdso_clock_gettime,
 };
 
-fn setup_clock_gettime(_: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -203,13 +205,14 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     syscalls: &["clock_gettime"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: raw_clock_expectations,
     setup: setup_clock_gettime,
 };
 
 // --- getpid, getppid ---
 
-fn setup_getpid(_: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_getpid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     // SAFETY: getpid takes no argument and cannot fail.
     Ok(boxed("getpid", |_| unsafe {
@@ -226,11 +229,12 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
     syscalls: &["getpid"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_getpid,
 };
 
-fn setup_getppid(_: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_getppid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     // SAFETY: getppid takes no argument and cannot fail.
     Ok(boxed("getppid", |_| unsafe {
@@ -247,11 +251,12 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
     syscalls: &["getppid"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_getppid,
 };
 
-fn setup_getppid_libc(_: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_getppid_libc(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     // SAFETY: getppid takes no argument and cannot fail.
     Ok(boxed("getppid (libc)", |_| unsafe { libc::getppid() } as i64))
 }
@@ -265,6 +270,7 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     syscalls: &["getppid"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_getppid_libc,
 };
@@ -279,7 +285,7 @@ fn open(path: &str, write: bool) -> Result<File, SetupError> {
         .map_err(|e| SetupError::Failed(format!("cannot open {path}: {e}")))
 }
 
-fn setup_read(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_read(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     let file = open("/dev/zero", false)?;
     let size = params.u64("size") as usize;
@@ -303,11 +309,12 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     syscalls: &["read"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_read,
 };
 
-fn setup_write(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_write(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     let file = open("/dev/null", true)?;
     let size = params.u64("size") as usize;
@@ -328,6 +335,7 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
     syscalls: &["write"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_write,
 };
@@ -345,7 +353,7 @@ fn c_path(params: &Params) -> Result<CString, SetupError> {
     CString::new(path).map_err(|_| SetupError::Failed("path contains a NUL byte".into()))
 }
 
-fn setup_fstat(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_fstat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     c_path(params)?;
     let file = open(params.str("path"), false)?;
@@ -368,11 +376,12 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
     syscalls: &["fstat"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_fstat,
 };
 
-fn setup_stat(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_stat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     let path = c_path(params)?;
     let mut buf: StatBuf = [0; 32];
@@ -401,11 +410,12 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
     syscalls: &["newfstatat"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: one_syscall,
     setup: setup_stat,
 };
 
-fn setup_open_close(params: &Params) -> Result<Box<dyn Routine>, SetupError> {
+fn setup_open_close(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     let path = c_path(params)?;
     let flags = (libc::O_RDONLY | libc::O_CLOEXEC) as i64;
@@ -435,6 +445,7 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     syscalls: &["openat", "close"],
     subtract_loop_overhead: true,
     default_suite: true,
+    ladder: true,
     expectations: two_syscalls,
     setup: setup_open_close,
 };

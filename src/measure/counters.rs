@@ -26,8 +26,8 @@ enum Event {
     Software(Software),
     Hardware(Hardware),
     Cache(CacheId, CacheOp, CacheResult),
-    /// `raw_syscalls:sys_enter`: one count per kernel entry through a system call.
-    SysEnter,
+    /// A tracepoint by category and name, e.g. `raw_syscalls:sys_enter`.
+    Tracepoint(&'static str, &'static str),
 }
 
 /// The groups opened around every sample, by perf's names for the events.
@@ -93,7 +93,13 @@ const GROUPS: &[&[(&str, Event)]] = &[
 /// what is timed: while the `raw_syscalls:sys_enter` tracepoint is enabled, every system call
 /// (of every task on the machine) takes the kernel's slow path with syscall work — measured
 /// here: a raw getppid from 118 to 212 ns, `perf bench syscall basic` from 166 to 300 ns.
-const PROBE_GROUPS: &[&[(&str, Event)]] = &[&[("syscalls", Event::SysEnter)]];
+const PROBE_GROUPS: &[&[(&str, Event)]] = &[
+    // One count per kernel entry through a system call.
+    &[("syscalls", Event::Tracepoint("raw_syscalls", "sys_enter"))],
+    // One count per task this one creates (fork, vfork, clone of a thread): the proof that a
+    // process-creation experiment created what it claims.
+    &[("tasks", Event::Tracepoint("sched", "sched_process_fork"))],
+];
 
 /// Every counter name, in display order.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -187,7 +193,7 @@ impl CounterSet {
     fn open_group(&mut self, spec: &[(&'static str, Event)]) {
         let software = spec
             .iter()
-            .all(|(_, e)| matches!(e, Event::Software(_) | Event::SysEnter));
+            .all(|(_, e)| matches!(e, Event::Software(_) | Event::Tracepoint(..)));
         // Kernel side first; hardware events may retreat to user space only.
         let attempts: &[bool] = if software { &[true] } else { &[true, false] };
         let mut last_error = String::new();
@@ -358,11 +364,13 @@ fn builder_for(
             operation: op,
             result,
         }),
-        Event::SysEnter => Builder::new(sys_enter().map_err(|reason| OpenError {
-            member: Some(name),
-            reason,
-            permission: false,
-        })?),
+        Event::Tracepoint(category, event) => {
+            Builder::new(tracepoint(category, event).map_err(|reason| OpenError {
+                member: Some(name),
+                reason,
+                permission: false,
+            })?)
+        }
     };
     builder.exclude_kernel(!include_kernel).exclude_hv(false);
     Ok(builder)
@@ -452,12 +460,12 @@ fn errno_name(errno: i32) -> &'static str {
     }
 }
 
-/// The tracepoint `raw_syscalls:sys_enter`, looked up in tracefs.
-fn sys_enter() -> Result<Tracepoint, String> {
+/// A tracepoint `category:event`, looked up in tracefs.
+fn tracepoint(category: &str, event: &str) -> Result<Tracepoint, String> {
     const ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
     let read_id = || {
         ROOTS.iter().find_map(|root| {
-            std::fs::read_to_string(format!("{root}/events/raw_syscalls/sys_enter/id"))
+            std::fs::read_to_string(format!("{root}/events/{category}/{event}/id"))
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok())
         })
@@ -472,7 +480,9 @@ fn sys_enter() -> Result<Tracepoint, String> {
         return Ok(Tracepoint::with_id(id));
     }
     Err(if is_root() {
-        "the raw_syscalls:sys_enter tracepoint is not available (no tracefs, or a kernel without syscall tracepoints)".into()
+        format!(
+            "the {category}:{event} tracepoint is not available (no tracefs, or a kernel built without it)"
+        )
     } else {
         "tracefs is not readable without root (mount it and allow access, or run as root)".into()
     })

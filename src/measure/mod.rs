@@ -4,5 +4,6 @@
 pub mod clock;
 pub mod counters;
 pub mod cpu;
+pub mod load;
 pub mod rusage;
 pub mod sampler;

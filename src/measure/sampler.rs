@@ -125,6 +125,7 @@ pub fn sample(
     let loop_overhead_ns = info
         .subtract_loop_overhead
         .then(|| empty_loop_ns_per_op(clock, ops));
+    let baseline_ns = baseline_ns_per_op(routine, clock, ops).transpose()?;
 
     // Warm-up: at least three batches and the configured time, discarded.
     let warm_start = clock.start();
@@ -139,6 +140,7 @@ pub fn sample(
         ops_per_sample: ops,
         timer_overhead_ns,
         loop_overhead_ns,
+        baseline_ns,
         warmup_ns,
         cpus: cpus.to_vec(),
     };
@@ -148,23 +150,32 @@ pub fn sample(
     let sampling_start = clock.start();
     let mut values: Vec<f64> = Vec::new();
     let mut next_check = cfg.min_samples.max(2);
+    let partner = routine.partner();
+    let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
     loop {
         let ru0 = rusage::this_process();
+        let children0 = rusage::reaped_children();
+        let partner0 = partner_rusage();
         let c0 = counters.read_before();
         let t0 = clock.start();
         routine.run(ops)?;
         let t1 = clock.stop();
         let c1 = counters.read_after();
+        let partner1 = partner_rusage();
+        let children1 = rusage::reaped_children();
         let ru1 = rusage::this_process();
 
         let elapsed_ns = clock.ns(t0, t1);
-        let ns_per_op =
-            (elapsed_ns - timer_overhead_ns) / ops as f64 - loop_overhead_ns.unwrap_or(0.0);
+        let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64
+            - loop_overhead_ns.unwrap_or(0.0)
+            - baseline_ns.unwrap_or(0.0);
         let sample = Sample {
             ops,
             elapsed_ns,
             ns_per_op,
             rusage: Rusage::delta(&ru0, &ru1),
+            partner: partner0.zip(partner1).map(|(a, b)| Rusage::delta(&a, &b)),
+            children: Some(Rusage::delta(&children0, &children1)).filter(|d| !d.is_idle()),
             counters: counters.delta(&c0, &c1),
         };
         report(Progress::Sample(&sample))?;
@@ -240,6 +251,30 @@ fn precise_enough(values: &[f64], cfg: &SamplerConfig) -> bool {
         return false;
     };
     median != 0.0 && (hi - lo) / 2.0 <= cfg.precision * median.abs()
+}
+
+/// Per-operation cost of the routine's own baseline, if it has one: the median of nine
+/// timings of `ops` baseline operations (after one untimed warm-up run).
+fn baseline_ns_per_op(
+    routine: &mut dyn Routine,
+    clock: Clock,
+    ops: u64,
+) -> Option<Result<f64, String>> {
+    if let Err(e) = routine.run_baseline(ops)? {
+        return Some(Err(e));
+    }
+    let mut timings = Vec::with_capacity(9);
+    for _ in 0..9 {
+        let t0 = clock.start();
+        let outcome = routine.run_baseline(ops)?;
+        let t1 = clock.stop();
+        if let Err(e) = outcome {
+            return Some(Err(e));
+        }
+        timings.push(clock.ns(t0, t1) / ops as f64);
+    }
+    timings.sort_by(f64::total_cmp);
+    Some(Ok(timings[timings.len() / 2]))
 }
 
 /// Per-iteration cost of an empty loop of `ops` iterations: the median of nine timings.

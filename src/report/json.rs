@@ -47,6 +47,8 @@ pub fn result_document(result: &ExperimentResult) -> Value {
         "calibration": result.calibration,
         "counters": f.counters,
         "rusage": f.rusage,
+        "partner_rusage": f.partner,
+        "children_rusage": f.children,
         "contamination": f.contamination,
         "validation": result.validation,
         "started_at": result.started_at,

@@ -124,8 +124,14 @@ fn heading(run: &Run) -> String {
             .map(|t| format!(" [{t}]"))
             .unwrap_or_default(),
     );
+    let load = run
+        .settings
+        .load
+        .as_deref()
+        .map(|l| format!("; --load {l}"))
+        .unwrap_or_default();
     s.push_str(&format!(
-        "clock {clock} (read pair {}, resolution {}); pinned to CPU {}; precision target ±{}% per median{}\n",
+        "clock {clock} (read pair {}, resolution {}); pinned to CPU {}{load}; precision target ±{}% per median{}\n",
         time_ns(run.clock.overhead_ns),
         time_ns(run.clock.resolution_ns),
         crate::measure::cpu::format_list(&run.settings.cpus),

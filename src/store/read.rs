@@ -75,6 +75,7 @@ fn results(
                     ops_per_sample: count(row, 7)?,
                     timer_overhead_ns: real(row, 8)?,
                     loop_overhead_ns: row.get(9)?,
+                    baseline_ns: row.get(14)?,
                     warmup_ns: real(row, 10)?,
                     cpus: json(row, 11)?,
                 },
@@ -123,6 +124,8 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
                     nvcsw: row.get(11)?,
                     nivcsw: row.get(12)?,
                 },
+                partner: None,
+                children: None,
                 counters: BTreeMap::new(),
             };
             Ok((row.get(0)?, sample))
@@ -161,6 +164,41 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
             });
         };
         samples[position].counters.insert(name, value);
+    }
+
+    const OTHERS_OP: &str = "reading partner and children figures";
+    let mut stmt = conn
+        .prepare_cached(schema::SELECT_SAMPLE_RUSAGE)
+        .during(path, OTHERS_OP)?;
+    let others = stmt
+        .query_map([result_id], |row| {
+            let rusage = Rusage {
+                utime_us: row.get(2)?,
+                stime_us: row.get(3)?,
+                maxrss_kb: row.get(4)?,
+                minflt: row.get(5)?,
+                majflt: row.get(6)?,
+                inblock: row.get(7)?,
+                oublock: row.get(8)?,
+                nvcsw: row.get(9)?,
+                nivcsw: row.get(10)?,
+            };
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, rusage))
+        })
+        .during(path, OTHERS_OP)?;
+    for other in others {
+        let (sample_idx, who, rusage) = other.during(path, OTHERS_OP)?;
+        let Ok(position) = indices.binary_search(&sample_idx) else {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: OTHERS_OP.to_string(),
+                detail: format!("{who} figures of result {result_id} have no sample {sample_idx}"),
+            });
+        };
+        match who.as_str() {
+            "partner" => samples[position].partner = Some(rusage),
+            _ => samples[position].children = Some(rusage),
+        }
     }
     Ok(samples)
 }

@@ -83,6 +83,7 @@ CREATE TABLE results (
     ops_per_sample     INTEGER NOT NULL,
     timer_overhead_ns  REAL,
     loop_overhead_ns   REAL,
+    baseline_ns        REAL,
     warmup_ns          REAL,
     cpus               TEXT NOT NULL,
     started_at         REAL,
@@ -118,6 +119,25 @@ CREATE TABLE sample_counters (
     enabled_ns  INTEGER NOT NULL,
     running_ns  INTEGER NOT NULL,
     PRIMARY KEY (result_id, sample_idx, name),
+    FOREIGN KEY (result_id, sample_idx) REFERENCES samples (result_id, idx) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+-- getrusage-shaped figures of other tasks over a sample: `partner` (the other process of a
+-- two-process experiment, from /proc) and `children` (RUSAGE_CHILDREN delta).
+CREATE TABLE sample_rusage (
+    result_id   INTEGER NOT NULL,
+    sample_idx  INTEGER NOT NULL,
+    who         TEXT NOT NULL CHECK (who IN ('partner', 'children')),
+    utime_us    INTEGER NOT NULL,
+    stime_us    INTEGER NOT NULL,
+    maxrss_kb   INTEGER NOT NULL,
+    minflt      INTEGER NOT NULL,
+    majflt      INTEGER NOT NULL,
+    inblock     INTEGER NOT NULL,
+    oublock     INTEGER NOT NULL,
+    nvcsw       INTEGER NOT NULL,
+    nivcsw      INTEGER NOT NULL,
+    PRIMARY KEY (result_id, sample_idx, who),
     FOREIGN KEY (result_id, sample_idx) REFERENCES samples (result_id, idx) ON DELETE CASCADE
 ) WITHOUT ROWID;
 
@@ -173,8 +193,8 @@ pub(super) const NEXT_POSITION: &str =
 
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
-     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -183,6 +203,10 @@ pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops
 pub(super) const INSERT_SAMPLE_COUNTER: &str = "INSERT INTO sample_counters (result_id, \
      sample_idx, name, value, raw, enabled_ns, running_ns) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+pub(super) const INSERT_SAMPLE_RUSAGE: &str = "INSERT INTO sample_rusage (result_id, \
+     sample_idx, who, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, \
+     nivcsw) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
 pub(super) const INSERT_COUNTER_STATUS: &str = "INSERT INTO counter_status (result_id, \
      position, name, supported, reason) VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -204,7 +228,7 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
-     started_at, duration_s FROM results WHERE run_id = ?1 ORDER BY position";
+     started_at, duration_s, baseline_ns FROM results WHERE run_id = ?1 ORDER BY position";
 
 pub(super) const SELECT_SAMPLES: &str = "SELECT idx, ops, elapsed_ns, ns_per_op, utime_us, \
      stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw \
@@ -213,6 +237,10 @@ pub(super) const SELECT_SAMPLES: &str = "SELECT idx, ops, elapsed_ns, ns_per_op,
 pub(super) const SELECT_SAMPLE_COUNTERS: &str = "SELECT sample_idx, name, value, raw, \
      enabled_ns, running_ns FROM sample_counters WHERE result_id = ?1 \
      ORDER BY sample_idx, name";
+
+pub(super) const SELECT_SAMPLE_RUSAGE: &str = "SELECT sample_idx, who, utime_us, stime_us, \
+     maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw FROM sample_rusage \
+     WHERE result_id = ?1 ORDER BY sample_idx, who";
 
 pub(super) const SELECT_COUNTER_STATUS: &str = "SELECT name, supported, reason \
      FROM counter_status WHERE result_id = ?1 ORDER BY position";

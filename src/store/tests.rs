@@ -104,6 +104,17 @@ fn sample(i: u64, with_counters: bool) -> Sample {
             nvcsw: 2,
             nivcsw: i64::MAX,
         },
+        partner: (i % 2 == 0).then(|| Rusage {
+            nvcsw: 10 + i as i64,
+            minflt: 3,
+            ..Rusage::default()
+        }),
+        children: (i == 1).then(|| Rusage {
+            minflt: 250,
+            utime_us: 4000,
+            maxrss_kb: 1024,
+            ..Rusage::default()
+        }),
         counters,
     }
 }
@@ -120,6 +131,7 @@ fn syscall_result() -> ExperimentResult {
             ops_per_sample: 10_000,
             timer_overhead_ns: 21.5,
             loop_overhead_ns: Some(0.25),
+            baseline_ns: Some(12.5),
             warmup_ns: 1.0e7,
             cpus: vec![2, 3],
         },
@@ -187,6 +199,7 @@ fn pagefault_result() -> ExperimentResult {
             ops_per_sample: 1,
             timer_overhead_ns: 30.0,
             loop_overhead_ns: None,
+            baseline_ns: None,
             warmup_ns: 0.0,
             cpus: vec![],
         },
@@ -216,6 +229,7 @@ fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Ru
             budget_s: 10.0,
             min_time_s: 1.0,
             timeout_s: 40.0,
+            load: Some("cpu".into()),
             cpus: vec![2],
             argv: vec!["oslab".into(), "run".into(), "--tag".into(), "x".into()],
         },
@@ -771,14 +785,20 @@ fn any_sample() -> impl Strategy<Value = Sample> {
         finite_f64(),
         rusage(),
         proptest::collection::btree_map("[a-zA-Z0-9_.:-]{1,24}", counter_value(), 0..6),
+        proptest::option::of(rusage()),
+        proptest::option::of(rusage()),
     )
-        .prop_map(|(ops, elapsed_ns, ns_per_op, rusage, counters)| Sample {
-            ops,
-            elapsed_ns,
-            ns_per_op,
-            rusage,
-            counters,
-        })
+        .prop_map(
+            |(ops, elapsed_ns, ns_per_op, rusage, counters, partner, children)| Sample {
+                ops,
+                elapsed_ns,
+                ns_per_op,
+                rusage,
+                partner,
+                children,
+                counters,
+            },
+        )
 }
 
 proptest! {

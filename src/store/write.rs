@@ -117,6 +117,7 @@ pub(super) fn insert_result(
             to_json(path, "the pinned CPUs", &calibration.cpus)?,
             result.started_at,
             result.duration_s,
+            calibration.baseline_ns,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();
@@ -204,6 +205,28 @@ fn insert_sample(
             r.nivcsw,
         ])
         .during(path, OP)?;
+
+    let others = [("partner", &sample.partner), ("children", &sample.children)];
+    for (who, rusage) in others {
+        let Some(r) = rusage else { continue };
+        conn.prepare_cached(schema::INSERT_SAMPLE_RUSAGE)
+            .during(path, "storing partner and children figures")?
+            .execute(params![
+                result_id,
+                idx,
+                who,
+                r.utime_us,
+                r.stime_us,
+                r.maxrss_kb,
+                r.minflt,
+                r.majflt,
+                r.inblock,
+                r.oublock,
+                r.nvcsw,
+                r.nivcsw,
+            ])
+            .during(path, "storing partner and children figures")?;
+    }
 
     let mut insert_counter = conn
         .prepare_cached(schema::INSERT_SAMPLE_COUNTER)
