@@ -60,6 +60,9 @@ pub enum SetupError {
     Failed(String),
 }
 
+/// Builds an experiment's routine from its parameters and placement.
+pub type Setup = fn(&Params, &Context) -> Result<Box<dyn Routine>, SetupError>;
+
 /// One experiment, described as data.
 pub struct ExperimentInfo {
     /// Stable `family.variant` name: stored in every run, used by compare across versions.
@@ -83,7 +86,7 @@ pub struct ExperimentInfo {
     pub expectations: fn(&Params) -> Vec<Expectation>,
     /// Build the routine (open files, map memory, start a partner). Runs in the worker,
     /// untimed.
-    pub setup: fn(&Params, &Context) -> Result<Box<dyn Routine>, SetupError>,
+    pub setup: Setup,
 }
 
 impl ExperimentInfo {

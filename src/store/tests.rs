@@ -104,7 +104,7 @@ fn sample(i: u64, with_counters: bool) -> Sample {
             nvcsw: 2,
             nivcsw: i64::MAX,
         },
-        partner: (i % 2 == 0).then(|| Rusage {
+        partner: i.is_multiple_of(2).then(|| Rusage {
             nvcsw: 10 + i as i64,
             minflt: 3,
             ..Rusage::default()
