@@ -368,7 +368,10 @@ fn progress_line(r: &crate::model::ExperimentResult) -> String {
         (Some(s), Some((lo, hi))) if s.median != 0.0 => format!(
             "{} ±{}%",
             report::format::time_ns(s.median),
-            report::format::sig3((hi - lo) / 2.0 / s.median.abs() * 100.0)
+            match (hi - lo) / 2.0 / s.median.abs() * 100.0 {
+                p if p < 0.01 => "<0.01".to_string(),
+                p => report::format::sig3(p),
+            }
         ),
         (Some(s), _) => report::format::time_ns(s.median),
         _ => "–".into(),

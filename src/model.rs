@@ -246,6 +246,10 @@ pub struct ExperimentResult {
     pub probes: Vec<ProbeCount>,
     pub counters: Vec<CounterStatus>,
     pub validation: Vec<Check>,
+    /// How busy the CPUs other than the measured one were while the worker ran (0–1, from
+    /// /proc/stat): a cross-CPU figure depends on it (FINDINGS: waking an idle vCPU is slow).
+    #[serde(default)]
+    pub other_cpus_busy: Option<f64>,
     /// Unix time in seconds when the worker started, and the wall time it took.
     pub started_at: f64,
     pub duration_s: f64,

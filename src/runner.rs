@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::experiment::{ExperimentInfo, Params};
+use crate::measure::cpustat::CpuTimes;
 use crate::measure::load::{self, Load};
 use crate::measure::sampler::SamplerConfig;
 use crate::model::{Calibration, ClockInfo, ExperimentResult, Status, StopReason};
@@ -52,6 +53,7 @@ pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> Ex
         probes: Vec::new(),
         counters: Vec::new(),
         validation: Vec::new(),
+        other_cpus_busy: None,
         started_at,
         duration_s: 0.0,
     };
@@ -69,7 +71,9 @@ pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> Ex
         },
         None => None,
     };
+    let cpu_times = CpuTimes::now();
     let outcome = drive_worker(info, params, plan, &mut result);
+    result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &plan.cpus);
     result.duration_s = start.elapsed().as_secs_f64();
     match outcome {
         Outcome::Done(stop) if result.samples.is_empty() => {

@@ -217,6 +217,7 @@ mod tests {
                 },
             ],
             validation: vec![],
+            other_cpus_busy: None,
             started_at: 0.0,
             duration_s: 0.0,
         }

@@ -119,6 +119,9 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &syscall::FSTAT,
     &syscall::STAT,
     &syscall::OPEN_CLOSE,
+    // ctxswitch (experiment/ctxswitch.rs)
+    // ipc (experiment/ipc.rs)
+    // process (experiment/process.rs)
     &synthetic::SYNTHETIC,
 ];
 

@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod counters;
 pub mod cpu;
+pub mod cpustat;
 pub mod load;
 pub mod rusage;
 pub mod sampler;

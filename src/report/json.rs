@@ -51,6 +51,7 @@ pub fn result_document(result: &ExperimentResult) -> Value {
         "children_rusage": f.children,
         "contamination": f.contamination,
         "validation": result.validation,
+        "other_cpus_busy": result.other_cpus_busy,
         "started_at": result.started_at,
         "duration_s": result.duration_s,
     })

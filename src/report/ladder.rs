@@ -1,14 +1,47 @@
-//! A run as text: the cost ladder (every measured operation by median cost, each as a
-//! multiple of a function call and of the rung below it), what the counters saw per
-//! operation, and every warning next to the result it concerns.
+//! A run as text: the cost ladder (the headline operations by median cost, each as a
+//! multiple of a function call and of the rung below it, with figures derived from two
+//! results), the other results by family, what the counters saw per operation, and every
+//! warning next to the result it concerns.
 
-use crate::analysis::result::{ResultFigures, figures};
+use crate::analysis::bootstrap::two_sample_ci;
+use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
 use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
 
 /// The baseline every rung is compared with.
 const BASELINE: &str = "syscall.function_call";
+
+/// A figure derived from two results of the same run: `(minuend − subtrahend) / divisor`, each
+/// taken at its default parameters.
+struct Derived {
+    label: &'static str,
+    per: &'static str,
+    minuend: &'static str,
+    subtrahend: &'static str,
+    divisor: f64,
+}
+
+/// The decomposition of a context switch (issue "one number per switch, explained"): a pipe
+/// round trip is two switches plus the pipe reads and writes, which `pipe_noswitch` measures
+/// without any switch; what remains, halved, is the cost of one switch.
+const DERIVED: &[Derived] = &[Derived {
+    label: "ctxswitch.pipe − pipe_noswitch, ÷ 2",
+    per: "switch",
+    minuend: "ctxswitch.pipe",
+    subtrahend: "ctxswitch.pipe_noswitch",
+    divisor: 2.0,
+}];
+
+/// One line of the ladder.
+struct Rung {
+    label: String,
+    per: String,
+    median: f64,
+    ci: Option<(f64, f64)>,
+    samples: String,
+    status: String,
+}
 
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
@@ -24,41 +57,160 @@ pub fn render(run: &Run) -> String {
         .find(|(r, f)| r.experiment == BASELINE && f.stats.is_some() && r.status != Status::Failed)
         .map(|(_, f)| median(f));
 
-    if !measured.is_empty() {
+    type Figured<'a> = &'a (&'a ExperimentResult, ResultFigures);
+    let (on_ladder, others): (Vec<Figured>, Vec<Figured>) = measured
+        .iter()
+        .copied()
+        .partition(|(r, _)| on_the_ladder(r));
+    let mut rungs: Vec<Rung> = on_ladder
+        .iter()
+        .map(|(r, f)| Rung {
+            label: label(r),
+            per: op_of(r),
+            median: median(f),
+            ci: f.ci,
+            samples: r.samples.len().to_string(),
+            status: r.status.as_str().to_string(),
+        })
+        .collect();
+    rungs.extend(derived_rungs(&figured));
+    rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
+
+    if !rungs.is_empty() {
         out.push_str(
             "\nCost ladder (time per operation: median and its 95% confidence interval)\n\n",
         );
-        let mut table = Table::new(&[
-            ("experiment", Align::Left),
-            ("per", Align::Left),
-            ("median", Align::Right),
-            ("95% CI", Align::Right),
-            ("× call", Align::Right),
-            ("× prev", Align::Right),
-            ("samples", Align::Right),
-            ("status", Align::Left),
+        out.push_str(&ladder_table(&rungs, baseline));
+    }
+    out.push_str(&other_results(&others, baseline));
+    out.push_str(&counter_table(&measured));
+    out.push_str(&notes(&figured));
+    out
+}
+
+/// Headline experiments, and any experiment this build does not know (an imported run).
+fn on_the_ladder(r: &ExperimentResult) -> bool {
+    experiment::find(&r.experiment).is_none_or(|info| info.ladder)
+}
+
+fn ladder_table(rungs: &[Rung], baseline: Option<f64>) -> String {
+    let mut table = Table::new(&[
+        ("experiment", Align::Left),
+        ("per", Align::Left),
+        ("median", Align::Right),
+        ("95% CI", Align::Right),
+        ("× call", Align::Right),
+        ("× prev", Align::Right),
+        ("samples", Align::Right),
+        ("status", Align::Left),
+    ]);
+    let mut previous: Option<f64> = None;
+    for rung in rungs {
+        let m = rung.median;
+        table.row(vec![
+            rung.label.clone(),
+            rung.per.clone(),
+            time_ns(m),
+            rung.ci
+                .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m)),
+            baseline.map_or("–".into(), |b| times(m / b)),
+            previous.map_or("".into(), |p| times(m / p)),
+            rung.samples.clone(),
+            rung.status.clone(),
         ]);
-        let mut previous: Option<f64> = None;
-        for (r, f) in &measured {
-            let m = median(f);
-            let ci = f.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m));
-            table.row(vec![
+        previous = Some(m);
+    }
+    table.render(2)
+}
+
+/// Rungs computed from two results at their default parameters, with a two-sample bootstrap
+/// CI of the difference of medians.
+fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
+    let at_defaults = |name: &str| {
+        figured.iter().find(|(r, f)| {
+            r.experiment == name
+                && label(r) == r.experiment
+                && f.stats.is_some()
+                && r.status != Status::Failed
+        })
+    };
+    DERIVED
+        .iter()
+        .filter_map(|d| {
+            let (a, fa) = at_defaults(d.minuend)?;
+            let (b, fb) = at_defaults(d.subtrahend)?;
+            let xs: Vec<f64> = a.samples.iter().map(|s| s.ns_per_op).collect();
+            let ys: Vec<f64> = b.samples.iter().map(|s| s.ns_per_op).collect();
+            let divisor = d.divisor;
+            let combine = move |x: f64, y: f64| (x - y) / divisor;
+            let judged = if a.status == Status::Ok && b.status == Status::Ok {
+                "derived"
+            } else {
+                "derived, suspect"
+            };
+            Some(Rung {
+                label: d.label.to_string(),
+                per: d.per.to_string(),
+                median: combine(median(fa), median(fb)),
+                ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED),
+                samples: format!("{}+{}", xs.len(), ys.len()),
+                status: judged.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Results that are not headline figures, by family, in the order they ran.
+fn other_results(others: &[&(&ExperimentResult, ResultFigures)], baseline: Option<f64>) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let mut ordered: Vec<&(&ExperimentResult, ResultFigures)> = others.to_vec();
+    ordered.sort_by_key(|(r, _)| {
+        experiment::REGISTRY
+            .iter()
+            .position(|e| e.name == r.experiment)
+    });
+    let mut out = String::from("\nOther results (time per operation)\n");
+    let mut family = "";
+    let mut table: Option<Table> = None;
+    for (r, f) in ordered {
+        let this_family = r
+            .experiment
+            .split_once('.')
+            .map_or(r.experiment.as_str(), |(f, _)| f);
+        if this_family != family {
+            if let Some(t) = table.take() {
+                out.push_str(&t.render(2));
+            }
+            family = this_family;
+            out.push_str(&format!("\n  {family}\n"));
+            table = Some(Table::new(&[
+                ("experiment", Align::Left),
+                ("per", Align::Left),
+                ("median", Align::Right),
+                ("95% CI", Align::Right),
+                ("× call", Align::Right),
+                ("samples", Align::Right),
+                ("status", Align::Left),
+            ]));
+        }
+        let m = median(f);
+        if let Some(t) = table.as_mut() {
+            t.row(vec![
                 label(r),
                 op_of(r),
                 time_ns(m),
-                ci,
+                f.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m)),
                 baseline.map_or("–".into(), |b| times(m / b)),
-                previous.map_or("".into(), |p| times(m / p)),
                 r.samples.len().to_string(),
                 r.status.as_str().to_string(),
             ]);
-            previous = Some(m);
         }
-        out.push_str(&table.render(2));
     }
-
-    out.push_str(&counter_table(&measured));
-    out.push_str(&notes(&figured));
+    if let Some(t) = table {
+        out.push_str(&t.render(2));
+    }
     out
 }
 
@@ -147,6 +299,7 @@ fn heading(run: &Run) -> String {
 /// Columns worth showing: counters some result could read, in a fixed order.
 const COUNTER_COLUMNS: &[(&str, &str)] = &[
     ("syscalls", "syscalls"),
+    ("tasks", "tasks"),
     ("cycles", "cycles"),
     ("instructions", "instr"),
     ("L1-dcache-load-misses", "L1D ld miss"),
@@ -167,12 +320,16 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
         .collect();
     let mut header = vec![("experiment", Align::Left)];
     header.extend(columns.iter().map(|(_, h)| (*h, Align::Right)));
-    header.extend([
-        ("faults", Align::Right),
-        ("vol sw", Align::Right),
-        ("sys %", Align::Right),
-        ("preempted", Align::Right),
-    ]);
+    let with_partner = measured.iter().any(|(_, f)| f.partner.is_some());
+    let with_children = measured.iter().any(|(_, f)| f.children.is_some());
+    header.extend([("faults", Align::Right), ("vol sw", Align::Right)]);
+    if with_partner {
+        header.push(("partner vol sw", Align::Right));
+    }
+    if with_children {
+        header.push(("child faults", Align::Right));
+    }
+    header.extend([("sys %", Align::Right), ("preempted", Align::Right)]);
     let mut table = Table::new(&header);
     for (r, f) in measured {
         let mut row = vec![label(r)];
@@ -187,6 +344,22 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
         let rate = |field: &str| f.rusage.get(field).copied().unwrap_or(0.0);
         row.push(per_op(rate("minflt") + rate("majflt")));
         row.push(per_op(rate("nvcsw")));
+        let other = |figures: &Option<std::collections::BTreeMap<String, f64>>, fields: &[&str]| {
+            figures.as_ref().map_or("–".to_string(), |m| {
+                per_op(
+                    fields
+                        .iter()
+                        .map(|k| m.get(*k).copied().unwrap_or(0.0))
+                        .sum(),
+                )
+            })
+        };
+        if with_partner {
+            row.push(other(&f.partner, &["nvcsw"]));
+        }
+        if with_children {
+            row.push(other(&f.children, &["minflt", "majflt"]));
+        }
         let (u, s) = (rate("utime_us"), rate("stime_us"));
         row.push(if u + s > 0.0 {
             format!("{:.0}", 100.0 * s / (u + s))
@@ -201,9 +374,10 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
         table.row(row);
     }
     let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
-                   over the timed samples; sys % is the system share of CPU time; preempted counts \
-                   samples with an involuntary switch; syscalls were counted in untimed batches \
-                   after the samples, because the tracepoint slows every system call.";
+                   over the timed samples (a partner process's from /proc, reaped children's from \
+                   RUSAGE_CHILDREN); sys % is the system share of CPU time; preempted counts \
+                   samples with an involuntary switch; syscalls and tasks were counted in untimed \
+                   batches after the samples, because the tracepoints slow every system call.";
     format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }
 

@@ -83,6 +83,7 @@ fn results(
                 probes: Vec::new(),
                 counters: Vec::new(),
                 validation: Vec::new(),
+                other_cpus_busy: row.get(15)?,
                 started_at: real(row, 12)?,
                 duration_s: real(row, 13)?,
             };

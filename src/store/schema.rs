@@ -84,6 +84,7 @@ CREATE TABLE results (
     timer_overhead_ns  REAL,
     loop_overhead_ns   REAL,
     baseline_ns        REAL,
+    other_cpus_busy    REAL,
     warmup_ns          REAL,
     cpus               TEXT NOT NULL,
     started_at         REAL,
@@ -193,8 +194,8 @@ pub(super) const NEXT_POSITION: &str =
 
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
-     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -228,7 +229,8 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
-     started_at, duration_s, baseline_ns FROM results WHERE run_id = ?1 ORDER BY position";
+     started_at, duration_s, baseline_ns, other_cpus_busy FROM results WHERE run_id = ?1 \
+     ORDER BY position";
 
 pub(super) const SELECT_SAMPLES: &str = "SELECT idx, ops, elapsed_ns, ns_per_op, utime_us, \
      stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw \

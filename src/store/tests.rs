@@ -182,6 +182,7 @@ fn syscall_result() -> ExperimentResult {
                 detail: "3 migrations in 5 samples".into(),
             },
         ],
+        other_cpus_busy: Some(0.031_25),
         started_at: 1_700_000_000.123_456,
         duration_s: 2.5,
     }
@@ -211,6 +212,7 @@ fn pagefault_result() -> ExperimentResult {
             ok: false,
             detail: "0.5 minflt/page".into(),
         }],
+        other_cpus_busy: None,
         started_at: 1_700_000_003.0,
         duration_s: 0.75,
     }

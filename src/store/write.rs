@@ -118,6 +118,7 @@ pub(super) fn insert_result(
             result.started_at,
             result.duration_s,
             calibration.baseline_ns,
+            result.other_cpus_busy,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();
