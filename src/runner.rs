@@ -136,11 +136,18 @@ fn drive_worker(
             ));
         }
     };
+    // A private directory for the worker's files, removed by the parent after reaping it, so
+    // nothing is left behind even when the worker is killed before its own clean-up runs.
+    let scratch = tempfile::Builder::new()
+        .prefix("oslab-worker-")
+        .tempdir()
+        .ok();
     let job = Job {
         experiment: info.name.to_string(),
         params: params.as_map().clone(),
         cpus: plan.cpus.clone(),
         other_cpu: plan.other_cpu,
+        scratch_dir: scratch.as_ref().map(|d| d.path().to_path_buf()),
         clock: plan.clock.clone(),
         sampler: plan.sampler.clone(),
     };
@@ -224,6 +231,9 @@ fn drive_worker(
         kill_group(pid);
     }
     let status = reap(pid);
+    // Anything the worker started and left behind (a grandchild holding its pipes) goes too.
+    kill_group(pid);
+    drop(scratch);
     let stderr_text = stderr_thread
         .and_then(|t| t.join().ok())
         .unwrap_or_default();

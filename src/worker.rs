@@ -23,6 +23,9 @@ pub struct Job {
     /// Another CPU the experiment may use (cross-CPU placements).
     #[serde(default)]
     pub other_cpu: Option<usize>,
+    /// A private directory the parent removes after the worker has gone.
+    #[serde(default)]
+    pub scratch_dir: Option<std::path::PathBuf>,
     pub clock: ClockInfo,
     pub sampler: SamplerConfig,
 }
@@ -106,6 +109,7 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
     let context = Context {
         cpu: job.cpus.first().copied(),
         other_cpu: job.other_cpu,
+        scratch_dir: job.scratch_dir.clone(),
     };
     let mut routine = (info.setup)(&params, &context)?;
     let clock = Clock::from_info(&job.clock);

@@ -211,18 +211,28 @@ pub fn sample(
 const PROBE_BATCHES: u64 = 3;
 
 /// Count the probe events (see `counters::PROBE_GROUPS`) over a few untimed batches of the
-/// same size as the samples. Returns one count per event, summed over the batches.
+/// same size as the samples. Returns one count per event, summed over the batches; `value` has
+/// what the counter reads count by themselves subtracted (`raw` is as read).
 pub fn count_probes(
     routine: &mut dyn Routine,
     probes: &mut CounterSet,
     ops_per_sample: u64,
 ) -> Result<Vec<ProbeCount>, String> {
+    // What the reads themselves count (the syscall probe sees its own read(2)s), over an
+    // empty window: subtracted from every batch, so the figure is the routine's alone.
+    let before = probes.read_before();
+    let after = probes.read_after();
+    let own_reads = probes.delta(&before, &after);
+
     let mut totals: Vec<ProbeCount> = Vec::new();
     for _ in 0..PROBE_BATCHES {
         let before = probes.read_before();
         routine.run(ops_per_sample)?;
         let after = probes.read_after();
-        for (name, c) in probes.delta(&before, &after) {
+        for (name, mut c) in probes.delta(&before, &after) {
+            if let Some(own) = own_reads.get(&name).and_then(|o| o.value) {
+                c.value = c.value.map(|v| (v - own).max(0.0));
+            }
             match totals.iter_mut().find(|p| p.name == name) {
                 Some(total) => {
                     total.ops += ops_per_sample;
