@@ -5,6 +5,7 @@
 //! Adding an experiment is one entry in its family file plus one line in [`REGISTRY`].
 
 pub mod params;
+pub mod process;
 mod raw;
 pub mod synthetic;
 pub mod syscall;
@@ -49,6 +50,9 @@ pub struct Context {
     pub cpu: Option<usize>,
     /// Another CPU this process may use, for experiments with a `cross` placement.
     pub other_cpu: Option<usize>,
+    /// A private directory for the experiment's files, created and removed by the parent
+    /// (also when the worker is killed). `None` when it could not be created.
+    pub scratch_dir: Option<std::path::PathBuf>,
 }
 
 /// Why an experiment could not be set up.
@@ -122,6 +126,11 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     // ctxswitch (experiment/ctxswitch.rs)
     // ipc (experiment/ipc.rs)
     // process (experiment/process.rs)
+    &process::FORK,
+    &process::VFORK,
+    &process::FORK_EXEC,
+    &process::POSIX_SPAWN,
+    &process::THREAD,
     &synthetic::SYNTHETIC,
 ];
 
