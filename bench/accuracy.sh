@@ -11,6 +11,11 @@
 #   Part 2  repeatability: the medians of repeated `oslab run syscall.getppid` (raw
 #           syscall instruction). Target: spread (max/min - 1) within 3 %.
 #   Part 3  the default suite under `oslab run --quick`, wall clock. Target: < 60 s.
+#   Part 4  a pipe round trip between two processes pinned to one CPU: `perf bench sched
+#           pipe` under `taskset -c N` against `oslab run ctxswitch.pipe --param
+#           placement=same --cpu N`, alternated. Target: median ratio oslab/perf within
+#           0.90-1.10. Also shows oslab's ctxswitch.pipe_noswitch and the derived cost of one
+#           switch, (pipe - pipe_noswitch) / 2 (informational, no target).
 #
 # Usage: bench/accuracy.sh [--quick] [--strict]
 #   --quick   2 iterations instead of 5, and oslab's --quick (a smoke run)
@@ -182,9 +187,11 @@ oslab_to() {
 }
 
 # One oslab experiment, pinned: prints the median in ns/op (".results[0].median").
+# Extra arguments (e.g. --param NAME=VALUE) follow the experiment's name.
 oslab_median() {
     local experiment=$1 out="$WORK/oslab.json"
-    oslab_to "$out" run "$experiment" --json --cpu "$CPU" "${OSLAB_QUICK[@]}"
+    shift
+    oslab_to "$out" run "$experiment" "$@" --json --cpu "$CPU" "${OSLAB_QUICK[@]}"
     python3 - "$out" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
@@ -204,6 +211,23 @@ perf_ns_per_op() {
     taskset -c "$CPU" perf bench syscall basic >"$out" 2>&1 || { cat "$out" >&2; die "perf bench failed"; }
     awk '$2 == "usecs/op" { printf "%.1f\n", $1 * 1000; found = 1 } END { exit !found }' "$out" ||
         { cat "$out" >&2; die "no 'usecs/op' line in perf bench's output"; }
+}
+
+# `perf bench sched pipe` pinned to $CPU (both of its processes inherit the affinity): prints
+# ns per round trip. Each of its "ops" is one round trip: one process writes an int into a
+# pipe and reads the answer from a second pipe, the other reads and writes back. Output:
+#      Total time: 1.008 [sec]
+#        5.040920 usecs/op
+#          198376 ops/sec
+# Its default is 1,000,000 round trips (~5 s here); --quick runs 100,000.
+PERF_PIPE_LOOPS=1000000
+if ((QUICK)); then PERF_PIPE_LOOPS=100000; fi
+perf_pipe_ns_per_rt() {
+    local out="$WORK/perf-pipe.txt"
+    taskset -c "$CPU" perf bench sched pipe -l "$PERF_PIPE_LOOPS" >"$out" 2>&1 ||
+        { cat "$out" >&2; die "perf bench sched pipe failed"; }
+    awk '$2 == "usecs/op" { printf "%.1f\n", $1 * 1000; found = 1 } END { exit !found }' "$out" ||
+        { cat "$out" >&2; die "no 'usecs/op' line in perf bench sched pipe's output"; }
 }
 
 # Arithmetic on a list of numbers, with python3: median / spread (max/min - 1, percent).
@@ -272,6 +296,41 @@ SUITE_VERDICT=$(below "$SUITE_S" "$SUITE_MAX_S")
 echo "wall time: $SUITE_S s (target < $SUITE_MAX_S s): $SUITE_VERDICT"
 echo
 
+# --- part 4: perf bench sched pipe vs oslab ctxswitch.pipe, one CPU ----------------------
+
+echo "-- Part 4: pipe round trip on one CPU, perf bench sched pipe vs oslab ctxswitch.pipe (cpu$CPU), alternated --"
+printf '%-6s %12s %12s %7s %14s %12s   %s\n' iter "perf ns/rt" "oslab ns/rt" ratio "noswitch ns/rt" "ns/switch" \
+    "other CPUs busy, other oslab procs"
+PERF_RT=()
+OSLAB_RT=()
+NOSWITCH_RT=()
+for ((i = 1; i <= ITERATIONS; i++)); do
+    snap=$(idle_snapshot)
+    f0=$(foreign_oslab)
+    p=$(perf_pipe_ns_per_rt)
+    f1=$(foreign_oslab)
+    o=$(oslab_median ctxswitch.pipe --param placement=same)
+    f2=$(foreign_oslab)
+    n=$(oslab_median ctxswitch.pipe_noswitch)
+    f3=$(foreign_oslab)
+    PERF_RT+=("$p")
+    OSLAB_RT+=("$o")
+    NOSWITCH_RT+=("$n")
+    if [[ "$f0$f1$f2$f3" != 0000 ]]; then CONTAMINATED=$((CONTAMINATED + 1)); fi
+    printf '%-6s %12s %12s %7.3f %14s %12.1f   %s%%, %s\n' "$i" "$p" "$o" "$(python3 -c "print($o / $p)")" \
+        "$n" "$(python3 -c "print(($o - $n) / 2)")" "$(busy_since "$snap")" "$f0/$f1/$f2/$f3"
+done
+PERF_RT_MED=$(median "${PERF_RT[@]}")
+OSLAB_RT_MED=$(median "${OSLAB_RT[@]}")
+NOSWITCH_MED=$(median "${NOSWITCH_RT[@]}")
+PIPE_RATIO=$(python3 -c "print(f'{$OSLAB_RT_MED / $PERF_RT_MED:.3f}')")
+PER_SWITCH=$(python3 -c "print(f'{($OSLAB_RT_MED - $NOSWITCH_MED) / 2:.1f}')")
+printf '%-6s %12s %12s %7s %14s %12s\n' median "$PERF_RT_MED" "$OSLAB_RT_MED" "$PIPE_RATIO" "$NOSWITCH_MED" "$PER_SWITCH"
+PIPE_VERDICT=$(within "$RATIO_LOW" "$PIPE_RATIO" "$RATIO_HIGH")
+echo "ratio oslab/perf = $PIPE_RATIO (target $RATIO_LOW-$RATIO_HIGH): $PIPE_VERDICT"
+echo "one switch = (pipe - pipe_noswitch) / 2 = $PER_SWITCH ns (perf bench's round trip / 2 would say $(python3 -c "print(f'{$PERF_RT_MED / 2:.1f}')") ns)"
+echo
+
 # --- summary -----------------------------------------------------------------------------
 
 echo "== Summary =="
@@ -279,14 +338,16 @@ printf '%-44s %-22s %-14s %s\n' target measured goal verdict
 printf '%-44s %-22s %-14s %s\n' "getppid_libc oslab/perf median ratio" "$RATIO" "$RATIO_LOW-$RATIO_HIGH" "$RATIO_VERDICT"
 printf '%-44s %-22s %-14s %s\n' "getppid repeatability (max/min - 1)" "$SPREAD %" "<= $SPREAD_MAX_PCT %" "$SPREAD_VERDICT"
 printf '%-44s %-22s %-14s %s\n' "default suite --quick wall time" "$SUITE_S s" "< $SUITE_MAX_S s" "$SUITE_VERDICT"
+printf '%-44s %-22s %-14s %s\n' "ctxswitch.pipe oslab/perf sched pipe ratio" "$PIPE_RATIO" "$RATIO_LOW-$RATIO_HIGH" "$PIPE_VERDICT"
+printf '%-44s %-22s %-14s %s\n' "one switch, (pipe - pipe_noswitch) / 2" "$PER_SWITCH ns" "(info)" "-"
 
 if ((CONTAMINATED)); then
     echo
-    echo "note: other oslab processes ran during $CONTAMINATED of the $((2 * ITERATIONS)) iterations above;"
+    echo "note: other oslab processes ran during $CONTAMINATED of the $((3 * ITERATIONS)) iterations above;"
     echo "      their syscall tracepoint slows every system call on the machine: run again when they are done."
 fi
 
-if ((STRICT)) && [[ "$RATIO_VERDICT $SPREAD_VERDICT $SUITE_VERDICT" == *MISS* ]]; then
+if ((STRICT)) && [[ "$RATIO_VERDICT $SPREAD_VERDICT $SUITE_VERDICT $PIPE_VERDICT" == *MISS* ]]; then
     exit 1
 fi
 exit 0

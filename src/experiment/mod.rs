@@ -4,7 +4,10 @@
 //!
 //! Adding an experiment is one entry in its family file plus one line in [`REGISTRY`].
 
+pub mod ctxswitch;
+pub mod ipc;
 pub mod params;
+mod pingpong;
 pub mod process;
 mod raw;
 pub mod synthetic;
@@ -124,7 +127,14 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &syscall::STAT,
     &syscall::OPEN_CLOSE,
     // ctxswitch (experiment/ctxswitch.rs)
+    &ctxswitch::PIPE,
+    &ctxswitch::PIPE_NOSWITCH,
+    &ctxswitch::FUTEX,
+    &ctxswitch::YIELD,
+    &ctxswitch::NANOSLEEP0,
     // ipc (experiment/ipc.rs)
+    &ipc::PIPE_BANDWIDTH,
+    &ipc::UNIX_LATENCY,
     // process (experiment/process.rs)
     &process::FORK,
     &process::VFORK,

@@ -1,0 +1,232 @@
+//! Inter-process communication between a worker and a forked partner process, with the
+//! placement stated (`same`: both pinned to one CPU; `cross`: the partner on another CPU).
+//!
+//! - `ipc.pipe_bandwidth`: the worker writes `size` bytes per operation into a pipe that the
+//!   partner drains continuously. The figure is the time per transfer; the bandwidth is
+//!   `size / median`. The pipe's capacity (`F_SETPIPE_SZ`/`F_GETPIPE_SZ`, 64 KiB by default
+//!   on Linux) bounds how much a writer can hand over before it must wait for the reader: with
+//!   `size` at or below the capacity and both sides on one CPU, every transfer is one fill of
+//!   the pipe and one drain, with a switch each way. It is a parameter, set explicitly.
+//! - `ipc.unix_latency`: a one-byte round trip over a connected pair of Unix stream sockets,
+//!   the same ping-pong as `ctxswitch.pipe` over another channel.
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use super::ctxswitch::{byte_round_trip_expectations, no_faults, syscalls_near};
+use super::pingpong::{self, Channel, PLACEMENT_PARAM, PartnerProcess, PingPong};
+use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
+use crate::validate::Expectation;
+
+// --- ipc.pipe_bandwidth ---
+
+const SIZE_PARAM: ParamSpec = ParamSpec {
+    name: "size",
+    kind: ParamKind::Size {
+        min: 1,
+        max: 16 << 20,
+    },
+    default: "64K",
+    help: "bytes per transfer (one blocking write(2)); bandwidth = size / median",
+};
+
+const CAPACITY_PARAM: ParamSpec = ParamSpec {
+    name: "capacity",
+    kind: ParamKind::Size {
+        min: 4096,
+        max: 1 << 20,
+    },
+    default: "64K",
+    help: "the pipe's capacity, set with F_SETPIPE_SZ (Linux's default is 64K; a power of two \
+           of pages; above /proc/sys/fs/pipe-max-size needs CAP_SYS_RESOURCE)",
+};
+
+fn bandwidth_expectations(_: &Params) -> Vec<Expectation> {
+    vec![
+        syscalls_near(
+            1.0,
+            0.05,
+            "one blocking write per transfer, however often it waits for the reader to make room",
+        ),
+        no_faults("the worker writes from the same buffer every time: no new memory"),
+    ]
+}
+
+/// The worker writes `buf` whole into the pipe per operation; the forked partner reads.
+struct PipeStream {
+    out: RawFd,
+    buf: Vec<u8>,
+    /// The partner's read buffer, allocated before the fork (the child uses its copy).
+    _sink: Vec<u8>,
+    // Before `child`: closed first, so the partner reads end of file and exits by itself.
+    _fd: OwnedFd,
+    child: PartnerProcess,
+}
+
+impl Routine for PipeStream {
+    #[inline(never)]
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            let mut done = 0;
+            while done < self.buf.len() {
+                let rest = &self.buf[done..];
+                // SAFETY: `rest` is readable for its length.
+                let n = unsafe { libc::write(self.out, rest.as_ptr().cast(), rest.len()) };
+                if n < 0 {
+                    if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                        continue;
+                    }
+                    return Err(pingpong::os_error("write to the partner's pipe"));
+                }
+                done += n as usize;
+            }
+        }
+        Ok(())
+    }
+
+    fn partner(&self) -> Option<Partner> {
+        Some(self.child.partner())
+    }
+}
+
+/// Set the pipe's capacity to exactly `capacity` bytes, or say why it cannot be.
+fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), SetupError> {
+    // SAFETY: fcntl on our own pipe descriptor with an integer argument.
+    let got = unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, capacity as libc::c_int) };
+    if got < 0 {
+        let e = std::io::Error::last_os_error();
+        let limit = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into());
+        return Err(SetupError::Unsupported(format!(
+            "cannot set a pipe capacity of {capacity} bytes: {e} (fs.pipe-max-size is {limit}; \
+             more needs CAP_SYS_RESOURCE)"
+        )));
+    }
+    if got as usize != capacity {
+        return Err(SetupError::Unsupported(format!(
+            "the kernel rounds a pipe capacity of {capacity} bytes to {got}: give a power of two \
+             of pages (e.g. 64K)"
+        )));
+    }
+    Ok(())
+}
+
+fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let cpus = pingpong::place(params, ctx)?;
+    let size = params.u64("size") as usize;
+    let capacity = params.u64("capacity") as usize;
+    let (r, w) = pingpong::pipe(0)?;
+    set_capacity(w.as_raw_fd(), capacity)?;
+    // The worker's data, every page touched now so no write faults later.
+    let buf = vec![0x5au8; size];
+    let mut sink = vec![0u8; capacity];
+    let (input, sink_ptr, sink_len) = (r.as_raw_fd(), sink.as_mut_ptr(), sink.len());
+    let child = PartnerProcess::spawn(cpus.partner, &[input], move || {
+        loop {
+            // SAFETY: the child's copy of `sink` is `sink_len` writable bytes.
+            let n = unsafe { libc::read(input, sink_ptr.cast(), sink_len) };
+            if n <= 0 {
+                // End of file (the worker closed its end or died) or an error: stop.
+                return 0;
+            }
+        }
+    })?;
+    drop(r);
+    Ok(Box::new(PipeStream {
+        out: w.as_raw_fd(),
+        buf,
+        _sink: sink,
+        _fd: w,
+        child,
+    }))
+}
+
+pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
+    name: "ipc.pipe_bandwidth",
+    summary: "the worker writes `size` bytes (64 KiB) per transfer into a pipe a partner process \
+              drains; bandwidth = size / median; the pipe's capacity is a parameter",
+    op: "transfer",
+    path: "glibc write() of `size` bytes to a blocking pipe; partner read()s up to `capacity`",
+    params: &[SIZE_PARAM, CAPACITY_PARAM, PLACEMENT_PARAM],
+    syscalls: &["write"],
+    subtract_loop_overhead: true,
+    default_suite: true,
+    ladder: false,
+    expectations: bandwidth_expectations,
+    setup: setup_pipe_bandwidth,
+};
+
+// --- ipc.unix_latency ---
+
+fn unix_latency_expectations(_: &Params) -> Vec<Expectation> {
+    byte_round_trip_expectations(Channel::UnixSockets)
+}
+
+fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let cpus = pingpong::place(params, ctx)?;
+    Ok(Box::new(PingPong::start(Channel::UnixSockets, cpus, 0)?))
+}
+
+pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
+    name: "ipc.unix_latency",
+    summary: "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
+              two switches (compare ctxswitch.pipe)",
+    op: "round trip",
+    path: "glibc write()/read() on socketpair(AF_UNIX, SOCK_STREAM), partner forked and pinned",
+    params: &[PLACEMENT_PARAM],
+    syscalls: &["write", "read"],
+    subtract_loop_overhead: true,
+    default_suite: true,
+    ladder: false,
+    expectations: unix_latency_expectations,
+    setup: setup_unix_latency,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params::from_map(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        )
+    }
+
+    #[test]
+    fn capacity_is_set_exactly_or_refused_with_a_reason() {
+        let (_r, w) = pingpong::pipe(0).unwrap();
+        set_capacity(w.as_raw_fd(), 64 << 10).unwrap();
+        // SAFETY: fcntl on our own pipe.
+        let got = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        assert_eq!(got, 64 << 10);
+        match set_capacity(w.as_raw_fd(), 12 << 10) {
+            Err(SetupError::Unsupported(reason)) => assert!(reason.contains("power of two")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bandwidth_and_unix_latency_run_with_a_partner() {
+        let cpu = *crate::measure::cpu::allowed().last().unwrap();
+        let ctx = Context {
+            cpu: Some(cpu),
+            ..Context::default()
+        };
+        // Pinning the worker pins the calling thread: use a thread of its own.
+        std::thread::spawn(move || {
+            let p = params(&[("size", "100K"), ("capacity", "64K"), ("placement", "same")]);
+            let mut r = setup_pipe_bandwidth(&p, &ctx).unwrap();
+            r.run(20).unwrap();
+            assert!(r.partner().is_some());
+            let mut r = setup_unix_latency(&params(&[("placement", "same")]), &ctx).unwrap();
+            r.run(100).unwrap();
+            assert!(r.partner().is_some());
+        })
+        .join()
+        .unwrap();
+    }
+}
