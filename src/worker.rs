@@ -96,7 +96,11 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
             ))
         })?;
     }
-    let mut counters = CounterSet::open();
+    let mut counters = if info.counters_in_samples {
+        CounterSet::open()
+    } else {
+        CounterSet::none()
+    };
     send(
         out,
         &Message::Counters {
@@ -135,7 +139,7 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
 
     // Only now, with the timed samples done, the events that would have slowed them.
     drop(counters);
-    let mut probes = CounterSet::open_probes();
+    let mut probes = CounterSet::open_probes(!info.counters_in_samples);
     let counts = sampler::count_probes(routine.as_mut(), &mut probes, sampled.ops_per_sample)
         .map_err(SetupError::Failed)?;
     let message = Message::Probes {

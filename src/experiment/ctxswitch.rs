@@ -163,6 +163,7 @@ pub static PIPE: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: false,
     expectations: pipe_expectations,
     setup: setup_pipe,
 };
@@ -237,6 +238,7 @@ pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: false,
     expectations: pipe_noswitch_expectations,
     setup: setup_pipe_noswitch,
 };
@@ -404,6 +406,7 @@ pub static FUTEX: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,
+    counters_in_samples: false,
     expectations: futex_expectations,
     setup: setup_futex,
 };
@@ -530,6 +533,7 @@ pub static YIELD: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,
+    counters_in_samples: false,
     expectations: yield_expectations,
     setup: setup_yield,
 };
@@ -636,6 +640,7 @@ pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,
+    counters_in_samples: false,
     expectations: nanosleep0_expectations,
     setup: setup_nanosleep0,
 };

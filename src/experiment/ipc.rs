@@ -152,6 +152,7 @@ pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,
+    counters_in_samples: false,
     expectations: bandwidth_expectations,
     setup: setup_pipe_bandwidth,
 };
@@ -178,6 +179,7 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,
+    counters_in_samples: false,
     expectations: unix_latency_expectations,
     setup: setup_unix_latency,
 };

@@ -89,6 +89,12 @@ pub struct ExperimentInfo {
     /// A headline figure: it joins the cost ladder `oslab run` prints. Other results are
     /// shown in their family's table.
     pub ladder: bool,
+    /// Count the perf groups (software and hardware) around every timed sample. `false` for
+    /// experiments that switch context: a task with open perf events pays for them at every
+    /// switch (measured here: a C pipe ping-pong from 5.0 to 7.4 µs per round trip with six
+    /// software events open). Their groups are then counted over the untimed batches after
+    /// sampling, like the probe counters; getrusage stays per sample.
+    pub counters_in_samples: bool,
     /// What the counters must show per operation, given the parameters.
     pub expectations: fn(&Params) -> Vec<Expectation>,
     /// Build the routine (open files, map memory, start a partner). Runs in the worker,

@@ -257,6 +257,7 @@ pub static FORK: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: fork_expectations,
     setup: setup_fork,
 };
@@ -380,6 +381,7 @@ pub static VFORK: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: false,
+    counters_in_samples: true,
     expectations: vfork_expectations,
     setup: setup_vfork,
 };
@@ -676,6 +678,7 @@ pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: fork_expectations,
     setup: setup_fork_exec,
 };
@@ -724,6 +727,7 @@ pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: false,
+    counters_in_samples: true,
     expectations: spawn_expectations,
     setup: setup_posix_spawn,
 };
@@ -783,6 +787,7 @@ pub static THREAD: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: thread_expectations,
     setup: setup_thread,
 };

@@ -178,6 +178,7 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: true,
+    counters_in_samples: true,
     expectations,
     setup,
 };

@@ -143,6 +143,7 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: no_syscall,
     setup: setup_function_call,
 };
@@ -176,6 +177,7 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: vdso_expectations,
     setup: setup_vdso_clock_gettime,
 };
@@ -206,6 +208,7 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: raw_clock_expectations,
     setup: setup_clock_gettime,
 };
@@ -230,6 +233,7 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_getpid,
 };
@@ -252,6 +256,7 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_getppid,
 };
@@ -271,6 +276,7 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_getppid_libc,
 };
@@ -310,6 +316,7 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_read,
 };
@@ -336,6 +343,7 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_write,
 };
@@ -377,6 +385,7 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_fstat,
 };
@@ -411,6 +420,7 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: one_syscall,
     setup: setup_stat,
 };
@@ -446,6 +456,7 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
+    counters_in_samples: true,
     expectations: two_syscalls,
     setup: setup_open_close,
 };

@@ -172,11 +172,20 @@ impl CounterSet {
         CounterSet::open_specs(GROUPS)
     }
 
-    /// Open the events counted only in untimed batches (see `PROBE_GROUPS`).
-    pub fn open_probes() -> CounterSet {
-        let mut set = CounterSet::open_specs(PROBE_GROUPS);
+    /// Open the events counted only in untimed batches after sampling (see `PROBE_GROUPS`),
+    /// with the sampled groups too when they were not counted around the samples.
+    pub fn open_probes(with_sampled_groups: bool) -> CounterSet {
+        let mut set = CounterSet::open_specs(if with_sampled_groups { GROUPS } else { &[] });
+        for spec in PROBE_GROUPS {
+            set.open_group(spec);
+        }
         set.self_test();
         set
+    }
+
+    /// No counters at all (an experiment whose groups are counted after sampling).
+    pub fn none() -> CounterSet {
+        CounterSet::open_specs(&[])
     }
 
     fn open_specs(specs: &[&[(&'static str, Event)]]) -> CounterSet {
@@ -516,7 +525,7 @@ fn mount_tracefs() -> bool {
 /// it again.
 pub fn probe() -> BTreeMap<String, crate::env::CounterAvailability> {
     let timed = CounterSet::open();
-    let probes = CounterSet::open_probes();
+    let probes = CounterSet::open_probes(false);
     timed
         .statuses()
         .iter()
@@ -586,7 +595,7 @@ mod tests {
 
     #[test]
     fn the_syscall_probe_counts_every_call_or_says_why_not() {
-        let mut probes = CounterSet::open_probes();
+        let mut probes = CounterSet::open_probes(false);
         let status = probes
             .statuses()
             .iter()

@@ -84,6 +84,7 @@ pub fn info_json(e: &ExperimentInfo) -> Value {
         "subtract_loop_overhead": e.subtract_loop_overhead,
         "default_suite": e.default_suite,
         "ladder": e.ladder,
+        "counters_in_samples": e.counters_in_samples,
         "params": e.params.iter().map(|p| json!({
             "name": p.name, "default": p.default, "accepts": kind_text(&p.kind), "help": p.help,
         })).collect::<Vec<_>>(),
