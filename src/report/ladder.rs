@@ -322,9 +322,9 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
     header.extend(columns.iter().map(|(_, h)| (*h, Align::Right)));
     let with_partner = measured.iter().any(|(_, f)| f.partner.is_some());
     let with_children = measured.iter().any(|(_, f)| f.children.is_some());
-    header.extend([("faults", Align::Right), ("vol sw", Align::Right)]);
+    header.extend([("faults", Align::Right), ("switches v+i", Align::Right)]);
     if with_partner {
-        header.push(("partner vol sw", Align::Right));
+        header.push(("partner v+i", Align::Right));
     }
     if with_children {
         header.push(("child faults", Align::Right));
@@ -343,7 +343,11 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
         }
         let rate = |field: &str| f.rusage.get(field).copied().unwrap_or(0.0);
         row.push(per_op(rate("minflt") + rate("majflt")));
-        row.push(per_op(rate("nvcsw")));
+        row.push(format!(
+            "{}+{}",
+            per_op(rate("nvcsw")),
+            per_op(rate("nivcsw"))
+        ));
         let other = |figures: &Option<std::collections::BTreeMap<String, f64>>, fields: &[&str]| {
             figures.as_ref().map_or("–".to_string(), |m| {
                 per_op(
@@ -355,7 +359,14 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
             })
         };
         if with_partner {
-            row.push(other(&f.partner, &["nvcsw"]));
+            row.push(match &f.partner {
+                Some(_) => format!(
+                    "{}+{}",
+                    other(&f.partner, &["nvcsw"]),
+                    other(&f.partner, &["nivcsw"])
+                ),
+                None => "–".into(),
+            });
         }
         if with_children {
             row.push(other(&f.children, &["minflt", "majflt"]));
@@ -375,9 +386,11 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
     }
     let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
                    over the timed samples (a partner process's from /proc, reaped children's from \
-                   RUSAGE_CHILDREN); sys % is the system share of CPU time; preempted counts \
-                   samples with an involuntary switch; syscalls and tasks were counted in untimed \
-                   batches after the samples, because the tracepoints slow every system call.";
+                   RUSAGE_CHILDREN); switches are voluntary+involuntary; sys % is the system \
+                   share of CPU time; preempted counts samples with an involuntary switch (part \
+                   of the operation in a same-CPU ping-pong, contamination elsewhere); syscalls \
+                   and tasks were counted in untimed batches after the samples, because the \
+                   tracepoints slow every system call.";
     format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }
 
