@@ -16,6 +16,8 @@ const BASELINE: &str = "syscall.function_call";
 /// taken at its default parameters.
 struct Derived {
     label: &'static str,
+    /// What the figure means and where the classic tools' numbers sit beside it.
+    explain: &'static str,
     per: &'static str,
     minuend: &'static str,
     subtrahend: &'static str,
@@ -27,6 +29,10 @@ struct Derived {
 /// without any switch; what remains, halved, is the cost of one switch.
 const DERIVED: &[Derived] = &[Derived {
     label: "ctxswitch.pipe − pipe_noswitch, ÷ 2",
+    explain: "one switch: a pipe round trip is two switches plus four pipe calls, which \
+              pipe_noswitch times without switching. lmbench's lat_ctx reports this remainder; \
+              perf bench sched pipe reports the whole round trip, and tools that halve it count \
+              the pipe calls as switching.",
     per: "switch",
     minuend: "ctxswitch.pipe",
     subtrahend: "ctxswitch.pipe_noswitch",
@@ -73,7 +79,13 @@ pub fn render(run: &Run) -> String {
             status: r.status.as_str().to_string(),
         })
         .collect();
-    rungs.extend(derived_rungs(&figured));
+    let derived = derived_rungs(&figured);
+    let explanations: Vec<String> = derived
+        .iter()
+        .filter_map(|r| DERIVED.iter().find(|d| d.label == r.label))
+        .map(|d| wrap(&format!("{}: {}", d.label, d.explain), 96, "  ", "    "))
+        .collect();
+    rungs.extend(derived);
     rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
 
     if !rungs.is_empty() {
@@ -81,6 +93,11 @@ pub fn render(run: &Run) -> String {
             "\nCost ladder (time per operation: median and its 95% confidence interval)\n\n",
         );
         out.push_str(&ladder_table(&rungs, baseline));
+        for text in &explanations {
+            out.push('\n');
+            out.push_str(text);
+            out.push('\n');
+        }
     }
     out.push_str(&other_results(&others, baseline));
     out.push_str(&counter_table(&measured));
