@@ -6,6 +6,7 @@
 
 pub mod ctxswitch;
 pub mod ipc;
+pub mod mapping;
 pub mod params;
 mod pingpong;
 pub mod process;

@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use super::mapping::Anon;
 use super::{Context, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
 use crate::measure::cpu;
 
@@ -164,34 +165,21 @@ pub const WORKING_SET_PARAM: ParamSpec = ParamSpec {
 /// its own physical page (an untouched page would be the shared zero page, and a switch
 /// could not evict anything).
 pub struct WorkingSet {
-    ptr: *mut u64,
+    map: Anon,
     words: usize,
 }
 
 impl WorkingSet {
     pub fn new(bytes: usize) -> Result<WorkingSet, SetupError> {
-        let len = bytes.max(8);
-        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(setup_failed(&format!("mmap of {len} bytes")));
-        }
+        let map = Anon::private(bytes.max(8))?;
         let set = WorkingSet {
-            ptr: ptr.cast(),
-            words: len / 8,
+            words: map.len() / 8,
+            map,
         };
+        let ptr = set.map.ptr().cast::<u64>();
         for i in 0..set.words {
-            // SAFETY: `i` is within the mapping, which is readable and writable.
-            unsafe { set.ptr.add(i).write(i as u64 | 1) };
+            // SAFETY: `i` is within the mapping, which is readable, writable and 8-aligned.
+            unsafe { ptr.add(i).write(i as u64 | 1) };
         }
         Ok(set)
     }
@@ -200,15 +188,8 @@ impl WorkingSet {
     #[inline(never)]
     pub fn touch(&self) -> u64 {
         // SAFETY: the mapping holds `words` initialised u64s and lives as long as `self`.
-        let words = unsafe { std::slice::from_raw_parts(self.ptr, self.words) };
+        let words = unsafe { std::slice::from_raw_parts(self.map.ptr().cast::<u64>(), self.words) };
         std::hint::black_box(words.iter().fold(0u64, |a, &w| a.wrapping_add(w)))
-    }
-}
-
-impl Drop for WorkingSet {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly our own mapping, which nothing references any more.
-        unsafe { libc::munmap(self.ptr.cast(), self.words * 8) };
     }
 }
 
@@ -519,7 +500,7 @@ impl Routine for PingPong {
 /// Two futex words in a `MAP_SHARED | MAP_ANONYMOUS` page, so a forked child shares them
 /// (a private mapping would be copied on write by the fork).
 pub struct SharedWords {
-    ptr: *mut AtomicU32,
+    map: Anon,
 }
 
 // SAFETY: the mapping is only accessed through atomics, from any thread.
@@ -531,21 +512,9 @@ const SHARED_LEN: usize = 4096;
 
 impl SharedWords {
     pub fn new() -> Result<SharedWords, SetupError> {
-        // SAFETY: a fresh shared anonymous mapping, zero-filled by the kernel.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                SHARED_LEN,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(setup_failed("mmap of a shared page"));
-        }
-        Ok(SharedWords { ptr: ptr.cast() })
+        Ok(SharedWords {
+            map: Anon::shared(SHARED_LEN)?,
+        })
     }
 
     /// Word `i` (0 or 1).
@@ -553,14 +522,7 @@ impl SharedWords {
         assert!(i < 2);
         // SAFETY: the page is mapped for the lifetime of `self`, zero-initialised (a valid
         // AtomicU32) and aligned; `i` is within it.
-        unsafe { &*self.ptr.add(i) }
-    }
-}
-
-impl Drop for SharedWords {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly our own mapping; every user is gone (owners drop it last).
-        unsafe { libc::munmap(self.ptr.cast(), SHARED_LEN) };
+        unsafe { &*self.map.ptr().cast::<AtomicU32>().add(i) }
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::hint::black_box;
 
+use super::mapping::Anon;
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::validate::{Bound, Expectation, Metric};
 
@@ -31,48 +32,21 @@ struct Spin {
 
 /// An anonymous mapping whose pages are faulted in one by one.
 struct Region {
-    ptr: *mut u8,
-    len: usize,
+    map: Anon,
 }
 
 impl Region {
     fn new(len: usize) -> Result<Region, SetupError> {
-        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(SetupError::Failed(format!(
-                "mmap of {len} bytes failed: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
+        let map = Anon::private(len)?;
         // One fault per page even where THP is `always`: a huge page would fault 512 at once.
-        // SAFETY: advice on our own fresh mapping.
-        unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
-        Ok(Region {
-            ptr: ptr.cast(),
-            len,
-        })
+        // Advice only: where it is refused, the expectation still catches the difference.
+        let _ = map.advise(libc::MADV_NOHUGEPAGE);
+        Ok(Region { map })
     }
 
+    /// Make the next touch of every page fault again.
     fn release(&mut self) {
-        // SAFETY: the range is exactly our own mapping; DONTNEED makes the next touch fault.
-        unsafe { libc::madvise(self.ptr.cast(), self.len, libc::MADV_DONTNEED) };
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: unmapping our own mapping, which nothing references any more.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        let _ = self.map.advise(libc::MADV_DONTNEED);
     }
 }
 
@@ -113,7 +87,13 @@ impl Routine for Spin {
                         self.next_page = 0;
                     }
                     // SAFETY: next_page < REGION_PAGES, so the write is inside the mapping.
-                    unsafe { region.ptr.add(self.next_page * PAGE).write_volatile(1) };
+                    unsafe {
+                        region
+                            .map
+                            .ptr()
+                            .add(self.next_page * PAGE)
+                            .write_volatile(1)
+                    };
                     self.next_page += 1;
                 }
             }
