@@ -101,7 +101,9 @@ struct RunArgs {
     /// Kill a worker after this many seconds [default: twice the budget plus 20]
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
-    /// CPUs to pin workers to, e.g. 3 or 0,2 [default: the last CPU this process may use]
+    /// The CPU to pin workers to, then optionally the one for the other side of cross-CPU
+    /// experiments, e.g. 3 or 1,0 [default: the last CPU this process may use; the other side:
+    /// the highest other one]
     #[arg(long, value_name = "LIST")]
     cpu: Option<String>,
     /// Set an experiment parameter (repeatable); `oslab list` shows them
@@ -114,7 +116,7 @@ struct RunArgs {
     /// Run the selected experiments this many times, interleaved
     #[arg(long, default_value_t = 1, value_name = "N")]
     repeat: u32,
-    /// A label stored with the run; `show` and later `compare` accept it instead of an id
+    /// A label stored with the run; `show` accepts it instead of a run id
     #[arg(long)]
     tag: Option<String>,
     /// Which clock times the samples
