@@ -113,6 +113,10 @@ struct RunArgs {
     /// `cpu:all` (one on every CPU)
     #[arg(long, value_name = "KIND")]
     load: Option<String>,
+    /// Directory for experiments that work on files: each gets a private directory in it,
+    /// removed afterwards [default: the current directory]
+    #[arg(long, value_name = "PATH")]
+    dir: Option<PathBuf>,
     /// Run the selected experiments this many times, interleaved
     #[arg(long, default_value_t = 1, value_name = "N")]
     repeat: u32,
@@ -277,6 +281,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
     let cpus = choose_cpus(args.cpu.as_deref())?;
+    let dir = check_dir(args.dir.as_deref(), &jobs)?;
     let other_cpu = other_cpu(&cpus);
     let load =
         match args.load.as_deref() {
@@ -318,6 +323,10 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
             load: load.as_ref().map(|l| l.name().to_string()),
+            dir: jobs
+                .iter()
+                .any(|(e, _)| e.work_dir)
+                .then(|| dir.display().to_string()),
             argv: std::env::args().collect(),
         },
         clock: clock_info.clone(),
@@ -328,6 +337,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     run.id = run_id;
 
     let plan = Plan {
+        dir: dir.clone(),
         other_cpu,
         load,
         sampler,
@@ -338,8 +348,12 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     let total = jobs.len() * args.repeat as usize;
     let mut done = 0;
     let interactive = std::io::stderr().is_terminal();
-    for _ in 0..args.repeat {
+    crate::interrupt::install();
+    'runs: for _ in 0..args.repeat {
         for (info, params) in &jobs {
+            if crate::interrupt::requested().is_some() {
+                break 'runs;
+            }
             done += 1;
             if interactive {
                 eprint!("[{done}/{total}] {} …", info.name);
@@ -353,14 +367,24 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             eprintln!("[{done}/{total}] {}", progress_line(&result));
         }
     }
-    store
-        .finish_run(run_id, runner::unix_now())
-        .map_err(UserError::from)?;
+    let interrupted = crate::interrupt::requested();
+    if interrupted.is_none() {
+        store
+            .finish_run(run_id, runner::unix_now())
+            .map_err(UserError::from)?;
+    }
 
     // Present what was stored, exactly as `show` would.
     let stored = store.load_run(run_id).map_err(UserError::from)?;
     print_run(&stored, args.json)?;
     eprintln!("stored as run {run_id} in {}", path.display());
+    if let Some(signal) = interrupted {
+        eprintln!(
+            "oslab: interrupted by {}: the run keeps the experiments it finished",
+            crate::interrupt::signal_name(signal)
+        );
+        return Ok(ExitCode::from(130));
+    }
     Ok(exit_code(&stored))
 }
 
@@ -453,6 +477,61 @@ fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
         });
     }
     Ok(cpus)
+}
+
+/// The directory file experiments work in: `--dir` or the current directory, checked to be a
+/// writable directory, and every selected experiment's pre-flight check passed there.
+fn check_dir(
+    given: Option<&std::path::Path>,
+    jobs: &[(&ExperimentInfo, Params)],
+) -> Result<PathBuf> {
+    let dir = match given {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let uses_dir = jobs
+        .iter()
+        .any(|(e, _)| e.work_dir || e.preflight.is_some());
+    if !uses_dir {
+        return Ok(dir);
+    }
+    let shown = dir.display();
+    match std::fs::metadata(&dir) {
+        Err(_) => {
+            return Err(UserError::BadOption(format!(
+                "--dir {shown} does not exist; create it or pass another directory"
+            ))
+            .into());
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(UserError::BadOption(format!(
+                "--dir {shown} is not a directory; pass a directory"
+            ))
+            .into());
+        }
+        Ok(_) => {}
+    }
+    if let Err(e) = tempfile::Builder::new()
+        .prefix(".oslab-check-")
+        .tempdir_in(&dir)
+    {
+        return Err(UserError::BadOption(format!(
+            "--dir {shown} is not writable ({e}); pass a directory you can write to"
+        ))
+        .into());
+    }
+    let context = crate::experiment::Context {
+        work_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    for (info, params) in jobs {
+        if let Some(preflight) = info.preflight
+            && let Err(why) = preflight(params, &context)
+        {
+            return Err(UserError::BadOption(format!("{}: {why}", info.name)).into());
+        }
+    }
+    Ok(dir)
 }
 
 /// The CPU for the other side of a cross-CPU experiment: the second CPU given with --cpu,

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod env;
 pub mod error;
 pub mod experiment;
+pub mod interrupt;
 pub mod measure;
 pub mod model;
 pub mod report;

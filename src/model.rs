@@ -286,6 +286,8 @@ pub struct RunSettings {
     pub cpus: Vec<usize>,
     /// Background load run beside every experiment (`cpu`, `cpu:all`), if any.
     pub load: Option<String>,
+    /// The directory file experiments worked in (`--dir`), when the run had any.
+    pub dir: Option<String>,
     /// The command line, for the record.
     pub argv: Vec<String>,
 }

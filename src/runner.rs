@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -26,6 +27,9 @@ pub struct Plan {
     pub other_cpu: Option<usize>,
     /// Background load started beside every worker.
     pub load: Option<Load>,
+    /// Where experiments with a work directory create it (`--dir`; default: the current
+    /// directory).
+    pub dir: PathBuf,
     pub clock: ClockInfo,
     /// Hard limit per worker; by default twice the budget plus time for setup.
     pub timeout: Duration,
@@ -142,12 +146,29 @@ fn drive_worker(
         .prefix("oslab-worker-")
         .tempdir()
         .ok();
+    let work = if info.work_dir {
+        match tempfile::Builder::new()
+            .prefix(".oslab-")
+            .tempdir_in(&plan.dir)
+        {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                return Outcome::Failed(format!(
+                    "cannot create a directory in {}: {e}",
+                    plan.dir.display()
+                ));
+            }
+        }
+    } else {
+        None
+    };
     let job = Job {
         experiment: info.name.to_string(),
         params: params.as_map().clone(),
         cpus: plan.cpus.clone(),
         other_cpu: plan.other_cpu,
         scratch_dir: scratch.as_ref().map(|d| d.path().to_path_buf()),
+        work_dir: work.as_ref().map(|d| d.path().to_path_buf()),
         clock: plan.clock.clone(),
         sampler: plan.sampler.clone(),
     };
@@ -203,7 +224,16 @@ fn drive_worker(
             timed_out = true;
             break;
         }
-        match rx.recv_timeout(deadline - now) {
+        if let Some(signal) = crate::interrupt::requested() {
+            outcome = Some(Outcome::Failed(format!(
+                "interrupted by {} ({} samples kept)",
+                crate::interrupt::signal_name(signal),
+                result.samples.len()
+            )));
+            break;
+        }
+        // Wake at least every 100 ms to notice an interruption.
+        match rx.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
             Ok(Ok(message)) => match message {
                 Message::Counters { counters } => result.counters = counters,
                 Message::Calibration(c) => result.calibration = c,
@@ -217,10 +247,7 @@ fn drive_worker(
                 Message::Failed { reason } => outcome = Some(Outcome::Failed(reason)),
             },
             Ok(Err(garbled)) => outcome = Some(Outcome::Failed(garbled)),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                break;
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         if outcome.is_some() {
@@ -234,6 +261,7 @@ fn drive_worker(
     // Anything the worker started and left behind (a grandchild holding its pipes) goes too.
     kill_group(pid);
     drop(scratch);
+    drop(work);
     let stderr_text = stderr_thread
         .and_then(|t| t.join().ok())
         .unwrap_or_default();

@@ -26,6 +26,9 @@ pub struct Job {
     /// A private directory the parent removes after the worker has gone.
     #[serde(default)]
     pub scratch_dir: Option<std::path::PathBuf>,
+    /// The experiment's directory on the file system under test (see `ExperimentInfo::work_dir`).
+    #[serde(default)]
+    pub work_dir: Option<std::path::PathBuf>,
     pub clock: ClockInfo,
     pub sampler: SamplerConfig,
 }
@@ -114,6 +117,7 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         cpu: job.cpus.first().copied(),
         other_cpu: job.other_cpu,
         scratch_dir: job.scratch_dir.clone(),
+        work_dir: job.work_dir.clone(),
     };
     let mut routine = (info.setup)(&params, &context)?;
     let clock = Clock::from_info(&job.clock);

@@ -164,8 +164,10 @@ pub static PIPE: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: false,
+    work_dir: false,
     expectations: pipe_expectations,
     setup: setup_pipe,
+    preflight: None,
 };
 
 // --- ctxswitch.pipe_noswitch ---
@@ -239,8 +241,10 @@ pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: false,
+    work_dir: false,
     expectations: pipe_noswitch_expectations,
     setup: setup_pipe_noswitch,
+    preflight: None,
 };
 
 // --- ctxswitch.futex ---
@@ -407,8 +411,10 @@ pub static FUTEX: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: false,
+    work_dir: false,
     expectations: futex_expectations,
     setup: setup_futex,
+    preflight: None,
 };
 
 // --- ctxswitch.yield ---
@@ -534,8 +540,10 @@ pub static YIELD: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: false,
+    work_dir: false,
     expectations: yield_expectations,
     setup: setup_yield,
+    preflight: None,
 };
 
 // --- ctxswitch.nanosleep0 ---
@@ -641,8 +649,10 @@ pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: false,
+    work_dir: false,
     expectations: nanosleep0_expectations,
     setup: setup_nanosleep0,
+    preflight: None,
 };
 
 #[cfg(test)]

@@ -153,8 +153,10 @@ pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: false,
+    work_dir: false,
     expectations: bandwidth_expectations,
     setup: setup_pipe_bandwidth,
+    preflight: None,
 };
 
 // --- ipc.unix_latency ---
@@ -180,8 +182,10 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: false,
+    work_dir: false,
     expectations: unix_latency_expectations,
     setup: setup_unix_latency,
+    preflight: None,
 };
 
 #[cfg(test)]

@@ -57,6 +57,9 @@ pub struct Context {
     /// A private directory for the experiment's files, created and removed by the parent
     /// (also when the worker is killed). `None` when it could not be created.
     pub scratch_dir: Option<std::path::PathBuf>,
+    /// For experiments with `work_dir`: their private directory on the file system under
+    /// test (see `ExperimentInfo::work_dir`).
+    pub work_dir: Option<std::path::PathBuf>,
 }
 
 /// Why an experiment could not be set up.
@@ -70,6 +73,10 @@ pub enum SetupError {
 
 /// Builds an experiment's routine from its parameters and placement.
 pub type Setup = fn(&Params, &Context) -> Result<Box<dyn Routine>, SetupError>;
+
+/// Checks, before a run, that an experiment can work where the user asked: `Err` is the one
+/// line that tells them what to change.
+pub type Preflight = fn(&Params, &Context) -> Result<(), String>;
 
 /// One experiment, described as data.
 pub struct ExperimentInfo {
@@ -96,11 +103,21 @@ pub struct ExperimentInfo {
     /// software events open). Their groups are then counted over the untimed batches after
     /// sampling, like the probe counters; getrusage stays per sample.
     pub counters_in_samples: bool,
+    /// The experiment works on files: the parent creates a private directory under `--dir`
+    /// (default: the current directory, so the current file system is measured) for each
+    /// worker, passes it as `Context::work_dir`, and removes it after the worker has gone —
+    /// also when the worker crashed, was killed, or oslab was interrupted.
+    pub work_dir: bool,
     /// What the counters must show per operation, given the parameters.
     pub expectations: fn(&Params) -> Vec<Expectation>,
     /// Build the routine (open files, map memory, start a partner). Runs in the worker,
     /// untimed.
     pub setup: Setup,
+    /// Checked by the parent before any worker starts, with the directory the experiment
+    /// would work in (`--dir` or the current directory) in `Context::work_dir`: a mistake the
+    /// user can fix (too little free space, say) is one error line and exit code 2 instead of
+    /// a failed result. `None`: nothing to check.
+    pub preflight: Option<Preflight>,
 }
 
 impl ExperimentInfo {

@@ -258,8 +258,10 @@ pub static FORK: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: fork_expectations,
     setup: setup_fork,
+    preflight: None,
 };
 
 // --- process.vfork ---
@@ -382,8 +384,10 @@ pub static VFORK: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: true,
+    work_dir: false,
     expectations: vfork_expectations,
     setup: setup_vfork,
+    preflight: None,
 };
 
 // --- the program a child executes ---
@@ -679,8 +683,10 @@ pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: fork_expectations,
     setup: setup_fork_exec,
+    preflight: None,
 };
 
 // --- process.posix_spawn ---
@@ -728,8 +734,10 @@ pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: false,
     counters_in_samples: true,
+    work_dir: false,
     expectations: spawn_expectations,
     setup: setup_posix_spawn,
+    preflight: None,
 };
 
 // --- process.thread ---
@@ -788,8 +796,10 @@ pub static THREAD: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: thread_expectations,
     setup: setup_thread,
+    preflight: None,
 };
 
 /// The smallest static executables that exit with status 0, and a reader of just enough of

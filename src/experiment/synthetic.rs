@@ -159,6 +159,8 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
     default_suite: false,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations,
     setup,
+    preflight: None,
 };

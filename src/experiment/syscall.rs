@@ -144,8 +144,10 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: no_syscall,
     setup: setup_function_call,
+    preflight: None,
 };
 
 // --- clock_gettime, through the vDSO and forced into the kernel ---
@@ -178,8 +180,10 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: vdso_expectations,
     setup: setup_vdso_clock_gettime,
+    preflight: None,
 };
 
 fn setup_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -209,8 +213,10 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: raw_clock_expectations,
     setup: setup_clock_gettime,
+    preflight: None,
 };
 
 // --- getpid, getppid ---
@@ -234,8 +240,10 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_getpid,
+    preflight: None,
 };
 
 fn setup_getppid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -257,8 +265,10 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_getppid,
+    preflight: None,
 };
 
 fn setup_getppid_libc(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -277,8 +287,10 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_getppid_libc,
+    preflight: None,
 };
 
 // --- read, write ---
@@ -317,8 +329,10 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_read,
+    preflight: None,
 };
 
 fn setup_write(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -344,8 +358,10 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_write,
+    preflight: None,
 };
 
 // --- stat, fstat, open+close ---
@@ -386,8 +402,10 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_fstat,
+    preflight: None,
 };
 
 fn setup_stat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -421,8 +439,10 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: one_syscall,
     setup: setup_stat,
+    preflight: None,
 };
 
 fn setup_open_close(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -457,6 +477,8 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     default_suite: true,
     ladder: true,
     counters_in_samples: true,
+    work_dir: false,
     expectations: two_syscalls,
     setup: setup_open_close,
+    preflight: None,
 };

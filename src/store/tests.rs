@@ -232,6 +232,7 @@ fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Ru
             min_time_s: 1.0,
             timeout_s: 40.0,
             load: Some("cpu".into()),
+            dir: None,
             cpus: vec![2],
             argv: vec!["oslab".into(), "run".into(), "--tag".into(), "x".into()],
         },
