@@ -576,7 +576,11 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
         assert!(Instant::now() < deadline, "oslab did not end after SIGINT");
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert_eq!(status.code(), Some(130), "an interrupted run exits with 130: {status:?}");
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "an interrupted run exits with 130: {status:?}"
+    );
 
     let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
     assert!(left.is_empty(), "the worker outlived oslab: {left:?}");
@@ -594,7 +598,10 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
     let doc = show.json();
     check_run_contract(&doc);
     assert!(doc["finished_at"].is_null(), "{}", doc["finished_at"]);
-    assert_eq!(experiment_names(&doc), ["syscall.getppid", "synthetic.spin"]);
+    assert_eq!(
+        experiment_names(&doc),
+        ["syscall.getppid", "synthetic.spin"]
+    );
     assert_eq!(result(&doc, "syscall.getppid")["status"], "ok");
     // The experiment that was running is kept too, as failed, with what it had measured.
     let hung = result(&doc, "synthetic.spin");
