@@ -34,7 +34,8 @@ use crate::store::Store;
                   getrusage checking that it measured what it claims. Every run is stored \
                   with a description of the machine.",
     after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
-                  2 usage or database error, 3 an experiment failed, 4 a result is suspect."
+                  2 usage or database error, 3 an experiment failed, 4 a result is suspect; \
+                  `compare --fail-on-regression`: 1 when something got slower."
 )]
 pub struct Cli {
     /// The results database [default: $XDG_DATA_HOME/oslab/oslab.db]
@@ -65,6 +66,27 @@ enum Command {
         /// List the stored runs instead
         #[arg(long, conflicts_with_all = ["run", "json"])]
         list: bool,
+    },
+    /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
+    /// a verdict; first the environment and settings that differ
+    Compare(CompareArgs),
+    /// Write a stored run as a versioned JSON document (for `import`) or as CSV, one row per
+    /// sample
+    Export {
+        /// A run id or a tag (the latest run with that tag)
+        run: String,
+        /// json: the whole run, for `oslab import` elsewhere; csv: one row per sample
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to FILE instead of stdout
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Store a run exported (`oslab export --format json`) on another machine; importing the
+    /// same run again does nothing
+    Import {
+        /// The exported JSON document
+        file: PathBuf,
     },
     /// Describe this machine as oslab sees it, including which counters work
     Env {
@@ -129,6 +151,36 @@ struct RunArgs {
     /// Print the run as one JSON document on stdout (progress stays on stderr)
     #[arg(long)]
     json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct CompareArgs {
+    /// Run A, the baseline: a run id or a tag (the latest run with that tag)
+    a: String,
+    /// Run B, compared against A
+    b: String,
+    /// Half-width of the noise band around B/A = 1, in percent: a change whose CI touches the
+    /// band is "within noise" [default: 2]
+    #[arg(long, value_name = "PCT")]
+    noise: Option<String>,
+    /// What to compare per operation: time, a getrusage field (minflt, nvcsw, stime_us, …) or
+    /// a counter name (cycles, syscalls, …)
+    #[arg(long, value_name = "NAME", default_value = "time")]
+    metric: String,
+    /// Print one JSON document for scripts
+    #[arg(long)]
+    json: bool,
+    /// Exit with code 1 when some experiment got slower (for CI)
+    #[arg(long)]
+    fail_on_regression: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ExportFormat {
+    /// The whole run as one versioned JSON document
+    Json,
+    /// One row per sample
+    Csv,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +253,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(cli.db, args),
         Command::List { json } => list(json),
         Command::Show { run, json, list } => show(cli.db, run, json, list),
+        Command::Compare(args) => compare(cli.db, args),
+        Command::Export {
+            run,
+            format,
+            output,
+        } => export(cli.db, &run, format, output),
+        Command::Import { file } => import(cli.db, &file),
         Command::Env { json } => env(json),
         Command::Worker | Command::Load { .. } => unreachable!("handled before dispatch"),
     }
@@ -594,7 +653,14 @@ fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> R
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let id = match &which {
+    let run = resolve_run(&store, &path, which.as_deref())?;
+    print_run(&run, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run named by `which` (an id, else a tag), or the latest when `None`.
+fn resolve_run(store: &Store, path: &std::path::Path, which: Option<&str>) -> Result<Run> {
+    let id = match which {
         None => store.latest_run_id().map_err(UserError::from)?,
         Some(text) => match text.parse::<i64>() {
             Ok(id) => Some(id),
@@ -603,7 +669,7 @@ fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> R
     };
     let Some(id) = id else {
         return Err(match which {
-            Some(which) => UserError::NoSuchRun(which, path.display().to_string()),
+            Some(which) => UserError::NoSuchRun(which.to_string(), path.display().to_string()),
             None => UserError::BadOption(format!(
                 "no runs stored in {} yet; `oslab run` makes one",
                 path.display()
@@ -611,14 +677,132 @@ fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> R
         }
         .into());
     };
-    let run = match store.load_run(id) {
-        Ok(run) => run,
+    match store.load_run(id) {
+        Ok(run) => Ok(run),
         Err(crate::store::StoreError::NoSuchRun { .. }) => {
-            return Err(UserError::NoSuchRun(id.to_string(), path.display().to_string()).into());
+            Err(UserError::NoSuchRun(id.to_string(), path.display().to_string()).into())
         }
-        Err(e) => return Err(UserError::from(e).into()),
+        Err(e) => Err(UserError::from(e).into()),
+    }
+}
+
+fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
+    use crate::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
+    let noise = match &args.noise {
+        None => DEFAULT_NOISE,
+        Some(text) => match text.trim().trim_end_matches('%').parse::<f64>() {
+            Ok(p) if (0.0..=50.0).contains(&p) => p / 100.0,
+            _ => {
+                return Err(UserError::BadOption(format!(
+                    "--noise {text}: give a percentage between 0 and 50, e.g. --noise 2"
+                ))
+                .into());
+            }
+        },
     };
-    print_run(&run, json)?;
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let a = resolve_run(&store, &path, Some(&args.a))?;
+    let b = resolve_run(&store, &path, Some(&args.b))?;
+    let metric = Metric::parse(&args.metric);
+    if let Metric::Counter(name) = &metric {
+        let known: std::collections::BTreeSet<&str> = [&a, &b]
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| r.counters.iter().map(|c| c.name.as_str()))
+            .collect();
+        if !known.contains(name.as_str()) {
+            return Err(UserError::BadOption(format!(
+                "--metric {name}: not time, a getrusage field ({}) or a counter of these runs{}",
+                crate::model::Rusage::FIELDS.join(", "),
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", known.into_iter().collect::<Vec<_>>().join(", "))
+                }
+            ))
+            .into());
+        }
+    }
+    let cmp = compare_runs(&a, &b, &metric, noise);
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&report::compare::document(&cmp))?;
+        s.push('\n');
+        s
+    } else {
+        report::compare::render(&cmp)
+    };
+    write_stdout(&text)?;
+    if args.fail_on_regression && cmp.any_slower() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(
+    db: Option<PathBuf>,
+    which: &str,
+    format: ExportFormat,
+    output: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let run = resolve_run(&store, &path, Some(which))?;
+    let text = match format {
+        ExportFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&report::export::json_document(&run))?;
+            s.push('\n');
+            s
+        }
+        ExportFormat::Csv => report::export::csv(&run),
+    };
+    match output {
+        None => write_stdout(&text)?,
+        Some(file) => {
+            std::fs::write(&file, text).map_err(|e| {
+                UserError::BadOption(format!(
+                    "cannot write {}: {e}; check the path and its permissions",
+                    file.display()
+                ))
+            })?;
+            eprintln!("exported run {} to {}", run.id, file.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Everything that can refuse the file is decided before the database is opened, so a bad
+/// file leaves the database exactly as it was.
+fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<ExitCode> {
+    use crate::store::Imported;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        UserError::BadOption(format!(
+            "cannot read {}: {e}; pass a file written by `oslab export --format json`",
+            file.display()
+        ))
+    })?;
+    let run = report::export::read_document(&text)
+        .map_err(|e| UserError::BadOption(format!("{} {e}", file.display())))?;
+    let path = db_path(db)?;
+    let mut store = Store::open(&path).map_err(UserError::from)?;
+    match store.import_run(&run).map_err(UserError::from)? {
+        Imported::New(id) => eprintln!(
+            "imported {} (run {} where it was measured) as run {id} in {}",
+            file.display(),
+            run.id,
+            path.display()
+        ),
+        Imported::AlreadyImported(id) => eprintln!(
+            "{} was already imported as run {id} in {}; nothing changed",
+            file.display(),
+            path.display()
+        ),
+        Imported::AlreadyStored(id) => eprintln!(
+            "{} holds run {id} of {}, which is already there; nothing changed",
+            file.display(),
+            path.display()
+        ),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,7 @@
 //! - [`rng`]: the small seeded generator that makes the bootstrap reproducible.
 
 pub mod bootstrap;
+pub mod compare;
 pub mod outliers;
 pub mod result;
 pub mod rng;

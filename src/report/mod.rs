@@ -1,6 +1,8 @@
 //! Presentation: everything here reads finished records and returns text or JSON.
 
+pub mod compare;
 pub mod env_table;
+pub mod export;
 pub mod format;
 pub mod json;
 pub mod ladder;

@@ -9,6 +9,7 @@
 //! a file may be used, `write.rs` and `read.rs` map records to rows and back.
 
 mod error;
+mod import;
 mod open;
 mod read;
 mod schema;
@@ -23,6 +24,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
+pub use import::{Imported, fingerprint};
 use error::{BUSY_TIMEOUT_S, During};
 
 use crate::model::{ExperimentResult, Run};

@@ -171,6 +171,15 @@ CREATE TABLE validations (
     detail      TEXT NOT NULL,
     PRIMARY KEY (result_id, position)
 ) WITHOUT ROWID;
+
+-- Runs brought in by `oslab import`, by the fingerprint of the exported run (FNV-1a 128 of
+-- its canonical JSON with the id left out, 32 hex digits): importing the same file again
+-- finds it here instead of storing the run twice.
+CREATE TABLE imports (
+    fingerprint  TEXT PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE
+);
+CREATE INDEX imports_by_run ON imports (run_id);
 "#;
 // Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
 // an index, so a cascade or a per-result lookup never scans a whole table.
@@ -219,6 +228,14 @@ pub(super) const INSERT_VALIDATION: &str = "INSERT INTO validations (result_id, 
      check_name, ok, detail) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 pub(super) const FINISH_RUN: &str = "UPDATE runs SET finished_at = ?2 WHERE id = ?1";
+
+pub(super) const FIND_IMPORT: &str = "SELECT run_id FROM imports WHERE fingerprint = ?1";
+
+pub(super) const INSERT_IMPORT: &str = "INSERT INTO imports (fingerprint, run_id) VALUES (?1, ?2)";
+
+/// Local runs that could be the same as an imported one: a run keeps its start time through
+/// export and import, so only these need their fingerprint computed.
+pub(super) const RUNS_STARTED_AT: &str = "SELECT id FROM runs WHERE started_at = ?1 ORDER BY id";
 
 // --- reading ---
 

@@ -1,0 +1,689 @@
+//! Comparing two runs: which experiments got faster or slower, and whether the two machines
+//! (or settings) were alike enough for the comparison to be fair. Pure: runs in, records out.
+//!
+//! The verdict follows criterion.rs's two-gate rule (`analysis/compare.rs` and
+//! `report.rs::compare_to_threshold` there): a change is reported only if it is statistically
+//! significant (Mann-Whitney U, p < 0.05) **and** the bootstrap 95% confidence interval of the
+//! ratio of medians B/A lies entirely outside a noise band (±2% by default). A significant
+//! change whose interval touches the band is "within noise"; an insignificant one is "no
+//! change".
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::bootstrap::two_sample_ci;
+use super::result::counter_per_op;
+use super::stats::median;
+use crate::model::{ExperimentResult, Run, Rusage, Sample};
+
+/// Significance level of the Mann-Whitney test.
+pub const ALPHA: f64 = 0.05;
+/// Default half-width of the noise band around a ratio of 1 (±2%).
+pub const DEFAULT_NOISE: f64 = 0.02;
+/// A ratio at least this far from 1 (B/A ≥ 1.5 or ≤ 1/1.5) is highlighted.
+pub const HIGHLIGHT_RATIO: f64 = 1.5;
+/// Bootstrap resamples for the ratio's interval, and the fixed seed that makes it repeatable.
+pub const RESAMPLES: usize = 2000;
+pub const SEED: u64 = 0xC0_4FA2E;
+
+/// Environment fields left out of the environment diff: they change from one second to the
+/// next on the same machine (free memory, the CPU frequency read at that instant), so a
+/// difference says nothing about whether the comparison is fair.
+pub const VOLATILE_ENV_FIELDS: [&str; 2] = ["mem_available_bytes", "cpu_mhz"];
+/// Settings left out of the settings diff: the command line (it always differs, if only by
+/// the tag) and the file experiments' directory (a temporary path).
+pub const IGNORED_SETTINGS: [&str; 2] = ["argv", "dir"];
+
+/// The outcome for one experiment and parameter set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significant, and the ratio's CI lies entirely below the noise band.
+    Faster,
+    /// Significant, and the ratio's CI lies entirely above the noise band.
+    Slower,
+    /// Not significant (p ≥ 0.05).
+    NoChange,
+    /// Significant, but the ratio's CI touches the noise band.
+    WithinNoise,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no change",
+            Verdict::WithinNoise => "within noise",
+        }
+    }
+
+    pub fn is_change(self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower)
+    }
+}
+
+/// Mann-Whitney U test of two independent samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MannWhitney {
+    /// U of the second sample: the number of pairs (a, b) with b > a, ties counting one half.
+    pub u: f64,
+    /// The standardised statistic, continuity-corrected (0 when every value is tied).
+    pub z: f64,
+    /// Two-sided p-value from the normal approximation.
+    pub p: f64,
+}
+
+/// Mann-Whitney U test (H. B. Mann and D. R. Whitney, Ann. Math. Statist. 18, 1947), two-sided,
+/// by the normal approximation with the tie correction of the variance and a continuity
+/// correction of ½ (as scipy.stats.mannwhitneyu, `method="asymptotic"`, `use_continuity=True`).
+///
+/// Ranks need no distributional assumption, which suits skewed timing samples. The normal
+/// approximation is good from about 8 values per side; oslab's samples are more.
+///
+/// `None` when a side is empty or holds a NaN. When every value is tied the variance is 0 and
+/// there is no evidence of a difference: `p = 1`.
+pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| x.is_nan()) {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let n = na + nb;
+    // (value, from b?) sorted; average ranks over runs of ties.
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&x| (x, false))
+        .chain(b.iter().map(|&x| (x, true)))
+        .collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut rank_sum_b = 0.0;
+    let mut tie_term = 0.0;
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i + 1;
+        while j < all.len() && all[j].0 == all[i].0 {
+            j += 1;
+        }
+        let t = (j - i) as f64;
+        // Ranks i+1 ..= j, averaged.
+        let rank = (i + 1 + j) as f64 / 2.0;
+        rank_sum_b += rank * all[i..j].iter().filter(|v| v.1).count() as f64;
+        tie_term += t * t * t - t;
+        i = j;
+    }
+    let u = rank_sum_b - nb * (nb + 1.0) / 2.0;
+    let mean = na * nb / 2.0;
+    let variance = na * nb / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+    // Zero (every value tied) or NaN: no evidence of a difference.
+    if variance.is_nan() || variance <= 0.0 {
+        return Some(MannWhitney { u, z: 0.0, p: 1.0 });
+    }
+    let distance = ((u - mean).abs() - 0.5).max(0.0);
+    let z = (u - mean).signum() * distance / variance.sqrt();
+    let p = erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0);
+    Some(MannWhitney { u, z, p })
+}
+
+/// The complementary error function, by the Chebyshev fit of W. H. Press et al., "Numerical
+/// Recipes in C", 2nd ed., §6.2 (`erfcc`): fractional error below 1.2e-7 everywhere, ample for
+/// a p-value compared with 0.05.
+pub fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let r = t * poly.exp();
+    if x >= 0.0 { r } else { 2.0 - r }
+}
+
+/// The two-gate verdict. `p` is `None` when the metric has no per-sample values (a count
+/// taken once over untimed batches): then the point ratio alone is held against the band.
+pub fn verdict(p: Option<f64>, ratio: f64, ci: Option<(f64, f64)>, noise: f64) -> Verdict {
+    let (low, high) = match (p, ci) {
+        (Some(p), _) if p.is_nan() || p >= ALPHA => return Verdict::NoChange,
+        (_, Some(ci)) => ci,
+        _ => (ratio, ratio),
+    };
+    if low.is_nan() || high.is_nan() {
+        Verdict::NoChange
+    } else if low > 1.0 + noise {
+        Verdict::Slower
+    } else if high < 1.0 - noise {
+        Verdict::Faster
+    } else {
+        Verdict::WithinNoise
+    }
+}
+
+/// `b / a` for per-operation figures: 0/0 is "the same" (1), x/0 is infinitely more.
+pub fn ratio(a: f64, b: f64) -> f64 {
+    if a == 0.0 && b == 0.0 { 1.0 } else { b / a }
+}
+
+/// Whether a ratio is a difference of 1.5× or more, either way.
+pub fn is_large(ratio: f64) -> bool {
+    ratio >= HIGHLIGHT_RATIO || ratio <= 1.0 / HIGHLIGHT_RATIO
+}
+
+/// Two sample sets of one figure compared: medians, ratio B/A with its bootstrap CI, the
+/// Mann-Whitney p-value, and the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub a: f64,
+    pub b: f64,
+    pub ratio: f64,
+    pub ci: Option<(f64, f64)>,
+    pub p: Option<f64>,
+    pub verdict: Verdict,
+    /// A change (faster/slower) of 1.5× or more.
+    pub highlight: bool,
+}
+
+/// Compare two sets of per-sample values (`None` when a side is empty or not finite).
+pub fn compare_samples(a: &[f64], b: &[f64], noise: f64) -> Option<Comparison> {
+    let (ma, mb) = (median(a)?, median(b)?);
+    if !ma.is_finite() || !mb.is_finite() {
+        return None;
+    }
+    let r = ratio(ma, mb);
+    // `two_sample_ci` combines (median of a resample of a, median of a resample of b).
+    let ci = two_sample_ci(a, b, ratio, 0.95, RESAMPLES, SEED);
+    let p = mann_whitney_u(a, b).map(|t| t.p);
+    let verdict = verdict(Some(p.unwrap_or(1.0)), r, ci, noise);
+    Some(Comparison {
+        a: ma,
+        b: mb,
+        ratio: r,
+        ci,
+        p,
+        verdict,
+        highlight: verdict.is_change() && is_large(r),
+    })
+}
+
+/// Compare two single per-operation figures that have no per-sample spread: the verdict is the
+/// ratio held against the noise band, with no test and no interval.
+pub fn compare_figures(a: f64, b: f64, noise: f64) -> Comparison {
+    let r = ratio(a, b);
+    let verdict = verdict(None, r, None, noise);
+    Comparison {
+        a,
+        b,
+        ratio: r,
+        ci: None,
+        p: None,
+        verdict,
+        highlight: verdict.is_change() && is_large(r),
+    }
+}
+
+/// What is compared: the time per operation, a getrusage field or a counter per operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Metric {
+    Time,
+    Rusage(&'static str),
+    Counter(String),
+}
+
+impl Metric {
+    /// `time`, a getrusage field name, or else a counter name.
+    pub fn parse(name: &str) -> Metric {
+        if name == "time" {
+            return Metric::Time;
+        }
+        match Rusage::FIELDS.iter().find(|f| **f == name) {
+            Some(field) => Metric::Rusage(field),
+            None => Metric::Counter(name.to_string()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Metric::Time => "time",
+            Metric::Rusage(f) => f,
+            Metric::Counter(c) => c,
+        }
+    }
+
+    /// This metric's value per operation in each sample; `None` if some sample lacks it.
+    /// `maxrss_kb` is a high-water mark, not a count: it is taken as it is.
+    fn per_sample(&self, samples: &[Sample]) -> Option<Vec<f64>> {
+        samples
+            .iter()
+            .map(|s| {
+                let ops = s.ops.max(1) as f64;
+                match self {
+                    Metric::Time => Some(s.ns_per_op),
+                    Metric::Rusage("maxrss_kb") => Some(s.rusage.maxrss_kb as f64),
+                    Metric::Rusage(f) => s.rusage.get(f).map(|v| v as f64 / ops),
+                    Metric::Counter(c) => s.counters.get(c)?.value.map(|v| v / ops),
+                }
+            })
+            .collect()
+    }
+}
+
+/// One experiment and parameter set present in both runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub experiment: String,
+    pub params: BTreeMap<String, String>,
+    pub unit: String,
+    /// `None` when the metric was not measured on one side (e.g. a counter unsupported there).
+    pub comparison: Option<Comparison>,
+}
+
+/// An experiment and parameter set measured in only one of the runs (or with no samples in
+/// the other: `status` then says why, e.g. `unsupported`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unpaired {
+    pub experiment: String,
+    pub params: BTreeMap<String, String>,
+    /// `a` or `b`: the run that has samples.
+    pub only_in: &'static str,
+    /// The other run's status for it, if it has the experiment at all.
+    pub other_status: Option<&'static str>,
+}
+
+/// One field that differs between the runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldDiff {
+    pub field: String,
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+/// Two runs compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunComparison {
+    pub a_id: i64,
+    pub b_id: i64,
+    pub metric: Metric,
+    pub noise: f64,
+    pub environment_diff: Vec<FieldDiff>,
+    pub settings_diff: Vec<FieldDiff>,
+    pub pairs: Vec<Pair>,
+    pub unpaired: Vec<Unpaired>,
+}
+
+impl RunComparison {
+    /// Whether any experiment got slower (for `--fail-on-regression`).
+    pub fn any_slower(&self) -> bool {
+        self.pairs.iter().any(|p| {
+            p.comparison
+                .as_ref()
+                .is_some_and(|c| c.verdict == Verdict::Slower)
+        })
+    }
+}
+
+type Key = (String, BTreeMap<String, String>);
+
+/// Results grouped by experiment and parameters, in first-seen order; the samples of repeats
+/// (`run --repeat N`) are pooled.
+fn group(run: &Run) -> Vec<(Key, Vec<&ExperimentResult>)> {
+    let mut groups: Vec<(Key, Vec<&ExperimentResult>)> = Vec::new();
+    for r in &run.results {
+        let key = (r.experiment.clone(), r.params.clone());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+}
+
+fn samples_of(results: &[&ExperimentResult]) -> Vec<Sample> {
+    results
+        .iter()
+        .flat_map(|r| r.samples.iter().cloned())
+        .collect()
+}
+
+/// The metric over one side's results: per-sample values when every sample has them, else a
+/// single per-operation figure (a counter counted over untimed probe batches).
+enum Side {
+    Samples(Vec<f64>),
+    Figure(f64),
+}
+
+fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
+    let samples = samples_of(results);
+    if let Metric::Counter(name) = metric
+        && let Some(r) = results
+            .iter()
+            .find(|r| r.probes.iter().any(|p| p.name == *name))
+    {
+        return counter_per_op(name, &r.samples, &r.probes).map(Side::Figure);
+    }
+    metric
+        .per_sample(&samples)
+        .filter(|v| !v.is_empty() && v.iter().all(|x| x.is_finite()))
+        .map(Side::Samples)
+}
+
+/// Compare `b` against `a`: every experiment and parameter set with samples in both, in A's
+/// order, then B's new ones; the environment and settings diffs.
+pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunComparison {
+    let (ga, gb) = (group(a), group(b));
+    let measured = |rs: &[&ExperimentResult]| rs.iter().any(|r| !r.samples.is_empty());
+    let status = |rs: &[&ExperimentResult]| rs.first().map(|r| r.status.as_str());
+    let mut pairs = Vec::new();
+    let mut unpaired = Vec::new();
+    for (key, ra) in &ga {
+        let rb = gb.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice());
+        match rb {
+            Some(rb) if measured(ra) && measured(rb) => {
+                let comparison = match (side(metric, ra), side(metric, rb)) {
+                    (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
+                        compare_samples(&x, &y, noise)
+                    }
+                    (Some(x), Some(y)) => {
+                        let figure = |s: Side| match s {
+                            Side::Figure(f) => f,
+                            Side::Samples(v) => median(&v).unwrap_or(f64::NAN),
+                        };
+                        Some(compare_figures(figure(x), figure(y), noise))
+                    }
+                    _ => None,
+                };
+                pairs.push(Pair {
+                    experiment: key.0.clone(),
+                    params: key.1.clone(),
+                    unit: ra[0].unit.clone(),
+                    comparison,
+                });
+            }
+            Some(rb) if measured(ra) => unpaired.push(Unpaired {
+                experiment: key.0.clone(),
+                params: key.1.clone(),
+                only_in: "a",
+                other_status: status(rb),
+            }),
+            Some(rb) if measured(rb) => unpaired.push(Unpaired {
+                experiment: key.0.clone(),
+                params: key.1.clone(),
+                only_in: "b",
+                other_status: status(ra),
+            }),
+            Some(_) => {} // measured in neither: nothing to say here, `show` says why
+            None if measured(ra) => unpaired.push(Unpaired {
+                experiment: key.0.clone(),
+                params: key.1.clone(),
+                only_in: "a",
+                other_status: None,
+            }),
+            None => {}
+        }
+    }
+    for (key, rb) in &gb {
+        if !ga.iter().any(|(k, _)| k == key) && measured(rb) {
+            unpaired.push(Unpaired {
+                experiment: key.0.clone(),
+                params: key.1.clone(),
+                only_in: "b",
+                other_status: None,
+            });
+        }
+    }
+    RunComparison {
+        a_id: a.id,
+        b_id: b.id,
+        metric: metric.clone(),
+        noise,
+        environment_diff: diff_values(
+            &serde_json::to_value(&a.environment).unwrap_or(Value::Null),
+            &serde_json::to_value(&b.environment).unwrap_or(Value::Null),
+            &VOLATILE_ENV_FIELDS,
+        ),
+        settings_diff: settings_diff(a, b),
+        pairs,
+        unpaired,
+    }
+}
+
+/// The run settings plus the clock source and the recorded oslab version: what the user chose
+/// or what oslab chose for them.
+fn settings_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
+    let doc = |r: &Run| {
+        let mut v = serde_json::to_value(&r.settings).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut v {
+            m.insert("clock_source".into(), Value::String(r.clock.source.clone()));
+        }
+        v
+    };
+    diff_values(&doc(a), &doc(b), &IGNORED_SETTINGS)
+}
+
+/// Flatten a JSON document to dotted keys: nested objects and maps become `parent.child`,
+/// arrays of objects `parent.0.child`, arrays of plain values one comma-separated value;
+/// `null` fields are absent.
+pub fn flatten(value: &Value) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+        let key = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        match v {
+            Value::Null => {}
+            Value::Object(m) => {
+                for (k, v) in m {
+                    walk(&key(k), v, out);
+                }
+            }
+            Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(&key(&i.to_string()), item, out);
+                }
+            }
+            Value::Array(items) => {
+                let text: Vec<String> = items.iter().map(scalar).collect();
+                out.insert(prefix.to_string(), text.join(","));
+            }
+            other => {
+                out.insert(prefix.to_string(), scalar(other));
+            }
+        }
+    }
+    fn scalar(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", value, &mut out);
+    out
+}
+
+/// Every flattened field whose value differs (or exists on one side only), sorted by name;
+/// fields whose top-level name is in `skip` are left out.
+pub fn diff_values(a: &Value, b: &Value, skip: &[&str]) -> Vec<FieldDiff> {
+    let (fa, fb) = (flatten(a), flatten(b));
+    let skipped = |k: &str| skip.contains(&k.split('.').next().unwrap_or(k));
+    let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| !skipped(k) && fa.get(*k) != fb.get(*k))
+        .map(|k| FieldDiff {
+            field: k.clone(),
+            a: fa.get(k).cloned(),
+            b: fb.get(k).cloned(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn close(x: f64, y: f64, tol: f64) -> bool {
+        (x - y).abs() <= tol
+    }
+
+    #[test]
+    fn erfc_known_values() {
+        // Abramowitz & Stegun, table 7.1.
+        assert!(close(erfc(0.0), 1.0, 1e-7));
+        assert!(close(erfc(0.5), 0.479_500_122, 1e-7));
+        assert!(close(erfc(1.0), 0.157_299_207, 1e-7));
+        assert!(close(erfc(2.0), 0.004_677_735, 1e-8));
+        assert!(close(erfc(-1.0), 1.842_700_793, 1e-7));
+    }
+
+    /// Known answers, computed independently from the textbook formulas (ranks with average
+    /// ties, tie-corrected variance, continuity correction ½), as scipy.stats.mannwhitneyu
+    /// with method="asymptotic" gives them.
+    #[test]
+    fn mann_whitney_known_values() {
+        // Complete separation, n = 5 + 5: U = 25 for b, z = 2.50672, p = 0.012186.
+        let t = mann_whitney_u(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
+        assert_eq!(t.u, 25.0);
+        assert!(close(t.z, 2.506_718, 1e-5), "{t:?}");
+        assert!(close(t.p, 0.012_186, 1e-5), "{t:?}");
+
+        // With ties: a = 1 2 2 3 3, b = 2 3 3 4 5. Ranks: 1→1, 2→3 (×3), 3→6.5 (×4), 4→9,
+        // 5→10. R_b = 3 + 6.5 + 6.5 + 9 + 10 = 35, U_b = 20; tie term 24 + 60 = 84;
+        // var = 25/12 · (11 − 84/90) = 20.9722; z = (20 − 12.5 − 0.5)/4.5795 = 1.52854;
+        // p = 0.126380.
+        let t = mann_whitney_u(&[1.0, 2.0, 2.0, 3.0, 3.0], &[2.0, 3.0, 3.0, 4.0, 5.0]).unwrap();
+        assert_eq!(t.u, 20.0);
+        assert!(close(t.z, 1.528_537, 1e-5), "{t:?}");
+        assert!(close(t.p, 0.126_380, 1e-5), "{t:?}");
+
+        // Identical samples: U at its mean, p = 1.
+        let t = mann_whitney_u(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(t.u, 4.5);
+        assert_eq!(t.p, 1.0);
+        // Every value tied: no variance, no evidence.
+        assert_eq!(mann_whitney_u(&[7.0; 4], &[7.0; 6]).unwrap().p, 1.0);
+        assert!(mann_whitney_u(&[], &[1.0]).is_none());
+        assert!(mann_whitney_u(&[f64::NAN], &[1.0]).is_none());
+    }
+
+    #[test]
+    fn two_gate_verdicts() {
+        let n = DEFAULT_NOISE;
+        assert_eq!(
+            verdict(Some(0.2), 2.0, Some((1.9, 2.1)), n),
+            Verdict::NoChange
+        );
+        assert_eq!(
+            verdict(Some(0.01), 2.0, Some((1.9, 2.1)), n),
+            Verdict::Slower
+        );
+        assert_eq!(
+            verdict(Some(0.01), 0.5, Some((0.4, 0.6)), n),
+            Verdict::Faster
+        );
+        assert_eq!(
+            verdict(Some(0.01), 1.03, Some((1.01, 1.05)), n),
+            Verdict::WithinNoise
+        );
+        assert_eq!(
+            verdict(Some(0.01), 1.0, Some((0.99, 1.01)), n),
+            Verdict::WithinNoise
+        );
+        // Ratio only (no per-sample values).
+        assert_eq!(verdict(None, 1.01, None, n), Verdict::WithinNoise);
+        assert_eq!(verdict(None, 1.5, None, n), Verdict::Slower);
+        assert_eq!(verdict(None, 0.9, None, n), Verdict::Faster);
+    }
+
+    fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
+            .collect()
+    }
+
+    #[test]
+    fn sample_comparisons() {
+        let a = spread(100.0, 0.01, 40);
+        let same = compare_samples(&a, &a, DEFAULT_NOISE).unwrap();
+        assert!(!same.verdict.is_change(), "{same:?}");
+        let slow = compare_samples(&a, &spread(200.0, 0.01, 40), DEFAULT_NOISE).unwrap();
+        assert_eq!(slow.verdict, Verdict::Slower);
+        assert!(slow.highlight);
+        let near = compare_samples(&a, &spread(101.0, 0.001, 40), DEFAULT_NOISE).unwrap();
+        assert_eq!(near.verdict, Verdict::WithinNoise, "{near:?}");
+        assert!(!near.highlight);
+        // Counts that are zero on both sides are "the same".
+        let zero = compare_samples(&[0.0; 10], &[0.0; 10], DEFAULT_NOISE).unwrap();
+        assert_eq!((zero.ratio, zero.verdict), (1.0, Verdict::NoChange));
+    }
+
+    #[test]
+    fn flatten_and_diff() {
+        let a = json!({"kernel": "6.1", "vuln": {"spectre_v2": "Mitigation", "mds": "Not"},
+                       "caches": [{"level": 1}], "flags": ["avx", "sse"], "x": null,
+                       "cpu_mhz": 2000.0});
+        let b = json!({"kernel": "6.8", "vuln": {"spectre_v2": "Mitigation"},
+                       "caches": [{"level": 2}], "flags": ["avx", "sse"], "x": 3,
+                       "cpu_mhz": 2100.0});
+        let flat = flatten(&a);
+        assert_eq!(flat["vuln.mds"], "Not");
+        assert_eq!(flat["caches.0.level"], "1");
+        assert_eq!(flat["flags"], "avx,sse");
+        assert!(!flat.contains_key("x"));
+        let d = diff_values(&a, &b, &["cpu_mhz"]);
+        let fields: Vec<&str> = d.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(fields, ["caches.0.level", "kernel", "vuln.mds", "x"]);
+        assert_eq!(d[2].b, None);
+        assert!(diff_values(&a, &a, &[]).is_empty());
+    }
+
+    proptest! {
+        /// U of b plus U of a is na·nb, and swapping the samples mirrors z and keeps p.
+        #[test]
+        fn mann_whitney_symmetry(
+            a in prop::collection::vec(0u8..20, 1..30),
+            b in prop::collection::vec(0u8..20, 1..30),
+        ) {
+            let a: Vec<f64> = a.into_iter().map(f64::from).collect();
+            let b: Vec<f64> = b.into_iter().map(f64::from).collect();
+            let ab = mann_whitney_u(&a, &b).unwrap();
+            let ba = mann_whitney_u(&b, &a).unwrap();
+            prop_assert!((ab.u + ba.u - (a.len() * b.len()) as f64).abs() < 1e-9);
+            prop_assert!((ab.p - ba.p).abs() < 1e-9);
+            prop_assert!((ab.z + ba.z).abs() < 1e-9);
+            prop_assert!((0.0..=1.0).contains(&ab.p));
+        }
+
+        /// U counts the pairs with b > a (ties one half), by brute force.
+        #[test]
+        fn mann_whitney_u_counts_pairs(
+            a in prop::collection::vec(0u8..10, 1..20),
+            b in prop::collection::vec(0u8..10, 1..20),
+        ) {
+            let brute: f64 = a.iter().flat_map(|x| b.iter().map(move |y| {
+                if y > x { 1.0 } else if y == x { 0.5 } else { 0.0 }
+            })).sum();
+            let a: Vec<f64> = a.into_iter().map(f64::from).collect();
+            let b: Vec<f64> = b.into_iter().map(f64::from).collect();
+            prop_assert_eq!(mann_whitney_u(&a, &b).unwrap().u, brute);
+        }
+
+        /// Shifting every value of b far above a always gives a small p for decent n.
+        #[test]
+        fn separated_samples_are_significant(
+            a in prop::collection::vec(0.0f64..1.0, 10..40),
+            b in prop::collection::vec(2.0f64..3.0, 10..40),
+        ) {
+            prop_assert!(mann_whitney_u(&a, &b).unwrap().p < 0.01);
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! `oslab compare`: two runs side by side, as a table for people or a JSON document for
+//! scripts (field names stable, see docs/compare.md). The figures come from
+//! `analysis::compare`; this file only lays them out.
+
+use serde_json::{Value, json};
+
+use super::format::{Align, Table, per_op, time_ns};
+use crate::analysis::compare::{Comparison, FieldDiff, Metric, RunComparison, Verdict};
+
+/// The comparison as text: what is compared, the environment and settings that differ (so the
+/// reader sees first whether the comparison is fair), one row per experiment, the experiments
+/// in one run only, and a count of the verdicts.
+pub fn render(cmp: &RunComparison) -> String {
+    let mut out = format!(
+        "A = run {}, B = run {}: {} per operation, median of each, B/A with its 95% bootstrap \
+         CI, Mann-Whitney p; noise band ±{}%\n",
+        cmp.a_id,
+        cmp.b_id,
+        cmp.metric.name(),
+        (cmp.noise * 100.0 * 1e4).round() / 1e4
+    );
+    out.push('\n');
+    out.push_str(&diff_section("Environment", &cmp.environment_diff));
+    out.push('\n');
+    out.push_str(&diff_section("Settings", &cmp.settings_diff));
+    out.push('\n');
+
+    let mut table = Table::new(&[
+        ("experiment", Align::Left),
+        ("A", Align::Right),
+        ("B", Align::Right),
+        ("B/A", Align::Right),
+        ("95% CI", Align::Left),
+        ("p", Align::Right),
+        ("verdict", Align::Left),
+        ("", Align::Left),
+    ]);
+    for pair in &cmp.pairs {
+        let mut name = pair.experiment.clone();
+        for (k, v) in &pair.params {
+            name.push_str(&format!(" {k}={v}"));
+        }
+        let row = match &pair.comparison {
+            Some(c) => vec![
+                name,
+                value(&cmp.metric, c.a),
+                value(&cmp.metric, c.b),
+                ratio(c.ratio),
+                c.ci.map_or("–".into(), |(lo, hi)| {
+                    format!("{} – {}", ratio(lo), ratio(hi))
+                }),
+                c.p.map_or("–".into(), p_value),
+                c.verdict.as_str().into(),
+                if c.highlight {
+                    "!!".into()
+                } else {
+                    String::new()
+                },
+            ],
+            None => vec![
+                name,
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                format!("{} not measured", cmp.metric.name()),
+                String::new(),
+            ],
+        };
+        table.row(row);
+    }
+    if cmp.pairs.is_empty() {
+        out.push_str("No experiment was measured in both runs.\n");
+    } else {
+        out.push_str(&table.render(0));
+    }
+
+    for (side, label) in [("a", "A"), ("b", "B")] {
+        let only: Vec<String> = cmp
+            .unpaired
+            .iter()
+            .filter(|u| u.only_in == side)
+            .map(|u| {
+                let mut name = u.experiment.clone();
+                for (k, v) in &u.params {
+                    name.push_str(&format!(" {k}={v}"));
+                }
+                match u.other_status {
+                    Some(status) => format!("{name} ({status} in the other)"),
+                    None => name,
+                }
+            })
+            .collect();
+        if !only.is_empty() {
+            out.push_str(&format!("\nOnly in {label}:\n"));
+            for name in only {
+                out.push_str(&format!("  {name}\n"));
+            }
+        }
+    }
+
+    let ratio_only = cmp
+        .pairs
+        .iter()
+        .filter_map(|p| p.comparison.as_ref())
+        .any(|c| c.p.is_none());
+    out.push('\n');
+    if ratio_only {
+        out.push_str(
+            "p –: the metric was counted once over untimed batches, with no per-sample spread; \
+             the verdict is the ratio against the noise band alone.\n",
+        );
+    }
+    out.push_str(&summary_line(cmp));
+    out.push('\n');
+    out
+}
+
+fn diff_section(what: &str, diff: &[FieldDiff]) -> String {
+    if diff.is_empty() {
+        return format!("{what}: no differences\n");
+    }
+    let mut out = format!("{what} differences:\n");
+    let mut table = Table::new(&[
+        ("field", Align::Left),
+        ("A", Align::Left),
+        ("B", Align::Left),
+    ]);
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".into());
+    for d in diff {
+        table.row(vec![d.field.clone(), shown(&d.a), shown(&d.b)]);
+    }
+    out.push_str(&table.render(2));
+    out
+}
+
+fn summary_line(cmp: &RunComparison) -> String {
+    let count = |v: Verdict| {
+        cmp.pairs
+            .iter()
+            .filter(|p| p.comparison.as_ref().is_some_and(|c| c.verdict == v))
+            .count()
+    };
+    let highlighted = cmp
+        .pairs
+        .iter()
+        .filter(|p| p.comparison.as_ref().is_some_and(|c| c.highlight))
+        .count();
+    format!(
+        "{} compared: {} slower, {} faster, {} no change, {} within noise{}",
+        cmp.pairs.len(),
+        count(Verdict::Slower),
+        count(Verdict::Faster),
+        count(Verdict::NoChange),
+        count(Verdict::WithinNoise),
+        if highlighted > 0 {
+            format!("; !! marks {highlighted} change(s) of 1.5× or more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn value(metric: &Metric, x: f64) -> String {
+    match metric {
+        Metric::Time => time_ns(x),
+        _ => per_op(x),
+    }
+}
+
+fn ratio(x: f64) -> String {
+    if x.is_infinite() {
+        "∞".into()
+    } else if !x.is_finite() {
+        "–".into()
+    } else if x.abs() < 10.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// The comparison as one JSON document; see docs/compare.md.
+pub fn document(cmp: &RunComparison) -> Value {
+    let finite = |x: f64| x.is_finite().then_some(x);
+    let results: Vec<Value> = cmp
+        .pairs
+        .iter()
+        .map(|pair| {
+            let c: Option<&Comparison> = pair.comparison.as_ref();
+            json!({
+                "experiment": pair.experiment,
+                "params": pair.params,
+                "unit": pair.unit,
+                "a": c.and_then(|c| finite(c.a)),
+                "b": c.and_then(|c| finite(c.b)),
+                "ratio": c.and_then(|c| finite(c.ratio)),
+                "ratio_ci_low": c.and_then(|c| c.ci).and_then(|ci| finite(ci.0)),
+                "ratio_ci_high": c.and_then(|c| c.ci).and_then(|ci| finite(ci.1)),
+                "p_value": c.and_then(|c| c.p),
+                "verdict": c.map(|c| c.verdict),
+                "highlight": c.is_some_and(|c| c.highlight),
+            })
+        })
+        .collect();
+    let only = |side: &str| -> Vec<Value> {
+        cmp.unpaired
+            .iter()
+            .filter(|u| u.only_in == side)
+            .map(|u| {
+                json!({
+                    "experiment": u.experiment,
+                    "params": u.params,
+                    "other_status": u.other_status,
+                })
+            })
+            .collect()
+    };
+    json!({
+        "a_run_id": cmp.a_id,
+        "b_run_id": cmp.b_id,
+        "metric": cmp.metric.name(),
+        "noise": cmp.noise,
+        "environment_diff": cmp.environment_diff,
+        "settings_diff": cmp.settings_diff,
+        "results": results,
+        "only_in_a": only("a"),
+        "only_in_b": only("b"),
+        "any_slower": cmp.any_slower(),
+    })
+}

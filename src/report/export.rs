@@ -1,0 +1,190 @@
+//! `oslab export`: a whole run as one versioned JSON document (to move it to another machine,
+//! read back by `oslab import`), or one CSV row per sample (for spreadsheets and pandas).
+//! The formats are described in docs/json.md.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::model::{Run, Rusage};
+
+/// The `format` field of an export document.
+pub const FORMAT: &str = "oslab-run";
+/// The newest `format_version` this build writes and reads. A change that an older oslab
+/// would misread (a renamed or re-meant field) raises it; added fields do not.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// The export document: the format marker, then the run exactly as the model serialises it,
+/// so reading it back is `serde_json::from_value::<Run>`.
+pub fn json_document(run: &Run) -> Value {
+    json!({
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "exported_by": format!("oslab {}", env!("CARGO_PKG_VERSION")),
+        "run": run,
+    })
+}
+
+/// Why a file cannot be imported; each renders as the end of one error line.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReadError {
+    #[error("is not JSON ({0}); pass a file written by `oslab export --format json`")]
+    NotJson(String),
+    #[error(
+        "is not an oslab run export (format {0}, expected \"{FORMAT}\"); pass a file written by \
+         `oslab export --format json`"
+    )]
+    WrongFormat(String),
+    #[error(
+        "has format_version {found}, this oslab reads up to {FORMAT_VERSION}; upgrade oslab to \
+         import it"
+    )]
+    TooNew { found: String },
+    #[error("holds a malformed run ({0}); export it again")]
+    BadRun(String),
+}
+
+/// Read an export document back into a `Run` (its id is the exporting database's).
+pub fn read_document(text: &str) -> Result<Run, ReadError> {
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| ReadError::NotJson(one_line(&e.to_string())))?;
+    match doc.get("format") {
+        Some(Value::String(f)) if f == FORMAT => {}
+        Some(other) => return Err(ReadError::WrongFormat(other.to_string())),
+        None => return Err(ReadError::WrongFormat("missing".into())),
+    }
+    match doc.get("format_version").and_then(Value::as_u64) {
+        Some(v) if (1..=FORMAT_VERSION).contains(&v) => {}
+        _ => {
+            return Err(ReadError::TooNew {
+                found: doc
+                    .get("format_version")
+                    .map_or_else(|| "missing".into(), Value::to_string),
+            });
+        }
+    }
+    let run = doc
+        .get("run")
+        .ok_or_else(|| ReadError::BadRun("no \"run\" field".into()))?;
+    Run::deserialize(run).map_err(|e| ReadError::BadRun(one_line(&e.to_string())))
+}
+
+fn one_line(text: &str) -> String {
+    text.replace('\n', " ")
+}
+
+/// One row per sample: run_id, experiment, params (`k=v;k=v`), sample, ops, elapsed_ns,
+/// ns_per_op, every getrusage field, then one column per counter name that appears anywhere
+/// in the run (its multiplexing-scaled value; empty when not counted in that sample).
+pub fn csv(run: &Run) -> String {
+    let counters: BTreeSet<&str> = run
+        .results
+        .iter()
+        .flat_map(|r| &r.samples)
+        .flat_map(|s| s.counters.keys().map(String::as_str))
+        .collect();
+    let mut header: Vec<String> = [
+        "run_id",
+        "experiment",
+        "params",
+        "sample",
+        "ops",
+        "elapsed_ns",
+        "ns_per_op",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    header.extend(Rusage::FIELDS.iter().map(|f| f.to_string()));
+    header.extend(counters.iter().map(|c| c.to_string()));
+    let mut out = csv_line(&header);
+    for r in &run.results {
+        let params = r
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";");
+        for (idx, s) in r.samples.iter().enumerate() {
+            let mut row = vec![
+                run.id.to_string(),
+                r.experiment.clone(),
+                params.clone(),
+                idx.to_string(),
+                s.ops.to_string(),
+                number(s.elapsed_ns),
+                number(s.ns_per_op),
+            ];
+            row.extend(
+                Rusage::FIELDS
+                    .iter()
+                    .map(|f| s.rusage.get(f).unwrap_or(0).to_string()),
+            );
+            row.extend(counters.iter().map(|c| {
+                s.counters
+                    .get(*c)
+                    .and_then(|v| v.value)
+                    .map(number)
+                    .unwrap_or_default()
+            }));
+            out.push_str(&csv_line(&row));
+        }
+    }
+    out
+}
+
+/// A float as Rust prints it (shortest text that reads back exactly); empty for NaN.
+fn number(x: f64) -> String {
+    if x.is_finite() {
+        x.to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// One CSV record (RFC 4180): a field with a comma, quote or line break is quoted, quotes
+/// doubled.
+fn csv_line(fields: &[String]) -> String {
+    let mut line = fields
+        .iter()
+        .map(|f| {
+            if f.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push('\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_only_when_needed() {
+        let line = csv_line(&["a".into(), "b,c".into(), "say \"x\"".into()]);
+        assert_eq!(line, "a,\"b,c\",\"say \"\"x\"\"\"\n");
+    }
+
+    #[test]
+    fn refusals() {
+        assert!(matches!(read_document("{"), Err(ReadError::NotJson(_))));
+        assert_eq!(
+            read_document(r#"{"format": "other", "format_version": 1}"#),
+            Err(ReadError::WrongFormat("\"other\"".into()))
+        );
+        assert_eq!(
+            read_document(r#"{"format": "oslab-run", "format_version": 2, "run": {}}"#),
+            Err(ReadError::TooNew { found: "2".into() })
+        );
+        assert!(matches!(
+            read_document(r#"{"format": "oslab-run", "format_version": 1, "run": {}}"#),
+            Err(ReadError::BadRun(_))
+        ));
+    }
+}

@@ -1,0 +1,454 @@
+//! `oslab compare`, `oslab export` and `oslab import`.
+//!
+//! The compare table and JSON are checked as exact text on synthetic runs built in-process
+//! (the bootstrap seed is fixed, so the output is deterministic); the binary is run on
+//! databases holding such runs (`Store::begin_run`) and on real quick runs for export and
+//! import. No test asserts a measured timing value.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::Lab;
+use oslab::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
+use oslab::env::Environment;
+use oslab::model::{
+    Calibration, ClockInfo, ExperimentResult, Run, RunSettings, Rusage, Sample, Status,
+};
+use oslab::report;
+use oslab::store::Store;
+use serde_json::Value;
+
+/// `n` timing-like values around `center`, spread ±`rel`, fixed (no randomness).
+fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
+        .collect()
+}
+
+fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> ExperimentResult {
+    ExperimentResult {
+        experiment: experiment.into(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        unit: "ns/call".into(),
+        status: Status::Ok,
+        reason: None,
+        stop_reason: None,
+        calibration: Calibration::default(),
+        samples: values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Sample {
+                ops: 1000,
+                elapsed_ns: v * 1000.0,
+                ns_per_op: v,
+                rusage: Rusage {
+                    minflt: (i % 2) as i64,
+                    ..Rusage::default()
+                },
+                partner: None,
+                children: None,
+                counters: BTreeMap::new(),
+            })
+            .collect(),
+        probes: vec![],
+        counters: vec![],
+        validation: vec![],
+        other_cpus_busy: None,
+        started_at: 0.0,
+        duration_s: 0.0,
+    }
+}
+
+fn run(id: i64, tag: &str, kernel: &str, results: Vec<ExperimentResult>) -> Run {
+    Run {
+        id,
+        started_at: 1_700_000_000.0 + id as f64,
+        finished_at: Some(1_700_000_100.0 + id as f64),
+        tag: Some(tag.into()),
+        oslab_version: "0.1.0".into(),
+        settings: RunSettings {
+            quick: true,
+            precision: 0.05,
+            cpus: vec![1],
+            argv: vec!["oslab".into(), "run".into(), tag.into()],
+            ..RunSettings::default()
+        },
+        clock: ClockInfo {
+            source: "tsc".into(),
+            reason: "invariant".into(),
+            tsc_hz: Some(2.5e9),
+            overhead_ns: 20.0,
+            resolution_ns: 10.0,
+        },
+        environment: Environment {
+            kernel_release: Some(kernel.into()),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            cpu_mhz: Some(2000.0 + id as f64),
+            vulnerabilities: [("spectre_v2".to_string(), "Mitigation: IBRS".to_string())].into(),
+            ..Environment::default()
+        },
+        results,
+    }
+}
+
+/// A baseline of three experiments, and B: identical, 2× slower, 1% slower with a tiny
+/// spread; plus one experiment each side lacks.
+fn pair() -> (Run, Run) {
+    let a = run(
+        1,
+        "base",
+        "6.1.0",
+        vec![
+            result("syscall.getppid", &[], &spread(100.0, 0.01, 40)),
+            result("process.fork", &[], &spread(50_000.0, 0.02, 40)),
+            result("syscall.read", &[("size", "1")], &spread(200.0, 0.001, 40)),
+            result("ctxswitch.pipe", &[], &spread(3000.0, 0.01, 40)),
+        ],
+    );
+    let mut b = run(
+        2,
+        "new",
+        "6.8.0",
+        vec![
+            result("syscall.getppid", &[], &spread(100.0, 0.01, 40)),
+            result("process.fork", &[], &spread(100_000.0, 0.02, 40)),
+            result("syscall.read", &[("size", "1")], &spread(202.0, 0.001, 40)),
+            result("ipc.unix_latency", &[], &spread(5000.0, 0.01, 40)),
+        ],
+    );
+    b.settings.load = Some("cpu".into());
+    (a, b)
+}
+
+#[test]
+fn compare_table_snapshot() {
+    let (a, b) = pair();
+    let cmp = compare_runs(&a, &b, &Metric::Time, DEFAULT_NOISE);
+    let text = report::compare::render(&cmp);
+    assert_eq!(text, TABLE);
+}
+
+const TABLE: &str = r#"A = run 1, B = run 2: time per operation, median of each, B/A with its 95% bootstrap CI, Mann-Whitney p; noise band ±2%
+
+Environment differences:
+  field           A      B
+  kernel_release  6.1.0  6.8.0
+
+Settings differences:
+  field  A  B
+  load   –  cpu
+
+experiment                 A       B    B/A  95% CI              p  verdict
+syscall.getppid       100 ns  100 ns  1.000  0.995 – 1.005   1.000  no change
+process.fork         50.0 µs  100 µs  2.000  1.980 – 2.020  <0.001  slower        !!
+syscall.read size=1   200 ns  202 ns  1.010  1.009 – 1.011  <0.001  within noise
+
+Only in A:
+  ctxswitch.pipe
+
+Only in B:
+  ipc.unix_latency
+
+3 compared: 1 slower, 0 faster, 1 no change, 1 within noise; !! marks 1 change(s) of 1.5× or more
+"#;
+
+#[test]
+fn compare_json_snapshot() {
+    let (a, b) = pair();
+    let cmp = compare_runs(&a, &b, &Metric::Time, DEFAULT_NOISE);
+    let doc = report::compare::document(&cmp);
+    let expected: Value = serde_json::from_str(JSON).unwrap();
+    assert_eq!(doc, expected);
+}
+
+const JSON: &str = r#"{
+  "a_run_id": 1,
+  "any_slower": true,
+  "b_run_id": 2,
+  "environment_diff": [
+    {
+      "a": "6.1.0",
+      "b": "6.8.0",
+      "field": "kernel_release"
+    }
+  ],
+  "metric": "time",
+  "noise": 0.02,
+  "only_in_a": [
+    {
+      "experiment": "ctxswitch.pipe",
+      "other_status": null,
+      "params": {}
+    }
+  ],
+  "only_in_b": [
+    {
+      "experiment": "ipc.unix_latency",
+      "other_status": null,
+      "params": {}
+    }
+  ],
+  "results": [
+    {
+      "a": 100.0,
+      "b": 100.0,
+      "experiment": "syscall.getppid",
+      "highlight": false,
+      "p_value": 1.0,
+      "params": {},
+      "ratio": 1.0,
+      "ratio_ci_high": 1.0050083472454092,
+      "ratio_ci_low": 0.9950083194675541,
+      "unit": "ns/call",
+      "verdict": "no_change"
+    },
+    {
+      "a": 50000.0,
+      "b": 100000.0,
+      "experiment": "process.fork",
+      "highlight": true,
+      "p_value": 1.3775088545298564e-14,
+      "params": {},
+      "ratio": 2.0,
+      "ratio_ci_high": 2.0200668896321066,
+      "ratio_ci_low": 1.980066445182724,
+      "unit": "ns/call",
+      "verdict": "slower"
+    },
+    {
+      "a": 200.0,
+      "b": 202.0,
+      "experiment": "syscall.read",
+      "highlight": false,
+      "p_value": 1.3775088545298564e-14,
+      "params": {
+        "size": "1"
+      },
+      "ratio": 1.01,
+      "ratio_ci_high": 1.0105050841806966,
+      "ratio_ci_low": 1.0094950841526413,
+      "unit": "ns/call",
+      "verdict": "within_noise"
+    }
+  ],
+  "settings_diff": [
+    {
+      "a": null,
+      "b": "cpu",
+      "field": "load"
+    }
+  ]
+}"#;
+
+/// A lab whose database holds the synthetic pair as runs 1 (`base`) and 2 (`new`).
+fn lab_with_pair() -> Lab {
+    let lab = Lab::new();
+    let (a, b) = pair();
+    let mut store = Store::open(lab.db()).expect("create the database");
+    assert_eq!(store.begin_run(&a).unwrap(), 1);
+    assert_eq!(store.begin_run(&b).unwrap(), 2);
+    lab
+}
+
+#[test]
+fn compare_command_by_tag_json_and_exit_codes() {
+    let lab = lab_with_pair();
+    let out = lab.oslab(&["compare", "base", "new"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, TABLE, "{out}");
+    // By id, the same.
+    assert_eq!(lab.oslab(&["compare", "1", "2"]).stdout, TABLE);
+
+    let out = lab.oslab(&["compare", "base", "new", "--json"]);
+    out.assert_code(0);
+    let expected: Value = serde_json::from_str(JSON).unwrap();
+    assert_eq!(out.json(), expected);
+
+    // Something got slower: exit 1 only when asked.
+    let out = lab.oslab(&["compare", "base", "new", "--fail-on-regression"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout, TABLE);
+    // B against itself: nothing changed.
+    let out = lab.oslab(&["compare", "new", "new", "--fail-on-regression", "--json"]);
+    out.assert_code(0);
+    for r in out.json()["results"].as_array().unwrap() {
+        assert_eq!(r["verdict"], "no_change", "{r}");
+    }
+    // A wider noise band turns the 1% change into... still within noise; 0% makes it slower.
+    let out = lab.oslab(&["compare", "base", "new", "--noise", "0", "--json"]);
+    let doc = out.json();
+    let read = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["experiment"] == "syscall.read")
+        .unwrap();
+    assert_eq!(read["verdict"], "slower");
+    assert_eq!(read["highlight"], false);
+
+    // Another metric: per-sample minflt per op (0 and 0.001 alternating on both sides).
+    let out = lab.oslab(&["compare", "base", "new", "--metric", "minflt", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["metric"], "minflt");
+
+    lab.oslab(&["compare", "base", "nosuch"])
+        .assert_user_error(&["nosuch", "show --list"]);
+    lab.oslab(&["compare", "base", "new", "--metric", "bogus"])
+        .assert_user_error(&["--metric bogus", "minflt"]);
+    lab.oslab(&["compare", "base", "new", "--noise", "200"])
+        .assert_user_error(&["--noise 200"]);
+}
+
+fn without_run_id(mut doc: Value) -> Value {
+    doc.as_object_mut().unwrap().remove("run_id");
+    doc
+}
+
+#[test]
+fn export_import_round_trip_of_a_real_run() {
+    let lab = Lab::new();
+    lab.oslab(&[
+        "run",
+        "syscall.getppid",
+        "synthetic.spin",
+        "--quick",
+        "--budget",
+        "0.2",
+        "--tag",
+        "here",
+    ])
+    .assert_code(0);
+    let file = lab.dir().join("run.json");
+    let file_arg = file.to_str().unwrap();
+    let out = lab.oslab(&["export", "here", "--format", "json", "-o", file_arg]);
+    out.assert_code(0);
+    assert!(out.stdout.is_empty(), "{out}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["format"], "oslab-run");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["run"]["id"], 1);
+    // Without -o, the same document on stdout.
+    let stdout: Value = lab.oslab(&["export", "1"]).json();
+    assert_eq!(stdout, doc);
+
+    // Into a fresh database: the same run, under the id that database gives it.
+    let other = lab.dir().join("other.db");
+    let out = lab.oslab_with(&other, &["import", file_arg], &[]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("as run 1"), "{out}");
+    let here = lab.oslab(&["show", "here", "--json"]).json();
+    let there = lab
+        .oslab_with(&other, &["show", "here", "--json"], &[])
+        .json();
+    assert_eq!(without_run_id(here.clone()), without_run_id(there));
+
+    // Twice: found, nothing stored.
+    let before = std::fs::read(&other).unwrap();
+    let out = lab.oslab_with(&other, &["import", file_arg], &[]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("already imported as run 1"), "{out}");
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+    // Back into the database it came from: recognised as the local run.
+    let out = lab.oslab(&["import", file_arg]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("already there"), "{out}");
+    let list = lab.oslab(&["show", "--list"]);
+    assert_eq!(
+        list.stdout.lines().filter(|l| l.contains("here")).count(),
+        1,
+        "{list}"
+    );
+
+    // CSV: a header, then one row per sample.
+    let out = lab.oslab(&["export", "here", "--format", "csv"]);
+    out.assert_code(0);
+    let mut lines = out.stdout.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        header[..16],
+        [
+            "run_id",
+            "experiment",
+            "params",
+            "sample",
+            "ops",
+            "elapsed_ns",
+            "ns_per_op",
+            "utime_us",
+            "stime_us",
+            "maxrss_kb",
+            "minflt",
+            "majflt",
+            "inblock",
+            "oublock",
+            "nvcsw",
+            "nivcsw"
+        ]
+    );
+    let samples: u64 = here["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["samples"].as_u64().unwrap())
+        .sum();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len() as u64, samples);
+    assert!(rows.iter().all(|r| r.split(',').count() == header.len()));
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("1,synthetic.spin,") && r.contains("ns=")),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_imports_fail_cleanly_and_change_nothing() {
+    let lab = lab_with_pair();
+    let good = lab.oslab(&["export", "base"]);
+    good.assert_code(0);
+    let dir = lab.dir();
+    let truncated = dir.join("truncated.json");
+    std::fs::write(&truncated, &good.stdout[..good.stdout.len() / 2]).unwrap();
+    let future = dir.join("future.json");
+    std::fs::write(
+        &future,
+        good.stdout
+            .replacen("\"format_version\": 1", "\"format_version\": 2", 1),
+    )
+    .unwrap();
+    let foreign = dir.join("foreign.json");
+    std::fs::write(&foreign, "{\"format\": \"hyperfine\", \"results\": []}").unwrap();
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "not json at all\n").unwrap();
+    let missing = dir.join("missing.json");
+
+    let before = std::fs::read(lab.db()).unwrap();
+    for (file, needles) in [
+        (&truncated, vec!["is not JSON", "oslab export"]),
+        (&future, vec!["format_version 2", "upgrade oslab"]),
+        (&foreign, vec!["not an oslab run export", "hyperfine"]),
+        (&text, vec!["is not JSON"]),
+        (&missing, vec!["cannot read"]),
+    ] {
+        let name = file.to_str().unwrap();
+        let mut needles = needles;
+        needles.push(name);
+        lab.oslab(&["import", name]).assert_user_error(&needles);
+        assert_eq!(
+            std::fs::read(lab.db()).unwrap(),
+            before,
+            "importing {name} left the database as it was"
+        );
+    }
+    // The good file: imported once (it is run 1 of this very database: already there).
+    let good_file = dir.join("good.json");
+    std::fs::write(&good_file, &good.stdout).unwrap();
+    let out = lab.oslab(&["import", good_file.to_str().unwrap()]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("holds run 1"), "{out}");
+}
