@@ -406,7 +406,8 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     };
     let total = jobs.len() * args.repeat as usize;
     let mut done = 0;
-    let interactive = std::io::stderr().is_terminal();
+    let mut progress =
+        report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
     crate::interrupt::install();
     'runs: for _ in 0..args.repeat {
         for (info, params) in &jobs {
@@ -414,16 +415,12 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 break 'runs;
             }
             done += 1;
-            if interactive {
-                eprint!("[{done}/{total}] {} …", info.name);
-                let _ = std::io::stderr().flush();
-            }
-            let result = runner::run_experiment(info, params, &plan);
+            progress.start(format!("[{done}/{total}] {}", info.name));
+            let result = runner::run_experiment(info, params, &plan, &mut |samples| {
+                progress.sample(samples)
+            });
             store.add_result(run_id, &result).map_err(UserError::from)?;
-            if interactive {
-                eprint!("\r\x1b[2K");
-            }
-            eprintln!("[{done}/{total}] {}", progress_line(&result));
+            progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
         }
     }
     let interrupted = crate::interrupt::requested();

@@ -14,7 +14,7 @@ use crate::experiment::{ExperimentInfo, Params};
 use crate::measure::cpustat::CpuTimes;
 use crate::measure::load::{self, Load};
 use crate::measure::sampler::SamplerConfig;
-use crate::model::{Calibration, ClockInfo, ExperimentResult, Status, StopReason};
+use crate::model::{Calibration, ClockInfo, ExperimentResult, Sample, Status, StopReason};
 use crate::validate;
 use crate::worker::{Job, Message};
 
@@ -42,7 +42,12 @@ impl Plan {
 }
 
 /// Run one experiment in a fresh worker and judge it.
-pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> ExperimentResult {
+pub fn run_experiment(
+    info: &ExperimentInfo,
+    params: &Params,
+    plan: &Plan,
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> ExperimentResult {
     let started_at = unix_now();
     let start = Instant::now();
     let mut result = ExperimentResult {
@@ -76,7 +81,7 @@ pub fn run_experiment(info: &ExperimentInfo, params: &Params, plan: &Plan) -> Ex
         None => None,
     };
     let cpu_times = CpuTimes::now();
-    let outcome = drive_worker(info, params, plan, &mut result);
+    let outcome = drive_worker(info, params, plan, &mut result, on_sample);
     result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &plan.cpus);
     result.duration_s = start.elapsed().as_secs_f64();
     match outcome {
@@ -131,6 +136,7 @@ fn drive_worker(
     params: &Params,
     plan: &Plan,
     result: &mut ExperimentResult,
+    on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Outcome {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
@@ -237,7 +243,10 @@ fn drive_worker(
             Ok(Ok(message)) => match message {
                 Message::Counters { counters } => result.counters = counters,
                 Message::Calibration(c) => result.calibration = c,
-                Message::Sample(s) => result.samples.push(s),
+                Message::Sample(s) => {
+                    result.samples.push(s);
+                    on_sample(&result.samples);
+                }
                 Message::Probes { counters, probes } => {
                     result.counters.extend(counters);
                     result.probes = probes;

@@ -6,4 +6,5 @@ pub mod export;
 pub mod format;
 pub mod json;
 pub mod ladder;
+pub mod progress;
 pub mod list;
