@@ -5,6 +5,7 @@
 //! Adding an experiment is one entry in its family file plus one line in [`REGISTRY`].
 
 pub mod ctxswitch;
+pub mod fs;
 pub mod ipc;
 pub mod mapping;
 pub mod params;
@@ -165,6 +166,18 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &process::FORK_EXEC,
     &process::POSIX_SPAWN,
     &process::THREAD,
+    // fs (experiment/fs.rs)
+    &fs::WRITE,
+    &fs::READ,
+    &fs::COPY,
+    &fs::RANDOM_READ,
+    &fs::RANDOM_WRITE,
+    &fs::CREATE,
+    &fs::STAT,
+    &fs::OPEN_CLOSE,
+    &fs::RENAME,
+    &fs::FSYNC,
+    &fs::MKDIR_RMDIR,
     &synthetic::SYNTHETIC,
 ];
 

@@ -1,0 +1,169 @@
+//! Which file system a directory is on: the mount whose mount point is the longest prefix of
+//! the directory's canonical path, read from `/proc/self/mountinfo` (proc(5)). A pure parser,
+//! so it can be tested on any text.
+
+use std::path::Path;
+
+/// One line of mountinfo, reduced to what a result needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub mount_point: String,
+    /// `ext4`, `tmpfs`, `xfs`… (field 9, after the ` - ` separator).
+    pub fstype: String,
+    /// The mount source (`/dev/vda`, `tmpfs`): the backing device of a block file system.
+    pub source: String,
+    /// Per-mount options (field 6) and per-superblock options (field 11), comma-joined.
+    pub options: String,
+}
+
+impl Mount {
+    /// File systems whose files live only in memory: nothing they do reaches a device, so
+    /// fsync, O_DSYNC, O_DIRECT and "cold" reads measure the page cache again.
+    pub fn memory_backed(&self) -> bool {
+        matches!(
+            self.fstype.as_str(),
+            "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs"
+        )
+    }
+
+    /// `ext4 on /dev/vda at / (rw,relatime,…)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} on {} at {} ({})",
+            self.fstype, self.source, self.mount_point, self.options
+        )
+    }
+}
+
+/// mountinfo escapes space, tab, newline and backslash in paths as `\ooo` octal.
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
+            let v = (bytes[i + 1] - b'0') * 64 + (bytes[i + 2] - b'0') * 8 + (bytes[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse one mountinfo line; `None` when it is malformed.
+pub fn parse_line(line: &str) -> Option<Mount> {
+    let (left, right) = line.split_once(" - ")?;
+    let left: Vec<&str> = left.split(' ').collect();
+    let right: Vec<&str> = right.split(' ').collect();
+    if left.len() < 6 || right.len() < 2 {
+        return None;
+    }
+    let mut options = left[5].to_string();
+    if let Some(sb) = right.get(2).filter(|s| !s.is_empty()) {
+        options.push(',');
+        options.push_str(sb);
+    }
+    Some(Mount {
+        mount_point: unescape(left[4]),
+        fstype: right[0].to_string(),
+        source: unescape(right[1]),
+        options,
+    })
+}
+
+/// Whether `mount_point` is `path` or one of its ancestors, by whole components.
+fn covers(mount_point: &str, path: &str) -> bool {
+    mount_point == "/"
+        || path == mount_point
+        || (path.starts_with(mount_point) && path.as_bytes().get(mount_point.len()) == Some(&b'/'))
+}
+
+/// The mount `path` (absolute, canonical) is on: the longest covering mount point; of equal
+/// ones (mounts stacked on one point) the last, which is the one visible.
+pub fn mount_of_path(mountinfo: &str, path: &str) -> Option<Mount> {
+    let mut best: Option<Mount> = None;
+    for m in mountinfo.lines().filter_map(parse_line) {
+        if covers(&m.mount_point, path)
+            && best
+                .as_ref()
+                .is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
+        {
+            best = Some(m);
+        }
+    }
+    best
+}
+
+/// The mount a directory is on, from this process's mountinfo.
+pub fn mount_of(dir: &Path) -> Result<Mount, String> {
+    let canonical = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    mount_of_path(&text, &canonical.to_string_lossy())
+        .ok_or_else(|| format!("no mount covers {}", canonical.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 27 0:21 / /proc rw,relatime - proc proc rw
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict
+25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24684084k
+30 25 0:27 / /dev/shm rw,nosuid - tmpfs shm2 rw,size=4k
+40 27 0:40 / /mnt/my\\040disk rw - xfs /dev/sdb1 rw,attr2
+41 27 0:41 / /mnt/my rw - btrfs /dev/sdc rw
+";
+
+    #[test]
+    fn longest_prefix_by_components() {
+        let m = mount_of_path(SAMPLE, "/work/main").unwrap();
+        assert_eq!((m.fstype.as_str(), m.source.as_str()), ("ext4", "/dev/vda"));
+        assert_eq!(m.options, "rw,relatime,rw,discard,resv_strict");
+        assert!(!m.memory_backed());
+        // Stacked mounts: the last one is visible.
+        let m = mount_of_path(SAMPLE, "/dev/shm/x").unwrap();
+        assert_eq!(m.source, "shm2");
+        assert!(m.memory_backed());
+        // "/mnt/my" does not cover "/mnt/my disk"; the escaped space is decoded.
+        let m = mount_of_path(SAMPLE, "/mnt/my disk/a").unwrap();
+        assert_eq!(
+            (m.fstype.as_str(), m.mount_point.as_str()),
+            ("xfs", "/mnt/my disk")
+        );
+        assert_eq!(mount_of_path(SAMPLE, "/mnt/my").unwrap().fstype, "btrfs");
+        assert_eq!(mount_of_path(SAMPLE, "/mnt/myx").unwrap().fstype, "ext4");
+        assert!(
+            mount_of_path(SAMPLE, "/proc/self")
+                .unwrap()
+                .describe()
+                .starts_with("proc on")
+        );
+    }
+
+    #[test]
+    fn malformed_lines_are_skipped() {
+        assert!(parse_line("").is_none());
+        assert!(parse_line("1 2 3 - ext4").is_none());
+        assert!(mount_of_path("garbage\n", "/").is_none());
+        assert_eq!(unescape("a\\134b\\0"), "a\\b\\0");
+    }
+
+    #[test]
+    fn this_process_sees_its_own_root() {
+        let m = mount_of(Path::new("/")).unwrap();
+        assert_eq!(m.mount_point, "/");
+        assert!(!m.fstype.is_empty());
+    }
+}

@@ -1,0 +1,321 @@
+//! `oslab run fs.*` end to end: every experiment measures for real at a small size under a
+//! temporary `--dir` and passes its expectations, or is `unsupported` with a reason where the
+//! file system cannot do what the variant needs (O_DIRECT refused, a memory-backed file
+//! system with no device to reach). A bad `--dir` is one error line and exit code 2. Nothing
+//! is left in the directory after a run, a failed run, or a worker killed mid-run.
+//!
+//! No timing value is asserted. Passes as root and not (no cache dropping through
+//! /proc/sys/vm/drop_caches: cold reads use posix_fadvise).
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Lab, check_run_contract, measuring_turn, result, results};
+use serde_json::Value;
+
+const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
+const SMALL: [&str; 2] = ["--param", "size=4M"];
+const MARKER_VAR: &str = "OSLAB_IT_MARKER";
+
+fn scratch(prefix: &str, under: Option<&Path>) -> tempfile::TempDir {
+    let mut b = tempfile::Builder::new();
+    b.prefix(prefix);
+    match under {
+        Some(dir) => b.tempdir_in(dir),
+        None => b.tempdir(),
+    }
+    .expect("temporary directory")
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read --dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn run_in(lab: &Lab, dir: &Path, args: &[&str]) -> Value {
+    let mut full: Vec<&str> = args.to_vec();
+    let d = dir.to_str().unwrap();
+    full.extend_from_slice(&["--dir", d]);
+    full.extend_from_slice(&QUICK);
+    let doc = lab.run_json(&full, 0);
+    check_run_contract(&doc);
+    assert!(
+        leftovers(dir).is_empty(),
+        "nothing left in --dir: {:?}",
+        leftovers(dir)
+    );
+    doc
+}
+
+/// `ok` with every check held, or `unsupported` with a reason when `may_be_unsupported`.
+fn assert_ok_or_unsupported(r: &Value, may_be_unsupported: bool) {
+    let name = r["experiment"].as_str().unwrap();
+    match r["status"].as_str().unwrap() {
+        "ok" => {
+            let failed: Vec<&Value> = r["validation"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|v| v["ok"] != true)
+                .collect();
+            assert!(failed.is_empty(), "{name}: {failed:?}");
+            assert!(
+                !r["validation"].as_array().unwrap().is_empty(),
+                "{name}: checks were made"
+            );
+        }
+        "unsupported" if may_be_unsupported => {
+            assert!(
+                r["reason"].as_str().is_some_and(|s| !s.trim().is_empty()),
+                "{name}: unsupported says why: {r:#}"
+            );
+        }
+        other => panic!("{name}: status {other}: {}", r["reason"]),
+    }
+}
+
+/// Whether the directory is on a memory-backed file system (then device variants are
+/// unsupported by design).
+fn memory_backed(dir: &Path) -> bool {
+    oslab::experiment::fs::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
+}
+
+#[test]
+fn every_default_experiment_passes_its_checks() {
+    let lab = Lab::new();
+    let dir = scratch("oslab-fs-it-", None);
+    let mut args = vec!["run", "fs"];
+    args.extend_from_slice(&SMALL);
+    let doc = run_in(&lab, dir.path(), &args[1..]);
+    let rs = results(&doc);
+    assert_eq!(rs.len(), 11, "{}", common::summary(&doc));
+    let tmpfs = memory_backed(dir.path());
+    for r in rs {
+        // fs.fsync needs a device; everything else works on any file system.
+        assert_ok_or_unsupported(r, tmpfs && r["experiment"] == "fs.fsync");
+    }
+}
+
+#[test]
+fn sync_variants_reach_the_device_or_say_why_not() {
+    let lab = Lab::new();
+    let dir = scratch("oslab-fs-it-", None);
+    for sync in ["end", "each", "direct"] {
+        let param = format!("sync={sync}");
+        let doc = run_in(
+            &lab,
+            dir.path(),
+            &[
+                "fs.write",
+                "fs.copy",
+                "fs.random_write",
+                "--param",
+                "size=4M",
+                "--param",
+                &param,
+            ],
+        );
+        for r in results(&doc) {
+            // O_DIRECT may be refused; a memory-backed file system refuses all three.
+            assert_ok_or_unsupported(r, sync == "direct" || memory_backed(dir.path()));
+        }
+    }
+    // O_DIRECT with a buffer that is not a multiple of the logical block size.
+    let doc = run_in(
+        &lab,
+        dir.path(),
+        &[
+            "fs.write",
+            "--param",
+            "size=1M",
+            "--param",
+            "sync=direct",
+            "--param",
+            "bufsize=100",
+        ],
+    );
+    let r = result(&doc, "fs.write");
+    assert_eq!(r["status"], "unsupported", "{r:#}");
+}
+
+#[test]
+fn cold_reads_come_from_the_device() {
+    let lab = Lab::new();
+    let dir = scratch("oslab-fs-it-", None);
+    let doc = run_in(
+        &lab,
+        dir.path(),
+        &[
+            "fs.read",
+            "fs.random_read",
+            "--param",
+            "size=4M",
+            "--param",
+            "cache=cold",
+        ],
+    );
+    for r in results(&doc) {
+        assert_ok_or_unsupported(r, memory_backed(dir.path()));
+    }
+}
+
+#[test]
+fn a_memory_backed_directory_reaches_no_device() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() || !memory_backed(shm) {
+        return;
+    }
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix("oslab-fs-it-")
+        .tempdir_in(shm)
+    else {
+        return;
+    };
+    let lab = Lab::new();
+    let doc = run_in(
+        &lab,
+        dir.path(),
+        &[
+            "fs.write",
+            "fs.fsync",
+            "--param",
+            "size=1M",
+            "--param",
+            "sync=direct",
+        ],
+    );
+    for name in ["fs.write", "fs.fsync"] {
+        let r = result(&doc, name);
+        assert_eq!(r["status"], "unsupported", "{r:#}");
+        let reason = r["reason"].as_str().unwrap();
+        assert!(reason.contains("no device"), "{reason}");
+    }
+    let doc = run_in(&lab, dir.path(), &["fs.write", "--param", "size=1M"]);
+    assert_ok_or_unsupported(result(&doc, "fs.write"), false);
+}
+
+#[test]
+fn a_bad_dir_is_one_error_line() {
+    let lab = Lab::new();
+    let dir = scratch("oslab-fs-it-", None);
+    let missing = dir.path().join("missing");
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let cases: [(&Path, &[&str], &[&str]); 3] = [
+        (&missing, &["size=4M"], &["does not exist"]),
+        (&file, &["size=4M"], &["not a directory"]),
+        (
+            dir.path(),
+            &["size=1T"],
+            &["free", "--dir", "--param size="],
+        ),
+    ];
+    for (d, params, needles) in cases {
+        let out = lab.oslab(&[
+            "run",
+            "fs.write",
+            "--param",
+            params[0],
+            "--dir",
+            d.to_str().unwrap(),
+            "--quick",
+        ]);
+        out.assert_user_error(needles);
+    }
+    assert_eq!(leftovers(dir.path()), ["file"], "nothing else created");
+}
+
+#[test]
+fn a_failed_run_leaves_nothing() {
+    let lab = Lab::new();
+    let dir = scratch("oslab-fs-it-", None);
+    let d = dir.path().to_str().unwrap();
+    let out = lab.oslab(&[
+        "run",
+        "fs.write",
+        "--param",
+        "size=4M",
+        "--dir",
+        d,
+        "--timeout",
+        "1",
+        "--budget",
+        "30",
+        "--precision",
+        "0.001",
+        "--json",
+    ]);
+    let doc = out.json();
+    assert_eq!(result(&doc, "fs.write")["status"], "failed", "{out}");
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+/// Pids of live `oslab worker` processes carrying `marker`.
+fn workers(marker: &str) -> Vec<i32> {
+    common::processes_with_marker(MARKER_VAR, marker)
+        .iter()
+        .filter(|p| p.contains(" worker"))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn a_killed_worker_leaves_nothing() {
+    let lab = Lab::new();
+    let dir = scratch("oslab-fs-it-", None);
+    let marker = common::unique_marker("fs");
+    let _turn = measuring_turn();
+    let child = lab
+        .command(&[
+            "run",
+            "fs.write",
+            "--param",
+            "size=4M",
+            "--dir",
+            dir.path().to_str().unwrap(),
+            "--budget",
+            "30",
+            "--json",
+        ])
+        .env(MARKER_VAR, &marker)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start oslab");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid = loop {
+        assert!(Instant::now() < deadline, "no worker appeared");
+        // Kill once the worker is measuring: its file exists in the work directory.
+        let measuring = leftovers(dir.path())
+            .iter()
+            .any(|n| n.starts_with(".oslab-"));
+        if let Some(pid) = workers(&marker).first().filter(|_| measuring) {
+            std::thread::sleep(Duration::from_millis(300));
+            break *pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: signalling the worker this test started, found by its unique marker.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = child.wait_with_output().expect("oslab finishes");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc: Value = serde_json::from_str(&stdout).expect("a run document");
+    let r = result(&doc, "fs.write");
+    assert_eq!(r["status"], "failed", "{r:#}");
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+    assert!(common::marked_processes_after_grace(MARKER_VAR, &marker).is_empty());
+}
