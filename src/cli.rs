@@ -82,6 +82,20 @@ enum Command {
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Write stored runs as one self-contained HTML page with charts (default: the latest
+    /// run); with two or more, the first is compared with each other
+    Report {
+        /// Run ids or tags (a tag names the latest run with it)
+        runs: Vec<String>,
+        /// The HTML file to write
+        #[arg(
+            short = 'o',
+            long,
+            value_name = "FILE",
+            default_value = "oslab-report.html"
+        )]
+        output: PathBuf,
+    },
     /// Store a run exported (`oslab export --format json`) on another machine; importing the
     /// same run again does nothing
     Import {
@@ -259,6 +273,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             format,
             output,
         } => export(cli.db, &run, format, output),
+        Command::Report { runs, output } => html_report(cli.db, &runs, &output),
         Command::Import { file } => import(cli.db, &file),
         Command::Env { json } => env(json),
         Command::Worker | Command::Load { .. } => unreachable!("handled before dispatch"),
@@ -765,6 +780,37 @@ fn export(
             eprintln!("exported run {} to {}", run.id, file.display());
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn html_report(
+    db: Option<PathBuf>,
+    which: &[String],
+    output: &std::path::Path,
+) -> Result<ExitCode> {
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let runs: Vec<Run> = if which.is_empty() {
+        vec![resolve_run(&store, &path, None)?]
+    } else {
+        which
+            .iter()
+            .map(|w| resolve_run(&store, &path, Some(w)))
+            .collect::<Result<_>>()?
+    };
+    let page = report::html::render(&runs);
+    std::fs::write(output, page).map_err(|e| {
+        UserError::BadOption(format!(
+            "cannot write {}: {e}; check the path and its permissions",
+            output.display()
+        ))
+    })?;
+    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+    eprintln!(
+        "wrote the report of run {} to {}",
+        ids.join(", "),
+        output.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -40,13 +40,62 @@ const DERIVED: &[Derived] = &[Derived {
 }];
 
 /// One line of the ladder.
-struct Rung {
-    label: String,
-    per: String,
-    median: f64,
-    ci: Option<(f64, f64)>,
-    samples: String,
-    status: String,
+pub struct Rung {
+    pub label: String,
+    pub per: String,
+    pub median: f64,
+    pub ci: Option<(f64, f64)>,
+    pub samples: String,
+    pub status: String,
+}
+
+/// The rungs of the cost ladder, cheapest first (headline results plus the derived figures),
+/// the function-call baseline's median when the run has it, and the explanation of every
+/// derived rung shown: what the terminal ladder shows, for other presenters (the HTML report).
+pub struct Ladder {
+    pub rungs: Vec<Rung>,
+    pub baseline: Option<f64>,
+    pub explanations: Vec<(&'static str, &'static str)>,
+}
+
+pub fn ladder(run: &Run) -> Ladder {
+    let figured: Vec<(&ExperimentResult, ResultFigures)> =
+        run.results.iter().map(|r| (r, figures(r))).collect();
+    ladder_of(&figured)
+}
+
+fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
+    let baseline = figured
+        .iter()
+        .find(|(r, f)| r.experiment == BASELINE && f.stats.is_some() && r.status != Status::Failed)
+        .map(|(_, f)| median(f));
+    let mut rungs: Vec<Rung> = figured
+        .iter()
+        .filter(|(r, f)| f.stats.is_some() && on_the_ladder(r))
+        .map(|(r, f)| Rung {
+            label: label(r),
+            per: op_of(r),
+            median: median(f),
+            ci: f.ci,
+            samples: r.samples.len().to_string(),
+            status: r.status.as_str().to_string(),
+        })
+        .collect();
+    // The same order as the measured results: by median, ties in run order.
+    rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
+    let derived = derived_rungs(figured);
+    let explanations = derived
+        .iter()
+        .filter_map(|r| DERIVED.iter().find(|d| d.label == r.label))
+        .map(|d| (d.label, d.explain))
+        .collect();
+    rungs.extend(derived);
+    rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
+    Ladder {
+        rungs,
+        baseline,
+        explanations,
+    }
 }
 
 pub fn render(run: &Run) -> String {
@@ -58,35 +107,21 @@ pub fn render(run: &Run) -> String {
     let mut measured: Vec<&(&ExperimentResult, ResultFigures)> =
         figured.iter().filter(|(_, f)| f.stats.is_some()).collect();
     measured.sort_by(|a, b| median(&a.1).total_cmp(&median(&b.1)));
-    let baseline = figured
-        .iter()
-        .find(|(r, f)| r.experiment == BASELINE && f.stats.is_some() && r.status != Status::Failed)
-        .map(|(_, f)| median(f));
 
-    type Figured<'a> = &'a (&'a ExperimentResult, ResultFigures);
-    let (on_ladder, others): (Vec<Figured>, Vec<Figured>) = measured
+    let others: Vec<&(&ExperimentResult, ResultFigures)> = measured
         .iter()
         .copied()
-        .partition(|(r, _)| on_the_ladder(r));
-    let mut rungs: Vec<Rung> = on_ladder
-        .iter()
-        .map(|(r, f)| Rung {
-            label: label(r),
-            per: op_of(r),
-            median: median(f),
-            ci: f.ci,
-            samples: r.samples.len().to_string(),
-            status: r.status.as_str().to_string(),
-        })
+        .filter(|(r, _)| !on_the_ladder(r))
         .collect();
-    let derived = derived_rungs(&figured);
-    let explanations: Vec<String> = derived
+    let Ladder {
+        rungs,
+        baseline,
+        explanations,
+    } = ladder_of(&figured);
+    let explanations: Vec<String> = explanations
         .iter()
-        .filter_map(|r| DERIVED.iter().find(|d| d.label == r.label))
-        .map(|d| wrap(&format!("{}: {}", d.label, d.explain), 96, "  ", "    "))
+        .map(|(label, explain)| wrap(&format!("{label}: {explain}"), 96, "  ", "    "))
         .collect();
-    rungs.extend(derived);
-    rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
 
     if !rungs.is_empty() {
         out.push_str(
@@ -236,7 +271,7 @@ fn median(f: &ResultFigures) -> f64 {
 }
 
 /// The experiment name with any parameter that differs from its default.
-fn label(r: &ExperimentResult) -> String {
+pub fn label(r: &ExperimentResult) -> String {
     let Some(info) = experiment::find(&r.experiment) else {
         return r.experiment.clone();
     };

@@ -1,10 +1,12 @@
 //! Presentation: everything here reads finished records and returns text or JSON.
 
+pub mod charts;
 pub mod compare;
 pub mod env_table;
 pub mod export;
 pub mod format;
+pub mod html;
 pub mod json;
 pub mod ladder;
-pub mod progress;
 pub mod list;
+pub mod progress;

@@ -24,8 +24,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
-pub use import::{Imported, fingerprint};
 use error::{BUSY_TIMEOUT_S, During};
+pub use import::{Imported, fingerprint};
 
 use crate::model::{ExperimentResult, Run};
 

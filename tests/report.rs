@@ -1,0 +1,416 @@
+//! `oslab report`: the HTML page on synthetic runs built in-process (stored with
+//! `Store::begin_run`) and on one real quick run; plus, where Chromium is installed (or may be
+//! installed: `OSLAB_TEST_CHROMIUM=1` as root), that a real browser loads it without console
+//! errors and renders a screenshot. No test asserts a measured timing value.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::Lab;
+use oslab::env::Environment;
+use oslab::model::{
+    Calibration, ClockInfo, CounterStatus, ExperimentResult, Run, RunSettings, Rusage, Sample,
+    Status,
+};
+use oslab::report::html;
+use oslab::store::Store;
+
+const PMU_REASON: &str = "no hardware PMU is exposed here (ENOENT)";
+
+fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
+        .collect()
+}
+
+fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> ExperimentResult {
+    ExperimentResult {
+        experiment: experiment.into(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        unit: "ns/call".into(),
+        status: Status::Ok,
+        reason: None,
+        stop_reason: None,
+        calibration: Calibration::default(),
+        samples: values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Sample {
+                ops: 1000,
+                elapsed_ns: v * 1000.0,
+                ns_per_op: v,
+                rusage: Rusage {
+                    minflt: (i % 2) as i64,
+                    stime_us: 1,
+                    maxrss_kb: 4096,
+                    ..Rusage::default()
+                },
+                partner: None,
+                children: None,
+                counters: BTreeMap::new(),
+            })
+            .collect(),
+        probes: vec![],
+        counters: [
+            "L1-dcache-load-misses",
+            "L1-dcache-loads",
+            "dTLB-load-misses",
+            "dTLB-loads",
+        ]
+        .iter()
+        .map(|n| CounterStatus {
+            name: n.to_string(),
+            supported: false,
+            reason: Some(PMU_REASON.into()),
+        })
+        .collect(),
+        validation: vec![],
+        other_cpus_busy: None,
+        started_at: 0.0,
+        duration_s: 0.0,
+    }
+}
+
+fn run(id: i64, tag: &str, kernel: &str, scale: f64) -> Run {
+    let mut suspect = result("process.fork", &[], &spread(50_000.0 * scale, 0.02, 40));
+    suspect.status = Status::Suspect;
+    suspect.reason = Some("minflt per op 0.5, expected at least 1 <script>".into());
+    let mut unsupported = result("ctxswitch.futex", &[], &[]);
+    unsupported.status = Status::Unsupported;
+    unsupported.reason = Some("needs two CPUs".into());
+    let mut results = vec![
+        result("syscall.function_call", &[], &spread(1.1, 0.01, 40)),
+        result("syscall.getppid", &[], &spread(100.0 * scale, 0.01, 400)),
+        result("ctxswitch.pipe", &[], &spread(5000.0 * scale, 0.01, 40)),
+        result("ctxswitch.pipe_noswitch", &[], &spread(1300.0, 0.01, 40)),
+        suspect,
+        unsupported,
+    ];
+    // A sweep: one experiment at four values of one numeric parameter.
+    for (kb, cost) in [
+        ("0", 5000.0),
+        ("16", 5400.0),
+        ("64", 6500.0),
+        ("256", 9000.0),
+    ] {
+        results.push(result(
+            "ctxswitch.pipe",
+            &[("working_set_kb", kb)],
+            &spread(cost * scale, 0.01, 30),
+        ));
+    }
+    Run {
+        id,
+        started_at: 1_700_000_000.0 + id as f64,
+        finished_at: Some(1_700_000_100.0 + id as f64),
+        tag: Some(tag.into()),
+        oslab_version: "0.1.0".into(),
+        settings: RunSettings {
+            quick: true,
+            precision: 0.05,
+            cpus: vec![1],
+            ..RunSettings::default()
+        },
+        clock: ClockInfo {
+            source: "tsc".into(),
+            reason: "invariant".into(),
+            tsc_hz: Some(2.5e9),
+            overhead_ns: 20.0,
+            resolution_ns: 10.0,
+        },
+        environment: Environment {
+            cpu_model: Some("Test CPU".into()),
+            kernel_release: Some(kernel.into()),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            ..Environment::default()
+        },
+        results,
+    }
+}
+
+/// Every element opened is closed in order (void elements aside): well-formed enough for a
+/// browser to build the tree we meant.
+fn check_balanced(html: &str) {
+    // SVG elements are written either self-closed (`<line/>`) or with a closing tag.
+    const VOID: [&str; 2] = ["meta", "br"];
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        rest = &rest[start + 1..];
+        let end = rest.find('>').expect("every tag is closed with >");
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') {
+            continue;
+        }
+        let self_closing = tag.ends_with('/');
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        assert!(!name.is_empty(), "a tag has a name: <{tag}>");
+        if tag.starts_with('/') {
+            let open = stack.pop();
+            assert_eq!(
+                open.as_deref(),
+                Some(name.as_str()),
+                "</{name}> closes its element"
+            );
+        } else if !self_closing && !VOID.contains(&name.as_str()) {
+            stack.push(name.clone());
+        }
+        if name == "style" && !tag.starts_with('/') {
+            let close = rest.find("</style>").expect("style is closed");
+            rest = &rest[close..];
+        }
+    }
+    assert!(stack.is_empty(), "unclosed elements: {stack:?}");
+}
+
+fn check_page(html: &str) {
+    check_balanced(html);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "the page references nothing outside itself"
+    );
+    assert!(!html.contains("<script src") && !html.contains("<link"));
+}
+
+#[test]
+fn synthetic_runs_render_every_chart() {
+    let page = html::render(&[run(1, "base", "6.1.0", 1.0)]);
+    check_page(&page);
+    for family in ["syscall", "ctxswitch", "process"] {
+        assert!(
+            page.contains(&format!("data-family=\"{family}\"")),
+            "{family}"
+        );
+        for metric in html::metric_ids() {
+            assert!(
+                page.contains(&format!(
+                    "data-metric=\"{metric}\" data-family=\"{family}\""
+                )),
+                "{family} has a {metric} figure"
+            );
+        }
+        assert!(
+            page.contains(&format!("id=\"{family}-time\"")),
+            "{family}: time chart"
+        );
+        assert!(page.contains(&format!("id=\"{family}-distribution\"")));
+        for pmu in ["l1d_miss_rate", "dtlb_miss_rate"] {
+            assert!(
+                page.contains(&format!("data-unsupported=\"{family}-{pmu}\"")),
+                "{family}: {pmu} says unsupported"
+            );
+        }
+    }
+    assert!(page.contains("unsupported here: L1-dcache-load-misses: no hardware PMU"));
+    assert!(page.contains("id=\"ladder-run1\""), "the ladder");
+    assert!(
+        page.contains("ctxswitch.pipe − pipe_noswitch, ÷ 2"),
+        "the derived per-switch rung"
+    );
+    assert!(page.contains("× call"), "multiples of a function call");
+    assert!(
+        page.contains("data-chart=\"ctxswitch-sweep-ctxswitch.pipe-working_set_kb1\""),
+        "the sweep is a curve"
+    );
+    assert!(page.contains(
+        "class=\"warning\">suspect: minflt per op 0.5, expected at least 1 &lt;script&gt;"
+    ));
+    assert!(page.contains("unsupported: needs two CPUs"));
+    assert!(
+        page.contains("Test CPU") && page.contains("6.1.0"),
+        "environment table"
+    );
+    assert!(page.contains("show 150 of them"), "subsampling is said");
+    assert!(
+        !page.contains("id=\"comparison\""),
+        "one run: no comparison"
+    );
+}
+
+#[test]
+fn two_runs_are_compared() {
+    let page = html::render(&[run(1, "base", "6.1.0", 1.0), run(2, "new", "6.8.0", 2.0)]);
+    check_page(&page);
+    assert!(page.contains("id=\"comparison\""));
+    assert!(page.contains("data-table=\"comparison-1-2\""));
+    assert!(page.contains("<tr class=\"slower\"><td>process.fork</td>"));
+    assert!(page.contains("kernel_release"), "the environment diff");
+    assert!(page.contains("id=\"compare-grouped\""));
+    assert!(page.contains("class=\"differs\""));
+}
+
+#[test]
+fn cli_writes_the_page_and_refuses_a_bad_run() {
+    let lab = Lab::new();
+    let mut store = Store::open(lab.db()).expect("create the database");
+    store.begin_run(&run(1, "base", "6.1.0", 1.0)).unwrap();
+    store.begin_run(&run(2, "new", "6.8.0", 2.0)).unwrap();
+    drop(store);
+    let out_file = lab.dir().join("r.html");
+    let out = lab.oslab(&["report", "base", "2", "-o", out_file.to_str().unwrap()]);
+    out.assert_code(0);
+    assert!(out.stdout.is_empty());
+    let page = std::fs::read_to_string(&out_file).unwrap();
+    check_page(&page);
+    assert!(page.contains("data-table=\"comparison-1-2\""));
+
+    lab.oslab(&["report", "99", "-o", out_file.to_str().unwrap()])
+        .assert_user_error(&["99"]);
+    lab.oslab(&["report", "nosuchtag", "-o", out_file.to_str().unwrap()])
+        .assert_user_error(&["nosuchtag"]);
+}
+
+#[test]
+fn real_quick_run() {
+    let lab = Lab::new();
+    let out = lab.oslab(&[
+        "run",
+        "syscall.getppid",
+        "ctxswitch.pipe",
+        "--quick",
+        "--budget",
+        "0.2",
+    ]);
+    assert!(matches!(out.code, Some(0 | 4)), "{out}");
+    let file = lab.dir().join("real.html");
+    lab.oslab(&["report", "-o", file.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(&file).unwrap();
+    check_page(&page);
+    for family in ["syscall", "ctxswitch"] {
+        for metric in html::metric_ids() {
+            assert!(page.contains(&format!(
+                "data-metric=\"{metric}\" data-family=\"{family}\""
+            )));
+        }
+    }
+    // Where the environment says the PMU counters do not work, the page says so.
+    let env = lab.oslab(&["env", "--json"]);
+    let doc = env.json();
+    if doc["environment"]["counters"]["L1-dcache-load-misses"]["supported"] == false {
+        assert!(page.contains("data-unsupported=\"syscall-l1d_miss_rate\""));
+        assert!(page.contains("unsupported here"));
+    }
+    chromium_check(&file);
+}
+
+#[test]
+fn chromium_loads_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("synthetic.html");
+    std::fs::write(
+        &file,
+        html::render(&[run(1, "base", "6.1.0", 1.0), run(2, "new", "6.8.0", 2.0)]),
+    )
+    .unwrap();
+    chromium_check(&file);
+}
+
+/// The Chromium binary, installing Debian's package when allowed (`OSLAB_TEST_CHROMIUM=1`,
+/// root, apt works); `None` with the reason printed otherwise.
+fn chromium() -> Option<&'static str> {
+    let found = |name: &str| {
+        Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    for name in ["chromium", "chromium-browser"] {
+        if found(name) {
+            return Some(if name == "chromium" {
+                "chromium"
+            } else {
+                "chromium-browser"
+            });
+        }
+    }
+    if std::env::var("OSLAB_TEST_CHROMIUM").as_deref() != Ok("1") {
+        eprintln!("skipped: chromium is not installed (OSLAB_TEST_CHROMIUM=1 installs it as root)");
+        return None;
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: chromium is not installed and installing it needs root");
+        return None;
+    }
+    let apt = |args: &[&str]| {
+        Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let installed = apt(&["install", "-y", "chromium"])
+        || (apt(&["update"]) && apt(&["install", "-y", "chromium"]));
+    if !installed {
+        eprintln!("skipped: apt-get install chromium failed (no network?)");
+        return None;
+    }
+    found("chromium").then_some("chromium")
+}
+
+fn chromium_check(file: &Path) {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let shot = profile.path().join("shot.png");
+    let url = format!("file://{}", file.display());
+    let base = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1280,2400",
+    ];
+    let user_data = format!("--user-data-dir={}", profile.path().join("p").display());
+    let run = |extra: &str| {
+        Command::new(browser)
+            .args(base)
+            .arg(&user_data)
+            .arg(extra)
+            .arg(&url)
+            .output()
+            .expect("start chromium")
+    };
+    let dom = run("--dump-dom");
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    let console: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom_text.contains("data-chart=\"ladder-run1\""),
+        "the DOM has the charts"
+    );
+    let shot_out = run(&format!("--screenshot={}", shot.display()));
+    assert!(shot_out.status.success(), "screenshot: {:?}", shot_out);
+    let png = std::fs::read(&shot).expect("a screenshot was written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "a rendered page"
+    );
+    if let Ok(keep) = std::env::var("OSLAB_TEST_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}
