@@ -556,13 +556,30 @@ fn check_dir(
     given: Option<&std::path::Path>,
     jobs: &[(&ExperimentInfo, Params)],
 ) -> Result<PathBuf> {
-    let dir = match given {
-        Some(d) => d.to_path_buf(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
     let uses_dir = jobs
         .iter()
         .any(|(e, _)| e.work_dir || e.preflight.is_some());
+    let dir = match given {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            // Without --dir, a read-only current directory (or one on a file system that
+            // refuses new files) must not stop the default suite: measure the temporary
+            // directory's file system instead, and say so.
+            if uses_dir && !writable(&cwd) {
+                let tmp = std::env::temp_dir();
+                eprintln!(
+                    "oslab: the current directory {} is not writable; the file experiments use {} \
+                     (pass --dir to choose)",
+                    cwd.display(),
+                    tmp.display()
+                );
+                tmp
+            } else {
+                cwd
+            }
+        }
+    };
     if !uses_dir {
         return Ok(dir);
     }
@@ -603,6 +620,14 @@ fn check_dir(
         }
     }
     Ok(dir)
+}
+
+/// Whether a new directory can be made in `dir` (it is removed again at once).
+fn writable(dir: &std::path::Path) -> bool {
+    tempfile::Builder::new()
+        .prefix(".oslab-check-")
+        .tempdir_in(dir)
+        .is_ok()
 }
 
 /// The CPU for the other side of a cross-CPU experiment: the second CPU given with --cpu,
