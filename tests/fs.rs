@@ -94,7 +94,7 @@ fn every_default_experiment_passes_its_checks() {
     args.extend_from_slice(&SMALL);
     let doc = run_in(&lab, dir.path(), &args[1..]);
     let rs = results(&doc);
-    assert_eq!(rs.len(), 11, "{}", common::summary(&doc));
+    assert_eq!(rs.len(), 12, "{}", common::summary(&doc));
     let tmpfs = memory_backed(dir.path());
     for r in rs {
         // fs.fsync needs a device; everything else works on any file system.

@@ -1148,19 +1148,111 @@ impl Lifecycle {
     }
 }
 
+/// `fs.create`: one op creates one new file. Before each timed batch, `prepare` unlinks the
+/// oldest files so the batch ends with the directory holding `files` files again: the
+/// deletions are neither timed nor in the sample's rusage (lmbench's lat_fs times creation
+/// and deletion as separate passes for the same reason).
 impl Routine for Lifecycle {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
-        for _ in 0..ops {
-            self.create_next()?;
-            if self.live.len() > self.files
-                && let Some(old) = self.live.pop_front()
-            {
+    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+        while !self.live.is_empty() && self.live.len() as u64 + ops > self.files as u64 {
+            if let Some(old) = self.live.pop_front() {
                 unlink_file(&self.dir, old)?;
             }
         }
         Ok(())
     }
+
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            self.create_next()?;
+        }
+        Ok(())
+    }
 }
+
+/// `fs.delete`: one op unlinks one file. Before each timed batch, `prepare` creates the
+/// files the batch will remove (untimed, outside the sample's rusage), next to `files`
+/// files that stay, so the directory is as full as for `fs.create`.
+struct Deleter {
+    dir: PathBuf,
+    pending: VecDeque<u64>,
+    next: u64,
+    data: Vec<u8>,
+}
+
+impl Routine for Deleter {
+    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+        while (self.pending.len() as u64) < ops {
+            create_file(&self.dir, self.next, &self.data)?;
+            self.pending.push_back(self.next);
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            let Some(n) = self.pending.pop_front() else {
+                return Err("fs.delete: no file prepared to delete".into());
+            };
+            unlink_file(&self.dir, n)?;
+        }
+        Ok(())
+    }
+}
+
+fn setup_delete(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = work_dir(ctx)?.join("files");
+    std::fs::create_dir(&dir).map_err(failed("creating a directory"))?;
+    let data = vec![0xa5u8; params.u64("filesize") as usize];
+    // The files that stay, named from the top of the range, apart from those prepared for
+    // deletion (numbered from 0).
+    for n in 0..params.u64("files").max(1) {
+        create_file(&dir, u64::MAX - n, &data).map_err(SetupError::Failed)?;
+    }
+    Ok(Box::new(Deleter {
+        dir,
+        pending: VecDeque::new(),
+        next: 0,
+        data,
+    }))
+}
+
+fn delete_expectations(_: &Params) -> Vec<Expectation> {
+    let page = page_size();
+    vec![
+        Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Below(0.05),
+            "the directory and inode tables are cached: a block read means they were evicted",
+        ),
+        Expectation::new(
+            Metric::Rusage("oublock"),
+            Bound::Below(page as f64 / 512.0),
+            "an unlink dirties at most a directory or inode-table page now and then; the \
+             file's own dirty data is dropped, not written",
+        ),
+        syscalls(1.0),
+    ]
+}
+
+pub static DELETE: ExperimentInfo = ExperimentInfo {
+    name: "fs.delete",
+    summary: "unlink a file (created beforehand, untimed, with filesize bytes) in a directory \
+              that holds `files` other files",
+    op: "unlink",
+    path: "glibc unlink",
+    params: &[FILESIZE_PARAM, FILES_PARAM],
+    syscalls: &["unlink"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: delete_expectations,
+    setup: setup_delete,
+    preflight: None,
+};
 
 fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?.join("files");
@@ -1182,7 +1274,8 @@ fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, Setu
 fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
     let page = page_size();
     let filesize = params.u64("filesize");
-    let calls = if filesize > 0 { 4.0 } else { 3.0 };
+    // open, (write,) close: the unlinks happen in `prepare`, outside the counted batches.
+    let calls = if filesize > 0 { 3.0 } else { 2.0 };
     vec![
         Expectation::new(
             Metric::Rusage("inblock"),
@@ -1203,12 +1296,12 @@ fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
 
 pub static CREATE: ExperimentInfo = ExperimentInfo {
     name: "fs.create",
-    summary: "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) and unlink the \
-              oldest, in a directory that holds `files` files throughout",
-    op: "create+unlink",
-    path: "glibc open(O_CREAT|O_EXCL) + write + close + unlink",
+    summary: "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) in a directory \
+              that holds `files` files (the oldest are unlinked between batches, untimed)",
+    op: "create",
+    path: "glibc open(O_CREAT|O_EXCL) + write + close",
     params: &[FILESIZE_PARAM, FILES_PARAM],
-    syscalls: &["openat", "write", "close", "unlink"],
+    syscalls: &["openat", "write", "close"],
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,
@@ -1292,11 +1385,20 @@ mod tests {
         let mut r = setup_create(&p, &ctx(t.path())).unwrap();
         let files = t.path().join("files");
         assert_eq!(entries(&files), 10);
+        r.prepare(25).unwrap();
+        assert_eq!(
+            entries(&files),
+            0,
+            "prepare made room for the 25 files the batch creates"
+        );
         r.run(25).unwrap();
+        assert_eq!(entries(&files), 25, "each op created one file");
+        r.prepare(5).unwrap();
+        r.run(5).unwrap();
         assert_eq!(
             entries(&files),
             10,
-            "each op created one file and removed one"
+            "back to the population once batches are smaller"
         );
         let first = std::fs::read_dir(&files)
             .unwrap()
@@ -1304,10 +1406,27 @@ mod tests {
             .map(|e| e.file_name());
         let mut names: Vec<String> = first.map(|n| n.to_string_lossy().into_owned()).collect();
         names.sort();
-        assert_eq!(names[0], "f00000025", "the oldest were removed");
+        assert_eq!(names[0], "f00000030", "the oldest were removed");
         assert_eq!(
-            std::fs::metadata(files.join("f00000034")).unwrap().len(),
+            std::fs::metadata(files.join("f00000039")).unwrap().len(),
             1024
+        );
+    }
+
+    #[test]
+    fn delete_removes_exactly_what_prepare_made() {
+        let t = tmp();
+        let p = params(&DELETE, &[("files", "10"), ("filesize", "1K")]);
+        let mut r = setup_delete(&p, &ctx(t.path())).unwrap();
+        let files = t.path().join("files");
+        assert_eq!(entries(&files), 10, "the files that stay");
+        r.prepare(7).unwrap();
+        assert_eq!(entries(&files), 17);
+        r.run(7).unwrap();
+        assert_eq!(entries(&files), 10, "each op removed one file");
+        assert!(
+            r.run(1).is_err(),
+            "nothing prepared: an error, not a silent no-op"
         );
     }
 

@@ -39,6 +39,13 @@ pub trait Routine {
     fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
         None
     }
+
+    /// Get ready for the next `run(ops)`, outside the timed region and the sample's rusage:
+    /// create the files a deletion will remove, remove those a creation made. Called before
+    /// every timed call of `run` (batch sizing, warm-up, samples, probe batches).
+    fn prepare(&mut self, _ops: u64) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A task identified for /proc: process id and thread id.
@@ -173,6 +180,7 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &fs::RANDOM_READ,
     &fs::RANDOM_WRITE,
     &fs::CREATE,
+    &fs::DELETE,
     &fs::STAT,
     &fs::OPEN_CLOSE,
     &fs::RENAME,

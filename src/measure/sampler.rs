@@ -106,6 +106,7 @@ pub fn sample(
     loop {
         let mut elapsed = f64::INFINITY;
         for _ in 0..3 {
+            routine.prepare(ops)?;
             let t0 = clock.start();
             routine.run(ops)?;
             let t1 = clock.stop();
@@ -131,6 +132,7 @@ pub fn sample(
     let warm_start = clock.start();
     let mut batches = 0;
     while batches < 3 || clock.ns(warm_start, clock.stop()) < cfg.warmup_ns {
+        routine.prepare(ops)?;
         routine.run(ops)?;
         batches += 1;
     }
@@ -153,6 +155,7 @@ pub fn sample(
     let partner = routine.partner();
     let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
     loop {
+        routine.prepare(ops)?;
         let ru0 = rusage::this_process();
         let children0 = rusage::reaped_children();
         let partner0 = partner_rusage();
@@ -226,6 +229,7 @@ pub fn count_probes(
 
     let mut totals: Vec<ProbeCount> = Vec::new();
     for _ in 0..PROBE_BATCHES {
+        routine.prepare(ops_per_sample)?;
         let before = probes.read_before();
         routine.run(ops_per_sample)?;
         let after = probes.read_after();
