@@ -401,6 +401,17 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 .iter()
                 .any(|(e, _)| e.work_dir)
                 .then(|| dir.display().to_string()),
+            dir_mount: jobs
+                .iter()
+                .any(|(e, _)| e.work_dir)
+                .then(|| crate::experiment::fs::mount::mount_of(&dir))
+                .and_then(Result::ok)
+                .map(|m| {
+                    format!(
+                        "{} on {} at {} ({})",
+                        m.fstype, m.source, m.mount_point, m.options
+                    )
+                }),
             argv: std::env::args().collect(),
         },
         clock: clock_info.clone(),

@@ -288,6 +288,9 @@ pub struct RunSettings {
     pub load: Option<String>,
     /// The directory file experiments worked in (`--dir`), when the run had any.
     pub dir: Option<String>,
+    /// What that directory is on: file system type, backing device, mount point and mount
+    /// options (from /proc/self/mountinfo), e.g. `ext4 on /dev/vda at / (rw,relatime)`.
+    pub dir_mount: Option<String>,
     /// The command line, for the record.
     pub argv: Vec<String>,
 }

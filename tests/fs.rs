@@ -95,6 +95,12 @@ fn every_default_experiment_passes_its_checks() {
     let doc = run_in(&lab, dir.path(), &args[1..]);
     let rs = results(&doc);
     assert_eq!(rs.len(), 12, "{}", common::summary(&doc));
+    // The run records what the directory is on: file system type, device, mount point.
+    let mount = doc["settings"]["dir_mount"].as_str().unwrap_or("");
+    assert!(
+        mount.contains(" on ") && mount.contains(" at "),
+        "dir_mount: {mount:?}"
+    );
     let tmpfs = memory_backed(dir.path());
     for r in rs {
         // fs.fsync needs a device; everything else works on any file system.

@@ -342,6 +342,11 @@ fn heading(run: &Run) -> String {
         sig3(run.settings.precision * 100.0),
         if run.settings.quick { " (--quick)" } else { "" },
     ));
+    match (&run.settings.dir, &run.settings.dir_mount) {
+        (Some(dir), Some(mount)) => s.push_str(&format!("files in {dir}: {mount}\n")),
+        (Some(dir), None) => s.push_str(&format!("files in {dir}\n")),
+        _ => {}
+    }
     if run.finished_at.is_none() {
         s.push_str("this run was interrupted: the results below are the experiments it finished\n");
     }

@@ -233,6 +233,7 @@ fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Ru
             timeout_s: 40.0,
             load: Some("cpu".into()),
             dir: None,
+            dir_mount: None,
             cpus: vec![2],
             argv: vec!["oslab".into(), "run".into(), "--tag".into(), "x".into()],
         },
