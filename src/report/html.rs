@@ -516,27 +516,13 @@ fn join_some(parts: &[Option<String>]) -> Option<String> {
     (!p.is_empty()).then(|| p.join(", "))
 }
 
-/// Unix seconds as `YYYY-MM-DD HH:MM UTC` (H. Hinnant's civil-from-days).
+/// Unix seconds as `YYYY-MM-DD HH:MM UTC`.
 fn utc(t: f64) -> String {
-    if !t.is_finite() {
-        return "–".into();
+    let full = super::format::utc(t);
+    match full.get(..16) {
+        Some(minutes) => format!("{minutes} UTC"),
+        None => full,
     }
-    let secs = t.floor() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60
-    )
 }
 
 // ---------------------------------------------------------------------------------------------
