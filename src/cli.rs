@@ -30,12 +30,15 @@ use crate::store::Store;
     version,
     about = "Measure what the operating system costs a program",
     long_about = "Measure what the operating system costs a program: system calls against \
-                  function calls, each in a fresh pinned process, with perf counters and \
-                  getrusage checking that it measured what it claims. Every run is stored \
-                  with a description of the machine.",
+                  function calls, context switches, process creation, pipes and sockets, file \
+                  I/O that does or does not reach the disk. Each experiment runs in a fresh \
+                  pinned process, with perf counters and getrusage checking that it measured \
+                  what it claims; every run is stored with a description of the machine, and \
+                  runs can be compared, exported and reported as HTML.",
     after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
                   2 usage or database error, 3 an experiment failed, 4 a result is suspect; \
-                  `compare --fail-on-regression`: 1 when something got slower."
+                  `compare --fail-on-regression`: 1 when something got slower; 130 a run \
+                  interrupted by Ctrl-C (what it finished is stored)."
 )]
 pub struct Cli {
     /// The results database [default: $XDG_DATA_HOME/oslab/oslab.db]
