@@ -8,6 +8,7 @@ pub mod ctxswitch;
 pub mod fs;
 pub mod ipc;
 pub mod mapping;
+pub mod pagefault;
 pub mod params;
 mod pingpong;
 pub mod process;
@@ -173,6 +174,9 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &process::FORK_EXEC,
     &process::POSIX_SPAWN,
     &process::THREAD,
+    // pagefault (experiment/pagefault.rs)
+    &pagefault::ANON,
+    &pagefault::COW,
     // fs (experiment/fs.rs)
     &fs::WRITE,
     &fs::READ,
