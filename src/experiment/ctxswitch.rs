@@ -658,15 +658,9 @@ pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::from_map(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        )
+        Params::from_pairs(pairs)
     }
 
     fn bound_of(e: &[Expectation], metric: Metric) -> Option<Bound> {

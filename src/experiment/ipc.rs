@@ -191,15 +191,9 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::from_map(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        )
+        Params::from_pairs(pairs)
     }
 
     #[test]

@@ -96,6 +96,16 @@ impl Params {
         Params(map)
     }
 
+    /// Parameters given as name/value pairs, as they are stored (no defaults, no checks).
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> Params {
+        Params(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
     pub fn as_map(&self) -> &BTreeMap<String, String> {
         &self.0
     }
