@@ -69,10 +69,6 @@ impl Running {
         }
         Ok(running)
     }
-
-    pub fn pids(&self) -> Vec<u32> {
-        self.children.iter().map(Child::id).collect()
-    }
 }
 
 impl Drop for Running {
