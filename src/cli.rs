@@ -13,7 +13,8 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::UserError;
-use crate::experiment::{self, ExperimentInfo, Params, params::parse_assignment};
+use crate::experiment::plan::{self, Planned};
+use crate::experiment::{self, ExperimentInfo, params::parse_assignment};
 use crate::measure::clock::{self, ClockChoice};
 use crate::measure::counters;
 use crate::measure::cpu;
@@ -111,14 +112,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The annotated memory map of a process: each mapping with its RSS, anonymous and swap
+    /// memory and what it is (text, data, bss, heap, stack, library, vDSO…), a summary per
+    /// kind, and what ASLR moves between runs
+    Maps {
+        /// The process to map [default: a fresh child of oslab, a typical dynamically linked
+        /// program]
+        pid: Option<u32>,
+        /// Print one JSON document (docs/maps.md)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fill a heap block and wait on stdin, for `oslab maps` to read (internal)
+    #[command(hide = true)]
+    MapsChild,
     /// Run one experiment for a parent oslab (internal)
     #[command(hide = true)]
     Worker,
-    /// Busy-loop on one CPU as background load for a parent oslab (internal)
+    /// Background load for a parent oslab (internal): a busy loop on CPU `--cpu`, or with
+    /// `--memory` a competitor that fills and rewrites that many bytes inside the cgroup
+    /// whose cgroup.procs is `--cgroup`
     #[command(hide = true)]
     Load {
-        #[arg(long)]
-        cpu: usize,
+        #[arg(long, required_unless_present = "memory")]
+        cpu: Option<usize>,
+        #[arg(long, value_name = "BYTES")]
+        memory: Option<u64>,
+        #[arg(long, value_name = "CGROUP_PROCS", requires = "memory")]
+        cgroup: Option<PathBuf>,
         #[arg(long)]
         parent: u32,
     },
@@ -145,11 +166,17 @@ struct RunArgs {
     /// the highest other one]
     #[arg(long, value_name = "LIST")]
     cpu: Option<String>,
-    /// Set an experiment parameter (repeatable); `oslab list` shows them
+    /// Set an experiment parameter (repeatable); `oslab list` shows them. A comma-separated
+    /// list sweeps it: one result per value, e.g. --param size=1,64,4K
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
-    /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU) or
-    /// `cpu:all` (one on every CPU)
+    /// Run a named set of configurations instead of experiments: mmap-lab (`oslab list`
+    /// shows the suites)
+    #[arg(long, value_name = "NAME")]
+    suite: Option<String>,
+    /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU),
+    /// `cpu:all` (one on every CPU) or `memory` (a process filling and rewriting memory, in a
+    /// memory cgroup with the experiment, limited from its size and MemAvailable)
     #[arg(long, value_name = "KIND")]
     load: Option<String>,
     /// Directory for experiments that work on files: each gets a private directory in it,
@@ -177,7 +204,8 @@ struct CompareArgs {
     /// Run B, compared against A
     b: String,
     /// Half-width of the noise band around B/A = 1, in percent: a change whose CI touches the
-    /// band is "within noise" [default: 2]
+    /// band is "within noise" [default: 2, or the runs' --precision when larger (5 for
+    /// --quick runs)]
     #[arg(long, value_name = "PCT")]
     noise: Option<String>,
     /// What to compare per operation: time, a getrusage field (minflt, nvcsw, stime_us, …) or
@@ -218,8 +246,15 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Worker => return ExitCode::from(crate::worker::main() as u8),
-        Command::Load { cpu, parent } => {
-            return ExitCode::from(crate::measure::load::main(cpu, parent) as u8);
+        Command::MapsChild => return ExitCode::from(crate::maps::child_main() as u8),
+        Command::Load {
+            cpu,
+            memory,
+            cgroup,
+            parent,
+        } => {
+            let code = crate::measure::load::main(cpu, memory, cgroup.as_deref(), parent);
+            return ExitCode::from(code as u8);
         }
         _ => {}
     }
@@ -279,7 +314,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Report { runs, output } => html_report(cli.db, &runs, &output),
         Command::Import { file } => import(cli.db, &file),
         Command::Env { json } => env(json),
-        Command::Worker | Command::Load { .. } => unreachable!("handled before dispatch"),
+        Command::Maps { pid, json } => maps(pid, json),
+        Command::Worker | Command::Load { .. } | Command::MapsChild => {
+            unreachable!("handled before dispatch")
+        }
     }
 }
 
@@ -306,25 +344,39 @@ fn db_path(given: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
-    let selected = experiment::select(&args.targets)?;
     let given: Vec<(String, String)> = args
         .params
         .iter()
         .map(|p| parse_assignment(p))
         .collect::<Result<_, _>>()?;
-    for (name, _) in &given {
-        if !selected.iter().any(|e| e.param(name).is_some()) {
-            return Err(UserError::UnknownParam {
-                name: name.clone(),
-                hint: param_hint(&selected),
+    let jobs: Vec<Planned> = match &args.suite {
+        Some(name) => {
+            if !args.targets.is_empty() {
+                return Err(UserError::BadOption(format!(
+                    "--suite {name} names its own experiments; drop {} or the --suite",
+                    args.targets.join(" ")
+                ))
+                .into());
             }
-            .into());
+            let suite = plan::find_suite(name).ok_or_else(|| {
+                UserError::BadOption(format!(
+                    "--suite {name}: no such suite; there is {}",
+                    plan::SUITES
+                        .iter()
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            check_param_names(&given, &planned_infos(suite))?;
+            plan::expand_suite(suite, &given, args.quick)?
         }
-    }
-    let jobs: Vec<(&ExperimentInfo, Params)> = selected
-        .iter()
-        .map(|e| Ok((*e, Params::resolve(e.name, e.params, &given)?)))
-        .collect::<Result<_, UserError>>()?;
+        None => {
+            let selected = experiment::select(&args.targets)?;
+            check_param_names(&given, &selected)?;
+            plan::expand(&selected, &given, args.quick)?
+        }
+    };
 
     let mut sampler = if args.quick {
         SamplerConfig::quick()
@@ -360,13 +412,12 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     let cpus = choose_cpus(args.cpu.as_deref())?;
     let dir = check_dir(args.dir.as_deref(), &jobs)?;
     let other_cpu = other_cpu(&cpus);
-    let load =
-        match args.load.as_deref() {
-            None => None,
-            Some(text) => Some(Load::parse(text).ok_or_else(|| {
-                UserError::BadOption(format!("--load {text}: give cpu or cpu:all"))
-            })?),
-        };
+    let load = match args.load.as_deref() {
+        None => None,
+        Some(text) => Some(Load::parse(text).ok_or_else(|| {
+            UserError::BadOption(format!("--load {text}: give cpu, cpu:all or memory"))
+        })?),
+    };
 
     let path = db_path(db)?;
     let mut store = Store::open(&path).map_err(UserError::from)?;
@@ -402,11 +453,11 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             load: load.as_ref().map(|l| l.name().to_string()),
             dir: jobs
                 .iter()
-                .any(|(e, _)| e.work_dir)
+                .any(|j| j.info.work_dir)
                 .then(|| dir.display().to_string()),
             dir_mount: jobs
                 .iter()
-                .any(|(e, _)| e.work_dir)
+                .any(|j| j.info.work_dir)
                 .then(|| crate::experiment::fs::mount::mount_of(&dir))
                 .and_then(Result::ok)
                 .map(|m| {
@@ -432,6 +483,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         cpus,
         clock: clock_info,
         timeout,
+        stretch_timeout: args.timeout.is_none(),
     };
     let total = jobs.len() * args.repeat as usize;
     let mut done = 0;
@@ -439,15 +491,16 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
     crate::interrupt::install();
     'runs: for _ in 0..args.repeat {
-        for (info, params) in &jobs {
+        for job in &jobs {
             if crate::interrupt::requested().is_some() {
                 break 'runs;
             }
             done += 1;
-            progress.start(format!("[{done}/{total}] {}", info.name));
-            let result = runner::run_experiment(info, params, &plan, &mut |samples| {
-                progress.sample(samples)
-            });
+            let name =
+                report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
+            progress.start(format!("[{done}/{total}] {name}"));
+            let result =
+                runner::run_experiment(job, &plan, &mut |samples| progress.sample(samples));
             store.add_result(run_id, &result).map_err(UserError::from)?;
             progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
         }
@@ -473,6 +526,35 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     Ok(exit_code(&stored))
 }
 
+/// The experiments of a suite, each once.
+fn planned_infos(suite: &plan::Suite) -> Vec<&'static ExperimentInfo> {
+    let mut infos: Vec<&'static ExperimentInfo> = Vec::new();
+    for config in suite.configs {
+        if let Some(info) = experiment::find(config.experiment)
+            && !infos.iter().any(|i| i.name == info.name)
+        {
+            infos.push(info);
+        }
+    }
+    infos
+}
+
+/// Every `--param` name must belong to some selected experiment.
+fn check_param_names(
+    given: &[(String, String)],
+    selected: &[&'static ExperimentInfo],
+) -> Result<(), UserError> {
+    for (name, _) in given {
+        if !selected.iter().any(|e| e.param(name).is_some()) {
+            return Err(UserError::UnknownParam {
+                name: name.clone(),
+                hint: param_hint(selected),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn progress_line(r: &crate::model::ExperimentResult) -> String {
     let f = crate::analysis::result::figures(r);
     let figure = match (f.stats, f.ci) {
@@ -489,7 +571,7 @@ fn progress_line(r: &crate::model::ExperimentResult) -> String {
     };
     let mut line = format!(
         "{} {figure} ({}, {} samples{}, {:.1} s)",
-        r.experiment,
+        report::ladder::label(r),
         r.status.as_str(),
         r.samples.len(),
         r.stop_reason
@@ -566,13 +648,10 @@ fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
 
 /// The directory file experiments work in: `--dir` or the current directory, checked to be a
 /// writable directory, and every selected experiment's pre-flight check passed there.
-fn check_dir(
-    given: Option<&std::path::Path>,
-    jobs: &[(&ExperimentInfo, Params)],
-) -> Result<PathBuf> {
+fn check_dir(given: Option<&std::path::Path>, jobs: &[Planned]) -> Result<PathBuf> {
     let uses_dir = jobs
         .iter()
-        .any(|(e, _)| e.work_dir || e.preflight.is_some());
+        .any(|j| j.info.work_dir || j.info.preflight.is_some());
     let dir = match given {
         Some(d) => d.to_path_buf(),
         None => {
@@ -626,7 +705,7 @@ fn check_dir(
         work_dir: Some(dir.clone()),
         ..Default::default()
     };
-    for (info, params) in jobs {
+    for Planned { info, params, .. } in jobs {
         if let Some(preflight) = info.preflight
             && let Err(why) = preflight(params, &context)
         {
@@ -738,11 +817,11 @@ fn resolve_run(store: &Store, path: &std::path::Path, which: Option<&str>) -> Re
 }
 
 fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
-    use crate::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
+    use crate::analysis::compare::{Metric, compare_runs, default_noise};
     let noise = match &args.noise {
-        None => DEFAULT_NOISE,
+        None => None,
         Some(text) => match text.trim().trim_end_matches('%').parse::<f64>() {
-            Ok(p) if (0.0..=50.0).contains(&p) => p / 100.0,
+            Ok(p) if (0.0..=50.0).contains(&p) => Some(p / 100.0),
             _ => {
                 return Err(UserError::BadOption(format!(
                     "--noise {text}: give a percentage between 0 and 50, e.g. --noise 2"
@@ -775,7 +854,12 @@ fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
             .into());
         }
     }
-    let cmp = compare_runs(&a, &b, &metric, noise);
+    let (noise, noise_reason) = match noise {
+        Some(n) => (n, None),
+        None => default_noise(&a, &b),
+    };
+    let mut cmp = compare_runs(&a, &b, &metric, noise);
+    cmp.noise_reason = noise_reason;
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report::compare::document(&cmp))?;
         s.push('\n');
@@ -907,6 +991,24 @@ fn env(json: bool) -> Result<ExitCode> {
             report::format::time_ns(info.overhead_ns),
             report::format::time_ns(info.resolution_ns)
         )
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oslab maps [PID]`: without a PID, a fresh child is mapped (and a second one started to see
+/// what ASLR moved).
+fn maps(pid: Option<u32>, json: bool) -> Result<ExitCode> {
+    let report = match pid {
+        Some(pid) => crate::maps::inspect_pid(pid)?,
+        None => crate::maps::inspect_child()?,
+    };
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(&report::maps::document(&report))?;
+        s.push('\n');
+        s
+    } else {
+        report::maps::render(&report)
     };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -207,6 +207,47 @@ impl StopReason {
     }
 }
 
+/// A figure an experiment measured besides its timed operation (see `Routine::facts`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    /// A stable name, e.g. `munmap_ns_per_page`.
+    pub name: String,
+    /// NaN when it could not be measured (the note says why). JSON has no NaN: it is written
+    /// as `null` and read back as NaN.
+    #[serde(deserialize_with = "nan_from_null")]
+    pub value: f64,
+    /// `ns/page`, `kB`, `blocks`…
+    pub unit: String,
+    /// How it was measured, in one line.
+    pub note: String,
+}
+
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+impl Fact {
+    pub fn new(name: &str, value: f64, unit: &str, note: impl Into<String>) -> Fact {
+        Fact {
+            name: name.to_string(),
+            value,
+            unit: unit.to_string(),
+            note: note.into(),
+        }
+    }
+}
+
+/// The background load one experiment ran beside, and what it found (`--load memory`
+/// records its cgroup limits and the memory pressure before and after).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadRecord {
+    /// `cpu`, `cpu:all`, `memory`.
+    pub kind: String,
+    /// Named details, in the order shown.
+    #[serde(default)]
+    pub details: Vec<(String, String)>,
+}
+
 /// How one experiment was timed in its worker: stored so any figure can be re-derived.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
@@ -246,6 +287,15 @@ pub struct ExperimentResult {
     pub probes: Vec<ProbeCount>,
     pub counters: Vec<CounterStatus>,
     pub validation: Vec<Check>,
+    /// Figures measured besides the timed operation (see [`Fact`]).
+    #[serde(default)]
+    pub facts: Vec<Fact>,
+    /// The name a suite gave this configuration (`--suite mmap-lab`: "file shared populate").
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The background load this experiment ran beside, if any.
+    #[serde(default)]
+    pub load: Option<LoadRecord>,
     /// How busy the CPUs other than the measured one were while the worker ran (0–1, from
     /// /proc/stat): a cross-CPU figure depends on it (FINDINGS: waking an idle vCPU is slow).
     #[serde(default)]
@@ -308,4 +358,21 @@ pub struct Run {
     pub clock: ClockInfo,
     pub environment: Environment,
     pub results: Vec<ExperimentResult>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fact_that_was_not_measured_survives_json() {
+        let fact = Fact::new("anon_huge_pages_kb", f64::NAN, "kB", "smaps unreadable");
+        let text = serde_json::to_string(&fact).unwrap();
+        assert!(text.contains("\"value\":null"), "{text}");
+        let back: Fact = serde_json::from_str(&text).unwrap();
+        assert!(back.value.is_nan());
+        let measured: Fact =
+            serde_json::from_str(r#"{"name":"n","value":2.5,"unit":"kB","note":""}"#).unwrap();
+        assert_eq!(measured.value, 2.5);
+    }
 }

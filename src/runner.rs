@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::experiment::{ExperimentInfo, Params};
+use crate::experiment::params::parse_size;
+use crate::experiment::plan::Planned;
+use crate::experiment::{ExperimentInfo, Params, SetupError};
 use crate::measure::cpustat::CpuTimes;
 use crate::measure::load::{self, Load};
 use crate::measure::sampler::SamplerConfig;
@@ -33,6 +35,9 @@ pub struct Plan {
     pub clock: ClockInfo,
     /// Hard limit per worker; by default twice the budget plus time for setup.
     pub timeout: Duration,
+    /// The limit is the default one, which a whole-pass experiment may stretch once it knows
+    /// how long a pass takes (see `fixed_batch_deadline`); `--timeout` is kept as given.
+    pub stretch_timeout: bool,
 }
 
 impl Plan {
@@ -41,13 +46,13 @@ impl Plan {
     }
 }
 
-/// Run one experiment in a fresh worker and judge it.
+/// Run one planned experiment in a fresh worker and judge it.
 pub fn run_experiment(
-    info: &ExperimentInfo,
-    params: &Params,
+    planned: &Planned,
     plan: &Plan,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> ExperimentResult {
+    let (info, params) = (planned.info, &planned.params);
     let started_at = unix_now();
     let start = Instant::now();
     let mut result = ExperimentResult {
@@ -63,26 +68,51 @@ pub fn run_experiment(
         counters: Vec::new(),
         validation: Vec::new(),
         other_cpus_busy: None,
+        facts: Vec::new(),
+        label: planned.label.clone(),
+        load: None,
         started_at,
         duration_s: 0.0,
     };
-    // The load runs for exactly the worker's lifetime: started first, killed when `_load` drops.
-    let _load = match &plan.load {
-        Some(l) => match load::Running::start(&l.cpus(plan.cpus.first().copied())) {
-            Ok(running) => Some(running),
-            Err(e) => {
-                result.reason = Some(format!(
-                    "cannot start the --load {} processes: {e}",
-                    l.name()
-                ));
+    // A configuration's own load (a suite's) replaces the run's --load.
+    let wanted = match planned.load {
+        Some(name) => match Load::parse(name) {
+            Some(l) => Some(l),
+            None => {
+                result.reason = Some(format!("unknown load `{name}`"));
                 return result;
             }
         },
+        None => plan.load.clone(),
+    };
+    // The load runs for exactly the worker's lifetime: started first, killed when it drops.
+    // A memory load sizes its cgroup from the experiment's size.
+    let size_hint = params.get("size").and_then(parse_size);
+    let running_load = match &wanted {
+        Some(l) => {
+            let measured = plan.cpus.first().copied();
+            match load::Running::start(l, measured, plan.other_cpu, size_hint) {
+                Ok(running) => Some(running),
+                Err(SetupError::Unsupported(reason)) => {
+                    result.status = Status::Unsupported;
+                    result.reason = Some(format!("--load {}: {reason}", l.name()));
+                    return result;
+                }
+                Err(SetupError::Failed(reason)) => {
+                    let name = l.name();
+                    result.reason = Some(format!("cannot start the --load {name} load: {reason}"));
+                    return result;
+                }
+            }
+        }
         None => None,
     };
+    let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
     let cpu_times = CpuTimes::now();
-    let outcome = drive_worker(info, params, plan, &mut result, on_sample);
+    let outcome = drive_worker(info, params, plan, cgroup_procs, &mut result, on_sample);
     result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &plan.cpus);
+    result.load = running_load.as_ref().map(load::Running::record);
+    drop(running_load);
     result.duration_s = start.elapsed().as_secs_f64();
     match outcome {
         Outcome::Done(stop) if result.samples.is_empty() => {
@@ -112,6 +142,7 @@ pub fn judge(info: &ExperimentInfo, params: &Params, result: &mut ExperimentResu
         &result.samples,
         &result.probes,
         &result.counters,
+        &result.facts,
     );
     match validate::suspect_reason(&result.validation) {
         Some(reason) => {
@@ -135,6 +166,7 @@ fn drive_worker(
     info: &ExperimentInfo,
     params: &Params,
     plan: &Plan,
+    cgroup_procs: Option<PathBuf>,
     result: &mut ExperimentResult,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Outcome {
@@ -177,6 +209,7 @@ fn drive_worker(
         work_dir: work.as_ref().map(|d| d.path().to_path_buf()),
         clock: plan.clock.clone(),
         sampler: plan.sampler.clone(),
+        cgroup_procs,
     };
     let mut child = match Command::new(&exe)
         .arg("worker")
@@ -221,7 +254,8 @@ fn drive_worker(
         })
     });
 
-    let deadline = Instant::now() + plan.timeout;
+    let started = Instant::now();
+    let mut deadline = started + plan.timeout;
     let mut outcome: Option<Outcome> = None;
     let mut timed_out = false;
     loop {
@@ -242,7 +276,12 @@ fn drive_worker(
         match rx.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
             Ok(Ok(message)) => match message {
                 Message::Counters { counters } => result.counters = counters,
-                Message::Calibration(c) => result.calibration = c,
+                Message::Calibration(c) => {
+                    if let Some(later) = fixed_batch_deadline(info, plan, &c) {
+                        deadline = deadline.max(later);
+                    }
+                    result.calibration = c;
+                }
                 Message::Sample(s) => {
                     result.samples.push(s);
                     on_sample(&result.samples);
@@ -251,6 +290,7 @@ fn drive_worker(
                     result.counters.extend(counters);
                     result.probes = probes;
                 }
+                Message::Facts { facts } => result.facts = facts,
                 Message::Done { stop_reason } => outcome = Some(Outcome::Done(stop_reason)),
                 Message::Unsupported { reason } => outcome = Some(Outcome::Unsupported(reason)),
                 Message::Failed { reason } => outcome = Some(Outcome::Failed(reason)),
@@ -278,7 +318,7 @@ fn drive_worker(
     if timed_out {
         return Outcome::Failed(format!(
             "timed out after {:.0} s and was killed ({} samples kept)",
-            plan.timeout.as_secs_f64(),
+            (deadline - started).as_secs_f64(),
             result.samples.len()
         ));
     }
@@ -286,6 +326,25 @@ fn drive_worker(
         return outcome;
     }
     Outcome::Failed(describe_exit(status, &stderr_text, result.samples.len()))
+}
+
+/// For an experiment whose sample is one whole pass (`Batch::Fixed`), the default time limit
+/// may be shorter than the passes it needs: a 1 GiB pass of the mmap lab takes 3–4 s here, and
+/// a worker takes at least three samples and a probe pass after its warm-up. Once the warm-up
+/// has timed a pass (it ran at least one), the limit grows to what the budget plus five more
+/// passes need, with 10 s to spare. `None`: keep the limit (a sized batch, or `--timeout`).
+fn fixed_batch_deadline(
+    info: &ExperimentInfo,
+    plan: &Plan,
+    calibration: &Calibration,
+) -> Option<Instant> {
+    if !plan.stretch_timeout || !matches!(info.batch, crate::experiment::Batch::Fixed(_)) {
+        return None;
+    }
+    let pass_s = calibration.warmup_ns / 1e9;
+    let need = plan.sampler.budget_s + 5.0 * pass_s + 10.0;
+    need.is_finite()
+        .then(|| Instant::now() + Duration::from_secs_f64(need))
 }
 
 fn kill_group(pid: libc::pid_t) {

@@ -3,7 +3,7 @@
 //! the measured rate in the reason, when one fails. A metric that could not be counted here is
 //! not checked (its counter's status says why).
 
-use crate::model::{Check, CounterStatus, ProbeCount, Sample};
+use crate::model::{Check, CounterStatus, Fact, ProbeCount, Sample};
 
 /// A quantity per operation, over all samples of a result.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +27,9 @@ pub enum Metric {
     /// is counted as involuntary (measured on Linux 6.18: ~43% of the switches of a pinned
     /// pipe ping-pong), and a `sched_yield` that switches always is (the task stays runnable).
     BothSidesSwitches,
+    /// A figure the experiment measured besides its timed operation, by name (see
+    /// `Routine::facts`): the value itself, not per op. Not checked when absent or NaN.
+    Fact(&'static str),
 }
 
 impl Metric {
@@ -39,6 +42,7 @@ impl Metric {
             Metric::Children(field) => format!("{field} of the children per op"),
             Metric::SystemShare => "system-time share".to_string(),
             Metric::BothSidesSwitches => "switches (nvcsw+nivcsw) of both sides per op".to_string(),
+            Metric::Fact(name) => name.to_string(),
         }
     }
 }
@@ -161,6 +165,7 @@ pub fn measure(
             }
             Some(system as f64 / (user + system) as f64)
         }
+        Metric::Fact(_) => None,
     }
 }
 
@@ -170,11 +175,19 @@ pub fn check(
     samples: &[Sample],
     probes: &[ProbeCount],
     counters: &[CounterStatus],
+    facts: &[Fact],
 ) -> Vec<Check> {
     expectations
         .iter()
         .filter_map(|e| {
-            let value = measure(e.metric, samples, probes, counters)?;
+            let value = match e.metric {
+                Metric::Fact(name) => facts
+                    .iter()
+                    .find(|f| f.name == name)
+                    .map(|f| f.value)
+                    .filter(|v| v.is_finite())?,
+                metric => measure(metric, samples, probes, counters)?,
+            };
             let ok = e.bound.holds(value);
             Some(Check {
                 check: format!("{} {}", e.metric.label(), e.bound.describe()),
@@ -377,7 +390,7 @@ mod tests {
                 "x",
             ),
         ];
-        let checks = check(&exp, &samples, &[], &[]);
+        let checks = check(&exp, &samples, &[], &[], &[]);
         assert_eq!(checks.len(), 1, "the unsupported counter is not checked");
         assert!(!checks[0].ok);
         let reason = suspect_reason(&checks).unwrap();

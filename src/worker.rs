@@ -12,7 +12,7 @@ use crate::measure::clock::Clock;
 use crate::measure::counters::CounterSet;
 use crate::measure::cpu;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
-use crate::model::{Calibration, ClockInfo, CounterStatus, ProbeCount, Sample, StopReason};
+use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
 
 /// What the parent asks a worker to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,6 +31,10 @@ pub struct Job {
     pub work_dir: Option<std::path::PathBuf>,
     pub clock: ClockInfo,
     pub sampler: SamplerConfig,
+    /// The `cgroup.procs` file of a memory load's cgroup (`--load memory`): the worker joins
+    /// it before setup maps anything, so the pressure falls on the experiment's own memory.
+    #[serde(default)]
+    pub cgroup_procs: Option<std::path::PathBuf>,
 }
 
 /// One line of the worker's output.
@@ -46,6 +50,10 @@ pub enum Message {
     Probes {
         counters: Vec<CounterStatus>,
         probes: Vec<ProbeCount>,
+    },
+    /// Figures measured besides the timed operation (`Routine::facts`).
+    Facts {
+        facts: Vec<Fact>,
     },
     Done {
         stop_reason: StopReason,
@@ -88,6 +96,14 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         .map_err(|e| SetupError::Failed(format!("cannot read the job: {e}")))?;
     let job: Job = serde_json::from_str(&input)
         .map_err(|e| SetupError::Failed(format!("malformed job: {e}")))?;
+    if let Some(procs) = &job.cgroup_procs {
+        crate::measure::memload::join(procs).map_err(|e| {
+            SetupError::Failed(format!(
+                "cannot join the memory load's cgroup ({}): {e}",
+                procs.display()
+            ))
+        })?;
+    }
     let info = experiment::find(&job.experiment)
         .ok_or_else(|| SetupError::Failed(format!("unknown experiment {}", job.experiment)))?;
 
@@ -130,9 +146,14 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         // Each sample reaches the parent at once, so a crash later loses nothing.
         out.flush().map_err(|e| e.to_string())
     };
+    let fixed_ops = match info.batch {
+        experiment::Batch::Fixed(ops) => Some(ops(&params)),
+        experiment::Batch::Sized => None,
+    };
     let sampled = sampler::sample(
         info,
         routine.as_mut(),
+        fixed_ops,
         clock,
         &mut counters,
         &job.cpus,
@@ -144,12 +165,21 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
     // Only now, with the timed samples done, the events that would have slowed them.
     drop(counters);
     let mut probes = CounterSet::open_probes(!info.counters_in_samples);
-    let counts = sampler::count_probes(routine.as_mut(), &mut probes, sampled.ops_per_sample)
-        .map_err(SetupError::Failed)?;
+    let counts = sampler::count_probes(
+        routine.as_mut(),
+        &mut probes,
+        sampled.ops_per_sample,
+        fixed_ops.is_some(),
+    )
+    .map_err(SetupError::Failed)?;
     let message = Message::Probes {
         counters: probes.statuses().to_vec(),
         probes: counts,
     };
     send(out, &message).map_err(SetupError::Failed)?;
+    let facts = routine.facts();
+    if !facts.is_empty() {
+        send(out, &Message::Facts { facts }).map_err(SetupError::Failed)?;
+    }
     Ok(sampled.stop_reason)
 }

@@ -58,6 +58,9 @@ fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> Experime
         counters: vec![],
         validation: vec![],
         other_cpus_busy: None,
+        facts: Vec::new(),
+        label: None,
+        load: None,
         started_at: 0.0,
         duration_s: 0.0,
     }
@@ -154,6 +157,7 @@ Only in A:
 Only in B:
   ipc.unix_latency
 
+Each side is one worker process: the CI shows the spread within it, not between runs; `oslab run --repeat 3` on both sides makes the comparison robust to run-to-run noise.
 3 compared: 1 slower, 0 faster, 1 no change, 1 within noise; !! marks 1 change(s) of 1.5× or more
 "#;
 
@@ -179,6 +183,7 @@ const JSON: &str = r#"{
   ],
   "metric": "time",
   "noise": 0.02,
+  "noise_reason": null,
   "only_in_a": [
     {
       "experiment": "ctxswitch.pipe",
@@ -201,6 +206,7 @@ const JSON: &str = r#"{
       "highlight": false,
       "p_value": 1.0,
       "params": {},
+      "processes": [1, 1],
       "ratio": 1.0,
       "ratio_ci_high": 1.0050083472454092,
       "ratio_ci_low": 0.9950083194675541,
@@ -214,6 +220,7 @@ const JSON: &str = r#"{
       "highlight": true,
       "p_value": 1.3775088545298564e-14,
       "params": {},
+      "processes": [1, 1],
       "ratio": 2.0,
       "ratio_ci_high": 2.0200668896321066,
       "ratio_ci_low": 1.980066445182724,
@@ -229,6 +236,7 @@ const JSON: &str = r#"{
       "params": {
         "size": "1"
       },
+      "processes": [1, 1],
       "ratio": 1.01,
       "ratio_ci_high": 1.0105050841806966,
       "ratio_ci_low": 1.0094950841526413,
@@ -258,19 +266,40 @@ fn lab_with_pair() -> Lab {
 #[test]
 fn compare_command_by_tag_json_and_exit_codes() {
     let lab = lab_with_pair();
+    // Both runs were measured to ±5% (`--quick`): by default the band widens to that.
     let out = lab.oslab(&["compare", "base", "new"]);
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .starts_with(&TABLE.lines().next().unwrap().replace(
+                "noise band ±2%",
+                "noise band ±5% (the runs' precision target; --noise sets the band)"
+            )),
+        "{out}"
+    );
+    let out = lab.oslab(&["compare", "base", "new", "--noise", "2"]);
     out.assert_code(0);
     assert_eq!(out.stdout, TABLE, "{out}");
     // By id, the same.
-    assert_eq!(lab.oslab(&["compare", "1", "2"]).stdout, TABLE);
+    assert_eq!(
+        lab.oslab(&["compare", "1", "2", "--noise", "2"]).stdout,
+        TABLE
+    );
 
-    let out = lab.oslab(&["compare", "base", "new", "--json"]);
+    let out = lab.oslab(&["compare", "base", "new", "--json", "--noise", "2"]);
     out.assert_code(0);
     let expected: Value = serde_json::from_str(JSON).unwrap();
     assert_eq!(out.json(), expected);
 
     // Something got slower: exit 1 only when asked.
-    let out = lab.oslab(&["compare", "base", "new", "--fail-on-regression"]);
+    let out = lab.oslab(&[
+        "compare",
+        "base",
+        "new",
+        "--fail-on-regression",
+        "--noise",
+        "2",
+    ]);
     out.assert_code(1);
     assert_eq!(out.stdout, TABLE);
     // B against itself: nothing changed.
@@ -451,4 +480,49 @@ fn bad_imports_fail_cleanly_and_change_nothing() {
     let out = lab.oslab(&["import", good_file.to_str().unwrap()]);
     out.assert_code(0);
     assert!(out.stderr.contains("holds run 1"), "{out}");
+}
+
+/// With repeats, the processes are the unit: B's median is 6% above A's, which the samples of
+/// one process each would call a change, but A's own two processes already disagree by 12%,
+/// so the two-stage CI straddles the band and the verdict is "within noise". A 2× change
+/// stands out all the same, and suite labels keep configurations with equal parameters apart.
+#[test]
+fn repeats_make_the_spread_between_processes_count() {
+    let one = |center: f64| result("syscall.getppid", &[], &spread(center, 0.005, 30));
+    let a = run(1, "a", "6.1.0", vec![one(94.0), one(106.0)]);
+    let b = run(2, "b", "6.1.0", vec![one(100.0), one(112.0)]);
+    let flat = |r: &Run| {
+        run(
+            r.id,
+            "x",
+            "6.1.0",
+            vec![one(r.results[0].samples[0].ns_per_op)],
+        )
+    };
+    let single = compare_runs(&flat(&a), &flat(&b), &Metric::Time, DEFAULT_NOISE);
+    let c = single.pairs[0].comparison.as_ref().unwrap();
+    assert_eq!(c.verdict.as_str(), "slower", "one process a side: {c:?}");
+
+    let grouped = compare_runs(&a, &b, &Metric::Time, DEFAULT_NOISE);
+    let pair = &grouped.pairs[0];
+    assert_eq!(pair.processes, (2, 2));
+    let c = pair.comparison.as_ref().unwrap();
+    assert!((c.ratio - 1.06).abs() < 0.03, "{c:?}");
+    assert_eq!(c.verdict.as_str(), "within noise", "{c:?}");
+
+    let twice = run(2, "b", "6.1.0", vec![one(200.0), one(224.0)]);
+    let c = compare_runs(&a, &twice, &Metric::Time, DEFAULT_NOISE).pairs[0]
+        .comparison
+        .clone()
+        .unwrap();
+    assert_eq!(c.verdict.as_str(), "slower", "{c:?}");
+
+    let labelled = |label: &str| ExperimentResult {
+        label: Some(label.into()),
+        ..one(100.0)
+    };
+    let a = run(1, "a", "6.1.0", vec![labelled("quiet"), labelled("loaded")]);
+    let cmp = compare_runs(&a, &a, &Metric::Time, DEFAULT_NOISE);
+    assert_eq!(cmp.pairs.len(), 2);
+    assert!(cmp.pairs.iter().all(|p| p.processes == (1, 1)));
 }

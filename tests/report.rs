@@ -72,6 +72,9 @@ fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> Experime
         .collect(),
         validation: vec![],
         other_cpus_busy: None,
+        facts: Vec::new(),
+        label: None,
+        load: None,
         started_at: 0.0,
         duration_s: 0.0,
     }

@@ -125,6 +125,59 @@ pub fn two_sample_ci(
     ))
 }
 
+/// Percentile bootstrap CI of `combine(median(a), median(b))` where each side is made of
+/// groups: the samples of separate worker processes (`run --repeat`). Each resample draws the
+/// groups with replacement, then the samples within each drawn group, and pools them (the
+/// two-stage bootstrap of Davison & Hinkley 1997, §3.8), so the spread between processes,
+/// which samples of one process cannot show, widens the interval. With one group a side it is
+/// the plain two-sample bootstrap. `None` as for [`two_sample_ci`], or for an empty group.
+pub fn grouped_two_sample_ci(
+    a: &[&[f64]],
+    b: &[&[f64]],
+    combine: impl Fn(f64, f64) -> f64,
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    let finite = |groups: &[&[f64]]| {
+        !groups.is_empty()
+            && groups
+                .iter()
+                .all(|g| !g.is_empty() && g.iter().all(|x| x.is_finite()))
+    };
+    if !finite(a) || !finite(b) || !(0.0..=1.0).contains(&confidence) || resamples == 0 {
+        return None;
+    }
+    let mut rng = Rng::new(seed);
+    let mut buf = Vec::new();
+    let draw = |groups: &[&[f64]], rng: &mut Rng, buf: &mut Vec<f64>| {
+        buf.clear();
+        for _ in 0..groups.len() {
+            let g = groups[rng.below(groups.len() as u64) as usize];
+            for _ in 0..g.len() {
+                buf.push(g[rng.below(g.len() as u64) as usize]);
+            }
+        }
+        median_in_place(buf)
+    };
+    let mut stats = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        let ma = draw(a, &mut rng, &mut buf);
+        let mb = draw(b, &mut rng, &mut buf);
+        let s = combine(ma, mb);
+        if s.is_nan() {
+            return None;
+        }
+        stats.push(s);
+    }
+    stats.sort_unstable_by(f64::total_cmp);
+    let tail = (1.0 - confidence) / 2.0;
+    Some((
+        percentile(&stats, 100.0 * tail),
+        percentile(&stats, 100.0 * (1.0 - tail)),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +306,48 @@ mod tests {
             prop_assert!(low <= m, "{} {}", low, m);
             prop_assert!(m <= high, "{} {}", m, high);
             prop_assert!(high <= max, "{} {}", high, max);
+        }
+    }
+
+    #[test]
+    fn grouped_ci_widens_with_the_spread_between_groups() {
+        let ratio = |x: f64, y: f64| y / x;
+        // Two processes a side, each tight, but the processes of B disagree by 20%.
+        let a1 = timings(200, 1);
+        let a2 = timings(200, 2);
+        let b1: Vec<f64> = timings(200, 3);
+        let b2: Vec<f64> = timings(200, 4).iter().map(|x| x * 1.2).collect();
+        let pooled_b: Vec<f64> = b1.iter().chain(&b2).copied().collect();
+        let pooled_a: Vec<f64> = a1.iter().chain(&a2).copied().collect();
+        let flat = two_sample_ci(&pooled_a, &pooled_b, ratio, 0.95, 2000, 9).unwrap();
+        let grouped =
+            grouped_two_sample_ci(&[&a1, &a2], &[&b1, &b2], ratio, 0.95, 2000, 9).unwrap();
+        assert!(
+            grouped.1 - grouped.0 > 2.0 * (flat.1 - flat.0),
+            "grouped {grouped:?} vs flat {flat:?}"
+        );
+        assert!(grouped_two_sample_ci(&[], &[&b1], ratio, 0.95, 100, 1).is_none());
+        assert!(grouped_two_sample_ci(&[&[]], &[&b1], ratio, 0.95, 100, 1).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn grouped_ci_holds_the_point_estimate_of_one_group(
+            a in prop::collection::vec(1.0f64..1e6, 1..60),
+            b in prop::collection::vec(1.0f64..1e6, 1..60),
+        ) {
+            let (lo, hi) = grouped_two_sample_ci(&[&a], &[&b], |x, y| y / x, 0.95, 300, 5)
+                .unwrap();
+            let point = median(&b).unwrap() / median(&a).unwrap();
+            prop_assert!(lo <= hi);
+            // Medians of resamples are values of the samples: the interval lies within the
+            // ratios the data can produce.
+            let (amin, amax) = (a.iter().cloned().fold(f64::INFINITY, f64::min),
+                                a.iter().cloned().fold(0.0, f64::max));
+            let (bmin, bmax) = (b.iter().cloned().fold(f64::INFINITY, f64::min),
+                                b.iter().cloned().fold(0.0, f64::max));
+            prop_assert!(lo >= bmin / amax * 0.999 && hi <= bmax / amin * 1.001);
+            prop_assert!(point.is_finite());
         }
     }
 }

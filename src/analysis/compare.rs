@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::bootstrap::two_sample_ci;
+use super::bootstrap::{grouped_two_sample_ci, two_sample_ci};
 use super::result::counter_per_op;
 use super::stats::median;
 use crate::model::{ExperimentResult, Run, Rusage, Sample};
@@ -163,6 +163,21 @@ pub fn verdict(p: Option<f64>, ratio: f64, ci: Option<(f64, f64)>, noise: f64) -
     }
 }
 
+/// The noise band when the user sets none: the default band, widened to the precision both
+/// runs were measured to (a run sampled until its CI was within ±5% cannot tell a 3% change
+/// from its own noise), with the reason.
+pub fn default_noise(a: &Run, b: &Run) -> (f64, Option<String>) {
+    let precision = a.settings.precision.max(b.settings.precision);
+    if precision > DEFAULT_NOISE {
+        (
+            precision,
+            Some("the runs' precision target; --noise sets the band".to_string()),
+        )
+    } else {
+        (DEFAULT_NOISE, None)
+    }
+}
+
 /// `b / a` for per-operation figures: 0/0 is "the same" (1), x/0 is infinitely more.
 pub fn ratio(a: f64, b: f64) -> f64 {
     if a == 0.0 && b == 0.0 { 1.0 } else { b / a }
@@ -189,14 +204,28 @@ pub struct Comparison {
 
 /// Compare two sets of per-sample values (`None` when a side is empty or not finite).
 pub fn compare_samples(a: &[f64], b: &[f64], noise: f64) -> Option<Comparison> {
-    let (ma, mb) = (median(a)?, median(b)?);
+    compare_groups(&[a], &[b], noise)
+}
+
+/// Compare two sides made of the samples of one or more worker processes each (`run
+/// --repeat`): medians and the Mann-Whitney test over the pooled samples; the CI of the ratio
+/// from the two-stage bootstrap when a side has several processes, so that the spread between
+/// processes, not only within one, decides whether a change stands out of the noise.
+pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparison> {
+    let pooled = |groups: &[&[f64]]| groups.iter().flat_map(|g| g.iter().copied()).collect();
+    let (pa, pb): (Vec<f64>, Vec<f64>) = (pooled(a), pooled(b));
+    let (ma, mb) = (median(&pa)?, median(&pb)?);
     if !ma.is_finite() || !mb.is_finite() {
         return None;
     }
     let r = ratio(ma, mb);
-    // `two_sample_ci` combines (median of a resample of a, median of a resample of b).
-    let ci = two_sample_ci(a, b, ratio, 0.95, RESAMPLES, SEED);
-    let p = mann_whitney_u(a, b).map(|t| t.p);
+    // The bootstrap combines (median of a resample of a, median of a resample of b).
+    let ci = if a.len() == 1 && b.len() == 1 {
+        two_sample_ci(&pa, &pb, ratio, 0.95, RESAMPLES, SEED)
+    } else {
+        grouped_two_sample_ci(a, b, ratio, 0.95, RESAMPLES, SEED)
+    };
+    let p = mann_whitney_u(&pa, &pb).map(|t| t.p);
     let verdict = verdict(Some(p.unwrap_or(1.0)), r, ci, noise);
     Some(Comparison {
         a: ma,
@@ -276,6 +305,10 @@ impl Metric {
 pub struct Pair {
     pub experiment: String,
     pub params: BTreeMap<String, String>,
+    /// The suite's name for the configuration, if any.
+    pub label: Option<String>,
+    /// Worker processes (repeats) on each side.
+    pub processes: (usize, usize),
     pub unit: String,
     /// `None` when the metric was not measured on one side (e.g. a counter unsupported there).
     pub comparison: Option<Comparison>,
@@ -287,6 +320,8 @@ pub struct Pair {
 pub struct Unpaired {
     pub experiment: String,
     pub params: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `a` or `b`: the run that has samples.
     pub only_in: &'static str,
     /// The other run's status for it, if it has the experiment at all.
@@ -308,6 +343,8 @@ pub struct RunComparison {
     pub b_id: i64,
     pub metric: Metric,
     pub noise: f64,
+    /// Why the band is what it is, when the user did not set it.
+    pub noise_reason: Option<String>,
     pub environment_diff: Vec<FieldDiff>,
     pub settings_diff: Vec<FieldDiff>,
     pub pairs: Vec<Pair>,
@@ -325,14 +362,14 @@ impl RunComparison {
     }
 }
 
-type Key = (String, BTreeMap<String, String>);
+type Key = (String, BTreeMap<String, String>, Option<String>);
 
-/// Results grouped by experiment and parameters, in first-seen order; the samples of repeats
-/// (`run --repeat N`) are pooled.
+/// Results grouped by experiment, parameters and suite label, in first-seen order: the
+/// repeats (`run --repeat N`) of one configuration form one group.
 fn group(run: &Run) -> Vec<(Key, Vec<&ExperimentResult>)> {
     let mut groups: Vec<(Key, Vec<&ExperimentResult>)> = Vec::new();
     for r in &run.results {
-        let key = (r.experiment.clone(), r.params.clone());
+        let key = (r.experiment.clone(), r.params.clone(), r.label.clone());
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(r),
             None => groups.push((key, vec![r])),
@@ -341,22 +378,15 @@ fn group(run: &Run) -> Vec<(Key, Vec<&ExperimentResult>)> {
     groups
 }
 
-fn samples_of(results: &[&ExperimentResult]) -> Vec<Sample> {
-    results
-        .iter()
-        .flat_map(|r| r.samples.iter().cloned())
-        .collect()
-}
-
-/// The metric over one side's results: per-sample values when every sample has them, else a
-/// single per-operation figure (a counter counted over untimed probe batches).
+/// The metric over one side's results: per-sample values of each worker process that has
+/// samples when every sample has them, else a single per-operation figure (a counter counted
+/// over untimed probe batches).
 enum Side {
-    Samples(Vec<f64>),
+    Samples(Vec<Vec<f64>>),
     Figure(f64),
 }
 
 fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
-    let samples = samples_of(results);
     if let Metric::Counter(name) = metric
         && let Some(r) = results
             .iter()
@@ -364,10 +394,13 @@ fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
     {
         return counter_per_op(name, &r.samples, &r.probes).map(Side::Figure);
     }
-    metric
-        .per_sample(&samples)
-        .filter(|v| !v.is_empty() && v.iter().all(|x| x.is_finite()))
-        .map(Side::Samples)
+    let groups: Vec<Vec<f64>> = results
+        .iter()
+        .filter(|r| !r.samples.is_empty())
+        .map(|r| metric.per_sample(&r.samples))
+        .collect::<Option<_>>()?;
+    let usable = !groups.is_empty() && groups.iter().flatten().all(|x| x.is_finite());
+    usable.then_some(Side::Samples(groups))
 }
 
 /// Compare `b` against `a`: every experiment and parameter set with samples in both, in A's
@@ -384,20 +417,26 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
             Some(rb) if measured(ra) && measured(rb) => {
                 let comparison = match (side(metric, ra), side(metric, rb)) {
                     (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
-                        compare_samples(&x, &y, noise)
+                        let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+                        let y: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
+                        compare_groups(&x, &y, noise)
                     }
                     (Some(x), Some(y)) => {
                         let figure = |s: Side| match s {
                             Side::Figure(f) => f,
-                            Side::Samples(v) => median(&v).unwrap_or(f64::NAN),
+                            Side::Samples(v) => median(&v.concat()).unwrap_or(f64::NAN),
                         };
                         Some(compare_figures(figure(x), figure(y), noise))
                     }
                     _ => None,
                 };
+                let processes =
+                    |rs: &[&ExperimentResult]| rs.iter().filter(|r| !r.samples.is_empty()).count();
                 pairs.push(Pair {
                     experiment: key.0.clone(),
                     params: key.1.clone(),
+                    label: key.2.clone(),
+                    processes: (processes(ra), processes(rb)),
                     unit: ra[0].unit.clone(),
                     comparison,
                 });
@@ -405,12 +444,14 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
             Some(rb) if measured(ra) => unpaired.push(Unpaired {
                 experiment: key.0.clone(),
                 params: key.1.clone(),
+                label: key.2.clone(),
                 only_in: "a",
                 other_status: status(rb),
             }),
             Some(rb) if measured(rb) => unpaired.push(Unpaired {
                 experiment: key.0.clone(),
                 params: key.1.clone(),
+                label: key.2.clone(),
                 only_in: "b",
                 other_status: status(ra),
             }),
@@ -418,6 +459,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
             None if measured(ra) => unpaired.push(Unpaired {
                 experiment: key.0.clone(),
                 params: key.1.clone(),
+                label: key.2.clone(),
                 only_in: "a",
                 other_status: None,
             }),
@@ -429,6 +471,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
             unpaired.push(Unpaired {
                 experiment: key.0.clone(),
                 params: key.1.clone(),
+                label: key.2.clone(),
                 only_in: "b",
                 other_status: None,
             });
@@ -439,6 +482,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
         b_id: b.id,
         metric: metric.clone(),
         noise,
+        noise_reason: None,
         environment_diff: diff_values(
             &serde_json::to_value(&a.environment).unwrap_or(Value::Null),
             &serde_json::to_value(&b.environment).unwrap_or(Value::Null),

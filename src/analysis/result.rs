@@ -218,6 +218,9 @@ mod tests {
             ],
             validation: vec![],
             other_cpus_busy: None,
+            facts: Vec::new(),
+            label: None,
+            load: None,
             started_at: 0.0,
             duration_s: 0.0,
         }

@@ -168,6 +168,9 @@ pub static PIPE: ExperimentInfo = ExperimentInfo {
     expectations: pipe_expectations,
     setup: setup_pipe,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- ctxswitch.pipe_noswitch ---
@@ -245,6 +248,9 @@ pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo {
     expectations: pipe_noswitch_expectations,
     setup: setup_pipe_noswitch,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- ctxswitch.futex ---
@@ -415,6 +421,9 @@ pub static FUTEX: ExperimentInfo = ExperimentInfo {
     expectations: futex_expectations,
     setup: setup_futex,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- ctxswitch.yield ---
@@ -544,6 +553,9 @@ pub static YIELD: ExperimentInfo = ExperimentInfo {
     expectations: yield_expectations,
     setup: setup_yield,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- ctxswitch.nanosleep0 ---
@@ -653,6 +665,9 @@ pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo {
     expectations: nanosleep0_expectations,
     setup: setup_nanosleep0,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 #[cfg(test)]

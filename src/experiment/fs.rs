@@ -344,7 +344,7 @@ fn human(bytes: u64) -> String {
     }
 }
 
-fn preflight_one(params: &Params, ctx: &Context) -> Result<(), String> {
+pub(super) fn preflight_one(params: &Params, ctx: &Context) -> Result<(), String> {
     room_for(params, ctx, 1)
 }
 
@@ -751,6 +751,9 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
     expectations: write_expectations,
     setup: setup_write,
     preflight: Some(preflight_one),
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 pub static READ: ExperimentInfo = ExperimentInfo {
@@ -769,6 +772,9 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     expectations: read_expectations,
     setup: setup_read,
     preflight: Some(preflight_one),
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 pub static COPY: ExperimentInfo = ExperimentInfo {
@@ -787,6 +793,9 @@ pub static COPY: ExperimentInfo = ExperimentInfo {
     expectations: copy_expectations,
     setup: setup_copy,
     preflight: Some(preflight_two),
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 pub static RANDOM_READ: ExperimentInfo = ExperimentInfo {
@@ -805,6 +814,9 @@ pub static RANDOM_READ: ExperimentInfo = ExperimentInfo {
     expectations: random_read_expectations,
     setup: setup_random_read,
     preflight: Some(preflight_one),
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo {
@@ -823,6 +835,9 @@ pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo {
     expectations: random_write_expectations,
     setup: setup_random_write,
     preflight: Some(preflight_one),
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- fs.fsync ---
@@ -896,6 +911,9 @@ pub static FSYNC: ExperimentInfo = ExperimentInfo {
     expectations: fsync_expectations,
     setup: setup_fsync,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- metadata: stat, open_close, rename, mkdir_rmdir ---
@@ -1043,6 +1061,9 @@ macro_rules! meta_info {
             expectations: $exp,
             setup: $setup,
             preflight: None,
+            batch: super::Batch::Sized,
+            sweep: &[],
+            quick_params: &[],
         };
     };
 }
@@ -1252,6 +1273,9 @@ pub static DELETE: ExperimentInfo = ExperimentInfo {
     expectations: delete_expectations,
     setup: setup_delete,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -1310,6 +1334,9 @@ pub static CREATE: ExperimentInfo = ExperimentInfo {
     expectations: lifecycle_expectations,
     setup: setup_create,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 #[cfg(test)]

@@ -157,6 +157,9 @@ pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
     expectations: bandwidth_expectations,
     setup: setup_pipe_bandwidth,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- ipc.unix_latency ---
@@ -186,6 +189,9 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
     expectations: unix_latency_expectations,
     setup: setup_unix_latency,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 #[cfg(test)]

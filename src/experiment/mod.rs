@@ -8,9 +8,11 @@ pub mod ctxswitch;
 pub mod fs;
 pub mod ipc;
 pub mod mapping;
+pub mod mmap;
 pub mod pagefault;
 pub mod params;
 mod pingpong;
+pub mod plan;
 pub mod process;
 mod raw;
 pub mod synthetic;
@@ -18,6 +20,7 @@ pub mod syscall;
 
 pub use params::{ParamKind, ParamSpec, Params};
 
+pub use crate::model::Fact;
 use crate::validate::Expectation;
 
 /// The timed routine of one experiment, built by [`ExperimentInfo::setup`] in the worker.
@@ -46,6 +49,13 @@ pub trait Routine {
     /// every timed call of `run` (batch sizing, warm-up, samples, probe batches).
     fn prepare(&mut self, _ops: u64) -> Result<(), String> {
         Ok(())
+    }
+
+    /// Figures measured besides the timed operation, asked for once after sampling (the
+    /// cost of munmap per page, the huge pages a region got, the blocks a prepare step
+    /// wrote). Stored with the result; expectations may check them (`Metric::Fact`).
+    fn facts(&mut self) -> Vec<Fact> {
+        Vec::new()
     }
 }
 
@@ -127,6 +137,26 @@ pub struct ExperimentInfo {
     /// user can fix (too little free space, say) is one error line and exit code 2 instead of
     /// a failed result. `None`: nothing to check.
     pub preflight: Option<Preflight>,
+    /// How many operations a sample holds.
+    pub batch: Batch,
+    /// Parameters the experiment is measured across when the user does not set them: one
+    /// result per value (per combination, with several), shown as a curve. `--param` with
+    /// one value pins a parameter; with a comma-separated list it sweeps it.
+    pub sweep: &'static [(&'static str, &'static [&'static str])],
+    /// Parameter defaults that `--quick` replaces (a smaller region, say), unless the user
+    /// set the parameter.
+    pub quick_params: &'static [(&'static str, &'static str)],
+}
+
+/// How many operations a sample holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Batch {
+    /// Chosen by the harness: the batch grows until a sample lasts long enough for the clock
+    /// (see `measure::sampler`).
+    Sized,
+    /// Fixed by the parameters: one sample is one whole pass of the experiment (every page of
+    /// a region, say), prepared and torn down around it.
+    Fixed(fn(&Params) -> u64),
 }
 
 impl ExperimentInfo {
@@ -177,6 +207,10 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     // pagefault (experiment/pagefault.rs)
     &pagefault::ANON,
     &pagefault::COW,
+    &pagefault::PREFAULT_SWEEP,
+    &pagefault::FILE,
+    // mmap (experiment/mmap.rs)
+    &mmap::ACCESS,
     // fs (experiment/fs.rs)
     &fs::WRITE,
     &fs::READ,

@@ -262,6 +262,9 @@ pub static FORK: ExperimentInfo = ExperimentInfo {
     expectations: fork_expectations,
     setup: setup_fork,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- process.vfork ---
@@ -388,6 +391,9 @@ pub static VFORK: ExperimentInfo = ExperimentInfo {
     expectations: vfork_expectations,
     setup: setup_vfork,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- the program a child executes ---
@@ -687,6 +693,9 @@ pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     expectations: fork_expectations,
     setup: setup_fork_exec,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- process.posix_spawn ---
@@ -738,6 +747,9 @@ pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
     expectations: spawn_expectations,
     setup: setup_posix_spawn,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- process.thread ---
@@ -800,6 +812,9 @@ pub static THREAD: ExperimentInfo = ExperimentInfo {
     expectations: thread_expectations,
     setup: setup_thread,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 /// The smallest static executables that exit with status 0, and a reader of just enough of

@@ -163,4 +163,7 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
     expectations,
     setup,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };

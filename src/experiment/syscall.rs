@@ -148,6 +148,9 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     expectations: no_syscall,
     setup: setup_function_call,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- clock_gettime, through the vDSO and forced into the kernel ---
@@ -184,6 +187,9 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     expectations: vdso_expectations,
     setup: setup_vdso_clock_gettime,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -217,6 +223,9 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     expectations: raw_clock_expectations,
     setup: setup_clock_gettime,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- getpid, getppid ---
@@ -244,6 +253,9 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_getpid,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_getppid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -269,6 +281,9 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_getppid,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_getppid_libc(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -291,6 +306,9 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_getppid_libc,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- read, write ---
@@ -333,6 +351,9 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_read,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_write(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -362,6 +383,9 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_write,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 // --- stat, fstat, open+close ---
@@ -406,6 +430,9 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_fstat,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_stat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -443,6 +470,9 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
     expectations: one_syscall,
     setup: setup_stat,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };
 
 fn setup_open_close(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -481,4 +511,7 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     expectations: two_syscalls,
     setup: setup_open_close,
     preflight: None,
+    batch: super::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
 };

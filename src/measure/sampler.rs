@@ -87,10 +87,13 @@ pub struct Sampled {
     pub ops_per_sample: u64,
 }
 
-/// Take samples of `routine` until the stopping rule says enough.
+/// Take samples of `routine` until the stopping rule says enough. `fixed_ops`: the batch an
+/// experiment with `Batch::Fixed` asks for, instead of sizing one.
+#[allow(clippy::too_many_arguments)]
 pub fn sample(
     info: &ExperimentInfo,
     routine: &mut dyn Routine,
+    fixed_ops: Option<u64>,
     clock: Clock,
     counters: &mut CounterSet,
     cpus: &[usize],
@@ -102,8 +105,8 @@ pub fn sample(
 
     // Batch sizing. Each candidate batch is timed three times and judged by its fastest
     // timing, so one interrupt or cold miss cannot stop the growth early.
-    let mut ops: u64 = 1;
-    loop {
+    let mut ops: u64 = fixed_ops.unwrap_or(1).max(1);
+    while fixed_ops.is_none() {
         let mut elapsed = f64::INFINITY;
         for _ in 0..3 {
             routine.prepare(ops)?;
@@ -128,10 +131,12 @@ pub fn sample(
         .then(|| empty_loop_ns_per_op(clock, ops));
     let baseline_ns = baseline_ns_per_op(routine, clock, ops).transpose()?;
 
-    // Warm-up: at least three batches and the configured time, discarded.
+    // Warm-up: at least three batches (one of a fixed batch, a whole pass) and the
+    // configured time, discarded.
+    let min_batches = if fixed_ops.is_some() { 1 } else { 3 };
     let warm_start = clock.start();
     let mut batches = 0;
-    while batches < 3 || clock.ns(warm_start, clock.stop()) < cfg.warmup_ns {
+    while batches < min_batches || clock.ns(warm_start, clock.stop()) < cfg.warmup_ns {
         routine.prepare(ops)?;
         routine.run(ops)?;
         batches += 1;
@@ -210,7 +215,8 @@ pub fn sample(
     }
 }
 
-/// Batches run with the probe counters after sampling.
+/// Batches run with the probe counters after sampling: three sized batches, or one whole pass
+/// of an experiment with a fixed batch (a pass of the mmap lab takes seconds).
 const PROBE_BATCHES: u64 = 3;
 
 /// Count the probe events (see `counters::PROBE_GROUPS`) over a few untimed batches of the
@@ -220,6 +226,7 @@ pub fn count_probes(
     routine: &mut dyn Routine,
     probes: &mut CounterSet,
     ops_per_sample: u64,
+    fixed_batch: bool,
 ) -> Result<Vec<ProbeCount>, String> {
     // What the reads themselves count (the syscall probe sees its own read(2)s), over an
     // empty window: subtracted from every batch, so the figure is the routine's alone.
@@ -228,7 +235,7 @@ pub fn count_probes(
     let own_reads = probes.delta(&before, &after);
 
     let mut totals: Vec<ProbeCount> = Vec::new();
-    for _ in 0..PROBE_BATCHES {
+    for _ in 0..if fixed_batch { 1 } else { PROBE_BATCHES } {
         routine.prepare(ops_per_sample)?;
         let before = probes.read_before();
         routine.run(ops_per_sample)?;

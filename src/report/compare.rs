@@ -13,11 +13,14 @@ use crate::analysis::compare::{Comparison, FieldDiff, Metric, RunComparison, Ver
 pub fn render(cmp: &RunComparison) -> String {
     let mut out = format!(
         "A = run {}, B = run {}: {} per operation, median of each, B/A with its 95% bootstrap \
-         CI, Mann-Whitney p; noise band ±{}%\n",
+         CI, Mann-Whitney p; noise band ±{}%{}\n",
         cmp.a_id,
         cmp.b_id,
         cmp.metric.name(),
-        (cmp.noise * 100.0 * 1e4).round() / 1e4
+        (cmp.noise * 100.0 * 1e4).round() / 1e4,
+        cmp.noise_reason
+            .as_ref()
+            .map_or(String::new(), |why| format!(" ({why})"))
     );
     out.push('\n');
     out.push_str(&diff_section("Environment", &cmp.environment_diff));
@@ -37,6 +40,9 @@ pub fn render(cmp: &RunComparison) -> String {
     ]);
     for pair in &cmp.pairs {
         let mut name = pair.experiment.clone();
+        if let Some(label) = &pair.label {
+            name.push_str(&format!(" ({label})"));
+        }
         for (k, v) in &pair.params {
             name.push_str(&format!(" {k}={v}"));
         }
@@ -83,6 +89,9 @@ pub fn render(cmp: &RunComparison) -> String {
             .filter(|u| u.only_in == side)
             .map(|u| {
                 let mut name = u.experiment.clone();
+                if let Some(label) = &u.label {
+                    name.push_str(&format!(" ({label})"));
+                }
                 for (k, v) in &u.params {
                     name.push_str(&format!(" {k}={v}"));
                 }
@@ -110,6 +119,22 @@ pub fn render(cmp: &RunComparison) -> String {
         out.push_str(
             "p –: the metric was counted once over untimed batches, with no per-sample spread; \
              the verdict is the ratio against the noise band alone.\n",
+        );
+    }
+    if cmp
+        .pairs
+        .iter()
+        .any(|p| p.processes.0 > 1 || p.processes.1 > 1)
+    {
+        out.push_str(
+            "Where a run has repeats (--repeat), the CI resamples its worker processes and then \
+             their samples, so the spread between processes counts.\n",
+        );
+    } else if !cmp.pairs.is_empty() {
+        out.push_str(
+            "Each side is one worker process: the CI shows the spread within it, not between \
+             runs; `oslab run --repeat 3` on both sides makes the comparison robust to \
+             run-to-run noise.\n",
         );
     }
     out.push_str(&summary_line(cmp));
@@ -197,9 +222,10 @@ pub fn document(cmp: &RunComparison) -> Value {
         .iter()
         .map(|pair| {
             let c: Option<&Comparison> = pair.comparison.as_ref();
-            json!({
+            let mut doc = json!({
                 "experiment": pair.experiment,
                 "params": pair.params,
+                "processes": [pair.processes.0, pair.processes.1],
                 "unit": pair.unit,
                 "a": c.and_then(|c| finite(c.a)),
                 "b": c.and_then(|c| finite(c.b)),
@@ -209,7 +235,11 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "p_value": c.and_then(|c| c.p),
                 "verdict": c.map(|c| c.verdict),
                 "highlight": c.is_some_and(|c| c.highlight),
-            })
+            });
+            if let Some(label) = &pair.label {
+                doc["label"] = json!(label);
+            }
+            doc
         })
         .collect();
     let only = |side: &str| -> Vec<Value> {
@@ -217,11 +247,15 @@ pub fn document(cmp: &RunComparison) -> Value {
             .iter()
             .filter(|u| u.only_in == side)
             .map(|u| {
-                json!({
+                let mut doc = json!({
                     "experiment": u.experiment,
                     "params": u.params,
                     "other_status": u.other_status,
-                })
+                });
+                if let Some(label) = &u.label {
+                    doc["label"] = json!(label);
+                }
+                doc
             })
             .collect()
     };
@@ -230,6 +264,7 @@ pub fn document(cmp: &RunComparison) -> Value {
         "b_run_id": cmp.b_id,
         "metric": cmp.metric.name(),
         "noise": cmp.noise,
+        "noise_reason": cmp.noise_reason,
         "environment_diff": cmp.environment_diff,
         "settings_diff": cmp.settings_diff,
         "results": results,

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use super::charts::{self, Bar, Point, Scale, Strip, esc};
 use super::format::{per_op, sig3, time_ns, time_range_ns, times};
 use super::ladder::{self, label};
-use crate::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs};
+use crate::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs, default_noise};
 use crate::analysis::percentile;
 use crate::analysis::result::{ResultFigures, figures};
 use crate::experiment;
@@ -629,12 +629,14 @@ fn comparison_section(runs: &[Run]) -> String {
         s,
         "<p class=\"caption\">A = {} against each other run; B/A above 1 means B costs more. \
          A change is claimed when the Mann-Whitney p &lt; 0.05 and the 95% CI of B/A lies \
-         outside the ±{}% noise band (as <code>oslab compare</code>).</p>",
+         outside the noise band: ±{}%, or the runs' precision target when larger (as \
+         <code>oslab compare</code>).</p>",
         run_name(&runs[0]),
         sig3(DEFAULT_NOISE * 100.0)
     );
     for b in &runs[1..] {
-        let cmp = compare_runs(&runs[0], b, &Metric::Time, DEFAULT_NOISE);
+        let (noise, _) = default_noise(&runs[0], b);
+        let cmp = compare_runs(&runs[0], b, &Metric::Time, noise);
         s.push_str(&comparison_table(&runs[0], b, &cmp));
     }
     s.push_str(&grouped_bars(runs));
@@ -848,6 +850,7 @@ fn families_section(runs: &[Run], items: &[Vec<Item>]) -> String {
         s.push_str("</div>\n");
         s.push_str(&distribution(&family, &ordered, &name));
         s.push_str(&sweeps(&family, &ordered, multi));
+        s.push_str(&facts_and_loads(&ordered, &name));
         s.push_str("</section>\n");
     }
     s
@@ -1082,41 +1085,122 @@ fn sweeps(family: &str, items: &[&Item], multi: bool) -> String {
         }
     }
     for ((_, experiment), members) in groups {
-        let Some((param, mut points)) = sweep_of(&members) else {
-            continue;
-        };
-        points.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let run = if multi {
-            format!(" (run {})", members[0].run_id)
-        } else {
-            String::new()
-        };
-        let id = format!("{family}-sweep-{experiment}-{param}{}", members[0].run_id);
-        let _ = write!(
-            s,
-            "<figure class=\"sweep\" data-metric=\"sweep\" data-family=\"{}\"><figcaption>{} \
-             against {}{}: median time per {} (whisker: 95% CI)</figcaption>",
-            esc(family),
-            esc(experiment),
-            esc(&param),
-            esc(&run),
-            esc(op(members[0].result))
-        );
-        s.push_str(&charts::curve(
-            &id,
-            &format!("{experiment}: time per operation against {param}"),
-            &points,
-            &param,
-            &time_ns,
-        ));
-        s.push_str("</figure>\n");
+        for curve in sweep_curves(&members) {
+            let mut points = curve.points;
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            let run = if multi {
+                format!(" (run {})", members[0].run_id)
+            } else {
+                String::new()
+            };
+            let series = if curve.series.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", curve.series)
+            };
+            let id = format!(
+                "{family}-sweep-{experiment}-{}{}{}",
+                curve.param,
+                if curve.series.is_empty() {
+                    String::new()
+                } else {
+                    format!("-{}", curve.series.replace([' ', '='], "-"))
+                },
+                members[0].run_id
+            );
+            let _ = write!(
+                s,
+                "<figure class=\"sweep\" data-metric=\"sweep\" data-family=\"{}\"><figcaption>{} \
+                 against {}{}{}: median time per {} (whisker: 95% CI)</figcaption>",
+                esc(family),
+                esc(experiment),
+                esc(&curve.param),
+                esc(&series),
+                esc(&run),
+                esc(op(members[0].result))
+            );
+            s.push_str(&charts::curve(
+                &id,
+                &format!(
+                    "{experiment}{series}: time per operation against {}",
+                    curve.param
+                ),
+                &points,
+                &curve.param,
+                &time_ns,
+            ));
+            s.push_str("</figure>\n");
+        }
     }
     s
 }
 
-fn sweep_of(members: &[&Item]) -> Option<(String, Vec<Point>)> {
+/// The figures measured besides the timed operation (`Routine::facts`) and what each
+/// background load recorded, as tables under the family's charts.
+fn facts_and_loads(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
+    let mut s = String::new();
+    let with_facts: Vec<&&Item> = items
+        .iter()
+        .filter(|i| !i.result.facts.is_empty())
+        .collect();
+    if !with_facts.is_empty() {
+        s.push_str(
+            "<h3>Other figures</h3>\n<table class=\"facts\"><thead><tr><th>experiment</th>\
+             <th>figure</th><th>value</th><th>unit</th><th>how</th></tr></thead><tbody>\n",
+        );
+        for i in with_facts {
+            for f in &i.result.facts {
+                let value = if f.value.is_finite() {
+                    sig3(f.value)
+                } else {
+                    "–".into()
+                };
+                let _ = writeln!(
+                    s,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&name(i)),
+                    esc(&f.name),
+                    esc(&value),
+                    esc(&f.unit),
+                    esc(&f.note)
+                );
+            }
+        }
+        s.push_str("</tbody></table>\n");
+    }
+    for i in items {
+        let Some(load) = &i.result.load else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "<details class=\"load\"><summary>{} ran beside load <code>{}</code></summary>\
+             <table class=\"env\"><tbody>",
+            esc(&name(i)),
+            esc(&load.kind)
+        );
+        for (k, v) in &load.details {
+            let _ = writeln!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+        }
+        s.push_str("</tbody></table></details>\n");
+    }
+    s
+}
+
+/// One curve of a sweep: the numeric parameter on the x axis, and the values of the other
+/// parameters that differ (`order=random`), empty when none does.
+struct Curve {
+    param: String,
+    series: String,
+    points: Vec<Point>,
+}
+
+/// The curves among the results of one experiment in one run: exactly one differing parameter
+/// must be numeric with at least three values; every combination of the other differing
+/// parameters (prefault_sweep's `order`) is a curve of its own.
+fn sweep_curves(members: &[&Item]) -> Vec<Curve> {
     if members.len() < 3 {
-        return None;
+        return Vec::new();
     }
     // A parameter missing from a result (an older run) takes its default.
     let info = experiment::find(&members[0].result.experiment);
@@ -1135,27 +1219,53 @@ fn sweep_of(members: &[&Item]) -> Option<(String, Vec<Point>)> {
         .into_iter()
         .filter(|k| members.iter().any(|m| value(m, k) != value(members[0], k)))
         .collect();
-    let [param] = differing.as_slice() else {
-        return None;
+    let numeric = |k: &str| {
+        members.iter().all(|m| {
+            value(m, k)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .is_some_and(f64::is_finite)
+        })
     };
-    let mut points = Vec::new();
+    let numeric_keys: Vec<&&String> = differing.iter().filter(|k| numeric(k)).collect();
+    let [param] = numeric_keys.as_slice() else {
+        return Vec::new();
+    };
+    let others: Vec<&String> = differing.iter().copied().filter(|k| k != *param).collect();
+    let mut curves: Vec<Curve> = Vec::new();
     for m in members {
-        let x: f64 = value(m, param)?.trim().parse().ok()?;
-        if !x.is_finite() {
-            return None;
-        }
-        let median = m.figures.stats.as_ref()?.median;
-        points.push(Point {
+        let series = others
+            .iter()
+            .map(|k| format!("{k}={}", value(m, k).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let (Some(x), Some(stats)) = (
+            value(m, param).and_then(|v| v.trim().parse::<f64>().ok()),
+            m.figures.stats.as_ref(),
+        ) else {
+            continue;
+        };
+        let point = Point {
             x,
-            y: median,
+            y: stats.median,
             whisker: m.figures.ci,
-            title: format!("{param}={}: {}", sig3(x), time_ns(median)),
-        });
+            title: format!("{param}={}: {}", sig3(x), time_ns(stats.median)),
+        };
+        match curves.iter_mut().find(|c| c.series == series) {
+            Some(c) => c.points.push(point),
+            None => curves.push(Curve {
+                param: (**param).clone(),
+                series,
+                points: vec![point],
+            }),
+        }
     }
-    let mut xs: Vec<f64> = points.iter().map(|p| p.x).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    (xs.len() >= 3).then(|| ((*param).clone(), points))
+    curves.retain(|c| {
+        let mut xs: Vec<f64> = c.points.iter().map(|p| p.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.len() >= 3
+    });
+    curves
 }
 
 const CSS: &str = r#"

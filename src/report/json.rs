@@ -25,6 +25,7 @@ pub fn result_document(result: &ExperimentResult) -> Value {
     let stat = |pick: fn(&crate::analysis::Summary) -> f64| f.stats.as_ref().map(pick);
     json!({
         "experiment": result.experiment,
+        "label": result.label,
         "params": result.params,
         "unit": result.unit,
         "status": result.status.as_str(),
@@ -51,6 +52,8 @@ pub fn result_document(result: &ExperimentResult) -> Value {
         "children_rusage": f.children,
         "contamination": f.contamination,
         "validation": result.validation,
+        "facts": result.facts,
+        "load": result.load,
         "other_cpus_busy": result.other_cpus_busy,
         "started_at": result.started_at,
         "duration_s": result.duration_s,

@@ -6,7 +6,7 @@
 use crate::analysis::bootstrap::two_sample_ci;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
 use crate::experiment;
-use crate::model::{ExperimentResult, Run, Status};
+use crate::model::{ExperimentResult, LoadRecord, Run, Status};
 use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
 
 /// The baseline every rung is compared with.
@@ -136,7 +136,61 @@ pub fn render(run: &Run) -> String {
     }
     out.push_str(&other_results(&others, baseline));
     out.push_str(&counter_table(&measured));
+    out.push_str(&facts_section(&run.results));
+    out.push_str(&loads_section(&run.results));
     out.push_str(&notes(&figured));
+    out
+}
+
+/// The figures experiments measured besides their timed operation (`Routine::facts`).
+fn facts_section(results: &[ExperimentResult]) -> String {
+    let with: Vec<&ExperimentResult> = results.iter().filter(|r| !r.facts.is_empty()).collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nOther figures (measured besides the timed operation)\n");
+    for r in with {
+        out.push_str(&format!("\n  {}\n", label(r)));
+        let mut table = Table::new(&[
+            ("figure", Align::Left),
+            ("value", Align::Right),
+            ("unit", Align::Left),
+            ("how", Align::Left),
+        ]);
+        for fact in &r.facts {
+            table.row(vec![
+                fact.name.clone(),
+                if fact.value.is_finite() {
+                    sig3(fact.value)
+                } else {
+                    "–".into()
+                },
+                fact.unit.clone(),
+                fact.note.clone(),
+            ]);
+        }
+        out.push_str(&table.render(4));
+    }
+    out
+}
+
+/// What each background load recorded (`--load`, or a suite configuration's own load).
+fn loads_section(results: &[ExperimentResult]) -> String {
+    let with: Vec<(&ExperimentResult, &LoadRecord)> = results
+        .iter()
+        .filter_map(|r| r.load.as_ref().map(|l| (r, l)))
+        .collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nBackground load\n");
+    for (r, load) in with {
+        out.push_str(&format!("\n  {} beside load `{}`\n", label(r), load.kind));
+        for (name, value) in &load.details {
+            out.push_str(&wrap(&format!("{name}: {value}"), 96, "    ", "      "));
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -270,21 +324,33 @@ fn median(f: &ResultFigures) -> f64 {
     f.stats.as_ref().map_or(f64::NAN, |s| s.median)
 }
 
-/// The experiment name with any parameter that differs from its default.
+/// The experiment name with the suite's name for its configuration, or with any parameter
+/// that differs from its default.
 pub fn label(r: &ExperimentResult) -> String {
-    let Some(info) = experiment::find(&r.experiment) else {
-        return r.experiment.clone();
+    label_of(&r.experiment, &r.params, r.label.as_deref())
+}
+
+/// [`label`] from its parts, for a run not measured yet (the progress line).
+pub fn label_of(
+    experiment: &str,
+    params: &std::collections::BTreeMap<String, String>,
+    suite_label: Option<&str>,
+) -> String {
+    if let Some(config) = suite_label {
+        return format!("{experiment} ({config})");
+    }
+    let Some(info) = experiment::find(experiment) else {
+        return experiment.to_string();
     };
-    let changed: Vec<String> = r
-        .params
+    let changed: Vec<String> = params
         .iter()
         .filter(|(k, v)| info.param(k).is_none_or(|p| p.default != v.as_str()))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     if changed.is_empty() {
-        r.experiment.clone()
+        experiment.to_string()
     } else {
-        format!("{} {}", r.experiment, changed.join(" "))
+        format!("{experiment} {}", changed.join(" "))
     }
 }
 

@@ -2,7 +2,8 @@
 
 use serde_json::{Value, json};
 
-use crate::experiment::{ExperimentInfo, ParamKind, REGISTRY};
+use crate::experiment::plan::SUITES;
+use crate::experiment::{Batch, ExperimentInfo, ParamKind, REGISTRY};
 use crate::report::format::{Align, Table};
 use crate::store::RunSummary;
 
@@ -58,7 +59,7 @@ pub fn render() -> String {
             for p in e.params {
                 t.row(vec![
                     p.name.into(),
-                    p.default.into(),
+                    default_text(e, p.name, p.default),
                     kind_text(&p.kind),
                     p.help.into(),
                 ]);
@@ -68,8 +69,38 @@ pub fn render() -> String {
             out.extend(rendered.lines().skip(1).map(|l| format!("{l}\n")));
         }
     }
-    out.push_str("\nRun one with `oslab run NAME`, a family with `oslab run FAMILY`, and set a parameter with --param NAME=VALUE.\n");
+    out.push_str("\nsuites\n");
+    for suite in SUITES {
+        out.push_str(&format!("  {}  — {}\n", suite.name, suite.summary));
+        for c in suite.configs {
+            let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out.push_str(&format!(
+                "      {:<36} {} {}{}\n",
+                c.label,
+                c.experiment,
+                params.join(" "),
+                c.load.map_or(String::new(), |l| format!(" · load {l}"))
+            ));
+        }
+    }
+    out.push_str(
+        "\nRun one with `oslab run NAME`, a family with `oslab run FAMILY`, a suite with \
+         `oslab run --suite NAME`; set a parameter with --param NAME=VALUE, or sweep it with \
+         --param NAME=A,B,C.\n",
+    );
     out
+}
+
+/// A parameter's default as `oslab run` uses it: the values it sweeps by default, and the
+/// value `--quick` uses instead.
+fn default_text(e: &ExperimentInfo, name: &str, default: &str) -> String {
+    if let Some((_, values)) = e.sweep.iter().find(|(n, _)| *n == name) {
+        return format!("swept: {}", values.join(","));
+    }
+    match e.quick_params.iter().find(|(n, _)| *n == name) {
+        Some((_, quick)) => format!("{default} (quick: {quick})"),
+        None => default.to_string(),
+    }
 }
 
 pub fn info_json(e: &ExperimentInfo) -> Value {
@@ -85,8 +116,14 @@ pub fn info_json(e: &ExperimentInfo) -> Value {
         "default_suite": e.default_suite,
         "ladder": e.ladder,
         "counters_in_samples": e.counters_in_samples,
+        "batch": match e.batch {
+            Batch::Sized => "sized",
+            Batch::Fixed(_) => "fixed",
+        },
         "params": e.params.iter().map(|p| json!({
             "name": p.name, "default": p.default, "accepts": kind_text(&p.kind), "help": p.help,
+            "sweep": e.sweep.iter().find(|(n, _)| *n == p.name).map(|(_, v)| v),
+            "quick": e.quick_params.iter().find(|(n, _)| *n == p.name).map(|(_, v)| v),
         })).collect::<Vec<_>>(),
     })
 }

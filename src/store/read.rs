@@ -16,8 +16,8 @@ use super::RunSummary;
 use super::error::{During, StoreError};
 use super::schema;
 use crate::model::{
-    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, ProbeCount, Run,
-    Rusage, Sample, Status, StopReason,
+    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Fact, ProbeCount,
+    Run, Rusage, Sample, Status, StopReason,
 };
 
 pub(super) fn run(conn: &Connection, path: &Path, run_id: i64) -> Result<Run, StoreError> {
@@ -83,6 +83,16 @@ fn results(
                 probes: Vec::new(),
                 counters: Vec::new(),
                 validation: Vec::new(),
+                facts: Vec::new(),
+                label: row.get(16)?,
+                load: row
+                    .get::<_, Option<String>>(17)?
+                    .map(|text| {
+                        serde_json::from_str(&text).map_err(|e| {
+                            rusqlite::Error::FromSqlConversionFailure(17, Type::Text, Box::new(e))
+                        })
+                    })
+                    .transpose()?,
                 other_cpus_busy: row.get(15)?,
                 started_at: real(row, 12)?,
                 duration_s: real(row, 13)?,
@@ -99,6 +109,7 @@ fn results(
         result.probes = probe_counts(conn, path, result_id)?;
         result.counters = counter_statuses(conn, path, result_id)?;
         result.validation = validations(conn, path, result_id)?;
+        result.facts = facts(conn, path, result_id)?;
         results.push(result);
     }
     Ok(results)
@@ -242,6 +253,23 @@ fn probe_counts(
                     enabled_ns: count(row, 4)?,
                     running_ns: count(row, 5)?,
                 },
+            })
+        })
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)
+}
+
+fn facts(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Fact>, StoreError> {
+    const OP: &str = "reading facts";
+    conn.prepare_cached(schema::SELECT_FACTS)
+        .during(path, OP)?
+        .query_map([result_id], |row| {
+            Ok(Fact {
+                name: row.get(0)?,
+                value: real(row, 1)?,
+                unit: row.get(2)?,
+                note: row.get(3)?,
             })
         })
         .during(path, OP)?

@@ -10,7 +10,7 @@ pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
 /// The schema, as ordered steps: step `i` (0-based) takes `PRAGMA user_version` from `i` to
 /// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
 /// databases already written with the old step exist on users' disks.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
 
 /// The newest schema this build reads and writes.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -181,6 +181,24 @@ CREATE TABLE imports (
 );
 CREATE INDEX imports_by_run ON imports (run_id);
 "#;
+/// Schema 2: a suite's name for a configuration (`label`), the background load a result ran
+/// beside with what it recorded (`load`, JSON of `model::LoadRecord`), and the figures an
+/// experiment measured besides its timed operation (`result_facts`, see `model::Fact`).
+const SCHEMA_V2: &str = r#"
+ALTER TABLE results ADD COLUMN label TEXT;
+ALTER TABLE results ADD COLUMN load TEXT;
+
+CREATE TABLE result_facts (
+    result_id  INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    value      REAL,
+    unit       TEXT NOT NULL,
+    note       TEXT NOT NULL,
+    PRIMARY KEY (result_id, position)
+) WITHOUT ROWID;
+"#;
+
 // Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
 // an index, so a cascade or a per-result lookup never scans a whole table.
 
@@ -203,8 +221,10 @@ pub(super) const NEXT_POSITION: &str =
 
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
-     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+     loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy, \
+     label, load) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+     ?19)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -227,6 +247,9 @@ pub(super) const INSERT_PROBE_COUNT: &str = "INSERT INTO probe_counts (result_id
 pub(super) const INSERT_VALIDATION: &str = "INSERT INTO validations (result_id, position, \
      check_name, ok, detail) VALUES (?1, ?2, ?3, ?4, ?5)";
 
+pub(super) const INSERT_FACT: &str = "INSERT INTO result_facts (result_id, position, name, \
+     value, unit, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
 pub(super) const FINISH_RUN: &str = "UPDATE runs SET finished_at = ?2 WHERE id = ?1";
 
 pub(super) const FIND_IMPORT: &str = "SELECT run_id FROM imports WHERE fingerprint = ?1";
@@ -246,8 +269,8 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
-     started_at, duration_s, baseline_ns, other_cpus_busy FROM results WHERE run_id = ?1 \
-     ORDER BY position";
+     started_at, duration_s, baseline_ns, other_cpus_busy, label, load FROM results \
+     WHERE run_id = ?1 ORDER BY position";
 
 pub(super) const SELECT_SAMPLES: &str = "SELECT idx, ops, elapsed_ns, ns_per_op, utime_us, \
      stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw \
@@ -269,6 +292,9 @@ pub(super) const SELECT_PROBE_COUNTS: &str = "SELECT name, ops, value, raw, enab
 
 pub(super) const SELECT_VALIDATIONS: &str = "SELECT check_name, ok, detail \
      FROM validations WHERE result_id = ?1 ORDER BY position";
+
+pub(super) const SELECT_FACTS: &str = "SELECT name, value, unit, note \
+     FROM result_facts WHERE result_id = ?1 ORDER BY position";
 
 /// "Latest" means the most recently started, so a run imported from another machine after a
 /// local one does not hide it; the id breaks ties between runs started in the same instant.

@@ -11,8 +11,8 @@ use super::schema::{APPLICATION_ID, SCHEMA_VERSION};
 use super::{Store, StoreError};
 use crate::env::{Cache, CounterAvailability, Environment};
 use crate::model::{
-    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, ProbeCount, Run,
-    RunSettings, Rusage, Sample, Status, StopReason,
+    Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Fact, LoadRecord,
+    ProbeCount, Run, RunSettings, Rusage, Sample, Status, StopReason,
 };
 
 // --- fixtures ---
@@ -183,6 +183,9 @@ fn syscall_result() -> ExperimentResult {
             },
         ],
         other_cpus_busy: Some(0.031_25),
+        facts: Vec::new(),
+        label: None,
+        load: None,
         started_at: 1_700_000_000.123_456,
         duration_s: 2.5,
     }
@@ -213,6 +216,28 @@ fn pagefault_result() -> ExperimentResult {
             detail: "0.5 minflt/page".into(),
         }],
         other_cpus_busy: None,
+        facts: vec![
+            Fact::new(
+                "munmap_ns_per_page",
+                61.5,
+                "ns/page",
+                "munmap of the region",
+            ),
+            Fact::new(
+                "anon_huge_pages_kb",
+                4096.0,
+                "kB",
+                "AnonHugePages of the region",
+            ),
+        ],
+        label: Some("anonymous, memory load".into()),
+        load: Some(LoadRecord {
+            kind: "memory".into(),
+            details: vec![
+                ("limit".into(), "1.25 GiB".into()),
+                ("swap".into(), "none".into()),
+            ],
+        }),
         started_at: 1_700_000_003.0,
         duration_s: 0.75,
     }
@@ -382,6 +407,43 @@ fn new_database_gets_our_header_and_reopening_does_not_migrate_again() {
         before,
         "reopening wrote to the file"
     );
+}
+
+#[test]
+fn a_schema_1_database_is_migrated_and_keeps_its_runs() {
+    let (_dir, path) = temp_db();
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(super::schema::MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO environments (hash, json) VALUES ('0', '{\"os\":\"linux\",\"arch\":\"x86_64\"}')",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO runs (started_at, oslab_version, settings, clock_source, clock_reason, \
+             environment_id) VALUES (1.0, '0.1.0', '{}', 'tsc', 'invariant', 1)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).expect("open migrates");
+    assert_eq!(store.migrated_from(), Some(1));
+    let old = store.load_run(1).expect("the schema-1 run reads back");
+    assert!(old.results.is_empty());
+    store
+        .add_result(1, &pagefault_result())
+        .expect("a result with facts");
+    let back = store.load_run(1).unwrap();
+    assert_eq!(back.results[0].facts.len(), 2);
+    assert_eq!(
+        back.results[0].label.as_deref(),
+        Some("anonymous, memory load")
+    );
+    assert_eq!(SCHEMA_VERSION, 2);
 }
 
 #[test]

@@ -119,6 +119,12 @@ pub(super) fn insert_result(
             result.duration_s,
             calibration.baseline_ns,
             result.other_cpus_busy,
+            result.label,
+            result
+                .load
+                .as_ref()
+                .map(|l| to_json(path, "the load record", l))
+                .transpose()?,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();
@@ -174,6 +180,22 @@ pub(super) fn insert_result(
                 check.detail
             ])
             .during(path, "storing validation checks")?;
+    }
+
+    let mut insert_fact = conn
+        .prepare_cached(schema::INSERT_FACT)
+        .during(path, "storing facts")?;
+    for (position, fact) in result.facts.iter().enumerate() {
+        insert_fact
+            .execute(params![
+                result_id,
+                position_of(position),
+                fact.name,
+                fact.value,
+                fact.unit,
+                fact.note
+            ])
+            .during(path, "storing facts")?;
     }
     Ok(())
 }

@@ -1,0 +1,294 @@
+//! From a command line to the list of experiment runs: which experiments, with which
+//! parameters, under which name and beside which load.
+//!
+//! - A parameter given once (`--param size=4K`) pins it. A comma-separated list
+//!   (`--param batch=1,8,64`) sweeps it: one result per value.
+//! - A parameter an experiment declares in `ExperimentInfo::sweep` is swept over those values
+//!   unless the user pinned it (`pagefault.prefault_sweep` measures every batch size by
+//!   default).
+//! - With `--quick`, `ExperimentInfo::quick_params` replace the defaults the user did not set.
+//! - A suite (`--suite mmap-lab`) is a list of named configurations: an experiment, the
+//!   parameters that define it, and optionally a load. The user's `--param` applies to every
+//!   configuration, except a parameter that defines one.
+
+use super::{ExperimentInfo, ParamKind, Params, find};
+use crate::error::UserError;
+
+/// One experiment run to perform.
+#[derive(Clone)]
+pub struct Planned {
+    pub info: &'static ExperimentInfo,
+    pub params: Params,
+    /// The suite's name for this configuration.
+    pub label: Option<String>,
+    /// The load the configuration names (`memory`), overriding the run's `--load`.
+    pub load: Option<&'static str>,
+}
+
+/// A named list of configurations run together.
+pub struct Suite {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub configs: &'static [Config],
+}
+
+/// One configuration of a suite.
+pub struct Config {
+    pub label: &'static str,
+    pub experiment: &'static str,
+    pub params: &'static [(&'static str, &'static str)],
+    pub load: Option<&'static str>,
+}
+
+/// Every suite oslab knows.
+pub static SUITES: &[&Suite] = &[&MMAP_LAB];
+
+/// The classic mmap lab: six configurations of `mmap.access`, and three of them again under
+/// memory pressure.
+pub static MMAP_LAB: Suite = Suite {
+    name: "mmap-lab",
+    summary: "mmap.access in the nine configurations of the classic mmap lab: anonymous, \
+              anonymous shared, file shared (sequential, random, populated, memset+msync), and \
+              three of them again under --load memory",
+    configs: &[
+        Config {
+            label: "anonymous",
+            experiment: "mmap.access",
+            params: &[("backing", "anon_private")],
+            load: None,
+        },
+        Config {
+            label: "anonymous shared",
+            experiment: "mmap.access",
+            params: &[("backing", "anon_shared")],
+            load: None,
+        },
+        Config {
+            label: "file shared",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared")],
+            load: None,
+        },
+        Config {
+            label: "file shared random",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("pattern", "random")],
+            load: None,
+        },
+        Config {
+            label: "file shared populate",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("populate", "true")],
+            load: None,
+        },
+        Config {
+            label: "file shared memset+msync",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("prepare", "memset_msync")],
+            load: None,
+        },
+        Config {
+            label: "anonymous, memory load",
+            experiment: "mmap.access",
+            params: &[("backing", "anon_private")],
+            load: Some("memory"),
+        },
+        Config {
+            label: "file shared, memory load",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared")],
+            load: Some("memory"),
+        },
+        Config {
+            label: "file shared populate, memory load",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("populate", "true")],
+            load: Some("memory"),
+        },
+    ],
+};
+
+pub fn find_suite(name: &str) -> Option<&'static Suite> {
+    SUITES.iter().copied().find(|s| s.name == name)
+}
+
+/// Split `--param` values into lists: `a,b,c` is three values, except for a path, which may
+/// hold a comma.
+fn values<'a>(info: &ExperimentInfo, name: &str, value: &'a str) -> Vec<&'a str> {
+    match info.param(name).map(|p| p.kind) {
+        Some(ParamKind::Path) | None => vec![value],
+        Some(_) => value.split(',').map(str::trim).collect(),
+    }
+}
+
+/// The runs for `experiments` with the user's parameters (`given`, in command-line order; a
+/// later one wins), each sweep expanded.
+pub fn expand(
+    experiments: &[&'static ExperimentInfo],
+    given: &[(String, String)],
+    quick: bool,
+) -> Result<Vec<Planned>, UserError> {
+    let mut planned = Vec::new();
+    for &info in experiments {
+        planned.extend(expand_one(info, &[], given, quick, None, None)?);
+    }
+    Ok(planned)
+}
+
+/// The runs of a suite, in its order.
+pub fn expand_suite(
+    suite: &Suite,
+    given: &[(String, String)],
+    quick: bool,
+) -> Result<Vec<Planned>, UserError> {
+    let mut planned = Vec::new();
+    for config in suite.configs {
+        let info = find(config.experiment).ok_or_else(|| {
+            UserError::UnknownExperiment(format!("{} (in suite {})", config.experiment, suite.name))
+        })?;
+        if let Some((name, _)) = given
+            .iter()
+            .find(|(name, _)| config.params.iter().any(|(n, _)| n == name))
+        {
+            return Err(UserError::BadOption(format!(
+                "--param {name}: the configurations of suite {} set it; run {} with --param \
+                 instead of the suite",
+                suite.name, config.experiment
+            )));
+        }
+        planned.extend(expand_one(
+            info,
+            config.params,
+            given,
+            quick,
+            Some(config.label),
+            config.load,
+        )?);
+    }
+    Ok(planned)
+}
+
+fn expand_one(
+    info: &'static ExperimentInfo,
+    fixed: &[(&str, &str)],
+    given: &[(String, String)],
+    quick: bool,
+    label: Option<&str>,
+    load: Option<&'static str>,
+) -> Result<Vec<Planned>, UserError> {
+    // Each parameter's values, with the last `--param` of a name winning.
+    let mut axes: Vec<(&str, Vec<String>)> = Vec::new();
+    for spec in info.params {
+        let name = spec.name;
+        let list: Vec<String> = if let Some((_, v)) = fixed.iter().find(|(n, _)| *n == name) {
+            vec![v.to_string()]
+        } else if let Some((_, v)) = given.iter().rev().find(|(n, _)| n == name) {
+            values(info, name, v)
+                .into_iter()
+                .map(String::from)
+                .collect()
+        } else if let Some((_, list)) = info.sweep.iter().find(|(n, _)| *n == name) {
+            list.iter().map(|v| v.to_string()).collect()
+        } else if let Some((_, v)) = info.quick_params.iter().find(|(n, _)| quick && *n == name) {
+            vec![v.to_string()]
+        } else {
+            vec![spec.default.to_string()]
+        };
+        if list.iter().any(String::is_empty) {
+            return Err(UserError::BadParam {
+                experiment: info.name.to_string(),
+                name: name.to_string(),
+                value: list.join(","),
+                expected: "no empty value in the list".into(),
+            });
+        }
+        axes.push((name, list));
+    }
+    // Declared sweeps vary outermost, in their declared order; then the others.
+    let rank = |name: &str| {
+        info.sweep
+            .iter()
+            .position(|(n, _)| *n == name)
+            .unwrap_or(usize::MAX)
+    };
+    axes.sort_by_key(|(name, _)| rank(name));
+
+    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (name, list) in &axes {
+        combos = combos
+            .into_iter()
+            .flat_map(|combo| {
+                list.iter().map(move |v| {
+                    let mut c = combo.clone();
+                    c.push((name.to_string(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    combos
+        .into_iter()
+        .map(|combo| {
+            Ok(Planned {
+                info,
+                params: Params::resolve(info.name, info.params, &combo)?,
+                label: label.map(String::from),
+                load,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_list_sweeps_a_parameter() {
+        let info = find("syscall.read").unwrap();
+        let planned = expand(&[info], &given(&[("size", "1,8, 64")]), false).unwrap();
+        let bytes: Vec<&str> = planned.iter().map(|p| p.params.str("size")).collect();
+        assert_eq!(bytes, ["1", "8", "64"]);
+        let one = expand(&[info], &given(&[("size", "1,8"), ("size", "4")]), false).unwrap();
+        assert_eq!(one.len(), 1, "the last --param of a name wins");
+        assert!(expand(&[info], &given(&[("size", "1,,8")]), false).is_err());
+        assert!(expand(&[info], &given(&[("size", "1,x")]), false).is_err());
+    }
+
+    #[test]
+    fn no_parameters_means_one_run() {
+        let info = find("syscall.getpid").unwrap();
+        let planned = expand(&[info], &[], true).unwrap();
+        assert_eq!(planned.len(), 1);
+        assert!(planned[0].label.is_none());
+    }
+
+    #[test]
+    fn suites_name_their_configurations() {
+        for suite in SUITES {
+            for config in suite.configs {
+                let info = find(config.experiment)
+                    .unwrap_or_else(|| panic!("{}: {}", suite.name, config.experiment));
+                for (name, value) in config.params {
+                    let spec = info
+                        .param(name)
+                        .unwrap_or_else(|| panic!("{}: no parameter {name}", config.label));
+                    assert!(spec.kind.check(value).is_ok(), "{}", config.label);
+                }
+            }
+            let labels: Vec<_> = suite.configs.iter().map(|c| c.label).collect();
+            let mut unique = labels.clone();
+            unique.dedup();
+            assert_eq!(labels, unique, "labels are unique");
+        }
+        assert!(find_suite("mmap-lab").is_some());
+        assert!(find_suite("nosuch").is_none());
+    }
+}
