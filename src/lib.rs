@@ -10,6 +10,7 @@ pub mod env;
 pub mod error;
 pub mod experiment;
 pub mod interrupt;
+pub mod maps;
 pub mod measure;
 pub mod model;
 pub mod report;

@@ -387,7 +387,7 @@ fn tool(env: &Environment) -> Section {
 }
 
 /// Bytes in binary units: exact values as integers (`32 KiB`), others to one decimal.
-fn format_bytes(bytes: u64) -> String {
+pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut unit = 0;
     while unit + 1 < UNITS.len() && bytes >> (10 * (unit + 1)) > 0 {

@@ -9,4 +9,5 @@ pub mod html;
 pub mod json;
 pub mod ladder;
 pub mod list;
+pub mod maps;
 pub mod progress;
