@@ -6,5 +6,6 @@ pub mod counters;
 pub mod cpu;
 pub mod cpustat;
 pub mod load;
+pub mod memload;
 pub mod rusage;
 pub mod sampler;
