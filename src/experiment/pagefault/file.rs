@@ -1,0 +1,665 @@
+//! `pagefault.file`: faults on a mapping of a file, with its pages in the page cache (minor
+//! faults) or dropped from it (major faults: the pages come back from the device).
+//!
+//! One op is one 4 KiB page; one sample is one whole pass (`Batch::Fixed`): a load from
+//! (`access=read`) or a store to (`access=write`) one byte of every page of a fresh
+//! MAP_SHARED or MAP_PRIVATE mapping of the whole file, in address order.
+//!
+//! The file lives in the experiment's work directory (`--dir` chooses the file system). Setup
+//! writes it (written, not fallocated, so its blocks exist on the device) and fsyncs it.
+//! `prepare`, untimed and outside the sample's rusage, unmaps the previous pass's mapping
+//! (the kernel does not evict mapped pages), fsyncs the file if the previous pass dirtied it
+//! (`map=shared access=write`, so every pass dirties clean pages), with `cache=cold` drops
+//! the file's pages with posix_fadvise(DONTNEED), maps the file afresh and asks mincore(2)
+//! which of its pages are cached (`cached_share_at_start`).
+//!
+//! **What "warm" means.** How a file entered the page cache decides how many faults a pass
+//! takes: the kernel keeps a file in folios as large as the writes or the readahead that
+//! filled it, and a read fault maps the neighbouring cached pages too (fault-around), up to a
+//! whole large folio on Linux 6.18 (FINDINGS: right after a large write, 0.05 µs/page against
+//! 0.30 when its own faults filled it). Setup therefore drops the written file and faults it
+//! back in through a mapping, one read per page: the warm cache is what a cold pass leaves,
+//! with the folio sizes this machine's readahead chose. The figure per fault
+//! (`ns_per_fault`, `faults_per_page`) is reported beside the figure per page.
+//!
+//! **Writes.** Fault-around serves read faults only. A write to MAP_PRIVATE copies the one page
+//! into a new anonymous page (copy-on-write) and leaves the file alone: one fault per page. A
+//! write to MAP_SHARED makes the cached folio holding the page dirty (`page_mkwrite`) and, on
+//! Linux 6.18, maps the whole folio writable: one fault per page for a file in 4 KiB folios,
+//! about one per folio otherwise (`faults_per_page`).
+//!
+//! **Memory-backed file systems** (tmpfs, ramfs) hold a file's only copy in the page cache:
+//! DONTNEED cannot evict it, so `cache=cold` would measure the warm case under a cold name.
+//! It is unsupported there, with the reason; `cache=warm` works.
+//!
+//! Each pass times itself with `Instant` and reads getrusage around the touch (two clock reads
+//! and two system calls per pass of thousands of pages) for the per-fault figures.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::Instant;
+
+use super::PAGE;
+use crate::analysis::median;
+use crate::experiment::fs::mount::{Mount, mount_of};
+use crate::experiment::{
+    Batch, Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, SetupError,
+};
+use crate::validate::{Bound, Expectation, Metric};
+
+/// The file's name in the work directory.
+const FILE_NAME: &str = "pagefault.file";
+/// Bytes per write when setup lays the file out.
+const WRITE_CHUNK: usize = 1 << 20;
+/// The most pages one fault can map: a page table's worth (fault-around and a PMD-mapped
+/// folio both stop at that boundary).
+const PAGES_PER_PAGE_TABLE: f64 = 512.0;
+/// 512-byte blocks per 4 KiB page, the unit of inblock/oublock.
+const BLOCKS_PER_PAGE: f64 = (PAGE / 512) as f64;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "map",
+        kind: ParamKind::Choice(&["shared", "private"]),
+        default: "shared",
+        help: "MAP_SHARED or MAP_PRIVATE (a write to a private page copies it: copy-on-write)",
+    },
+    ParamSpec {
+        name: "cache",
+        kind: ParamKind::Choice(&["warm", "cold"]),
+        default: "warm",
+        help: "`warm`: every page cached (minor faults); `cold`: the pages dropped with \
+               posix_fadvise(DONTNEED) before each pass, so they come back from the device \
+               (major faults; unsupported on tmpfs/ramfs, which cannot drop them)",
+    },
+    ParamSpec {
+        name: "access",
+        kind: ParamKind::Choice(&["read", "write"]),
+        default: "read",
+        help: "`read`: load one byte per page (fault-around maps cached neighbours too); \
+               `write`: store one byte per page (private: one copy-on-write fault per page)",
+    },
+    ParamSpec {
+        name: "size",
+        kind: ParamKind::Size {
+            min: 1 << 20,
+            max: 16 << 30,
+        },
+        default: "64M",
+        help: "the file, mapped whole and touched once per pass (16M with --quick; the \
+               directory needs twice this free)",
+    },
+];
+
+fn pages_per_pass(p: &Params) -> u64 {
+    p.u64("size") / PAGE as u64
+}
+
+fn expectations(p: &Params) -> Vec<Expectation> {
+    let write = p.str("access") == "write";
+    let cold = p.str("cache") == "cold";
+    let shared = p.str("map") == "shared";
+    let mut list = Vec::new();
+    if write && !shared {
+        list.push(Expectation::new(
+            Metric::Faults,
+            Bound::Near {
+                value: 1.0,
+                tolerance: 0.01,
+            },
+            "a write to a MAP_PRIVATE page copies that one page into anonymous memory \
+             (copy-on-write; no fault-around for writes): one fault per page",
+        ));
+    } else {
+        list.push(Expectation::new(
+            Metric::Faults,
+            Bound::Below(1.01),
+            if write {
+                "a shared write fault maps the whole cached folio holding the page, writable \
+                 (measured on Linux 6.18: 1 fault per page for 4 KiB folios, 0.17 after \
+                 readahead filled the cache), so one fault per page at most"
+            } else {
+                "a read fault also maps cached neighbours (fault-around, 64 KiB by default) \
+                 and whole large folios, so one fault per page at most (faults_per_page says \
+                 how many)"
+            },
+        ));
+        list.push(Expectation::new(
+            Metric::Faults,
+            Bound::AtLeast(1.0 / PAGES_PER_PAGE_TABLE),
+            "a pass over a fresh mapping must fault: one fault maps at most one page table's \
+             512 pages",
+        ));
+    }
+    if cold {
+        list.push(Expectation::new(
+            Metric::Fact("cached_share_at_start"),
+            Bound::Below(0.01),
+            "posix_fadvise(DONTNEED), after an fsync and with nothing mapped, dropped the \
+             file's pages; a file system that keeps them makes `cold` measure `warm`",
+        ));
+        // Ops per sample are the file's pages: one major fault per pass is 1/pages per op
+        // (the bound sits just under it, clear of rounding).
+        list.push(Expectation::new(
+            Metric::Rusage("majflt"),
+            Bound::AtLeast(0.999 / pages_per_pass(p).max(1) as f64),
+            "each pass starts with nothing cached, so at least its first fault waits for the \
+             device (readahead brings the following pages, whose faults stay minor)",
+        ));
+        list.push(Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Near {
+                value: BLOCKS_PER_PAGE,
+                tolerance: 0.4,
+            },
+            "every page is read back from the device once per pass: 8 blocks of 512 bytes",
+        ));
+    } else {
+        list.push(Expectation::new(
+            Metric::Fact("cached_share_at_start"),
+            Bound::AtLeast(0.99),
+            "the file stays in the page cache between passes",
+        ));
+        list.push(Expectation::new(
+            Metric::Rusage("majflt"),
+            Bound::Below(0.0001),
+            "every page is cached: no fault waits for the device",
+        ));
+        list.push(Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Below(0.01),
+            "every page is cached: nothing is read from the device",
+        ));
+    }
+    if write && shared {
+        list.push(Expectation::new(
+            Metric::Fact("oublock_per_page"),
+            Bound::Near {
+                value: BLOCKS_PER_PAGE,
+                tolerance: 0.4,
+            },
+            "each write fault dirties a page made clean by the fsync before the pass, and \
+             the kernel charges its 8 blocks to the writer at that moment",
+        ));
+    } else {
+        list.push(Expectation::new(
+            Metric::Rusage("oublock"),
+            Bound::Below(0.01),
+            "nothing dirties the file: a read, or a MAP_PRIVATE write that copies the page",
+        ));
+    }
+    list
+}
+
+/// A mapping of a whole file, unmapped when dropped.
+struct FileMap {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl FileMap {
+    fn new(file: &File, len: usize, shared: bool) -> Result<FileMap, String> {
+        let kind = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        // SAFETY: a new mapping of our own open file at an address the kernel picks; no
+        // existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                kind,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(format!(
+                "mmap of the {len}-byte file failed: {}",
+                io::Error::last_os_error()
+            ));
+        }
+        Ok(FileMap {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// How many of the mapping's pages are in the page cache (mincore(2)); `residency` is
+    /// scratch space of one byte per page.
+    fn cached_pages(&self, residency: &mut [u8]) -> Result<usize, String> {
+        if residency.len() != self.len.div_ceil(PAGE) {
+            return Err("mincore needs one byte per page of the mapping".into());
+        }
+        // SAFETY: the range is exactly this mapping; `residency` holds one byte per page.
+        let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(format!("mincore failed: {}", io::Error::last_os_error()));
+        }
+        Ok(residency.iter().filter(|&&b| b & 1 == 1).count())
+    }
+}
+
+impl Drop for FileMap {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly our own mapping, after its last use.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// Load one byte of each page of `map`, so every page is faulted in.
+fn read_every_page(map: &FileMap) {
+    let mut sum = 0u8;
+    for page in 0..map.len / PAGE {
+        // SAFETY: `page * PAGE` is inside the mapping.
+        sum = sum.wrapping_add(unsafe { map.ptr.add(page * PAGE).read_volatile() });
+    }
+    std::hint::black_box(sum);
+}
+
+fn fadvise_dontneed(file: &File) -> Result<(), String> {
+    // SAFETY: posix_fadvise on our own open descriptor, whole file; it returns the error.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(format!(
+            "posix_fadvise(DONTNEED) failed: {}",
+            io::Error::from_raw_os_error(rc)
+        ));
+    }
+    Ok(())
+}
+
+/// This thread's (minor + major faults, oublock) so far.
+fn thread_counts() -> (i64, i64) {
+    // SAFETY: rusage is plain data; all zeroes is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (ru.ru_minflt + ru.ru_majflt, ru.ru_oublock)
+}
+
+/// What one timed pass measured.
+struct Pass {
+    ns: f64,
+    faults: i64,
+    oublock: i64,
+    /// Share of the file's pages cached when the pass began.
+    cached: f64,
+}
+
+struct FileFaults {
+    file: File,
+    len: usize,
+    shared: bool,
+    write: bool,
+    cold: bool,
+    /// Where the file lives, for the facts' notes.
+    mount: Mount,
+    map: Option<FileMap>,
+    /// Whether `map` is fresh: mapped by `prepare` and not touched by a `run` yet.
+    fresh: bool,
+    /// The share of pages cached when `map` was made.
+    cached: f64,
+    /// Whether the last pass dirtied the file (a shared write), so it needs an fsync.
+    dirty: bool,
+    residency: Vec<u8>,
+    passes: Vec<Pass>,
+}
+
+impl Routine for FileFaults {
+    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+        if ops as usize * PAGE != self.len {
+            return Err(format!(
+                "a pass is {} pages, asked for {ops}",
+                self.len / PAGE
+            ));
+        }
+        // Unmapped first: DONTNEED leaves mapped pages in the cache.
+        self.map = None;
+        if self.dirty {
+            self.file
+                .sync_all()
+                .map_err(|e| format!("fsync failed: {e}"))?;
+            self.dirty = false;
+        }
+        if self.cold {
+            fadvise_dontneed(&self.file)?;
+        }
+        let map = FileMap::new(&self.file, self.len, self.shared)?;
+        self.cached = map.cached_pages(&mut self.residency)? as f64 / self.residency.len() as f64;
+        self.map = Some(map);
+        self.fresh = true;
+        Ok(())
+    }
+
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        let map = self.map.as_ref().ok_or("run without prepare: no mapping")?;
+        if !self.fresh || ops as usize * PAGE != map.len {
+            return Err("run without a fresh mapping of the whole file from prepare".into());
+        }
+        self.fresh = false;
+        let pages = ops as usize;
+        let (faults0, oublock0) = thread_counts();
+        let t0 = Instant::now();
+        if self.write {
+            for page in 0..pages {
+                // SAFETY: `page * PAGE` is inside the writable mapping.
+                unsafe { map.ptr.add(page * PAGE).write_volatile(1) };
+            }
+        } else {
+            read_every_page(map);
+        }
+        let t1 = Instant::now();
+        let (faults1, oublock1) = thread_counts();
+        self.dirty = self.write && self.shared;
+        self.passes.push(Pass {
+            ns: (t1 - t0).as_nanos() as f64,
+            faults: faults1 - faults0,
+            oublock: oublock1 - oublock0,
+            cached: self.cached,
+        });
+        Ok(())
+    }
+
+    /// Only figures that were measured: a fact that cannot be (oublock on a memory-backed file
+    /// system) is left out and the note of `cached_share_at_start` says why.
+    fn facts(&mut self) -> Vec<Fact> {
+        let n = self.passes.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let pages = (self.len / PAGE) as f64;
+        let mean = |f: fn(&Pass) -> f64| self.passes.iter().map(f).sum::<f64>() / n as f64;
+        let total_faults: i64 = self.passes.iter().map(|p| p.faults).sum();
+        let per_fault: Vec<f64> = self
+            .passes
+            .iter()
+            .filter(|p| p.faults > 0)
+            .map(|p| p.ns / p.faults as f64)
+            .collect();
+        let count_blocks = self.write && self.shared && !self.mount.memory_backed();
+        let mut where_note = format!("file on {}", self.mount.describe());
+        if self.write && self.shared && !count_blocks {
+            where_note.push_str(
+                ", which keeps dirty pages in memory and charges no blocks for them: no \
+                 oublock_per_page",
+            );
+        }
+        let mut facts = vec![
+            Fact::new(
+                "faults_per_page",
+                mean(|p| p.faults as f64) / pages,
+                "faults/page",
+                format!(
+                    "minor + major faults of the touch (getrusage), {total_faults} over {n} passes"
+                ),
+            ),
+            Fact::new(
+                "cached_share_at_start",
+                mean(|p| p.cached),
+                "share",
+                format!(
+                    "the file's pages in the page cache as a pass began (mincore), mean of {n} \
+                     passes; {where_note}"
+                ),
+            ),
+        ];
+        if let Some(ns) = median(&per_fault) {
+            facts.push(Fact::new(
+                "ns_per_fault",
+                ns,
+                "ns/fault",
+                format!(
+                    "a pass's time (Instant) over its faults: median of {} passes",
+                    per_fault.len()
+                ),
+            ));
+        }
+        if count_blocks {
+            facts.push(Fact::new(
+                "oublock_per_page",
+                mean(|p| p.oublock as f64) / pages,
+                "blocks/page",
+                format!("blocks charged to the writing thread (getrusage), mean of {n} passes"),
+            ));
+        }
+        facts
+    }
+}
+
+/// Write `len` bytes of a pattern to a new file at `path` and fsync it.
+fn lay_out(path: &Path, len: usize) -> Result<File, SetupError> {
+    let failed =
+        |what: &str, e: io::Error| SetupError::Failed(format!("{what} {}: {e}", path.display()));
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| failed("creating", e))?;
+    let chunk = vec![0xa5u8; WRITE_CHUNK];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(WRITE_CHUNK);
+        file.write_all(&chunk[..n])
+            .map_err(|e| failed("writing", e))?;
+        left -= n;
+    }
+    file.sync_all().map_err(|e| failed("fsync of", e))?;
+    Ok(file)
+}
+
+fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = ctx.work_dir.as_deref().ok_or_else(|| {
+        SetupError::Failed("no work directory was created for this experiment".into())
+    })?;
+    let mount = mount_of(dir).map_err(SetupError::Failed)?;
+    let cold = p.str("cache") == "cold";
+    if cold && mount.memory_backed() {
+        return Err(SetupError::Unsupported(format!(
+            "{}: a memory-backed file system holds the file's only copy in the page cache, so \
+             posix_fadvise(DONTNEED) cannot drop it and cache=cold would measure cache=warm; \
+             pass --dir on a disk-backed file system",
+            mount.describe()
+        )));
+    }
+    let pages = pages_per_pass(p) as usize;
+    let len = pages * PAGE;
+    let file = lay_out(&dir.join(FILE_NAME), len)?;
+    if !cold {
+        // The warm cache as a cold pass would leave it (see the module's notes): the
+        // write's folios dropped, the pages faulted back in through a mapping.
+        fadvise_dontneed(&file).map_err(SetupError::Failed)?;
+        read_every_page(&FileMap::new(&file, len, true).map_err(SetupError::Failed)?);
+    }
+    Ok(Box::new(FileFaults {
+        file,
+        len,
+        shared: p.str("map") == "shared",
+        write: p.str("access") == "write",
+        cold,
+        mount,
+        map: None,
+        fresh: false,
+        cached: f64::NAN,
+        dirty: false,
+        residency: vec![0; pages],
+        passes: Vec::new(),
+    }))
+}
+
+pub static FILE: ExperimentInfo = ExperimentInfo {
+    name: "pagefault.file",
+    summary: "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
+              mapping of a cached file (fault-around maps several pages per fault: see \
+              faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \
+              the page) and cache=cold (major faults: the pages come back from the device)",
+    op: "page",
+    path: "user load/store → page fault → filemap_map_pages (fault-around) / filemap_fault; \
+           write: do_shared_fault (page_mkwrite) or do_cow_fault (copy); cold: readahead \
+           from the device",
+    params: PARAMS,
+    syscalls: &[],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: true,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations,
+    setup,
+    preflight: Some(crate::experiment::fs::preflight_one),
+    batch: Batch::Fixed(pages_per_pass),
+    sweep: &[],
+    quick_params: &[("size", "16M")],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn routine(dir: &Path, pairs: &[(&str, &str)]) -> Result<Box<dyn Routine>, SetupError> {
+        let given: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let params = Params::resolve(FILE.name, PARAMS, &given).unwrap();
+        let ctx = Context {
+            work_dir: Some(dir.to_path_buf()),
+            ..Context::default()
+        };
+        setup(&params, &ctx)
+    }
+
+    fn fact(facts: &[Fact], name: &str) -> f64 {
+        facts.iter().find(|f| f.name == name).unwrap().value
+    }
+
+    /// A directory on the file system the crate is built on (not /tmp, which may be tmpfs).
+    fn disk_dir() -> tempfile::TempDir {
+        tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap()
+    }
+
+    #[test]
+    fn a_private_write_faults_once_per_page_and_the_others_at_most_once() {
+        let dir = disk_dir();
+        let pages = 256u64;
+        for (map, access, one_per_page) in [
+            ("shared", "read", false),
+            ("private", "read", false),
+            ("shared", "write", false),
+            ("private", "write", true),
+        ] {
+            let mut r = routine(
+                dir.path(),
+                &[("size", "1M"), ("map", map), ("access", access)],
+            )
+            .unwrap_or_else(|_| panic!("setup"));
+            for _ in 0..3 {
+                r.prepare(pages).unwrap();
+                r.run(pages).unwrap();
+            }
+            let facts = r.facts();
+            let per_page = fact(&facts, "faults_per_page");
+            if one_per_page {
+                assert_eq!(per_page, 1.0, "{map} {access}");
+            } else {
+                assert!(
+                    per_page > 0.0 && per_page <= 1.0,
+                    "{map} {access}: {per_page}"
+                );
+            }
+            assert_eq!(fact(&facts, "cached_share_at_start"), 1.0, "{map} {access}");
+            assert!(fact(&facts, "ns_per_fault") > 0.0);
+        }
+    }
+
+    #[test]
+    fn cold_drops_the_file_on_disk_and_is_unsupported_in_memory() {
+        let dir = disk_dir();
+        let on_disk = !mount_of(dir.path()).unwrap().memory_backed();
+        let mut r = match routine(dir.path(), &[("size", "1M"), ("cache", "cold")]) {
+            Ok(r) => r,
+            Err(SetupError::Unsupported(reason)) if !on_disk => {
+                assert!(reason.contains("memory-backed"), "{reason}");
+                return;
+            }
+            Err(e) => panic!("{e:?}"),
+        };
+        r.prepare(256).unwrap();
+        r.run(256).unwrap();
+        assert_eq!(fact(&r.facts(), "cached_share_at_start"), 0.0);
+
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() && mount_of(shm).is_ok_and(|m| m.memory_backed()) {
+            let dir = tempfile::tempdir_in(shm).unwrap();
+            let err = routine(dir.path(), &[("size", "1M"), ("cache", "cold")]);
+            assert!(matches!(err, Err(SetupError::Unsupported(_))));
+        }
+    }
+
+    #[test]
+    fn a_pass_needs_a_fresh_mapping_of_the_whole_file() {
+        let dir = disk_dir();
+        let mut r = routine(dir.path(), &[("size", "1M")]).unwrap_or_else(|_| panic!("setup"));
+        assert!(r.run(256).is_err(), "no mapping yet");
+        assert!(r.prepare(100).is_err(), "a pass is the whole file");
+        r.prepare(256).unwrap();
+        r.run(256).unwrap();
+        assert!(r.run(256).is_err(), "the mapping was already touched");
+    }
+
+    #[test]
+    fn expectations_follow_the_variant() {
+        let resolve = |pairs: &[(&str, &str)]| {
+            let given: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            expectations(&Params::resolve(FILE.name, PARAMS, &given).unwrap())
+        };
+        let has = |list: &[Expectation], metric: Metric, bound: Bound| {
+            list.iter().any(|e| e.metric == metric && e.bound == bound)
+        };
+        let warm = resolve(&[]);
+        assert!(has(&warm, Metric::Rusage("inblock"), Bound::Below(0.01)));
+        assert!(has(&warm, Metric::Rusage("oublock"), Bound::Below(0.01)));
+        let cold = resolve(&[("cache", "cold"), ("size", "1M")]);
+        assert!(has(
+            &cold,
+            Metric::Rusage("majflt"),
+            Bound::AtLeast(0.999 / 256.0)
+        ));
+        let private_write = resolve(&[("map", "private"), ("access", "write")]);
+        assert!(has(
+            &private_write,
+            Metric::Faults,
+            Bound::Near {
+                value: 1.0,
+                tolerance: 0.01
+            }
+        ));
+        let shared_write = resolve(&[("access", "write")]);
+        assert!(has(
+            &shared_write,
+            Metric::Fact("oublock_per_page"),
+            Bound::Near {
+                value: 8.0,
+                tolerance: 0.4
+            }
+        ));
+        assert!(
+            shared_write
+                .iter()
+                .all(|e| e.metric != Metric::Rusage("oublock")),
+            "tmpfs charges no blocks: the fact says when they count"
+        );
+    }
+}
