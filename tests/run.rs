@@ -631,3 +631,35 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
     let reason = hung["reason"].as_str().unwrap_or("");
     assert!(reason.contains("interrupted by SIGINT"), "{reason}");
 }
+
+/// `--param NAME=A,B` sweeps: one result per value, in the order given. A suite is refused
+/// with a target or with a parameter that defines its configurations, and an unknown suite
+/// names the known ones.
+#[test]
+fn a_parameter_list_sweeps_and_suites_are_checked() {
+    let lab = Lab::new();
+    let doc = lab.run_json(&args(&["syscall.read", "--param", "size=1,4K"], &QUICK), 0);
+    let sizes: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["params"]["size"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["1", "4K"]);
+    assert!(
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "ok")
+    );
+
+    lab.oslab(&["run", "--suite", "nosuch"])
+        .assert_user_error(&["--suite nosuch", "mmap-lab"]);
+    lab.oslab(&["run", "syscall", "--suite", "mmap-lab"])
+        .assert_user_error(&["names its own experiments"]);
+    lab.oslab(&["run", "--suite", "mmap-lab", "--param", "backing=malloc"])
+        .assert_user_error(&["--param backing", "mmap-lab"]);
+    lab.oslab(&["run", "syscall.read", "--param", "size=1,,4"])
+        .assert_user_error(&["size"]);
+}

@@ -1144,29 +1144,53 @@ fn facts_and_loads(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
         .filter(|i| !i.result.facts.is_empty())
         .collect();
     if !with_facts.is_empty() {
-        s.push_str(
-            "<h3>Other figures</h3>\n<table class=\"facts\"><thead><tr><th>experiment</th>\
-             <th>figure</th><th>value</th><th>unit</th><th>how</th></tr></thead><tbody>\n",
-        );
-        for i in with_facts {
-            for f in &i.result.facts {
-                let value = if f.value.is_finite() {
-                    sig3(f.value)
-                } else {
-                    "–".into()
-                };
-                let _ = writeln!(
-                    s,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&name(i)),
-                    esc(&f.name),
-                    esc(&value),
-                    esc(&f.unit),
-                    esc(&f.note)
-                );
+        // One row per experiment, one column per figure (in order of first appearance);
+        // a cell's tooltip is how that experiment measured it, and the legend below says it
+        // once per figure.
+        let mut columns: Vec<(&str, &str, &str)> = Vec::new();
+        for f in with_facts.iter().flat_map(|i| &i.result.facts) {
+            if !columns.iter().any(|(n, _, _)| *n == f.name) {
+                columns.push((&f.name, &f.unit, &f.note));
             }
         }
-        s.push_str("</tbody></table>\n");
+        s.push_str(
+            "<h3>Other figures</h3>\n<div class=\"wide\"><table class=\"facts\"><thead><tr>\
+             <th>experiment</th>",
+        );
+        for (fact, unit, _) in &columns {
+            let _ = write!(
+                s,
+                "<th>{}<br><span class=\"note\">{}</span></th>",
+                esc(fact),
+                esc(unit)
+            );
+        }
+        s.push_str("</tr></thead><tbody>\n");
+        for i in &with_facts {
+            let _ = write!(s, "<tr><td>{}</td>", esc(&name(i)));
+            for (fact, _, _) in &columns {
+                match i.result.facts.iter().find(|f| f.name == *fact) {
+                    Some(f) if f.value.is_finite() => {
+                        let _ = write!(
+                            s,
+                            "<td title=\"{}\">{}</td>",
+                            esc(&f.note),
+                            esc(&sig3(f.value))
+                        );
+                    }
+                    Some(f) => {
+                        let _ = write!(s, "<td title=\"{}\">–</td>", esc(&f.note));
+                    }
+                    None => s.push_str("<td></td>"),
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</tbody></table></div>\n<dl class=\"facts\">\n");
+        for (fact, _, note) in &columns {
+            let _ = writeln!(s, "<dt>{}</dt><dd>{}</dd>", esc(fact), esc(note));
+        }
+        s.push_str("</dl>\n");
     }
     for i in items {
         let Some(load) = &i.result.load else {
@@ -1290,6 +1314,11 @@ figure{margin:0;background:var(--panel);border:1px solid var(--line);border-radi
 figcaption{font-weight:600;color:var(--fg);margin-bottom:4px}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px;margin:14px 0}
 figure.distribution,figure.sweep{margin:14px 0}
+div.wide{overflow-x:auto}
+table.facts td,table.facts th{white-space:nowrap}
+dl.facts{font-size:13px;color:var(--muted);display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:6px 0 14px}
+dl.facts dt{font-family:ui-monospace,monospace}
+dl.facts dd{margin:0}
 svg.chart{width:100%;height:auto;display:block;font-size:11px}
 svg .axis{stroke:#8a93a3}
 svg .grid{stroke:#e3e7ee}

@@ -325,7 +325,8 @@ fn median(f: &ResultFigures) -> f64 {
 }
 
 /// The experiment name with the suite's name for its configuration, or with any parameter
-/// that differs from its default.
+/// that differs from its default or that the experiment sweeps (`thp=off` and `thp=on`
+/// both say which they are).
 pub fn label(r: &ExperimentResult) -> String {
     label_of(&r.experiment, &r.params, r.label.as_deref())
 }
@@ -344,7 +345,10 @@ pub fn label_of(
     };
     let changed: Vec<String> = params
         .iter()
-        .filter(|(k, v)| info.param(k).is_none_or(|p| p.default != v.as_str()))
+        .filter(|(k, v)| {
+            info.param(k).is_none_or(|p| p.default != v.as_str())
+                || info.sweep.iter().any(|(swept, _)| swept == k)
+        })
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     if changed.is_empty() {
