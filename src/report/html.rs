@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use super::charts::{self, Bar, Point, Scale, Strip, esc};
 use super::format::{per_op, sig3, time_ns, time_range_ns, times};
 use super::ladder::{self, label};
+use super::pool::pool;
 use crate::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs, default_noise};
 use crate::analysis::percentile;
 use crate::analysis::result::{ResultFigures, figures};
@@ -175,11 +176,18 @@ struct Item<'a> {
 
 /// The page for `runs` (the first is the baseline of any comparison).
 pub fn render(runs: &[Run]) -> String {
+    // Repeats (`run --repeat`) are shown as one result per configuration over the pooled
+    // samples of its processes; the comparison section compares processes.
+    let pooled: Vec<Vec<ExperimentResult>> = runs
+        .iter()
+        .map(|run| pool(&run.results).into_iter().map(|p| p.result).collect())
+        .collect();
     let items: Vec<Vec<Item>> = runs
         .iter()
+        .zip(&pooled)
         .enumerate()
-        .map(|(i, run)| {
-            run.results
+        .map(|(i, (run, results))| {
+            results
                 .iter()
                 .map(|r| Item {
                     run_index: i,

@@ -8,6 +8,7 @@ use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
 use crate::experiment;
 use crate::model::{ExperimentResult, LoadRecord, Run, Status};
 use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
+use crate::report::pool::pool;
 
 /// The baseline every rung is compared with.
 const BASELINE: &str = "syscall.function_call";
@@ -59,8 +60,11 @@ pub struct Ladder {
 }
 
 pub fn ladder(run: &Run) -> Ladder {
-    let figured: Vec<(&ExperimentResult, ResultFigures)> =
-        run.results.iter().map(|r| (r, figures(r))).collect();
+    let pooled = pool(&run.results);
+    let figured: Vec<(&ExperimentResult, ResultFigures)> = pooled
+        .iter()
+        .map(|p| (&p.result, figures(&p.result)))
+        .collect();
     ladder_of(&figured)
 }
 
@@ -101,8 +105,19 @@ fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
     out.push_str(&heading(run));
-    let figured: Vec<(&ExperimentResult, ResultFigures)> =
-        run.results.iter().map(|r| (r, figures(r))).collect();
+    let pooled = pool(&run.results);
+    let processes = pooled.iter().map(|p| p.processes).max().unwrap_or(1);
+    if processes > 1 {
+        out.push_str(&format!(
+            "repeats: each row pools the samples of the {processes} worker processes that \
+             measured it (--repeat; `oslab compare` keeps them apart)\n"
+        ));
+    }
+    let figured: Vec<(&ExperimentResult, ResultFigures)> = pooled
+        .iter()
+        .map(|p| (&p.result, figures(&p.result)))
+        .collect();
+    let merged: Vec<ExperimentResult> = pooled.iter().map(|p| p.result.clone()).collect();
 
     let mut measured: Vec<&(&ExperimentResult, ResultFigures)> =
         figured.iter().filter(|(_, f)| f.stats.is_some()).collect();
@@ -136,7 +151,7 @@ pub fn render(run: &Run) -> String {
     }
     out.push_str(&other_results(&others, baseline));
     out.push_str(&counter_table(&measured));
-    out.push_str(&facts_section(&run.results));
+    out.push_str(&facts_section(&merged));
     out.push_str(&loads_section(&run.results));
     out.push_str(&notes(&figured));
     out

@@ -10,4 +10,5 @@ pub mod json;
 pub mod ladder;
 pub mod list;
 pub mod maps;
+pub mod pool;
 pub mod progress;

@@ -1,0 +1,219 @@
+//! Repeats merged for presentation: `oslab run --repeat N` measures each configuration in N
+//! worker processes, interleaved, and stores N results. The tables and the HTML page show one
+//! row per configuration over the pooled samples of its processes; the store, the JSON
+//! document and `compare` (whose unit is the process) keep them apart.
+
+use crate::experiment::{self, Params};
+use crate::model::{ExperimentResult, Fact, ProbeCount, Status};
+use crate::validate;
+
+/// One configuration: its results merged, and how many worker processes measured it.
+pub struct Pooled {
+    pub result: ExperimentResult,
+    pub processes: usize,
+}
+
+/// The results of a run with those of one configuration (experiment, parameters, suite
+/// label) merged, in the order each configuration first appears.
+pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
+    let mut groups: Vec<Vec<&ExperimentResult>> = Vec::new();
+    for r in results {
+        match groups.iter_mut().find(|g| {
+            g[0].experiment == r.experiment && g[0].params == r.params && g[0].label == r.label
+        }) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| Pooled {
+            processes: g.len(),
+            result: merge(&g),
+        })
+        .collect()
+}
+
+/// Merge the results of one configuration: samples concatenated, probe counts summed, each
+/// fact the median over the processes, the expectations checked again over the pooled
+/// counts. A process that failed or was unsupported makes the merged result say so.
+fn merge(group: &[&ExperimentResult]) -> ExperimentResult {
+    let measured: Vec<&ExperimentResult> = group
+        .iter()
+        .copied()
+        .filter(|r| !r.samples.is_empty())
+        .collect();
+    let Some(first) = measured.first() else {
+        return group[0].clone();
+    };
+    if group.len() == 1 {
+        return (*first).clone();
+    }
+    let mut merged = (*first).clone();
+    merged.samples = measured.iter().flat_map(|r| r.samples.clone()).collect();
+    merged.probes = sum_probes(&measured);
+    for r in &measured[1..] {
+        for c in &r.counters {
+            if !merged.counters.iter().any(|m| m.name == c.name) {
+                merged.counters.push(c.clone());
+            }
+        }
+    }
+    merged.facts = median_facts(&measured);
+    merged.duration_s = group.iter().map(|r| r.duration_s).sum();
+    let busy: Vec<f64> = group.iter().filter_map(|r| r.other_cpus_busy).collect();
+    merged.other_cpus_busy =
+        (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64);
+
+    if let Some(info) = experiment::find(&merged.experiment) {
+        let expectations = (info.expectations)(&Params::from_map(merged.params.clone()));
+        merged.validation = validate::check(
+            &expectations,
+            &merged.samples,
+            &merged.probes,
+            &merged.counters,
+            &merged.facts,
+        );
+        (merged.status, merged.reason) = match validate::suspect_reason(&merged.validation) {
+            Some(reason) => (Status::Suspect, Some(reason)),
+            None => (Status::Ok, None),
+        };
+    }
+    // A process that did not measure outweighs the pooled verdict of the others.
+    if let Some((k, bad)) = group
+        .iter()
+        .enumerate()
+        .find(|(_, r)| matches!(r.status, Status::Failed | Status::Unsupported))
+    {
+        merged.status = bad.status;
+        merged.reason = Some(format!(
+            "process {} of {}: {}",
+            k + 1,
+            group.len(),
+            bad.reason.as_deref().unwrap_or("no reason recorded")
+        ));
+    }
+    merged
+}
+
+fn sum_probes(results: &[&ExperimentResult]) -> Vec<ProbeCount> {
+    let mut total: Vec<ProbeCount> = Vec::new();
+    for p in results.iter().flat_map(|r| &r.probes) {
+        match total.iter_mut().find(|t| t.name == p.name) {
+            Some(t) => {
+                t.ops += p.ops;
+                t.count.value = t.count.value.zip(p.count.value).map(|(a, b)| a + b);
+                t.count.raw += p.count.raw;
+                t.count.enabled_ns += p.count.enabled_ns;
+                t.count.running_ns += p.count.running_ns;
+            }
+            None => total.push(p.clone()),
+        }
+    }
+    total
+}
+
+/// Each fact as the median of its finite values over the processes (NaN when none has one),
+/// in the order of the first process that reports it.
+fn median_facts(results: &[&ExperimentResult]) -> Vec<Fact> {
+    let mut facts: Vec<Fact> = Vec::new();
+    for f in results.iter().flat_map(|r| &r.facts) {
+        if facts.iter().any(|m| m.name == f.name) {
+            continue;
+        }
+        let values: Vec<f64> = results
+            .iter()
+            .flat_map(|r| r.facts.iter().filter(|g| g.name == f.name))
+            .map(|g| g.value)
+            .filter(|v| v.is_finite())
+            .collect();
+        let mut fact = f.clone();
+        fact.value = crate::analysis::median(&values).unwrap_or(f64::NAN);
+        if results.len() > 1 {
+            fact.note = format!("{} (median over {} processes)", f.note, results.len());
+        }
+        facts.push(fact);
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Calibration, Rusage, Sample};
+
+    fn result(experiment: &str, values: &[f64], status: Status) -> ExperimentResult {
+        ExperimentResult {
+            experiment: experiment.into(),
+            params: Default::default(),
+            unit: "ns/call".into(),
+            status,
+            reason: (status != Status::Ok).then(|| "broke".to_string()),
+            stop_reason: None,
+            calibration: Calibration::default(),
+            samples: values
+                .iter()
+                .map(|&v| Sample {
+                    ops: 100,
+                    elapsed_ns: v * 100.0,
+                    ns_per_op: v,
+                    rusage: Rusage::default(),
+                    partner: None,
+                    children: None,
+                    counters: Default::default(),
+                })
+                .collect(),
+            probes: vec![],
+            counters: vec![],
+            validation: vec![],
+            facts: vec![Fact::new(
+                "f",
+                values.first().copied().unwrap_or(f64::NAN),
+                "x",
+                "n",
+            )],
+            label: None,
+            load: None,
+            other_cpus_busy: Some(0.5),
+            started_at: 0.0,
+            duration_s: 1.0,
+        }
+    }
+
+    #[test]
+    fn repeats_of_a_configuration_become_one() {
+        let results = vec![
+            result("syscall.getpid", &[1.0, 2.0], Status::Ok),
+            result("syscall.getppid", &[5.0], Status::Ok),
+            result("syscall.getpid", &[3.0], Status::Ok),
+            result("syscall.getpid", &[7.0, 8.0], Status::Ok),
+        ];
+        let pooled = pool(&results);
+        assert_eq!(pooled.len(), 2);
+        assert_eq!(pooled[0].processes, 3);
+        assert_eq!(pooled[0].result.samples.len(), 5);
+        assert_eq!(pooled[0].result.facts[0].value, 3.0, "median of 1, 3, 7");
+        assert_eq!(pooled[0].result.duration_s, 3.0);
+        assert_eq!(pooled[1].processes, 1);
+        assert_eq!(pooled[1].result, results[1]);
+    }
+
+    #[test]
+    fn a_failed_process_is_said() {
+        let results = vec![
+            result("syscall.getpid", &[1.0], Status::Ok),
+            result("syscall.getpid", &[], Status::Failed),
+        ];
+        let pooled = pool(&results);
+        assert_eq!(pooled[0].result.status, Status::Failed);
+        assert_eq!(
+            pooled[0].result.reason.as_deref(),
+            Some("process 2 of 2: broke")
+        );
+        assert_eq!(
+            pooled[0].result.samples.len(),
+            1,
+            "what was measured is kept"
+        );
+    }
+}
