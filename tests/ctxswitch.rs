@@ -18,7 +18,6 @@ use common::{
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
-const MARKER_VAR: &str = "OSLAB_IT_MARKER";
 
 const CTXSWITCH: [&str; 5] = [
     "ctxswitch.pipe",
@@ -313,7 +312,7 @@ fn load_processes_are_gone_after_the_run() {
             "0.3",
             "--json",
         ],
-        &[(MARKER_VAR, &marker)],
+        &[(common::MARKER_VAR, &marker)],
     );
     out.assert_code(0);
     let doc = out.json();
@@ -324,7 +323,7 @@ fn load_processes_are_gone_after_the_run() {
         // A busy loop on the same CPU adds time, not switches of our two tasks.
         assert_ok_and_valid(r, &[]);
     }
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(left.is_empty(), "load or partner processes left: {left:?}");
 }
 
@@ -345,14 +344,14 @@ fn a_timed_out_worker_leaves_no_partner_behind() {
             "0.001",
             "--json",
         ],
-        &[(MARKER_VAR, &marker)],
+        &[(common::MARKER_VAR, &marker)],
     );
     out.assert_code(3);
     let doc = out.json();
     let r = result(&doc, "ctxswitch.pipe");
     assert_eq!(r["status"], "failed", "{r:#}");
     assert!(r["reason"].as_str().unwrap().contains("timed out"), "{r:#}");
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(
         left.is_empty(),
         "processes of the killed worker are left: {left:?}"
@@ -374,7 +373,7 @@ fn a_worker_killed_by_a_signal_leaves_no_partner_behind() {
         "--timeout",
         "60",
     ]);
-    cmd.env(MARKER_VAR, &marker)
+    cmd.env(common::MARKER_VAR, &marker)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -384,7 +383,7 @@ fn a_worker_killed_by_a_signal_leaves_no_partner_behind() {
     // Wait until the worker and its partner both run: two marked processes besides oslab.
     let deadline = Instant::now() + Duration::from_secs(30);
     let worker = loop {
-        let others: Vec<String> = common::processes_with_marker(MARKER_VAR, &marker)
+        let others: Vec<String> = common::processes_with_marker(common::MARKER_VAR, &marker)
             .into_iter()
             .filter(|p| !p.starts_with(&parent_tag))
             .collect();
@@ -416,7 +415,7 @@ fn a_worker_killed_by_a_signal_leaves_no_partner_behind() {
     let status = parent.wait().expect("oslab ends");
     drop(turn);
     assert_eq!(status.code(), Some(3), "a killed worker is a failed result");
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(
         left.is_empty(),
         "the partner outlived the killed worker: {left:?}"

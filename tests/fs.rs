@@ -10,15 +10,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, check_run_contract, measuring_turn, result, results};
+use common::{Lab, check_run_contract, leftovers, measuring_turn, result, results};
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
 const SMALL: [&str; 2] = ["--param", "size=4M"];
-const MARKER_VAR: &str = "OSLAB_IT_MARKER";
 
 fn scratch(prefix: &str, under: Option<&Path>) -> tempfile::TempDir {
     let mut b = tempfile::Builder::new();
@@ -28,14 +26,6 @@ fn scratch(prefix: &str, under: Option<&Path>) -> tempfile::TempDir {
         None => b.tempdir(),
     }
     .expect("temporary directory")
-}
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("read --dir")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 fn run_in(lab: &Lab, dir: &Path, args: &[&str]) -> Value {
@@ -266,56 +256,19 @@ fn a_failed_run_leaves_nothing() {
     );
 }
 
-/// Pids of live `oslab worker` processes carrying `marker`.
-fn workers(marker: &str) -> Vec<i32> {
-    common::processes_with_marker(MARKER_VAR, marker)
-        .iter()
-        .filter(|p| p.contains(" worker"))
-        .filter_map(|p| p.split(':').next()?.parse().ok())
-        .collect()
-}
-
 #[test]
 fn a_killed_worker_leaves_nothing() {
     let lab = Lab::new();
     let dir = scratch("oslab-fs-it-", None);
     let marker = common::unique_marker("fs");
     let _turn = measuring_turn();
-    let child = lab
-        .command(&[
-            "run",
-            "fs.write",
-            "--param",
-            "size=4M",
-            "--dir",
-            dir.path().to_str().unwrap(),
-            "--budget",
-            "30",
-            "--json",
-        ])
-        .env(MARKER_VAR, &marker)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start oslab");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let pid = loop {
-        assert!(Instant::now() < deadline, "no worker appeared");
-        // Kill once the worker is measuring: its file exists in the work directory.
-        let measuring = leftovers(dir.path())
-            .iter()
-            .any(|n| n.starts_with(".oslab-"));
-        if let Some(pid) = workers(&marker).first().filter(|_| measuring) {
-            std::thread::sleep(Duration::from_millis(300));
-            break *pid;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // SAFETY: signalling the worker this test started, found by its unique marker.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    let out = child.wait_with_output().expect("oslab finishes");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_json::from_str(&stdout).expect("a run document");
+    let doc = common::run_killing_the_worker(
+        &lab,
+        &["fs.write", "--param", "size=4M", "--budget", "30"],
+        dir.path(),
+        &marker,
+        Duration::from_millis(300),
+    );
     let r = result(&doc, "fs.write");
     assert_eq!(r["status"], "failed", "{r:#}");
     assert!(
@@ -323,5 +276,5 @@ fn a_killed_worker_leaves_nothing() {
         "{:?}",
         leftovers(dir.path())
     );
-    assert!(common::marked_processes_after_grace(MARKER_VAR, &marker).is_empty());
+    assert!(common::marked_processes_after_grace(common::MARKER_VAR, &marker).is_empty());
 }

@@ -19,8 +19,6 @@ use common::{Lab, check_run_contract, result};
 use oslab::measure::memload;
 use serde_json::Value;
 
-const MARKER_VAR: &str = "OSLAB_IT_MARKER";
-
 /// Why `--load memory` cannot run here, if it cannot.
 fn unsupported_here() -> Option<String> {
     match memload::hierarchy() {
@@ -230,18 +228,8 @@ fn an_anonymous_experiment_that_does_not_fit_has_the_competitor_oom_killed() {
 }
 
 /// Kills the child on drop, so a failing assertion does not leave `oslab` running.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn ctrl_c_removes_the_cgroup_and_the_competitor() {
-    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
 
     let Ok(hierarchy) = memload::hierarchy() else {
@@ -254,30 +242,22 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     let lab = Lab::new();
     let marker = common::unique_marker("memload");
     let turn = common::measuring_turn();
-    let mut cmd = lab.command(&[
-        "run",
-        "synthetic.spin",
-        "--param",
-        "mode=hang",
-        "--quick",
-        "--load",
-        "memory",
-        "--timeout",
-        "60",
-    ]);
-    cmd.env(MARKER_VAR, &marker)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // A test run from a background job inherits SIGINT ignored; Ctrl-C must reach oslab.
-    // SAFETY: signal(2) is async-signal-safe, the only call made between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            Ok(())
-        });
-    }
-    let mut child = KillOnDrop(cmd.spawn().expect("start oslab"));
+    let mut child = common::spawn_interruptible(
+        &lab,
+        &[
+            "run",
+            "synthetic.spin",
+            "--param",
+            "mode=hang",
+            "--quick",
+            "--load",
+            "memory",
+            "--timeout",
+            "60",
+        ],
+        &marker,
+        Stdio::null(),
+    );
     let oslab_pid = child.0.id();
 
     // Wait until the competitor and the worker are both in the cgroup.
@@ -314,7 +294,7 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     assert_eq!(status.code(), Some(130), "{status:?}");
     assert!(!cgroup.exists(), "{} was left behind", cgroup.display());
     assert!(memload::cgroups_of(&hierarchy.parent, oslab_pid).is_empty());
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(left.is_empty(), "processes outlived oslab: {left:?}");
 }
 

@@ -7,16 +7,13 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, check_run_contract, measuring_turn, num, result};
+use common::{Lab, check_run_contract, leftovers, measuring_turn, num, result};
 use serde_json::Value;
 
 const EXPERIMENT: &str = "mmap.access";
 const QUICK: [&str; 5] = ["--quick", "--budget", "0.3", "--param", "size=4M"];
-const MARKER_VAR: &str = "OSLAB_IT_MARKER";
 const BACKINGS: [&str; 5] = [
     "malloc",
     "anon_private",
@@ -30,14 +27,6 @@ fn scratch() -> tempfile::TempDir {
         .prefix("oslab-mmap-it-")
         .tempdir()
         .expect("temporary directory")
-}
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("read --dir")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 fn page_size() -> f64 {
@@ -179,65 +168,34 @@ fn random_order_and_cold_caches_touch_every_page_once() {
     }
 }
 
-/// Pids of live `oslab worker` processes carrying `marker`.
-fn workers(marker: &str) -> Vec<i32> {
-    common::processes_with_marker(MARKER_VAR, marker)
-        .iter()
-        .filter(|p| p.contains(" worker"))
-        .filter_map(|p| p.split(':').next()?.parse().ok())
-        .collect()
-}
-
 #[test]
 fn a_killed_worker_leaves_nothing() {
     let lab = Lab::new();
     let dir = scratch();
     let marker = common::unique_marker("mmap");
     let _turn = measuring_turn();
-    let child = lab
-        .command(&[
-            "run",
+    let doc = common::run_killing_the_worker(
+        &lab,
+        &[
             EXPERIMENT,
             "--param",
             "backing=file_shared",
             "--param",
             "size=64M",
-            "--dir",
-            dir.path().to_str().unwrap(),
             "--budget",
             "30",
-            "--json",
-        ])
-        .env(MARKER_VAR, &marker)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start oslab");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let pid = loop {
-        assert!(Instant::now() < deadline, "no worker appeared");
-        // Kill once the worker is measuring: its work directory exists.
-        let measuring = leftovers(dir.path())
-            .iter()
-            .any(|n| n.starts_with(".oslab-"));
-        if let Some(pid) = workers(&marker).first().filter(|_| measuring) {
-            std::thread::sleep(Duration::from_millis(500));
-            break *pid;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // SAFETY: signalling the worker this test started, found by its unique marker.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    let out = child.wait_with_output().expect("oslab finishes");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let doc: Value = serde_json::from_str(&stdout).expect("a run document");
+        ],
+        dir.path(),
+        &marker,
+        Duration::from_millis(500),
+    );
     assert_eq!(result(&doc, EXPERIMENT)["status"], "failed");
     assert!(
         leftovers(dir.path()).is_empty(),
         "{:?}",
         leftovers(dir.path())
     );
-    assert!(common::marked_processes_after_grace(MARKER_VAR, &marker).is_empty());
+    assert!(common::marked_processes_after_grace(common::MARKER_VAR, &marker).is_empty());
 }
 
 #[test]

@@ -13,7 +13,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Lab, check_run_contract, num, results};
+use common::{Lab, check_run_contract, leftovers, num, results};
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
@@ -28,14 +28,6 @@ fn disk_dir() -> tempfile::TempDir {
 
 fn memory_backed(dir: &Path) -> bool {
     oslab::experiment::fs::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
-}
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("read --dir")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 /// `oslab run pagefault.file --dir DIR` with `params`; checks the contract and that nothing

@@ -18,7 +18,6 @@ use common::{Lab, check_run_contract, counter_per_op, num, result};
 use oslab::experiment::process::HELPER_DIR_PREFIX;
 use serde_json::Value;
 
-const MARKER_VAR: &str = "OSLAB_IT_MARKER";
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -82,7 +81,7 @@ fn run_isolated(lab: &Lab, tmpdir: &Path, marker: &str, args: &[&str]) -> Isolat
     full.push("--json");
     let _turn = common::measuring_turn();
     let mut cmd = lab.command(&full);
-    cmd.env(MARKER_VAR, marker)
+    cmd.env(common::MARKER_VAR, marker)
         .env("TMPDIR", tmpdir)
         .current_dir(tmpdir)
         .stdin(Stdio::null())
@@ -195,7 +194,7 @@ fn check_experiment(experiment: &str, params: &[&str]) -> Result<Value, String> 
         Vec::<String>::new(),
         "{experiment}: the exec helper's directory is removed\n{out}"
     );
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(
         left.is_empty(),
         "{experiment}: processes outlived the run: {left:?}"

@@ -351,7 +351,6 @@ fn synthetic_crash_does_not_stop_the_run() {
 
 #[test]
 fn synthetic_hang_times_out_and_leaves_no_worker() {
-    const MARKER_VAR: &str = "OSLAB_IT_MARKER";
     let lab = Lab::new();
     let marker = common::unique_marker("hang");
     let out = lab.oslab_with(
@@ -368,7 +367,7 @@ fn synthetic_hang_times_out_and_leaves_no_worker() {
             "--quick",
             "--json",
         ],
-        &[(MARKER_VAR, &marker)],
+        &[(common::MARKER_VAR, &marker)],
     );
     out.assert_code(3);
     assert!(
@@ -384,7 +383,7 @@ fn synthetic_hang_times_out_and_leaves_no_worker() {
     assert!(reason.contains("timed out"), "{reason}");
 
     // The worker (which inherited the marker) was killed and reaped: nothing is left.
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(
         left.is_empty(),
         "processes of the hung worker are left: {left:?}"
@@ -504,52 +503,33 @@ fn every_result_of_a_mixed_run_keeps_the_contract() {
 }
 
 /// Kills the child on drop, so a failing assertion does not leave `oslab` running.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
     use std::io::{BufRead, BufReader};
-    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     use std::sync::mpsc;
     use std::time::Instant;
 
-    const MARKER_VAR: &str = "OSLAB_IT_MARKER";
     let lab = Lab::new();
     let marker = common::unique_marker("interrupt");
     let turn = common::measuring_turn();
-    let mut cmd = lab.command(&[
-        "run",
-        "syscall.getppid",
-        "synthetic.spin",
-        "--param",
-        "mode=hang",
-        "--precision",
-        "0.01",
-        "--quick",
-        "--timeout",
-        "60",
-    ]);
-    cmd.env(MARKER_VAR, &marker)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // A test run from a background job inherits SIGINT ignored; Ctrl-C must reach oslab.
-    // SAFETY: signal(2) is async-signal-safe, the only call made between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            Ok(())
-        });
-    }
-    let mut child = KillOnDrop(cmd.spawn().expect("start oslab"));
+    let mut child = common::spawn_interruptible(
+        &lab,
+        &[
+            "run",
+            "syscall.getppid",
+            "synthetic.spin",
+            "--param",
+            "mode=hang",
+            "--precision",
+            "0.01",
+            "--quick",
+            "--timeout",
+            "60",
+        ],
+        &marker,
+        Stdio::piped(),
+    );
     let parent = child.0.id();
     let stderr = child.0.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -567,7 +547,7 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
     let parent_tag = format!("{parent}:");
     let mut first_worker: Option<String> = None;
     loop {
-        let workers: Vec<String> = common::processes_with_marker(MARKER_VAR, &marker)
+        let workers: Vec<String> = common::processes_with_marker(common::MARKER_VAR, &marker)
             .into_iter()
             // Workers only: oslab also runs short-lived helpers (gzip for /proc/config.gz)
             // that inherit the marker.
@@ -604,7 +584,7 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
         "an interrupted run exits with 130: {status:?}"
     );
 
-    let left = common::marked_processes_after_grace(MARKER_VAR, &marker);
+    let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(left.is_empty(), "the worker outlived oslab: {left:?}");
     drop(turn);
 

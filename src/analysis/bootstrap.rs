@@ -77,12 +77,7 @@ pub fn ci_of<F: Fn(&mut [f64]) -> f64>(
         }
         stats.push(s);
     }
-    stats.sort_unstable_by(f64::total_cmp);
-
-    let tail = (1.0 - confidence) / 2.0;
-    let low = percentile(&stats, 100.0 * tail);
-    let high = percentile(&stats, 100.0 * (1.0 - tail));
-    Some((low, high))
+    Some(percentile_interval(stats, confidence))
 }
 
 /// Percentile bootstrap CI of `combine(median(a), median(b))` for two independent sample sets
@@ -117,12 +112,7 @@ pub fn two_sample_ci(
         }
         stats.push(s);
     }
-    stats.sort_unstable_by(f64::total_cmp);
-    let tail = (1.0 - confidence) / 2.0;
-    Some((
-        percentile(&stats, 100.0 * tail),
-        percentile(&stats, 100.0 * (1.0 - tail)),
-    ))
+    Some(percentile_interval(stats, confidence))
 }
 
 /// Percentile bootstrap CI of `combine(median(a), median(b))` where each side is made of
@@ -170,12 +160,17 @@ pub fn grouped_two_sample_ci(
         }
         stats.push(s);
     }
+    Some(percentile_interval(stats, confidence))
+}
+
+/// The central `confidence` interval of the bootstrap statistics (the percentile method).
+fn percentile_interval(mut stats: Vec<f64>, confidence: f64) -> (f64, f64) {
     stats.sort_unstable_by(f64::total_cmp);
     let tail = (1.0 - confidence) / 2.0;
-    Some((
+    (
         percentile(&stats, 100.0 * tail),
         percentile(&stats, 100.0 * (1.0 - tail)),
-    ))
+    )
 }
 
 #[cfg(test)]
