@@ -183,7 +183,9 @@ struct RunArgs {
     /// removed afterwards [default: the current directory]
     #[arg(long, value_name = "PATH")]
     dir: Option<PathBuf>,
-    /// Run the selected experiments this many times, interleaved
+    /// Run the selected experiments this many times, interleaved, each time in a new worker
+    /// process: `show` pools them per configuration, `compare` resamples the processes (use 3
+    /// on both sides of a comparison)
     #[arg(long, default_value_t = 1, value_name = "N")]
     repeat: u32,
     /// A label stored with the run; `show` accepts it instead of a run id
