@@ -129,31 +129,19 @@ pub fn grouped_two_sample_ci(
     resamples: usize,
     seed: u64,
 ) -> Option<(f64, f64)> {
-    let finite = |groups: &[&[f64]]| {
-        !groups.is_empty()
-            && groups
-                .iter()
-                .all(|g| !g.is_empty() && g.iter().all(|x| x.is_finite()))
-    };
-    if !finite(a) || !finite(b) || !(0.0..=1.0).contains(&confidence) || resamples == 0 {
+    if !usable_groups(a)
+        || !usable_groups(b)
+        || !(0.0..=1.0).contains(&confidence)
+        || resamples == 0
+    {
         return None;
     }
     let mut rng = Rng::new(seed);
     let mut buf = Vec::new();
-    let draw = |groups: &[&[f64]], rng: &mut Rng, buf: &mut Vec<f64>| {
-        buf.clear();
-        for _ in 0..groups.len() {
-            let g = groups[rng.below(groups.len() as u64) as usize];
-            for _ in 0..g.len() {
-                buf.push(g[rng.below(g.len() as u64) as usize]);
-            }
-        }
-        median_in_place(buf)
-    };
     let mut stats = Vec::with_capacity(resamples);
     for _ in 0..resamples {
-        let ma = draw(a, &mut rng, &mut buf);
-        let mb = draw(b, &mut rng, &mut buf);
+        let ma = grouped_resample_median(a, &mut rng, &mut buf);
+        let mb = grouped_resample_median(b, &mut rng, &mut buf);
         let s = combine(ma, mb);
         if s.is_nan() {
             return None;
@@ -161,6 +149,47 @@ pub fn grouped_two_sample_ci(
         stats.push(s);
     }
     Some(percentile_interval(stats, confidence))
+}
+
+/// The CI of the median of samples that come in groups (the worker processes of `run
+/// --repeat`), by the same two-stage bootstrap as [`grouped_two_sample_ci`]: the interval a
+/// pooled row of `show` reports.
+pub fn grouped_median_ci(
+    groups: &[&[f64]],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    if !usable_groups(groups) || !(0.0..=1.0).contains(&confidence) || resamples == 0 {
+        return None;
+    }
+    let mut rng = Rng::new(seed);
+    let mut buf = Vec::new();
+    let stats = (0..resamples)
+        .map(|_| grouped_resample_median(groups, &mut rng, &mut buf))
+        .collect();
+    Some(percentile_interval(stats, confidence))
+}
+
+/// At least one group, none empty, every value finite.
+fn usable_groups(groups: &[&[f64]]) -> bool {
+    !groups.is_empty()
+        && groups
+            .iter()
+            .all(|g| !g.is_empty() && g.iter().all(|x| x.is_finite()))
+}
+
+/// The median of one two-stage resample: as many groups as there are, drawn with
+/// replacement, each drawn group's samples resampled with replacement, pooled in `buf`.
+fn grouped_resample_median(groups: &[&[f64]], rng: &mut Rng, buf: &mut Vec<f64>) -> f64 {
+    buf.clear();
+    for _ in 0..groups.len() {
+        let g = groups[rng.below(groups.len() as u64) as usize];
+        for _ in 0..g.len() {
+            buf.push(g[rng.below(g.len() as u64) as usize]);
+        }
+    }
+    median_in_place(buf)
 }
 
 /// The central `confidence` interval of the bootstrap statistics (the percentile method).
@@ -322,6 +351,13 @@ mod tests {
             "grouped {grouped:?} vs flat {flat:?}"
         );
         assert!(grouped_two_sample_ci(&[], &[&b1], ratio, 0.95, 100, 1).is_none());
+        // One side alone: the CI of the pooled median widens the same way.
+        let one = grouped_median_ci(&[&b1, &b2], 0.95, 2000, 9).unwrap();
+        let flat_one = median_ci(&pooled_b, 0.95, 2000, 9).unwrap();
+        assert!(
+            one.1 - one.0 > 2.0 * (flat_one.1 - flat_one.0),
+            "{one:?} vs {flat_one:?}"
+        );
         assert!(grouped_two_sample_ci(&[&[]], &[&b1], ratio, 0.95, 100, 1).is_none());
     }
 

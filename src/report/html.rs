@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use super::charts::{self, Bar, Point, Scale, Strip, esc};
 use super::format::{per_op, sig3, time_ns, time_range_ns, times};
 use super::ladder::{self, label};
-use super::pool::pool;
+use super::pool::{Pooled, pool};
 use crate::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs, default_noise};
 use crate::analysis::percentile;
 use crate::analysis::result::{ResultFigures, figures};
@@ -178,22 +178,19 @@ struct Item<'a> {
 pub fn render(runs: &[Run]) -> String {
     // Repeats (`run --repeat`) are shown as one result per configuration over the pooled
     // samples of its processes; the comparison section compares processes.
-    let pooled: Vec<Vec<ExperimentResult>> = runs
-        .iter()
-        .map(|run| pool(&run.results).into_iter().map(|p| p.result).collect())
-        .collect();
+    let pooled: Vec<Vec<Pooled>> = runs.iter().map(|run| pool(&run.results)).collect();
     let items: Vec<Vec<Item>> = runs
         .iter()
         .zip(&pooled)
         .enumerate()
-        .map(|(i, (run, results))| {
-            results
+        .map(|(i, (run, pooled))| {
+            pooled
                 .iter()
-                .map(|r| Item {
+                .map(|p| Item {
                     run_index: i,
                     run_id: run.id,
-                    result: r,
-                    figures: figures(r),
+                    result: &p.result,
+                    figures: p.figures(),
                 })
                 .collect()
         })

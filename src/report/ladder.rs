@@ -4,7 +4,7 @@
 //! warning next to the result it concerns.
 
 use crate::analysis::bootstrap::two_sample_ci;
-use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
+use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::{ExperimentResult, LoadRecord, Run, Status};
 use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
@@ -61,10 +61,8 @@ pub struct Ladder {
 
 pub fn ladder(run: &Run) -> Ladder {
     let pooled = pool(&run.results);
-    let figured: Vec<(&ExperimentResult, ResultFigures)> = pooled
-        .iter()
-        .map(|p| (&p.result, figures(&p.result)))
-        .collect();
+    let figured: Vec<(&ExperimentResult, ResultFigures)> =
+        pooled.iter().map(|p| (&p.result, p.figures())).collect();
     ladder_of(&figured)
 }
 
@@ -113,10 +111,8 @@ pub fn render(run: &Run) -> String {
              measured it (--repeat; `oslab compare` keeps them apart)\n"
         ));
     }
-    let figured: Vec<(&ExperimentResult, ResultFigures)> = pooled
-        .iter()
-        .map(|p| (&p.result, figures(&p.result)))
-        .collect();
+    let figured: Vec<(&ExperimentResult, ResultFigures)> =
+        pooled.iter().map(|p| (&p.result, p.figures())).collect();
     let merged: Vec<ExperimentResult> = pooled.iter().map(|p| p.result.clone()).collect();
 
     let mut measured: Vec<&(&ExperimentResult, ResultFigures)> =

@@ -3,6 +3,8 @@
 //! row per configuration over the pooled samples of its processes; the store, the JSON
 //! document and `compare` (whose unit is the process) keep them apart.
 
+use crate::analysis::bootstrap::grouped_median_ci;
+use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
 use crate::experiment::{self, Params};
 use crate::model::{ExperimentResult, Fact, ProbeCount, Status};
 use crate::validate;
@@ -11,6 +13,29 @@ use crate::validate;
 pub struct Pooled {
     pub result: ExperimentResult,
     pub processes: usize,
+    /// How many of the merged samples each measuring process contributed, in order.
+    sample_counts: Vec<usize>,
+}
+
+impl Pooled {
+    /// The figures of the merged result. With samples from several processes the CI of the
+    /// median is the two-stage bootstrap over them (processes, then their samples), as
+    /// `compare` does: the spread between processes widens it.
+    pub fn figures(&self) -> ResultFigures {
+        let mut f = figures(&self.result);
+        if self.sample_counts.len() > 1 {
+            let values: Vec<f64> = self.result.samples.iter().map(|s| s.ns_per_op).collect();
+            let mut groups: Vec<&[f64]> = Vec::new();
+            let mut rest = values.as_slice();
+            for &n in &self.sample_counts {
+                let (group, tail) = rest.split_at(n.min(rest.len()));
+                groups.push(group);
+                rest = tail;
+            }
+            f.ci = grouped_median_ci(&groups, 0.95, CI_RESAMPLES, CI_SEED);
+        }
+        f
+    }
 }
 
 /// The results of a run with those of one configuration (experiment, parameters, suite
@@ -29,6 +54,11 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
         .into_iter()
         .map(|g| Pooled {
             processes: g.len(),
+            sample_counts: g
+                .iter()
+                .map(|r| r.samples.len())
+                .filter(|&n| n > 0)
+                .collect(),
             result: merge(&g),
         })
         .collect()
@@ -196,6 +226,9 @@ mod tests {
         assert_eq!(pooled[0].result.duration_s, 3.0);
         assert_eq!(pooled[1].processes, 1);
         assert_eq!(pooled[1].result, results[1]);
+        // Processes at 1–2, 3 and 7–8 ns: the pooled CI covers the spread between them.
+        let (lo, hi) = pooled[0].figures().ci.unwrap();
+        assert!(lo <= 2.0 && hi >= 7.0, "{lo} – {hi}");
     }
 
     #[test]
