@@ -290,7 +290,8 @@ fn warm(fd: &Fd, len: u64) -> Result<(), SetupError> {
     Ok(())
 }
 
-fn statvfs_free(dir: &Path) -> Result<u64, String> {
+/// Bytes free to an unprivileged user on the file system holding `dir`.
+pub(super) fn statvfs_free(dir: &Path) -> Result<u64, String> {
     let c = cpath(dir)?;
     // SAFETY: an all-zero statvfs is a valid value to be overwritten.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };

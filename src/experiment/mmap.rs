@@ -771,19 +771,7 @@ fn preflight(p: &Params, ctx: &Context) -> Result<(), String> {
     let Some(dir) = ctx.work_dir.as_deref().filter(|_| Backing::of(p).file()) else {
         return Ok(());
     };
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| format!("{} holds a NUL byte", dir.display()))?;
-    // SAFETY: an all-zero statvfs is a valid value to be overwritten.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid path and `st` a writable statvfs.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(format!(
-            "statvfs of {} failed: {}",
-            dir.display(),
-            io::Error::last_os_error()
-        ));
-    }
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    let free = super::fs::statvfs_free(dir)?;
     if free < size + SLACK {
         return Err(format!(
             "needs {} free in {} for its {} file but only {} is free; pass --dir on a larger \

@@ -455,47 +455,9 @@ fn anon_huge_pages_kb(addr: usize) -> Result<f64, String> {
 /// it is in (v1 or v2, or an ancestor of it) leaves less room — `--load memory` confines the
 /// worker in one.
 fn memory_headroom() -> Option<usize> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    let mut room = kb * 1024;
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    for line in cgroups.lines() {
-        let mut fields = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) =
-            (fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        let (root, limit, usage) = if controllers.split(',').any(|c| c == "memory") {
-            (
-                "/sys/fs/cgroup/memory",
-                "memory.limit_in_bytes",
-                "memory.usage_in_bytes",
-            )
-        } else if controllers.is_empty() {
-            ("/sys/fs/cgroup", "memory.max", "memory.current")
-        } else {
-            continue;
-        };
-        let root = std::path::Path::new(root);
-        let mut dir = root.join(path.trim_start_matches('/'));
-        while dir.starts_with(root) {
-            let read = |file: &str| {
-                std::fs::read_to_string(dir.join(file))
-                    .ok()
-                    .and_then(|text| text.trim().parse::<usize>().ok())
-            };
-            // "max" (no limit) does not parse and leaves the room as it is.
-            if let (Some(limit), Some(usage)) = (read(limit), read(usage)) {
-                room = room.min(limit.saturating_sub(usage));
-            }
-            if !dir.pop() {
-                break;
-            }
-        }
-    }
-    Some(room)
+    use procfs::Current;
+    let available = procfs::Meminfo::current().ok()?.mem_available?;
+    Some(crate::measure::memload::room_for_this_process(available) as usize)
 }
 
 /// The virtio balloon device that takes free page reports (`virtio0`), if one is bound.

@@ -72,6 +72,38 @@ impl CgroupVersion {
             CgroupVersion::V2 => "memory.max",
         }
     }
+
+    fn usage_file(self) -> &'static str {
+        match self {
+            CgroupVersion::V1 => "memory.usage_in_bytes",
+            CgroupVersion::V2 => "memory.current",
+        }
+    }
+}
+
+/// What this process may still allocate, bytes: `available` (MemAvailable), or less when its
+/// memory cgroup or one of that cgroup's ancestors leaves less room under its limit (a worker
+/// beside `--load memory` runs in one).
+pub fn room_for_this_process(available: u64) -> u64 {
+    let Ok(h) = hierarchy() else {
+        return available;
+    };
+    let read = |dir: &Path, file: &str| {
+        std::fs::read_to_string(dir.join(file))
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+    };
+    h.own
+        .ancestors()
+        // Cgroup directories, up to the hierarchy's root; not the file system around it.
+        .take_while(|dir| dir.join("cgroup.procs").exists())
+        // "max" (no limit) does not parse and leaves the room as it is.
+        .filter_map(|dir| {
+            let limit = read(dir, h.version.limit_file())?;
+            let usage = read(dir, h.version.usage_file())?;
+            Some(limit.saturating_sub(usage))
+        })
+        .fold(available, u64::min)
 }
 
 /// Where oslab can create memory-limited cgroups.
