@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Lab, check_run_contract, leftovers, measuring_turn, result, results};
+use common::{Lab, check_run_contract, leftovers, measuring_turn, memory_backed, result, results};
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
@@ -72,10 +72,6 @@ fn assert_ok_or_unsupported(r: &Value, may_be_unsupported: bool) {
 
 /// Whether the directory is on a memory-backed file system (then device variants are
 /// unsupported by design).
-fn memory_backed(dir: &Path) -> bool {
-    oslab::experiment::fs::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
-}
-
 #[test]
 fn every_default_experiment_passes_its_checks() {
     let lab = Lab::new();
@@ -163,14 +159,7 @@ fn cold_reads_come_from_the_device() {
 
 #[test]
 fn a_memory_backed_directory_reaches_no_device() {
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() || !memory_backed(shm) {
-        return;
-    }
-    let Ok(dir) = tempfile::Builder::new()
-        .prefix("oslab-fs-it-")
-        .tempdir_in(shm)
-    else {
+    let Some(dir) = common::shm_dir("oslab-fs-it-") else {
         return;
     };
     let lab = Lab::new();

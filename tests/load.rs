@@ -280,16 +280,7 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     };
     std::thread::sleep(Duration::from_millis(300));
 
-    // SAFETY: signalling our own child process, which has not been reaped.
-    let rc = unsafe { libc::kill(oslab_pid as libc::pid_t, libc::SIGINT) };
-    assert_eq!(rc, 0, "kill(SIGINT)");
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "oslab did not end after SIGINT");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = child.interrupt(deadline);
     drop(turn);
     assert_eq!(status.code(), Some(130), "{status:?}");
     assert!(!cgroup.exists(), "{} was left behind", cgroup.display());

@@ -13,7 +13,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Lab, check_run_contract, leftovers, num, results};
+use common::{Lab, check_run_contract, leftovers, memory_backed, num, results};
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
@@ -24,10 +24,6 @@ fn disk_dir() -> tempfile::TempDir {
         .prefix("oslab-pf-it-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .expect("temporary directory under the target directory")
-}
-
-fn memory_backed(dir: &Path) -> bool {
-    oslab::experiment::fs::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
 }
 
 /// `oslab run pagefault.file --dir DIR` with `params`; checks the contract and that nothing
@@ -147,14 +143,7 @@ fn cold_file_faults_read_every_page_from_the_device() {
 
 #[test]
 fn a_tmpfs_file_is_never_cold() {
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() || !memory_backed(shm) {
-        return;
-    }
-    let Ok(dir) = tempfile::Builder::new()
-        .prefix("oslab-pf-it-")
-        .tempdir_in(shm)
-    else {
+    let Some(dir) = common::shm_dir("oslab-pf-it-") else {
         return;
     };
     let lab = Lab::new();

@@ -530,7 +530,6 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
         &marker,
         Stdio::piped(),
     );
-    let parent = child.0.id();
     let stderr = child.0.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -544,18 +543,13 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
 
     // Wait until the first worker (getppid) has come and gone and the second (the hang) runs.
     let deadline = Instant::now() + Duration::from_secs(60);
-    let parent_tag = format!("{parent}:");
-    let mut first_worker: Option<String> = None;
+    let mut first_worker: Option<i32> = None;
     loop {
-        let workers: Vec<String> = common::processes_with_marker(common::MARKER_VAR, &marker)
-            .into_iter()
-            // Workers only: oslab also runs short-lived helpers (gzip for /proc/config.gz)
-            // that inherit the marker.
-            .filter(|p| !p.starts_with(&parent_tag) && p.ends_with(" worker"))
-            .map(|p| p.split(':').next().unwrap_or_default().to_string())
-            .collect();
+        // Workers only: oslab also runs short-lived helpers (gzip for /proc/config.gz) that
+        // inherit the marker.
+        let workers = common::workers(&marker);
         match (&first_worker, workers.first()) {
-            (None, Some(pid)) => first_worker = Some(pid.clone()),
+            (None, Some(pid)) => first_worker = Some(*pid),
             (Some(first), Some(pid)) if pid != first => break,
             _ => {}
         }
@@ -567,17 +561,7 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
     }
     std::thread::sleep(Duration::from_millis(300));
 
-    // Ctrl-C.
-    // SAFETY: signalling our own child process, which has not been reaped.
-    let rc = unsafe { libc::kill(parent as libc::pid_t, libc::SIGINT) };
-    assert_eq!(rc, 0, "kill(SIGINT)");
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "oslab did not end after SIGINT");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = child.interrupt(deadline);
     assert_eq!(
         status.code(),
         Some(130),

@@ -581,6 +581,23 @@ pub fn run_killing_the_worker(
 /// A child process killed and reaped when the test ends, whatever way it ends.
 pub struct KillOnDrop(pub std::process::Child);
 
+impl KillOnDrop {
+    /// Ctrl-C: SIGINT to the process, then its exit status, which must come before
+    /// `deadline`.
+    pub fn interrupt(&mut self, deadline: Instant) -> std::process::ExitStatus {
+        // SAFETY: signalling our own child process, which has not been reaped.
+        let rc = unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGINT) };
+        assert_eq!(rc, 0, "kill(SIGINT)");
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "oslab did not end after SIGINT");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -611,4 +628,19 @@ pub fn spawn_interruptible(
         });
     }
     KillOnDrop(cmd.spawn().expect("start oslab"))
+}
+
+/// Whether `dir` is on a file system that keeps its files in memory (tmpfs, ramfs).
+pub fn memory_backed(dir: &Path) -> bool {
+    oslab::experiment::fs::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
+}
+
+/// A temporary directory on a memory-backed /dev/shm, or `None` where there is none (the
+/// test that needs one then has nothing to check).
+pub fn shm_dir(prefix: &str) -> Option<TempDir> {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() || !memory_backed(shm) {
+        return None;
+    }
+    tempfile::Builder::new().prefix(prefix).tempdir_in(shm).ok()
 }
