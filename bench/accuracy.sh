@@ -101,10 +101,9 @@ echo "Building oslab (cargo build --release) ..." >&2
 
 # --- machine header ----------------------------------------------------------------------
 
-# The last online CPU: both tools are pinned to it. /sys/.../online looks like "0-1" or "0,2-5".
-ONLINE=$(cat /sys/devices/system/cpu/online)
-CPU=${ONLINE##*[,-]}
-CPU_MODEL=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+# ONLINE, CPU (the last online CPU: both tools are pinned to it), CPU_MODEL and the helpers.
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
 # Busy percentage of every other online CPU over one second, from /proc/stat: FINDINGS say
 # that an idle other vCPU (haltpoll off) changes cross-CPU costs, so the header records it.
@@ -138,22 +137,7 @@ EOF
 # load on the other CPUs, and other oslab processes (e.g. someone's `cargo test`): while any
 # process holds the raw_syscalls:sys_enter tracepoint (oslab workers count system calls with
 # it), the kernel sends every task's system calls through its slow path, perf bench included.
-#   idle_snapshot            "TOTAL IDLE" jiffies summed over the other CPUs
-#   busy_since SNAPSHOT      percent of that time the other CPUs were busy since SNAPSHOT
-#   foreign_oslab            how many oslab processes run now (ours never runs at that moment)
-idle_snapshot() {
-    awk -v pinned="cpu$CPU" '/^cpu[0-9]/ && $1 != pinned {
-        for (i = 2; i <= 9; i++) total += $i; idle += $5 + $6 } END { print total, idle }' /proc/stat
-}
-busy_since() {
-    local total0 idle0 total1 idle1
-    read -r total0 idle0 <<<"$1"
-    read -r total1 idle1 <<<"$(idle_snapshot)"
-    awk -v t="$((total1 - total0))" -v i="$((idle1 - idle0))" 'BEGIN { printf "%.0f\n", (t > 0 ? 100 * (1 - i / t) : 0) }'
-}
-foreign_oslab() {
-    if command -v pgrep >/dev/null; then pgrep -cx oslab || true; else echo "?"; fi
-}
+# (idle_snapshot, busy_since and foreign_oslab: bench/lib.sh.)
 CONTAMINATED=0   # iterations that saw other oslab processes
 
 echo "== oslab accuracy benchmark =="
@@ -171,20 +155,6 @@ fi
 echo
 
 # --- helpers -----------------------------------------------------------------------------
-
-# Run oslab with the temporary database; stdout to file $1, stderr to $1.err.
-# Exit 0 is a result, 4 a result flagged suspect (still a measurement, a warning is printed);
-# anything else means the experiment did not run.
-oslab_to() {
-    local out=$1 rc=0
-    shift
-    "$OSLAB" --db "$DB" "$@" >"$out" 2>"$out.err" || rc=$?
-    case $rc in
-        0) ;;
-        4) echo "  (warning: oslab flagged a result as suspect: $(grep -m1 -i suspect "$out.err" || true))" >&2 ;;
-        *) tail -n 5 "$out.err" >&2; die "oslab $* exited with $rc" ;;
-    esac
-}
 
 # One oslab experiment, pinned: prints the median in ns/op (".results[0].median").
 # Extra arguments (e.g. --param NAME=VALUE) follow the experiment's name.

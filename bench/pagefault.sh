@@ -78,10 +78,9 @@ fi
 
 # --- machine header ----------------------------------------------------------------------
 
-# The last online CPU: both are pinned to it. /sys/.../online looks like "0-1" or "0,2-5".
-ONLINE=$(cat /sys/devices/system/cpu/online)
-CPU=${ONLINE##*[,-]}
-CPU_MODEL=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+# ONLINE, CPU (the last online CPU: both are pinned to it), CPU_MODEL and the helpers.
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 THP=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo "unknown")
 MEM_AVAILABLE=$(awk '/^MemAvailable:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 
@@ -99,21 +98,6 @@ reporting() {
     echo "no"
 }
 
-# Busy percentage of the other CPUs since a snapshot of /proc/stat, and how many other oslab
-# processes run now: both spoil a figure (see bench/README.md).
-idle_snapshot() {
-    awk -v pinned="cpu$CPU" '/^cpu[0-9]/ && $1 != pinned {
-        for (i = 2; i <= 9; i++) total += $i; idle += $5 + $6 } END { print total, idle }' /proc/stat
-}
-busy_since() {
-    local total0 idle0 total1 idle1
-    read -r total0 idle0 <<<"$1"
-    read -r total1 idle1 <<<"$(idle_snapshot)"
-    awk -v t="$((total1 - total0))" -v i="$((idle1 - idle0))" 'BEGIN { printf "%.0f\n", (t > 0 ? 100 * (1 - i / t) : 0) }'
-}
-foreign_oslab() {
-    if command -v pgrep >/dev/null; then pgrep -cx oslab || true; else echo "?"; fi
-}
 CONTAMINATED=0
 
 echo "== oslab pagefault benchmark =="
@@ -132,19 +116,6 @@ fi
 echo
 
 # --- helpers -----------------------------------------------------------------------------
-
-# Run oslab with the temporary database; stdout to file $1, stderr to $1.err. Exit 0 is a
-# result, 4 a result flagged suspect (still a measurement: a warning is printed).
-oslab_to() {
-    local out=$1 rc=0
-    shift
-    "$OSLAB" --db "$DB" "$@" >"$out" 2>"$out.err" || rc=$?
-    case $rc in
-        0) ;;
-        4) echo "  (warning: oslab flagged a result as suspect: $(grep -m1 -i suspect "$out.err" || true))" >&2 ;;
-        *) tail -n 5 "$out.err" >&2; die "oslab $* exited with $rc" ;;
-    esac
-}
 
 # Print "median status fact..." of the one pagefault.anon result in a --json document, with
 # the facts named after the file (NaN or absent: -).
