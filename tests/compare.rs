@@ -7,64 +7,13 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use common::Lab;
+use common::{Lab, spread, synthetic_result as result};
 use oslab::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
 use oslab::env::Environment;
-use oslab::model::{
-    Calibration, ClockInfo, ExperimentResult, Run, RunSettings, Rusage, Sample, Status,
-};
+use oslab::model::{ClockInfo, ExperimentResult, Run, RunSettings};
 use oslab::report;
 use oslab::store::Store;
 use serde_json::Value;
-
-/// `n` timing-like values around `center`, spread ±`rel`, fixed (no randomness).
-fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
-        .collect()
-}
-
-fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> ExperimentResult {
-    ExperimentResult {
-        experiment: experiment.into(),
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        unit: "ns/call".into(),
-        status: Status::Ok,
-        reason: None,
-        stop_reason: None,
-        calibration: Calibration::default(),
-        samples: values
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| Sample {
-                ops: 1000,
-                elapsed_ns: v * 1000.0,
-                ns_per_op: v,
-                rusage: Rusage {
-                    minflt: (i % 2) as i64,
-                    ..Rusage::default()
-                },
-                partner: None,
-                children: None,
-                counters: BTreeMap::new(),
-            })
-            .collect(),
-        probes: vec![],
-        counters: vec![],
-        validation: vec![],
-        other_cpus_busy: None,
-        facts: Vec::new(),
-        label: None,
-        load: None,
-        started_at: 0.0,
-        duration_s: 0.0,
-    }
-}
 
 fn run(id: i64, tag: &str, kernel: &str, results: Vec<ExperimentResult>) -> Run {
     Run {

@@ -5,79 +5,39 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::Lab;
+use common::{Lab, spread, synthetic_result};
 use oslab::env::Environment;
-use oslab::model::{
-    Calibration, ClockInfo, CounterStatus, ExperimentResult, Run, RunSettings, Rusage, Sample,
-    Status,
-};
+use oslab::model::{ClockInfo, CounterStatus, ExperimentResult, Run, RunSettings, Status};
 use oslab::report::html;
 use oslab::store::Store;
 
 const PMU_REASON: &str = "no hardware PMU is exposed here (ENOENT)";
 
-fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
-        .collect()
-}
-
+/// The shared synthetic result, with system time and an RSS in every sample and the
+/// hardware counters unsupported, as on a VM.
 fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> ExperimentResult {
-    ExperimentResult {
-        experiment: experiment.into(),
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        unit: "ns/call".into(),
-        status: Status::Ok,
-        reason: None,
-        stop_reason: None,
-        calibration: Calibration::default(),
-        samples: values
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| Sample {
-                ops: 1000,
-                elapsed_ns: v * 1000.0,
-                ns_per_op: v,
-                rusage: Rusage {
-                    minflt: (i % 2) as i64,
-                    stime_us: 1,
-                    maxrss_kb: 4096,
-                    ..Rusage::default()
-                },
-                partner: None,
-                children: None,
-                counters: BTreeMap::new(),
-            })
-            .collect(),
-        probes: vec![],
-        counters: [
-            "L1-dcache-load-misses",
-            "L1-dcache-loads",
-            "dTLB-load-misses",
-            "dTLB-loads",
-        ]
-        .iter()
-        .map(|n| CounterStatus {
-            name: n.to_string(),
-            supported: false,
-            reason: Some(PMU_REASON.into()),
-        })
-        .collect(),
-        validation: vec![],
-        other_cpus_busy: None,
-        facts: Vec::new(),
-        label: None,
-        load: None,
-        started_at: 0.0,
-        duration_s: 0.0,
+    let mut r = synthetic_result(experiment, params, values);
+    for s in &mut r.samples {
+        s.rusage.stime_us = 1;
+        s.rusage.maxrss_kb = 4096;
     }
+    r.counters = [
+        "L1-dcache-load-misses",
+        "L1-dcache-loads",
+        "dTLB-load-misses",
+        "dTLB-loads",
+    ]
+    .iter()
+    .map(|n| CounterStatus {
+        name: n.to_string(),
+        supported: false,
+        reason: Some(PMU_REASON.into()),
+    })
+    .collect();
+    r
 }
 
 fn run(id: i64, tag: &str, kernel: &str, scale: f64) -> Run {

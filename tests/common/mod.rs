@@ -644,3 +644,57 @@ pub fn shm_dir(prefix: &str) -> Option<TempDir> {
     }
     tempfile::Builder::new().prefix(prefix).tempdir_in(shm).ok()
 }
+
+/// `n` timing-like values around `center`, spread ±`rel`, fixed (no randomness).
+pub fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
+        .collect()
+}
+
+/// An `ok` result of `experiment` with one sample per value (1000 ops each, a minor fault
+/// every other sample), as the store would hold it: the fixture of the compare and report
+/// tests.
+pub fn synthetic_result(
+    experiment: &str,
+    params: &[(&str, &str)],
+    values: &[f64],
+) -> oslab::model::ExperimentResult {
+    oslab::model::ExperimentResult {
+        experiment: experiment.into(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        unit: "ns/call".into(),
+        status: oslab::model::Status::Ok,
+        reason: None,
+        stop_reason: None,
+        calibration: oslab::model::Calibration::default(),
+        samples: values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| oslab::model::Sample {
+                ops: 1000,
+                elapsed_ns: v * 1000.0,
+                ns_per_op: v,
+                rusage: oslab::model::Rusage {
+                    minflt: (i % 2) as i64,
+                    ..oslab::model::Rusage::default()
+                },
+                partner: None,
+                children: None,
+                counters: std::collections::BTreeMap::new(),
+            })
+            .collect(),
+        probes: vec![],
+        counters: vec![],
+        validation: vec![],
+        other_cpus_busy: None,
+        facts: Vec::new(),
+        label: None,
+        load: None,
+        started_at: 0.0,
+        duration_s: 0.0,
+    }
+}
