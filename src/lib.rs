@@ -1,20 +1,24 @@
 //! oslab: measures what the operating system costs a program.
 //!
-//! Data flows one way: `experiment` (what is measured) → `measure` + `worker` (how, in a
-//! fresh process) → `runner` (judges each result with `validate`) → `store` (every sample,
-//! the environment, the validation) → `analysis` (pure statistics) → `report` (terminal, JSON).
+//! Layers, top to bottom; imports only point down:
+//!
+//! - `cli` — one file per command: parse, dispatch, print, exit codes.
+//! - `harness` — the runner (parent side: spawn, time limit, reap, judge) and the worker
+//!   (the hidden `oslab worker` subcommand that runs one experiment in a fresh process).
+//! - `report` and `experiment` — presentation of stored runs; what is measured.
+//! - `measure` — how: clock, batch sizing, counters, loads beside the experiment.
+//! - `store` and `analysis` — SQLite; pure statistics and expectation checks.
+//! - `model` — the records and errors that flow through all of it.
+//!
+//! `platform` sits beside them all, at the bottom: the only module that knows which
+//! operating system it runs on (docs/architecture.md has the contract).
 
 pub mod analysis;
 pub mod cli;
-pub mod env;
-pub mod error;
 pub mod experiment;
-pub mod interrupt;
-pub mod maps;
+pub mod harness;
 pub mod measure;
 pub mod model;
+pub mod platform;
 pub mod report;
-pub mod runner;
 pub mod store;
-pub mod validate;
-pub mod worker;

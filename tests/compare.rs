@@ -9,7 +9,7 @@ mod common;
 
 use common::{Lab, spread, synthetic_result as result};
 use oslab::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
-use oslab::env::Environment;
+use oslab::model::env::Environment;
 use oslab::model::{ClockInfo, ExperimentResult, Run, RunSettings};
 use oslab::report;
 use oslab::store::Store;

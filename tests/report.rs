@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{Lab, spread, synthetic_result};
-use oslab::env::Environment;
+use oslab::model::env::Environment;
 use oslab::model::{ClockInfo, CounterStatus, ExperimentResult, Run, RunSettings, Status};
 use oslab::report::html;
 use oslab::store::Store;

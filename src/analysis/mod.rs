@@ -15,6 +15,7 @@ pub mod outliers;
 pub mod result;
 pub mod rng;
 pub mod stats;
+pub mod validate;
 
 pub use bootstrap::median_ci;
 pub use outliers::{OutlierClass, Outliers, classify};

@@ -38,7 +38,7 @@ use super::pingpong::{
     WORKING_SET_PARAM,
 };
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
-use crate::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::{Bound, Expectation, Metric};
 
 // --- expectations shared by the round-trip experiments ---
 
@@ -154,6 +154,7 @@ fn setup_pipe(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupE
 
 pub static PIPE: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.pipe",
+    os: crate::experiment::LINUX,
     summary: "two processes ping-pong one byte over a pair of pipes: two switches per round \
               trip (lmbench lat_ctx, perf bench sched pipe)",
     op: "round trip",
@@ -233,6 +234,7 @@ fn setup_pipe_noswitch(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
 
 pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.pipe_noswitch",
+    os: crate::experiment::LINUX,
     summary: "the system calls of one pipe round trip (write+read on each of two pipes) in one \
               process, non-blocking, without any switch: subtract from ctxswitch.pipe, halve, \
               and the rest is one switch",
@@ -375,7 +377,7 @@ fn spawn_futex_thread(words: &Arc<SharedWords>, cpus: Cpus) -> Result<FutexSide,
     let handle = std::thread::Builder::new()
         .name("oslab-partner".into())
         .spawn(move || {
-            let pinned = crate::measure::cpu::pin(&[cpus.partner])
+            let pinned = crate::platform::cpu::pin(&[cpus.partner])
                 .map_err(|e| format!("cannot pin the partner thread to CPU {}: {e}", cpus.partner));
             let ok = pinned.is_ok();
             let _ = tx.send(pinned);
@@ -407,6 +409,7 @@ fn spawn_futex_thread(words: &Arc<SharedWords>, cpus: Cpus) -> Result<FutexSide,
 
 pub static FUTEX: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.futex",
+    os: crate::experiment::LINUX,
     summary: "two threads or processes take turns with futex wait/wake on a shared word: two \
               switches per round trip, without the pipe's data path",
     op: "round trip",
@@ -539,6 +542,7 @@ fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, Setup
 
 pub static YIELD: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.yield",
+    os: crate::experiment::LINUX,
     summary: "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
               competitor yielding on the same CPU each call is two switches",
     op: "call",
@@ -651,6 +655,7 @@ fn setup_nanosleep0(params: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
 
 pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.nanosleep0",
+    os: crate::experiment::LINUX,
     summary: "nanosleep() of zero: asking to sleep for nothing still sleeps up to the timer \
               slack (one voluntary switch per call at the default 50 µs)",
     op: "call",
@@ -731,7 +736,7 @@ mod tests {
 
     #[test]
     fn futex_threads_ping_pong_runs_and_stops() {
-        let cpu = *crate::measure::cpu::allowed().last().unwrap();
+        let cpu = *crate::platform::cpu::allowed().last().unwrap();
         let ctx = Context {
             cpu: Some(cpu),
             ..Context::default()
@@ -753,7 +758,7 @@ mod tests {
 
     #[test]
     fn pipe_ping_pong_with_a_working_set_has_a_baseline() {
-        let cpu = *crate::measure::cpu::allowed().last().unwrap();
+        let cpu = *crate::platform::cpu::allowed().last().unwrap();
         let ctx = Context {
             cpu: Some(cpu),
             ..Context::default()

@@ -40,7 +40,7 @@
 //! ~20 µs for a create+unlink pair that recycles the inode it just freed. There is no
 //! `fs.delete` until the harness can prepare files untimed (docs/experiments.md).
 
-pub mod mount;
+use crate::platform::mount;
 
 use std::collections::VecDeque;
 use std::ffi::CString;
@@ -51,8 +51,8 @@ use std::path::{Path, PathBuf};
 use super::mapping::Anon;
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::rng::Rng;
+use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::params::format_size;
-use crate::validate::{Bound, Expectation, Metric};
 
 // --- parameters ---
 
@@ -738,6 +738,7 @@ fn random_write_expectations(p: &Params) -> Vec<Expectation> {
 
 pub static WRITE: ExperimentInfo = ExperimentInfo {
     name: "fs.write",
+    os: crate::experiment::LINUX,
     summary: "sequential pwrite of one buffer, rewriting a file in place and wrapping around it; \
               sync says which layer it reaches (MB/s = bufsize / median)",
     op: "buffer",
@@ -759,6 +760,7 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
 
 pub static READ: ExperimentInfo = ExperimentInfo {
     name: "fs.read",
+    os: crate::experiment::LINUX,
     summary: "sequential pread of one buffer, wrapping around a file; cache=cold drops its \
               pages before each pass (MB/s = bufsize / median)",
     op: "buffer",
@@ -780,6 +782,7 @@ pub static READ: ExperimentInfo = ExperimentInfo {
 
 pub static COPY: ExperimentInfo = ExperimentInfo {
     name: "fs.copy",
+    os: crate::experiment::LINUX,
     summary: "sequential copy of one buffer from a cached file into another (UnixBench \
               fstime's copy), rewriting in place; sync as for fs.write",
     op: "buffer",
@@ -801,6 +804,7 @@ pub static COPY: ExperimentInfo = ExperimentInfo {
 
 pub static RANDOM_READ: ExperimentInfo = ExperimentInfo {
     name: "fs.random_read",
+    os: crate::experiment::LINUX,
     summary: "pread of one buffer at a random buffer-aligned offset (seeded); cache=cold \
               turns readahead off and keeps the file nearly uncached",
     op: "buffer",
@@ -822,6 +826,7 @@ pub static RANDOM_READ: ExperimentInfo = ExperimentInfo {
 
 pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo {
     name: "fs.random_write",
+    os: crate::experiment::LINUX,
     summary: "pwrite of one buffer at a random buffer-aligned offset (seeded), in place; \
               sync=end fsyncs every N writes (N = buffers in the file)",
     op: "buffer",
@@ -896,6 +901,7 @@ fn fsync_expectations(params: &Params) -> Vec<Expectation> {
 
 pub static FSYNC: ExperimentInfo = ExperimentInfo {
     name: "fs.fsync",
+    os: crate::experiment::LINUX,
     summary: "overwrite bufsize bytes at the start of an allocated file, then fsync \
               (Filebench writefsync): the cost of making one small write durable",
     op: "write+fsync",
@@ -1049,6 +1055,7 @@ macro_rules! meta_info {
      $exp:ident, $setup:ident) => {
         pub static $id: ExperimentInfo = ExperimentInfo {
             name: $name,
+            os: crate::experiment::LINUX,
             summary: $summary,
             op: $op,
             path: $path,
@@ -1260,6 +1267,7 @@ fn delete_expectations(_: &Params) -> Vec<Expectation> {
 
 pub static DELETE: ExperimentInfo = ExperimentInfo {
     name: "fs.delete",
+    os: crate::experiment::LINUX,
     summary: "unlink a file (created beforehand, untimed, with filesize bytes) in a directory \
               that holds `files` other files",
     op: "unlink",
@@ -1321,6 +1329,7 @@ fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
 
 pub static CREATE: ExperimentInfo = ExperimentInfo {
     name: "fs.create",
+    os: crate::experiment::LINUX,
     summary: "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) in a directory \
               that holds `files` files (the oldest are unlinked between batches, untimed)",
     op: "create",

@@ -15,7 +15,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use super::ctxswitch::{byte_round_trip_expectations, no_faults, syscalls_near};
 use super::pingpong::{self, Channel, PLACEMENT_PARAM, PartnerProcess, PingPong};
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
-use crate::validate::Expectation;
+use crate::analysis::validate::Expectation;
 
 // --- ipc.pipe_bandwidth ---
 
@@ -143,6 +143,7 @@ fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routin
 
 pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
     name: "ipc.pipe_bandwidth",
+    os: crate::experiment::LINUX,
     summary: "the worker writes `size` bytes (64 KiB) per transfer into a pipe a partner process \
               drains; bandwidth = size / median; the pipe's capacity is a parameter",
     op: "transfer",
@@ -175,6 +176,7 @@ fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>
 
 pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
     name: "ipc.unix_latency",
+    os: crate::experiment::LINUX,
     summary: "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
               two switches (compare ctxswitch.pipe)",
     op: "round trip",
@@ -217,7 +219,7 @@ mod tests {
 
     #[test]
     fn bandwidth_and_unix_latency_run_with_a_partner() {
-        let cpu = *crate::measure::cpu::allowed().last().unwrap();
+        let cpu = *crate::platform::cpu::allowed().last().unwrap();
         let ctx = Context {
             cpu: Some(cpu),
             ..Context::default()

@@ -71,11 +71,11 @@ use std::time::Instant;
 
 use super::mapping::Anon;
 use super::{Batch, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::analysis::{self, rng::Rng};
 use crate::experiment::params::{format_size, parse_size};
-use crate::measure::rusage;
 use crate::model::{Fact, Rusage};
-use crate::validate::{Bound, Expectation, Metric};
+use crate::platform::rusage;
 
 /// Bytes per cache line the walk steps by.
 const LINE: usize = 64;
@@ -691,7 +691,7 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
             SetupError::Failed("no work directory was created for this experiment".into())
         })?;
         if backing == Backing::FileShared && memset_msync {
-            let mount = super::fs::mount::mount_of(dir).map_err(SetupError::Failed)?;
+            let mount = crate::platform::mount::mount_of(dir).map_err(SetupError::Failed)?;
             if mount.memory_backed() {
                 return Err(SetupError::Unsupported(format!(
                     "{}: msync has no device to write back to on a memory-backed file system, \
@@ -868,6 +868,7 @@ fn expectations(p: &Params) -> Vec<Expectation> {
 
 pub static ACCESS: ExperimentInfo = ExperimentInfo {
     name: "mmap.access",
+    os: crate::experiment::LINUX,
     summary: "working-set walk over a fresh mapping: blocks of 512 cache lines walked 16 \
               times (a store to every 8th line), per backing (malloc, anonymous, file) with \
               populate and memset+msync variants; one sample is one pass. File backings keep \

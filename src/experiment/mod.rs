@@ -14,14 +14,18 @@ pub mod params;
 mod pingpong;
 pub mod plan;
 pub mod process;
-mod raw;
 pub mod synthetic;
 pub mod syscall;
 
 pub use params::{ParamKind, ParamSpec, Params};
 
-pub use crate::model::Fact;
-use crate::validate::Expectation;
+use crate::analysis::validate::Expectation;
+pub use crate::model::{Fact, Os, SetupError};
+
+/// Runs on Linux only.
+pub const LINUX: &[Os] = &[Os::Linux];
+/// Runs on every system oslab knows.
+pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
 
 /// The timed routine of one experiment, built by [`ExperimentInfo::setup`] in the worker.
 pub trait Routine {
@@ -81,15 +85,6 @@ pub struct Context {
     pub work_dir: Option<std::path::PathBuf>,
 }
 
-/// Why an experiment could not be set up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SetupError {
-    /// It cannot run on this machine (missing feature, permission, architecture): not a failure.
-    Unsupported(String),
-    /// It should have run and could not.
-    Failed(String),
-}
-
 /// Builds an experiment's routine from its parameters and placement.
 pub type Setup = fn(&Params, &Context) -> Result<Box<dyn Routine>, SetupError>;
 
@@ -101,6 +96,10 @@ pub type Preflight = fn(&Params, &Context) -> Result<(), String>;
 pub struct ExperimentInfo {
     /// Stable `family.variant` name: stored in every run, used by compare across versions.
     pub name: &'static str,
+    /// The operating systems it runs on. Most experiments name Linux-only mechanisms (raw
+    /// system-call numbers, THP, futex, MADV_POPULATE_WRITE, procfs views); the harness marks
+    /// an experiment `unsupported` on any other system and `oslab list` prints the list.
+    pub os: &'static [Os],
     pub summary: &'static str,
     /// The unit of one operation (`call`, `round trip`, `page`).
     pub op: &'static str,
@@ -233,7 +232,9 @@ pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
 
 /// Resolve command-line targets (experiment names or family names) to experiments, in
 /// registry order without duplicates. No target means the default suite.
-pub fn select(targets: &[String]) -> Result<Vec<&'static ExperimentInfo>, crate::error::UserError> {
+pub fn select(
+    targets: &[String],
+) -> Result<Vec<&'static ExperimentInfo>, crate::model::error::UserError> {
     if targets.is_empty() {
         return Ok(REGISTRY
             .iter()
@@ -260,7 +261,9 @@ pub fn select(targets: &[String]) -> Result<Vec<&'static ExperimentInfo>, crate:
             if visible.is_empty() { family } else { visible }
         };
         if matches.is_empty() {
-            return Err(crate::error::UserError::UnknownExperiment(target.clone()));
+            return Err(crate::model::error::UserError::UnknownExperiment(
+                target.clone(),
+            ));
         }
         for e in matches {
             if !chosen.iter().any(|c| c.name == e.name) {

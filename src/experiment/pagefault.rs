@@ -60,7 +60,7 @@ use super::mapping::Anon;
 use super::{Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::median;
 use crate::analysis::rng::Rng;
-use crate::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::{Bound, Expectation, Metric};
 
 pub use file::FILE;
 pub use sweep::PREFAULT_SWEEP;
@@ -448,7 +448,7 @@ fn thp_mode() -> Option<String> {
 
 /// AnonHugePages, in kB, of the mapping that holds `addr`, from /proc/self/smaps.
 fn anon_huge_pages_kb(addr: usize) -> Result<f64, String> {
-    crate::maps::own_region_containing(addr as u64).map(|r| r.anon_huge_pages_kb as f64)
+    crate::platform::maps::own_region_containing(addr as u64).map(|r| r.anon_huge_pages_kb as f64)
 }
 
 /// What this process may still allocate, bytes: MemAvailable, or less when a memory cgroup
@@ -925,6 +925,7 @@ fn setup_anon(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static ANON: ExperimentInfo = ExperimentInfo {
     name: "pagefault.anon",
+    os: crate::experiment::LINUX,
     summary: "first write to each 4 KiB page of a new anonymous mapping (one sample: every \
               page of `size`): a minor fault that allocates, zeroes and maps a page. \
               memory=warm (the default) is the figure to compare with bare metal; \
@@ -1072,6 +1073,7 @@ fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static COW: ExperimentInfo = ExperimentInfo {
     name: "pagefault.cow",
+    os: crate::experiment::LINUX,
     summary: "copy-on-write: a forked child writes one byte to each of N inherited 4 KiB \
               pages; per page, after subtracting the same fork+exit+wait without writes \
               (includes freeing the copy at the child's exit)",

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::UserError;
+use crate::model::error::UserError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::mapping::Anon;
 use super::{Context, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
-use crate::measure::cpu;
+use crate::platform::cpu;
 
 /// `placement=same|cross`: both sides pinned to one CPU, or to two different CPUs.
 pub const PLACEMENT_PARAM: ParamSpec = ParamSpec {

@@ -12,7 +12,7 @@
 //!   configuration, except a parameter that defines one.
 
 use super::{ExperimentInfo, ParamKind, Params, find};
-use crate::error::UserError;
+use crate::model::error::UserError;
 
 /// One experiment run to perform.
 #[derive(Clone)]

@@ -53,7 +53,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
-use crate::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::{Bound, Expectation, Metric};
 
 // --- expectations ---
 
@@ -248,6 +248,7 @@ fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static FORK: ExperimentInfo = ExperimentInfo {
     name: "process.fork",
+    os: crate::experiment::LINUX,
     summary: "fork(), the child _exit(0)s, the parent waitpid()s: a process created and reaped \
               (parent and child share the worker's CPU)",
     op: "fork+wait",
@@ -376,6 +377,7 @@ const VFORK_SYSCALLS: &[&str] = &["vfork", "exit_group", "wait4"];
 
 pub static VFORK: ExperimentInfo = ExperimentInfo {
     name: "process.vfork",
+    os: crate::experiment::LINUX,
     summary: "vfork(), the child exits at once, the parent waitpid()s: a process that borrows \
               the parent's memory instead of copying its page tables",
     op: "vfork+wait",
@@ -679,6 +681,7 @@ fn setup_fork_exec(params: &Params, context: &Context) -> Result<Box<dyn Routine
 
 pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     name: "process.fork_exec",
+    os: crate::experiment::LINUX,
     summary: "fork(), the child execve()s a tiny program (a static exit(0) unless \
               target=dynamic), the parent waitpid()s: starting a new program",
     op: "fork+exec+wait",
@@ -724,6 +727,7 @@ fn setup_posix_spawn(params: &Params, context: &Context) -> Result<Box<dyn Routi
 
 pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
     name: "process.posix_spawn",
+    os: crate::experiment::LINUX,
     summary: "posix_spawn() of the same tiny program, then waitpid(): a new program without \
               copying the parent's page tables",
     op: "spawn+wait",
@@ -798,6 +802,7 @@ fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError>
 
 pub static THREAD: ExperimentInfo = ExperimentInfo {
     name: "process.thread",
+    os: crate::experiment::LINUX,
     summary: "pthread_create() of an empty thread, then pthread_join(): a task that shares \
               everything (on the worker's CPU)",
     op: "create+join",

@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use super::mapping::Anon;
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
-use crate::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::{Bound, Expectation, Metric};
 
 const PAGE: usize = 4096;
 /// Pages cycled through by `pages=N`; released with MADV_DONTNEED when used up.
@@ -128,6 +128,7 @@ fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
     name: "synthetic.spin",
+    os: crate::experiment::ANY_OS,
     summary: "busy-waits a known time per operation (for tests; not in the default suite)",
     op: "spin",
     path: "user space only",

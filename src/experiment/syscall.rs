@@ -11,9 +11,9 @@ use std::fs::File;
 use std::hint::black_box;
 use std::os::fd::AsRawFd;
 
-use super::raw;
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
-use crate::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::platform::raw;
 
 const PATH_PARAM: ParamSpec = ParamSpec {
     name: "path",
@@ -135,6 +135,7 @@ fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
 
 pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     name: "syscall.function_call",
+    os: crate::experiment::LINUX,
     summary: "an empty function called through a pointer: the baseline of the ladder",
     op: "call",
     path: "user space only",
@@ -174,6 +175,7 @@ fn setup_vdso_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>,
 
 pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     name: "syscall.vdso_clock_gettime",
+    os: crate::experiment::LINUX,
     summary: "clock_gettime(CLOCK_MONOTONIC) through glibc and the vDSO: no kernel entry",
     op: "call",
     path: "glibc → vDSO",
@@ -210,6 +212,7 @@ fn setup_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
 
 pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     name: "syscall.clock_gettime",
+    os: crate::experiment::LINUX,
     summary: "the same clock_gettime forced into the kernel: what the vDSO saves",
     op: "call",
     path: "raw syscall instruction",
@@ -240,6 +243,7 @@ fn setup_getpid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError>
 
 pub static GETPID: ExperimentInfo = ExperimentInfo {
     name: "syscall.getpid",
+    os: crate::experiment::LINUX,
     summary: "getpid(): the smallest useful system call",
     op: "call",
     path: "raw syscall instruction",
@@ -268,6 +272,7 @@ fn setup_getppid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError
 
 pub static GETPPID: ExperimentInfo = ExperimentInfo {
     name: "syscall.getppid",
+    os: crate::experiment::LINUX,
     summary: "getppid(): the classic null system call (never cached by any libc)",
     op: "call",
     path: "raw syscall instruction",
@@ -293,6 +298,7 @@ fn setup_getppid_libc(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setup
 
 pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     name: "syscall.getppid_libc",
+    os: crate::experiment::LINUX,
     summary: "getppid() through libc: the path `perf bench syscall basic` and lmbench measure",
     op: "call",
     path: "libc wrapper",
@@ -338,6 +344,7 @@ fn setup_read(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupErr
 
 pub static READ: ExperimentInfo = ExperimentInfo {
     name: "syscall.read",
+    os: crate::experiment::LINUX,
     summary: "read() of `size` bytes from /dev/zero",
     op: "call",
     path: "raw syscall instruction",
@@ -370,6 +377,7 @@ fn setup_write(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupEr
 
 pub static WRITE: ExperimentInfo = ExperimentInfo {
     name: "syscall.write",
+    os: crate::experiment::LINUX,
     summary: "write() of `size` bytes to /dev/null",
     op: "call",
     path: "raw syscall instruction",
@@ -417,6 +425,7 @@ fn setup_fstat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupEr
 
 pub static FSTAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.fstat",
+    os: crate::experiment::LINUX,
     summary: "fstat() of an open file: a system call that copies a struct out",
     op: "call",
     path: "raw syscall instruction",
@@ -457,6 +466,7 @@ fn setup_stat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupErr
 
 pub static STAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.stat",
+    os: crate::experiment::LINUX,
     summary: "stat() of a path: a lookup through the dentry cache",
     op: "call",
     path: "raw syscall instruction (newfstatat)",
@@ -498,6 +508,7 @@ fn setup_open_close(params: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     name: "syscall.open_close",
+    os: crate::experiment::LINUX,
     summary: "open() then close() of a path: allocating and freeing a file descriptor",
     op: "open+close",
     path: "raw syscall instruction (openat, close)",

@@ -523,7 +523,7 @@ fn mount_tracefs() -> bool {
 
 /// Which counters work on this machine, for `oslab env`: opens every group once and closes
 /// it again.
-pub fn probe() -> BTreeMap<String, crate::env::CounterAvailability> {
+pub fn probe() -> BTreeMap<String, crate::model::env::CounterAvailability> {
     let timed = CounterSet::open();
     let probes = CounterSet::open_probes(false);
     timed
@@ -533,7 +533,7 @@ pub fn probe() -> BTreeMap<String, crate::env::CounterAvailability> {
         .map(|s| {
             (
                 s.name.clone(),
-                crate::env::CounterAvailability {
+                crate::model::env::CounterAvailability {
                     supported: s.supported,
                     reason: s.reason.clone(),
                 },

@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use super::cpu;
 use super::memload::{self, MemoryLoad};
 use crate::experiment::SetupError;
 use crate::model::LoadRecord;
+use crate::platform::cpu;
 
 /// What load to run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 use procfs::process::{MountInfo, MountInfos};
 use procfs::{Current, FromBufRead, ProcessCGroup, ProcessCGroups};
 
-use super::cpu;
-use crate::experiment::SetupError;
+use crate::model::SetupError;
+use crate::platform::cpu;
 
 const MIB: u64 = 1 << 20;
 /// S when the experiment has no `size` parameter.
@@ -705,7 +705,7 @@ fn wait_ready(stdout: &mut ChildStdout) -> Result<(), SetupError> {
     let deadline = Instant::now() + READY_TIMEOUT;
     let mut line = Vec::new();
     loop {
-        if let Some(signal) = crate::interrupt::requested() {
+        if let Some(signal) = crate::platform::interrupt::requested() {
             return Err(interrupted(signal));
         }
         if Instant::now() >= deadline {
@@ -741,7 +741,7 @@ fn wait_ready(stdout: &mut ChildStdout) -> Result<(), SetupError> {
             "the competitor failed: {reason}"
         ))),
         // Ctrl-C reaches the competitor too when it shares the terminal's process group.
-        None => Err(match crate::interrupt::requested() {
+        None => Err(match crate::platform::interrupt::requested() {
             Some(signal) => interrupted(signal),
             None => SetupError::Failed("the competitor ended before filling its memory".into()),
         }),
@@ -751,7 +751,7 @@ fn wait_ready(stdout: &mut ChildStdout) -> Result<(), SetupError> {
 fn interrupted(signal: i32) -> SetupError {
     SetupError::Failed(format!(
         "interrupted by {} while the competitor filled its memory",
-        crate::interrupt::signal_name(signal)
+        crate::platform::interrupt::signal_name(signal)
     ))
 }
 
@@ -1060,7 +1060,7 @@ fn describe_exit(exit: &Exit, oom_kills: Option<u64>) -> String {
             let name = match signal {
                 libc::SIGKILL => "SIGKILL".to_string(),
                 libc::SIGINT | libc::SIGTERM | libc::SIGHUP => {
-                    crate::interrupt::signal_name(signal).to_string()
+                    crate::platform::interrupt::signal_name(signal).to_string()
                 }
                 other => format!("signal {other}"),
             };

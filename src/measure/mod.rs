@@ -3,9 +3,6 @@
 
 pub mod clock;
 pub mod counters;
-pub mod cpu;
-pub mod cpustat;
 pub mod load;
 pub mod memload;
-pub mod rusage;
 pub mod sampler;

@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::Clock;
 use super::counters::CounterSet;
-use super::rusage;
 use crate::analysis;
 use crate::experiment::{ExperimentInfo, Routine};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
+use crate::platform::rusage;
 
 /// How long and how precisely to sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::env::{Cache, Environment};
+use crate::model::env::{Cache, Environment};
 
 /// Rows are indented under their section title.
 const INDENT: &str = "  ";
@@ -433,7 +433,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::env::{CounterAvailability, Tlb};
+    use crate::model::env::{CounterAvailability, Tlb};
 
     fn filled() -> Environment {
         Environment {

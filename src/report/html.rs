@@ -459,7 +459,7 @@ fn environment_section(runs: &[Run]) -> String {
                 if s.quick { "--quick, " } else { "" },
                 sig3(s.precision * 100.0),
                 sig3(s.budget_s),
-                crate::measure::cpu::format_list(&s.cpus),
+                crate::platform::cpu::format_list(&s.cpus),
                 s.load
                     .as_deref()
                     .map(|l| format!(", --load {l}"))

@@ -419,7 +419,7 @@ fn heading(run: &Run) -> String {
         "clock {clock} (read pair {}, resolution {}); pinned to CPU {}{load}; precision target ±{}% per median{}\n",
         time_ns(run.clock.overhead_ns),
         time_ns(run.clock.resolution_ns),
-        crate::measure::cpu::format_list(&run.settings.cpus),
+        crate::platform::cpu::format_list(&run.settings.cpus),
         sig3(run.settings.precision * 100.0),
         if run.settings.quick { " (--quick)" } else { "" },
     ));

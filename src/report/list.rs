@@ -39,15 +39,17 @@ pub fn render() -> String {
         } else {
             e.syscalls.join(", ")
         };
+        let os: Vec<&str> = e.os.iter().map(|o| o.name()).collect();
         out.push_str(&format!(
-            "      one op: {} · path: {} · system calls: {syscalls} · empty loop {}\n",
+            "      one op: {} · path: {} · system calls: {syscalls} · empty loop {} · runs on {}\n",
             e.op,
             e.path,
             if e.subtract_loop_overhead {
                 "subtracted"
             } else {
                 "not subtracted"
-            }
+            },
+            os.join(", ")
         ));
         if !e.params.is_empty() {
             let mut t = Table::new(&[
@@ -112,6 +114,7 @@ pub fn info_json(e: &ExperimentInfo) -> Value {
         "unit": e.unit(),
         "path": e.path,
         "syscalls": e.syscalls,
+        "os": e.os,
         "subtract_loop_overhead": e.subtract_loop_overhead,
         "default_suite": e.default_suite,
         "ladder": e.ladder,

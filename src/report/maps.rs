@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use super::env_table::format_bytes;
 use super::format::{Align, Table, wrap};
-use crate::maps::{self, AslrRegion, CHILD_BLOCK_BYTES, Mapping, Report, Totals, VSYSCALL_ADDRESS};
+use crate::platform::maps::{
+    self, AslrRegion, CHILD_BLOCK_BYTES, Mapping, Report, Totals, VSYSCALL_ADDRESS,
+};
 
 /// Width the prose (the target's description, the ASLR note) is wrapped to.
 const WIDTH: usize = 100;
@@ -280,7 +282,7 @@ fn kb(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::maps::{Aslr, BaseComparison, Region, Snapshot, classify};
+    use crate::platform::maps::{Aslr, BaseComparison, Region, Snapshot, classify};
 
     fn region(start: u64, end: u64, perms: &str, path: Option<&str>, rss_kb: u64) -> Region {
         Region {

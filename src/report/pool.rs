@@ -5,9 +5,9 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
+use crate::analysis::validate;
 use crate::experiment::{self, Params};
 use crate::model::{ExperimentResult, Fact, ProbeCount, Status};
-use crate::validate;
 
 /// One configuration: its results merged, and how many worker processes measured it.
 pub struct Pooled {

@@ -9,7 +9,7 @@ use tempfile::TempDir;
 
 use super::schema::{APPLICATION_ID, SCHEMA_VERSION};
 use super::{Store, StoreError};
-use crate::env::{Cache, CounterAvailability, Environment};
+use crate::model::env::{Cache, CounterAvailability, Environment};
 use crate::model::{
     Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Fact, LoadRecord,
     ProbeCount, Run, RunSettings, Rusage, Sample, Status, StopReason,

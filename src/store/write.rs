@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::error::{During, StoreError};
 use super::schema;
-use crate::env::Environment;
+use crate::model::env::Environment;
 use crate::model::{ExperimentResult, Run, Sample};
 
 /// The id of the row holding `env`, inserting it if no identical environment is stored yet.

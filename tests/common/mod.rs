@@ -632,7 +632,7 @@ pub fn spawn_interruptible(
 
 /// Whether `dir` is on a file system that keeps its files in memory (tmpfs, ramfs).
 pub fn memory_backed(dir: &Path) -> bool {
-    oslab::experiment::fs::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
+    oslab::platform::mount::mount_of(dir).is_ok_and(|m| m.memory_backed())
 }
 
 /// A temporary directory on a memory-backed /dev/shm, or `None` where there is none (the

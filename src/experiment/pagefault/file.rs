@@ -44,11 +44,11 @@ use std::time::Instant;
 
 use super::PAGE;
 use crate::analysis::median;
-use crate::experiment::fs::mount::{Mount, mount_of};
+use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::{
     Batch, Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, SetupError,
 };
-use crate::validate::{Bound, Expectation, Metric};
+use crate::platform::mount::{Mount, mount_of};
 
 /// The file's name in the work directory.
 const FILE_NAME: &str = "pagefault.file";
@@ -498,6 +498,7 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static FILE: ExperimentInfo = ExperimentInfo {
     name: "pagefault.file",
+    os: crate::experiment::LINUX,
     summary: "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
               mapping of a cached file (fault-around maps several pages per fault: see \
               faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \

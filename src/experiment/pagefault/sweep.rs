@@ -22,11 +22,11 @@ use std::time::Instant;
 
 use super::{PAGE, madvise, minflt_now, permutation};
 use crate::analysis::median;
+use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::mapping::Anon;
 use crate::experiment::{
     Batch, Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, SetupError,
 };
-use crate::validate::{Bound, Expectation, Metric};
 
 /// Seed of the batch order: every run populates the same batches in the same order.
 const ORDER_SEED: u64 = 0x5EED_BA7C;
@@ -247,6 +247,7 @@ fn setup(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo {
     name: "pagefault.prefault_sweep",
+    os: crate::experiment::LINUX,
     summary: "'preallocate N pages per fault' from user space: a fresh anonymous region \
               populated N pages per MADV_POPULATE_WRITE call, then touched; time per page \
               against N (1 … 512), in address and in random batch order",

@@ -6,7 +6,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::env::Environment;
+pub mod env;
+pub mod error;
+pub mod os;
+pub mod setup;
+
+pub use os::Os;
+pub use setup::SetupError;
+
+use crate::model::env::Environment;
 
 /// Resource usage over one sample, as `getrusage(RUSAGE_SELF)` deltas (see getrusage(2)).
 ///

@@ -1,5 +1,6 @@
 //! Errors a user can fix. Each renders as one line that names the fix, and makes the process
-//! exit with code 2. Everything else is an internal error (exit code 1) carried by `anyhow`.
+//! exit with code 2 (so do the store's refusals, `store::StoreError`, which the CLI treats
+//! alike). Everything else is an internal error (exit code 1) carried by `anyhow`.
 
 use thiserror::Error;
 
@@ -28,6 +29,4 @@ pub enum UserError {
     BadOption(String),
     #[error("no run {0} in {1}; `oslab show --list` lists the runs")]
     NoSuchRun(String, String),
-    #[error("{0}")]
-    Store(#[from] crate::store::StoreError),
 }

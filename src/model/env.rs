@@ -6,9 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-mod collect;
-pub use collect::collect;
-
 /// One cache level as described by `/sys/devices/system/cpu/cpu0/cache/index*/`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cache {

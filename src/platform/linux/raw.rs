@@ -12,6 +12,11 @@ mod arch {
     pub const SUPPORTED: bool = true;
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall0(n: i64) -> i64 {
         let ret: i64;
         // SAFETY: the caller passes a system call that takes no argument and touches no user
@@ -24,6 +29,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall1(n: i64, a1: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the argument is valid for call `n`.
@@ -35,6 +45,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall2(n: i64, a1: i64, a2: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the arguments are valid for call `n`.
@@ -46,6 +61,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall3(n: i64, a1: i64, a2: i64, a3: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the arguments are valid for call `n`.
@@ -57,6 +77,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the arguments are valid for call `n`.
@@ -75,6 +100,11 @@ mod arch {
     pub const SUPPORTED: bool = true;
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall0(n: i64) -> i64 {
         let ret: i64;
         // SAFETY: the caller passes a system call that takes no argument; `svc 0` returns in x0
@@ -84,6 +114,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall1(n: i64, a1: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the argument is valid for call `n`.
@@ -92,6 +127,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall2(n: i64, a1: i64, a2: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the arguments are valid for call `n`.
@@ -102,6 +142,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall3(n: i64, a1: i64, a2: i64, a3: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the arguments are valid for call `n`.
@@ -113,6 +158,11 @@ mod arch {
     }
 
     #[inline(always)]
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 {
         let ret: i64;
         // SAFETY: as syscall0; the caller guarantees the arguments are valid for call `n`.
@@ -128,18 +178,43 @@ mod arch {
 mod arch {
     //! Elsewhere the raw path is not built; libc's `syscall()` would measure a wrapper.
     pub const SUPPORTED: bool = false;
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall0(_: i64) -> i64 {
         -(libc::ENOSYS as i64)
     }
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall1(_: i64, _: i64) -> i64 {
         -(libc::ENOSYS as i64)
     }
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall2(_: i64, _: i64, _: i64) -> i64 {
         -(libc::ENOSYS as i64)
     }
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall3(_: i64, _: i64, _: i64, _: i64) -> i64 {
         -(libc::ENOSYS as i64)
     }
+    /// Make system call `n` with the trap instruction.
+    ///
+    /// # Safety
+    /// The arguments must be valid for call `n`: pointers point to memory the call may
+    /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall4(_: i64, _: i64, _: i64, _: i64, _: i64) -> i64 {
         -(libc::ENOSYS as i64)
     }

@@ -12,17 +12,17 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::error::UserError;
 use crate::experiment::plan::{self, Planned};
 use crate::experiment::{self, ExperimentInfo, params::parse_assignment};
+use crate::harness::runner::{self, Plan};
 use crate::measure::clock::{self, ClockChoice};
 use crate::measure::counters;
-use crate::measure::cpu;
 use crate::measure::load::Load;
 use crate::measure::sampler::SamplerConfig;
+use crate::model::error::UserError;
 use crate::model::{Run, RunSettings, Status};
+use crate::platform::cpu;
 use crate::report;
-use crate::runner::{self, Plan};
 use crate::store::Store;
 
 #[derive(Parser, Debug)]
@@ -247,8 +247,8 @@ pub fn main() -> ExitCode {
         Err(err) => return usage_error(err),
     };
     match cli.command {
-        Command::Worker => return ExitCode::from(crate::worker::main() as u8),
-        Command::MapsChild => return ExitCode::from(crate::maps::child_main() as u8),
+        Command::Worker => return ExitCode::from(crate::harness::worker::main() as u8),
+        Command::MapsChild => return ExitCode::from(crate::platform::maps::child_main() as u8),
         Command::Load {
             cpu,
             memory,
@@ -265,6 +265,9 @@ pub fn main() -> ExitCode {
         Err(err) => {
             if let Some(user) = err.downcast_ref::<UserError>() {
                 eprintln!("oslab: {user}");
+                ExitCode::from(2)
+            } else if let Some(store) = err.downcast_ref::<crate::store::StoreError>() {
+                eprintln!("oslab: {store}");
                 ExitCode::from(2)
             } else {
                 eprintln!("oslab: error: {err:#}");
@@ -422,7 +425,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     };
 
     let path = db_path(db)?;
-    let mut store = Store::open(&path).map_err(UserError::from)?;
+    let mut store = Store::open(&path)?;
 
     let (clock, reason) = clock::choose(match args.clock {
         ClockArg::Auto => ClockChoice::Auto,
@@ -436,7 +439,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     }
     let clock_info = clock.info(reason);
 
-    let mut environment = crate::env::collect();
+    let mut environment = crate::platform::env::collect();
     environment.counters = counters::probe();
 
     let mut run = Run {
@@ -460,7 +463,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             dir_mount: jobs
                 .iter()
                 .any(|j| j.info.work_dir)
-                .then(|| crate::experiment::fs::mount::mount_of(&dir))
+                .then(|| crate::platform::mount::mount_of(&dir))
                 .and_then(Result::ok)
                 .map(|m| {
                     format!(
@@ -474,7 +477,7 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         environment,
         results: Vec::new(),
     };
-    let run_id = store.begin_run(&run).map_err(UserError::from)?;
+    let run_id = store.begin_run(&run)?;
     run.id = run_id;
 
     let plan = Plan {
@@ -491,10 +494,10 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     let mut done = 0;
     let mut progress =
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
-    crate::interrupt::install();
+    crate::platform::interrupt::install();
     'runs: for _ in 0..args.repeat {
         for job in &jobs {
-            if crate::interrupt::requested().is_some() {
+            if crate::platform::interrupt::requested().is_some() {
                 break 'runs;
             }
             done += 1;
@@ -503,25 +506,23 @@ fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             progress.start(format!("[{done}/{total}] {name}"));
             let result =
                 runner::run_experiment(job, &plan, &mut |samples| progress.sample(samples));
-            store.add_result(run_id, &result).map_err(UserError::from)?;
+            store.add_result(run_id, &result)?;
             progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
         }
     }
-    let interrupted = crate::interrupt::requested();
+    let interrupted = crate::platform::interrupt::requested();
     if interrupted.is_none() {
-        store
-            .finish_run(run_id, runner::unix_now())
-            .map_err(UserError::from)?;
+        store.finish_run(run_id, runner::unix_now())?;
     }
 
     // Present what was stored, exactly as `show` would.
-    let stored = store.load_run(run_id).map_err(UserError::from)?;
+    let stored = store.load_run(run_id)?;
     print_run(&stored, args.json)?;
     eprintln!("stored as run {run_id} in {}", path.display());
     if let Some(signal) = interrupted {
         eprintln!(
             "oslab: interrupted by {}: the run keeps the experiments it finished",
-            crate::interrupt::signal_name(signal)
+            crate::platform::interrupt::signal_name(signal)
         );
         return Ok(ExitCode::from(130));
     }
@@ -778,11 +779,9 @@ fn list(json: bool) -> Result<ExitCode> {
 
 fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> Result<ExitCode> {
     let path = db_path(db)?;
-    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let store = Store::open_existing(&path)?;
     if list {
-        write_stdout(&report::list::runs(
-            &store.list_runs().map_err(UserError::from)?,
-        ))?;
+        write_stdout(&report::list::runs(&store.list_runs()?))?;
         return Ok(ExitCode::SUCCESS);
     }
     let run = resolve_run(&store, &path, which.as_deref())?;
@@ -793,10 +792,10 @@ fn show(db: Option<PathBuf>, which: Option<String>, json: bool, list: bool) -> R
 /// The run named by `which` (an id, else a tag), or the latest when `None`.
 fn resolve_run(store: &Store, path: &std::path::Path, which: Option<&str>) -> Result<Run> {
     let id = match which {
-        None => store.latest_run_id().map_err(UserError::from)?,
+        None => store.latest_run_id()?,
         Some(text) => match text.parse::<i64>() {
             Ok(id) => Some(id),
-            Err(_) => store.run_id_for_tag(text).map_err(UserError::from)?,
+            Err(_) => store.run_id_for_tag(text)?,
         },
     };
     let Some(id) = id else {
@@ -814,7 +813,7 @@ fn resolve_run(store: &Store, path: &std::path::Path, which: Option<&str>) -> Re
         Err(crate::store::StoreError::NoSuchRun { .. }) => {
             Err(UserError::NoSuchRun(id.to_string(), path.display().to_string()).into())
         }
-        Err(e) => Err(UserError::from(e).into()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -833,7 +832,7 @@ fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
         },
     };
     let path = db_path(db)?;
-    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let store = Store::open_existing(&path)?;
     let a = resolve_run(&store, &path, Some(&args.a))?;
     let b = resolve_run(&store, &path, Some(&args.b))?;
     let metric = Metric::parse(&args.metric);
@@ -883,7 +882,7 @@ fn export(
     output: Option<PathBuf>,
 ) -> Result<ExitCode> {
     let path = db_path(db)?;
-    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let store = Store::open_existing(&path)?;
     let run = resolve_run(&store, &path, Some(which))?;
     let text = match format {
         ExportFormat::Json => {
@@ -914,7 +913,7 @@ fn html_report(
     output: &std::path::Path,
 ) -> Result<ExitCode> {
     let path = db_path(db)?;
-    let store = Store::open_existing(&path).map_err(UserError::from)?;
+    let store = Store::open_existing(&path)?;
     let runs: Vec<Run> = if which.is_empty() {
         vec![resolve_run(&store, &path, None)?]
     } else {
@@ -952,8 +951,8 @@ fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<ExitCode> {
     let run = report::export::read_document(&text)
         .map_err(|e| UserError::BadOption(format!("{} {e}", file.display())))?;
     let path = db_path(db)?;
-    let mut store = Store::open(&path).map_err(UserError::from)?;
-    match store.import_run(&run).map_err(UserError::from)? {
+    let mut store = Store::open(&path)?;
+    match store.import_run(&run)? {
         Imported::New(id) => eprintln!(
             "imported {} (run {} where it was measured) as run {id} in {}",
             file.display(),
@@ -975,7 +974,7 @@ fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<ExitCode> {
 }
 
 fn env(json: bool) -> Result<ExitCode> {
-    let mut environment = crate::env::collect();
+    let mut environment = crate::platform::env::collect();
     environment.counters = counters::probe();
     let (clock, reason) = clock::choose(ClockChoice::Auto);
     let info = clock.info(reason);
@@ -1002,8 +1001,8 @@ fn env(json: bool) -> Result<ExitCode> {
 /// what ASLR moved).
 fn maps(pid: Option<u32>, json: bool) -> Result<ExitCode> {
     let report = match pid {
-        Some(pid) => crate::maps::inspect_pid(pid)?,
-        None => crate::maps::inspect_child()?,
+        Some(pid) => crate::platform::maps::inspect_pid(pid)?,
+        None => crate::platform::maps::inspect_child()?,
     };
     let text = if json {
         let mut s = serde_json::to_string_pretty(&report::maps::document(&report))?;

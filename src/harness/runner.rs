@@ -10,15 +10,15 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::analysis::validate;
 use crate::experiment::params::parse_size;
 use crate::experiment::plan::Planned;
 use crate::experiment::{ExperimentInfo, Params, SetupError};
-use crate::measure::cpustat::CpuTimes;
+use crate::harness::worker::{Job, Message};
 use crate::measure::load::{self, Load};
 use crate::measure::sampler::SamplerConfig;
 use crate::model::{Calibration, ClockInfo, ExperimentResult, Sample, Status, StopReason};
-use crate::validate;
-use crate::worker::{Job, Message};
+use crate::platform::cpustat::CpuTimes;
 
 /// How every experiment of a run is measured.
 #[derive(Debug, Clone)]
@@ -74,6 +74,16 @@ pub fn run_experiment(
         started_at,
         duration_s: 0.0,
     };
+    if !info.os.contains(&crate::platform::CURRENT) {
+        result.status = Status::Unsupported;
+        let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
+        result.reason = Some(format!(
+            "runs on {} only, not on {}",
+            list.join(", "),
+            crate::platform::CURRENT
+        ));
+        return result;
+    }
     // A configuration's own load (a suite's) replaces the run's --load.
     let wanted = match planned.load {
         Some(name) => match Load::parse(name) {
@@ -264,10 +274,10 @@ fn drive_worker(
             timed_out = true;
             break;
         }
-        if let Some(signal) = crate::interrupt::requested() {
+        if let Some(signal) = crate::platform::interrupt::requested() {
             outcome = Some(Outcome::Failed(format!(
                 "interrupted by {} ({} samples kept)",
-                crate::interrupt::signal_name(signal),
+                crate::platform::interrupt::signal_name(signal),
                 result.samples.len()
             )));
             break;

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::error::UserError;
+use crate::model::error::UserError;
 
 /// What the child allocates with malloc: below glibc's 128 KiB mmap threshold
 /// (`M_MMAP_THRESHOLD`, mallopt(3)), so the block comes from the brk heap and shows in `[heap]`.

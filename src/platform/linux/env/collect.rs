@@ -13,7 +13,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::{Cache, Environment, Tlb};
+use crate::model::env::{Cache, Environment, Tlb};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";

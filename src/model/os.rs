@@ -1,0 +1,47 @@
+//! The operating systems oslab knows by name. Which one this build runs on is the platform
+//! layer's to say (`platform::CURRENT`); experiments declare the ones they support as data,
+//! so `oslab list` can print it and a comparison across systems never pairs unlike things.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Os {
+    Linux,
+    FreeBsd,
+    MacOs,
+    Windows,
+}
+
+impl Os {
+    /// The lowercase name used in `oslab list`, JSON and `Environment::os`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Os::Linux => "linux",
+            Os::FreeBsd => "freebsd",
+            Os::MacOs => "macos",
+            Os::Windows => "windows",
+        }
+    }
+}
+
+impl std::fmt::Display for Os {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_serde() {
+        for os in [Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows] {
+            assert_eq!(
+                serde_json::to_string(&os).unwrap(),
+                format!("\"{}\"", os.name())
+            );
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Linux: procfs and sysfs, cgroups v1 and v2, perf_event_open, sched_setaffinity, the raw
+//! `syscall` instruction.
+
+/// The operating system this backend serves.
+pub const CURRENT: crate::model::Os = crate::model::Os::Linux;
+
+pub mod cpu;
+pub mod cpustat;
+pub mod env;
+pub mod interrupt;
+pub mod maps;
+pub mod mount;
+pub mod raw;
+pub mod rusage;
