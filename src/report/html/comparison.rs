@@ -1,0 +1,196 @@
+//! The comparison section: the first run against each other one, as `oslab compare` does,
+//! and every result's median per run side by side.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::run_name;
+use crate::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs, default_noise};
+use crate::analysis::result::figures;
+use crate::model::Run;
+use crate::report::charts::{self, Bar, Scale, esc};
+use crate::report::format::{sig3, time_ns};
+use crate::report::ladder::label;
+
+pub(super) fn section(runs: &[Run]) -> String {
+    let mut s = String::from("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
+    let _ = writeln!(
+        s,
+        "<p class=\"caption\">A = {} against each other run; B/A above 1 means B costs more. \
+         A change is claimed when the Mann-Whitney p &lt; 0.05 and the 95% CI of B/A lies \
+         outside the noise band: ±{}%, or the runs' precision target when larger (as \
+         <code>oslab compare</code>).</p>",
+        run_name(&runs[0]),
+        sig3(DEFAULT_NOISE * 100.0)
+    );
+    for b in &runs[1..] {
+        let (noise, _) = default_noise(&runs[0], b);
+        let cmp = compare_runs(&runs[0], b, &Metric::Time, noise);
+        s.push_str(&comparison_table(&runs[0], b, &cmp));
+    }
+    s.push_str(&grouped_bars(runs));
+    s.push_str("</section>\n");
+    s
+}
+
+pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String {
+    let mut s = format!("<h3>{} vs {}</h3>\n", run_name(a), run_name(b));
+    if cmp.environment_diff.is_empty() && cmp.settings_diff.is_empty() {
+        s.push_str("<p class=\"note\">Same environment and settings.</p>\n");
+    } else {
+        s.push_str("<details><summary>What differs between the machines and settings (");
+        let _ = write!(
+            s,
+            "{} fields)</summary>\n<table class=\"diff\"><thead><tr><th>field</th><th>A</th>\
+             <th>B</th></tr></thead><tbody>\n",
+            cmp.environment_diff.len() + cmp.settings_diff.len()
+        );
+        for d in cmp.environment_diff.iter().chain(&cmp.settings_diff) {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&d.field),
+                esc(d.a.as_deref().unwrap_or("–")),
+                esc(d.b.as_deref().unwrap_or("–"))
+            );
+        }
+        s.push_str("</tbody></table></details>\n");
+    }
+    let _ = writeln!(
+        s,
+        "<table class=\"cmp\" data-table=\"comparison-{}-{}\"><thead><tr><th>experiment</th>\
+         <th>A</th><th>B</th><th>B/A</th><th>95% CI</th><th>p</th><th>verdict</th></tr>\
+         </thead><tbody>",
+        a.id, b.id
+    );
+    let ratio = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.3}")
+        } else {
+            "–".into()
+        }
+    };
+    for p in &cmp.pairs {
+        let mut name = p.experiment.clone();
+        for (k, v) in &p.params {
+            let _ = write!(name, " {k}={v}");
+        }
+        match &p.comparison {
+            Some(c) => {
+                let class = match c.verdict.as_str() {
+                    "faster" => "faster",
+                    "slower" => "slower",
+                    _ => "same",
+                };
+                let _ = writeln!(
+                    s,
+                    "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                     <td>{}</td><td>{}</td><td>{}{}</td></tr>",
+                    esc(&name),
+                    time_ns(c.a),
+                    time_ns(c.b),
+                    ratio(c.ratio),
+                    c.ci.map_or("–".into(), |(lo, hi)| format!(
+                        "{} – {}",
+                        ratio(lo),
+                        ratio(hi)
+                    )),
+                    c.p.map_or("–".into(), |p| if p < 1e-4 {
+                        format!("{p:.1e}")
+                    } else {
+                        format!("{p:.4}")
+                    }),
+                    c.verdict.as_str(),
+                    if c.highlight { " !!" } else { "" }
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "<tr><td>{}</td><td colspan=\"6\">not measured on one side</td></tr>",
+                    esc(&name)
+                );
+            }
+        }
+    }
+    s.push_str("</tbody></table>\n");
+    if !cmp.unpaired.is_empty() {
+        s.push_str("<ul class=\"unpaired\">");
+        for u in &cmp.unpaired {
+            let _ = write!(
+                s,
+                "<li>{} measured only in {}{}</li>",
+                esc(&u.experiment),
+                if u.only_in == "a" { "A" } else { "B" },
+                u.other_status
+                    .map(|st| format!(" (the other run: {st})"))
+                    .unwrap_or_default()
+            );
+        }
+        s.push_str("</ul>\n");
+    }
+    s
+}
+
+/// Time per operation of every result, one bar per run side by side.
+pub(super) fn grouped_bars(runs: &[Run]) -> String {
+    let mut keys: Vec<(String, BTreeMap<String, String>, String)> = Vec::new();
+    for r in runs.iter().flat_map(|r| &r.results) {
+        if !keys
+            .iter()
+            .any(|(e, p, _)| *e == r.experiment && *p == r.params)
+        {
+            keys.push((r.experiment.clone(), r.params.clone(), label(r)));
+        }
+    }
+    let mut bars = Vec::new();
+    for (experiment, params, name) in &keys {
+        for (i, run) in runs.iter().enumerate() {
+            let found = run
+                .results
+                .iter()
+                .find(|r| r.experiment == *experiment && r.params == *params);
+            let f = found.map(figures);
+            let median = f.as_ref().and_then(|f| f.stats.as_ref()).map(|s| s.median);
+            bars.push(Bar {
+                label: if i == 0 { name.clone() } else { String::new() },
+                value: median.filter(|m| *m > 0.0),
+                whisker: f.as_ref().and_then(|f| f.ci),
+                text: match (found, median) {
+                    (_, Some(m)) => format!("{} · run {}", time_ns(m), run.id),
+                    (Some(r), None) => format!("{} in run {}", r.status.as_str(), run.id),
+                    (None, None) => format!("not in run {}", run.id),
+                },
+                title: format!(
+                    "{name}, {}: {}",
+                    run_name(run),
+                    median.map_or("no samples".into(), time_ns)
+                ),
+                class: format!("s{}", i % 6),
+            });
+        }
+    }
+    let mut s = String::from(
+        "<h3>Time per operation, side by side</h3>\n<p class=\"caption\">Median per run \
+         (log scale), whisker: 95% CI. ",
+    );
+    for (i, run) in runs.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<span class=\"key s{}\"></span> {} ",
+            i % 6,
+            run_name(run)
+        );
+    }
+    s.push_str("</p>\n");
+    s.push_str(&charts::hbars(
+        "compare-grouped",
+        "time per operation per run, side by side",
+        &bars,
+        Scale::Log,
+        &time_ns,
+        charts::WIDTH,
+    ));
+    s.push('\n');
+    s
+}

@@ -1,0 +1,101 @@
+//! The cost ladder section: the headline experiments as bars on a log scale.
+
+use std::fmt::Write as _;
+
+use super::run_name;
+use crate::model::Run;
+use crate::report::charts::{self, Bar, Scale, esc};
+use crate::report::format::{time_ns, time_range_ns, times};
+use crate::report::ladder;
+
+pub(super) fn section(run: &Run, multi: bool) -> String {
+    let l = ladder::ladder(run);
+    let mut s = format!(
+        "<section id=\"{}\">\n<h2>Cost ladder{}</h2>\n",
+        if multi {
+            format!("ladder-{}", run.id)
+        } else {
+            "ladder".into()
+        },
+        if multi {
+            format!(": {}", run_name(run))
+        } else {
+            String::new()
+        }
+    );
+    if l.rungs.is_empty() {
+        s.push_str(
+            "<p class=\"empty\">No headline result was measured in this run.</p>\n</section>\n",
+        );
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "<p class=\"caption\">Time per operation, log scale, cheapest first; whiskers: 95% CI \
+         of the median{}. Derived rungs (purple) are computed from two results.</p>",
+        if l.baseline.is_some() {
+            "; labels give each figure as a multiple of a plain function call \
+             (syscall.function_call)"
+        } else {
+            ""
+        }
+    );
+    let bars: Vec<Bar> = l
+        .rungs
+        .iter()
+        .map(|r| {
+            let multiple = l
+                .baseline
+                .filter(|b| *b > 0.0)
+                .map(|b| format!(" · {} call", times(r.median / b)))
+                .unwrap_or_default();
+            let class = if r.status.starts_with("derived") {
+                if r.status.contains("suspect") {
+                    "derived suspect"
+                } else {
+                    "derived"
+                }
+            } else {
+                r.status.as_str()
+            };
+            Bar {
+                label: format!("{} (per {})", r.label, r.per),
+                value: (r.median > 0.0).then_some(r.median),
+                whisker: r.ci,
+                text: if r.median > 0.0 {
+                    format!("{}{multiple}", time_ns(r.median))
+                } else {
+                    format!("{} (≤ 0: not drawn on a log scale)", time_ns(r.median))
+                },
+                title: format!(
+                    "{}: median {} per {}, 95% CI {}, {} samples, {}",
+                    r.label,
+                    time_ns(r.median),
+                    r.per,
+                    r.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, r.median)),
+                    r.samples,
+                    r.status
+                ),
+                class: class.into(),
+            }
+        })
+        .collect();
+    s.push_str(&charts::hbars(
+        &format!("ladder-run{}", run.id),
+        "cost ladder: time per operation on a log scale",
+        &bars,
+        Scale::Log,
+        &time_ns,
+        charts::WIDTH,
+    ));
+    for (label, explain) in &l.explanations {
+        let _ = write!(
+            s,
+            "\n<p class=\"note\"><b>{}</b>: {}</p>",
+            esc(label),
+            esc(explain)
+        );
+    }
+    s.push_str("\n</section>\n");
+    s
+}

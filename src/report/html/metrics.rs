@@ -1,0 +1,230 @@
+//! The twelve per-family metric charts (time, PMU miss rates, getrusage figures): what
+//! each shows, how its value is read from a result, and the chart of one metric.
+
+use std::fmt::Write as _;
+
+use super::{Item, SMALL, kib};
+use crate::analysis::result::ResultFigures;
+use crate::model::ExperimentResult;
+use crate::report::charts::{self, Bar, Scale, esc};
+use crate::report::format::{per_op, sig3, time_ns};
+
+/// One metric of the per-family charts.
+pub(super) struct MetricDef {
+    id: &'static str,
+    title: &'static str,
+    kind: Kind,
+}
+
+pub(super) enum Kind {
+    Time,
+    /// `misses / loads` from two counters, as a percentage.
+    Rate(&'static str, &'static str),
+    /// A getrusage field per operation, multiplied by the factor (µs → ns for CPU times).
+    Rusage(&'static str, f64),
+    /// The largest `maxrss_kb` seen.
+    MaxRss,
+}
+
+/// The twelve metric charts of every family (the thirteenth figure is the distribution).
+pub(super) const METRICS: &[MetricDef] = &[
+    MetricDef {
+        id: "time",
+        title: "Time per operation (median, whisker: 95% CI of the median)",
+        kind: Kind::Time,
+    },
+    MetricDef {
+        id: "l1d_miss_rate",
+        title: "L1D load miss rate (% of L1D loads)",
+        kind: Kind::Rate("L1-dcache-load-misses", "L1-dcache-loads"),
+    },
+    MetricDef {
+        id: "dtlb_miss_rate",
+        title: "dTLB load miss rate (% of dTLB loads)",
+        kind: Kind::Rate("dTLB-load-misses", "dTLB-loads"),
+    },
+    MetricDef {
+        id: "utime",
+        title: "User CPU time per operation (getrusage)",
+        kind: Kind::Rusage("utime_us", 1000.0),
+    },
+    MetricDef {
+        id: "stime",
+        title: "System CPU time per operation (getrusage)",
+        kind: Kind::Rusage("stime_us", 1000.0),
+    },
+    MetricDef {
+        id: "minflt",
+        title: "Minor page faults per operation",
+        kind: Kind::Rusage("minflt", 1.0),
+    },
+    MetricDef {
+        id: "majflt",
+        title: "Major page faults per operation",
+        kind: Kind::Rusage("majflt", 1.0),
+    },
+    MetricDef {
+        id: "maxrss",
+        title: "Maximum resident set size (largest seen)",
+        kind: Kind::MaxRss,
+    },
+    MetricDef {
+        id: "inblock",
+        title: "Blocks read from storage per operation (inblock, 512 B each)",
+        kind: Kind::Rusage("inblock", 1.0),
+    },
+    MetricDef {
+        id: "oublock",
+        title: "Blocks written to storage per operation (oublock, 512 B each)",
+        kind: Kind::Rusage("oublock", 1.0),
+    },
+    MetricDef {
+        id: "nvcsw",
+        title: "Voluntary context switches per operation",
+        kind: Kind::Rusage("nvcsw", 1.0),
+    },
+    MetricDef {
+        id: "nivcsw",
+        title: "Involuntary context switches per operation",
+        kind: Kind::Rusage("nivcsw", 1.0),
+    },
+];
+
+/// The ids of the per-family metric charts, in page order.
+pub fn metric_ids() -> Vec<&'static str> {
+    METRICS.iter().map(|m| m.id).collect()
+}
+
+/// A metric's value for one result: `Err` says why it could not be measured.
+pub(super) fn metric_value(
+    m: &MetricDef,
+    r: &ExperimentResult,
+    f: &ResultFigures,
+) -> Result<Option<f64>, String> {
+    match m.kind {
+        Kind::Time => Ok(f.stats.as_ref().map(|s| s.median)),
+        Kind::Rate(misses, loads) => {
+            let get = |name: &str| match f.counters.get(name) {
+                Some(c) if c.status == "ok" => Ok(c.per_op),
+                Some(c) if c.status == "unsupported" => Err(format!(
+                    "{name}: {}",
+                    c.reason.as_deref().unwrap_or("could not be opened")
+                )),
+                Some(c) => Err(format!(
+                    "{name}: {}",
+                    c.reason.as_deref().unwrap_or("not counted")
+                )),
+                None if r.samples.is_empty() => Ok(None),
+                None => Err(format!("{name}: not counted in this experiment")),
+            };
+            let (m, l) = (get(misses)?, get(loads)?);
+            Ok(match (m, l) {
+                (Some(m), Some(l)) if l > 0.0 => Some(100.0 * m / l),
+                _ => None,
+            })
+        }
+        Kind::Rusage(field, factor) => Ok(f.rusage.get(field).map(|v| v * factor)),
+        Kind::MaxRss => Ok(f.rusage.get("maxrss_kb").copied()),
+    }
+}
+
+pub(super) fn metric_fmt(m: &MetricDef) -> fn(f64) -> String {
+    match m.kind {
+        Kind::Time | Kind::Rusage(_, 1000.0) => time_ns,
+        Kind::Rate(..) => |v| format!("{}%", sig3(v)),
+        Kind::MaxRss => kib,
+        Kind::Rusage(..) => per_op,
+    }
+}
+
+pub(super) fn metric_chart(
+    family: &str,
+    m: &MetricDef,
+    items: &[&Item],
+    name: &dyn Fn(&Item) -> String,
+) -> String {
+    let id = format!("{family}-{}", m.id);
+    let fmt = metric_fmt(m);
+    let mut figures: Vec<(&Item, Result<Option<f64>, String>)> = items
+        .iter()
+        .map(|i| (*i, metric_value(m, i.result, &i.figures)))
+        .collect();
+    // Results without samples (failed, unsupported) have nothing to show in any chart.
+    figures.retain(|(i, _)| !i.result.samples.is_empty());
+    let mut s = format!(
+        "<figure class=\"metric\" data-metric=\"{}\" data-family=\"{}\"><figcaption>{}</figcaption>",
+        m.id,
+        esc(family),
+        esc(m.title)
+    );
+    if figures.is_empty() {
+        s.push_str("<p class=\"empty\">Nothing measured.</p></figure>\n");
+        return s;
+    }
+    if figures.iter().all(|(_, v)| v.is_err()) {
+        let mut reasons: Vec<String> = Vec::new();
+        for (_, v) in &figures {
+            if let Err(e) = v
+                && !reasons.contains(e)
+            {
+                reasons.push(e.clone());
+            }
+        }
+        let _ = writeln!(
+            s,
+            "<p class=\"unsupported\" data-unsupported=\"{}\">unsupported here: {}</p></figure>",
+            esc(&id),
+            esc(&reasons.join("; "))
+        );
+        return s;
+    }
+    let bars: Vec<Bar> = figures
+        .iter()
+        .map(|(i, v)| {
+            let whisker = match m.kind {
+                Kind::Time => i.figures.ci,
+                _ => None,
+            };
+            let (value, text) = match v {
+                Ok(Some(x)) => (Some(*x), fmt(*x)),
+                Ok(None) => (None, "–".into()),
+                Err(e) => (None, format!("unsupported here: {e}")),
+            };
+            Bar {
+                label: name(i),
+                value,
+                whisker,
+                text: truncate_text(&text, 60),
+                title: format!("{}: {}", name(i), text),
+                class: i.result.status.as_str().into(),
+            }
+        })
+        .collect();
+    let scale = match m.kind {
+        Kind::Time => Scale::suited(bars.iter().filter_map(|b| b.value)),
+        _ => Scale::Linear,
+    };
+    s.push_str(&charts::hbars(
+        &id,
+        &format!("{family}: {}", m.title),
+        &bars,
+        scale,
+        &fmt,
+        SMALL,
+    ));
+    if scale == Scale::Log {
+        s.push_str("<p class=\"note\">log scale</p>");
+    }
+    s.push_str("</figure>\n");
+    s
+}
+
+pub(super) fn truncate_text(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,216 @@
+//! `oslab report`: one or more stored runs as one self-contained HTML page (inline CSS and
+//! SVG, no script, no network) — the machine table a lab write-up starts with, the cost ladder,
+//! per family one chart per metric across variants, the distribution of samples, curves for
+//! parameter sweeps, and with two or more runs the comparison of the first with each other.
+//!
+//! Charts are hand-written SVG (see `report::charts` for why). Every chart carries
+//! `data-chart="<id>"`; a metric that could not be measured here gets a
+//! `data-unsupported="<id>"` paragraph saying "unsupported here: <reason>" instead of an
+//! empty chart. Layout is described in docs/report.md.
+
+use std::fmt::Write as _;
+
+use super::charts::esc;
+use super::format::sig3;
+use super::pool::{Pooled, pool};
+use crate::analysis::result::ResultFigures;
+use crate::experiment;
+use crate::model::{ExperimentResult, Run};
+
+mod comparison;
+mod cost_ladder;
+mod distribution;
+mod environment;
+mod facts;
+mod family;
+mod metrics;
+mod sweeps;
+#[cfg(test)]
+mod tests;
+
+pub use metrics::metric_ids;
+
+/// At most this many samples are drawn per result in a strip plot (evenly spaced in run
+/// order); the box and median always use every sample.
+pub const MAX_DOTS: usize = 150;
+
+/// Width of the per-family metric charts (two to a row).
+pub(super) const SMALL: f64 = 560.0;
+
+pub(super) fn kib(v: f64) -> String {
+    if v >= 1024.0 * 1024.0 {
+        format!("{} GiB", sig3(v / 1024.0 / 1024.0))
+    } else if v >= 1024.0 {
+        format!("{} MiB", sig3(v / 1024.0))
+    } else {
+        format!("{} KiB", sig3(v))
+    }
+}
+
+/// A result with its figures and the run it belongs to.
+struct Item<'a> {
+    run_index: usize,
+    run_id: i64,
+    result: &'a ExperimentResult,
+    figures: ResultFigures,
+}
+
+/// The page for `runs` (the first is the baseline of any comparison).
+pub fn render(runs: &[Run]) -> String {
+    // Repeats (`run --repeat`) are shown as one result per configuration over the pooled
+    // samples of its processes; the comparison section compares processes.
+    let pooled: Vec<Vec<Pooled>> = runs.iter().map(|run| pool(&run.results)).collect();
+    let items: Vec<Vec<Item>> = runs
+        .iter()
+        .zip(&pooled)
+        .enumerate()
+        .map(|(i, (run, pooled))| {
+            pooled
+                .iter()
+                .map(|p| Item {
+                    run_index: i,
+                    run_id: run.id,
+                    result: &p.result,
+                    figures: p.figures(),
+                })
+                .collect()
+        })
+        .collect();
+    let multi = runs.len() > 1;
+    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+    let mut out = String::with_capacity(256 * 1024);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>oslab report: run {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
+        esc(&ids.join(", "))
+    );
+    let _ = write!(
+        out,
+        "<h1>oslab report</h1>\n<p class=\"lead\">{} — what the operating system costs a \
+         program, measured by oslab {}. Times are per operation; whiskers are 95% bootstrap \
+         confidence intervals of the median. Hover a bar or a point for its exact figures.</p>\n",
+        runs.iter().map(run_name).collect::<Vec<_>>().join("; "),
+        esc(env!("CARGO_PKG_VERSION"))
+    );
+    out.push_str(&toc(runs));
+    out.push_str(&environment::section(runs));
+    if multi {
+        out.push_str("<div id=\"ladder\"></div>\n");
+    }
+    for run in runs {
+        out.push_str(&cost_ladder::section(run, multi));
+    }
+    if multi {
+        out.push_str(&comparison::section(runs));
+    }
+    out.push_str(&family::sections(runs, &items));
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+fn run_name(r: &Run) -> String {
+    let tag = r
+        .tag
+        .as_deref()
+        .map(|t| format!(" [{}]", esc(t)))
+        .unwrap_or_default();
+    format!("run {}{tag}", r.id)
+}
+
+fn toc(runs: &[Run]) -> String {
+    let mut s = String::from(
+        "<nav><a href=\"#environment\">Environment</a> · <a href=\"#ladder\">Cost ladder</a>",
+    );
+    if runs.len() > 1 {
+        s.push_str(" · <a href=\"#comparison\">Comparison</a>");
+    }
+    for family in families(runs) {
+        let _ = write!(
+            s,
+            " · <a href=\"#family-{}\">{}</a>",
+            esc(&family),
+            esc(&family)
+        );
+    }
+    s.push_str("</nav>\n");
+    s
+}
+
+/// Families in registry order (unknown ones, from imported runs, last in run order).
+fn families(runs: &[Run]) -> Vec<String> {
+    let mut seen: Vec<(usize, String)> = Vec::new();
+    for r in runs.iter().flat_map(|r| &r.results) {
+        let family = family_of(&r.experiment).to_string();
+        if !seen.iter().any(|(_, f)| *f == family) {
+            let pos = experiment::REGISTRY
+                .iter()
+                .position(|e| e.family() == family)
+                .unwrap_or(usize::MAX);
+            seen.push((pos, family));
+        }
+    }
+    seen.sort_by_key(|(p, _)| *p);
+    seen.into_iter().map(|(_, f)| f).collect()
+}
+
+fn family_of(name: &str) -> &str {
+    name.split_once('.').map_or(name, |(f, _)| f)
+}
+
+const CSS: &str = r#"
+:root{--fg:#1d2330;--muted:#5b6475;--line:#d9dee7;--bg:#fff;--panel:#f6f8fb;--ok:#3a6fd8;--suspect:#d98a1c;--failed:#c23b3b;--derived:#7a4fc2}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
+h1{font-size:28px;margin:0 0 4px}
+h2{font-size:21px;margin:36px 0 8px;padding-top:8px;border-top:1px solid var(--line)}
+h3{font-size:16px;margin:22px 0 6px}
+.lead{color:var(--muted);margin:0 0 12px}
+nav{font-size:14px;margin:8px 0 0;color:var(--muted)}
+nav a{color:var(--ok);text-decoration:none}
+table{border-collapse:collapse;font-size:13px;margin:8px 0;width:100%}
+th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+thead th{background:var(--panel);font-weight:600}
+table.env tbody th{width:200px;color:var(--muted);font-weight:500}
+table.env tr.differs td{background:#fff4d6}
+td{font-variant-numeric:tabular-nums}
+.caption,.note,figcaption{color:var(--muted);font-size:13px}
+figure{margin:0;background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:10px 12px}
+figcaption{font-weight:600;color:var(--fg);margin-bottom:4px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px;margin:14px 0}
+figure.distribution,figure.sweep{margin:14px 0}
+div.wide{overflow-x:auto}
+table.facts td,table.facts th{white-space:nowrap}
+dl.facts{font-size:13px;color:var(--muted);display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:6px 0 14px}
+dl.facts dt{font-family:ui-monospace,monospace}
+dl.facts dd{margin:0}
+svg.chart{width:100%;height:auto;display:block;font-size:11px}
+svg .axis{stroke:#8a93a3}
+svg .grid{stroke:#e3e7ee}
+svg .tick{fill:var(--muted)}
+svg .label{fill:var(--fg)}
+svg .value{fill:var(--fg)}
+svg .bar{fill:var(--ok)}
+svg .bar.suspect{fill:var(--suspect)}
+svg .bar.failed{fill:var(--failed)}
+svg .bar.derived{fill:var(--derived);fill-opacity:.75}
+svg .bar.s0{fill:#3a6fd8}svg .bar.s1{fill:#e07b39}svg .bar.s2{fill:#2e9e6a}svg .bar.s3{fill:#a04fc2}svg .bar.s4{fill:#c23b3b}svg .bar.s5{fill:#6b7280}
+svg .whisker{stroke:#1d2330;stroke-width:1.3;fill:none}
+svg .box{fill:#dfe7f8;stroke:#8aa4dc}
+svg .median{stroke:#1d2330;stroke-width:2}
+svg .dots circle{fill:var(--ok);fill-opacity:.45}
+svg .line{stroke:var(--ok);stroke-width:2;fill:none}
+svg .point{fill:var(--ok)}
+.unsupported{color:var(--muted);font-style:italic;margin:12px 0}
+.empty{color:var(--muted)}
+.status{font-weight:600}
+.status.suspect{color:var(--suspect)}.status.failed{color:var(--failed)}.status.unsupported{color:var(--muted)}
+.warning{color:#8a4b00;font-size:12px}
+tr.slower td{background:#fde8e8}tr.faster td{background:#e6f6ec}
+.key{display:inline-block;width:10px;height:10px;border-radius:2px;margin-left:8px}
+.key.s0{background:#3a6fd8}.key.s1{background:#e07b39}.key.s2{background:#2e9e6a}.key.s3{background:#a04fc2}.key.s4{background:#c23b3b}.key.s5{background:#6b7280}
+details{margin:6px 0;font-size:13px}
+code{font-size:13px}
+"#;

@@ -1,0 +1,153 @@
+//! Sweeps: results that differ in one numeric parameter, drawn as a curve against it.
+
+use std::fmt::Write as _;
+
+use super::Item;
+use super::family::op;
+use crate::experiment;
+use crate::report::charts::{self, Point, esc};
+use crate::report::format::{sig3, time_ns};
+
+/// Results of one experiment in one run that differ in exactly one numeric parameter, with at
+/// least three values: drawn as a curve of the median against that parameter.
+pub(super) fn sweeps(family: &str, items: &[&Item], multi: bool) -> String {
+    let mut s = String::new();
+    let mut groups: Vec<((usize, &str), Vec<&Item>)> = Vec::new();
+    for i in items.iter().filter(|i| i.figures.stats.is_some()) {
+        let key = (i.run_index, i.result.experiment.as_str());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    for ((_, experiment), members) in groups {
+        for curve in sweep_curves(&members) {
+            let mut points = curve.points;
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            let run = if multi {
+                format!(" (run {})", members[0].run_id)
+            } else {
+                String::new()
+            };
+            let series = if curve.series.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", curve.series)
+            };
+            let id = format!(
+                "{family}-sweep-{experiment}-{}{}{}",
+                curve.param,
+                if curve.series.is_empty() {
+                    String::new()
+                } else {
+                    format!("-{}", curve.series.replace([' ', '='], "-"))
+                },
+                members[0].run_id
+            );
+            let _ = write!(
+                s,
+                "<figure class=\"sweep\" data-metric=\"sweep\" data-family=\"{}\"><figcaption>{} \
+                 against {}{}{}: median time per {} (whisker: 95% CI)</figcaption>",
+                esc(family),
+                esc(experiment),
+                esc(&curve.param),
+                esc(&series),
+                esc(&run),
+                esc(op(members[0].result))
+            );
+            s.push_str(&charts::curve(
+                &id,
+                &format!(
+                    "{experiment}{series}: time per operation against {}",
+                    curve.param
+                ),
+                &points,
+                &curve.param,
+                &time_ns,
+            ));
+            s.push_str("</figure>\n");
+        }
+    }
+    s
+}
+
+/// One curve of a sweep: the numeric parameter on the x axis, and the values of the other
+/// parameters that differ (`order=random`), empty when none does.
+pub(super) struct Curve {
+    param: String,
+    series: String,
+    points: Vec<Point>,
+}
+
+/// The curves among the results of one experiment in one run: exactly one differing parameter
+/// must be numeric with at least three values; every combination of the other differing
+/// parameters (prefault_sweep's `order`) is a curve of its own.
+pub(super) fn sweep_curves(members: &[&Item]) -> Vec<Curve> {
+    if members.len() < 3 {
+        return Vec::new();
+    }
+    // A parameter missing from a result (an older run) takes its default.
+    let info = experiment::find(&members[0].result.experiment);
+    let value = |m: &Item, k: &str| -> Option<String> {
+        m.result
+            .params
+            .get(k)
+            .cloned()
+            .or_else(|| info.and_then(|i| i.param(k)).map(|p| p.default.to_string()))
+    };
+    let keys: std::collections::BTreeSet<&String> = members
+        .iter()
+        .flat_map(|m| m.result.params.keys())
+        .collect();
+    let differing: Vec<&String> = keys
+        .into_iter()
+        .filter(|k| members.iter().any(|m| value(m, k) != value(members[0], k)))
+        .collect();
+    let numeric = |k: &str| {
+        members.iter().all(|m| {
+            value(m, k)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .is_some_and(f64::is_finite)
+        })
+    };
+    let numeric_keys: Vec<&&String> = differing.iter().filter(|k| numeric(k)).collect();
+    let [param] = numeric_keys.as_slice() else {
+        return Vec::new();
+    };
+    let others: Vec<&String> = differing.iter().copied().filter(|k| k != *param).collect();
+    let mut curves: Vec<Curve> = Vec::new();
+    for m in members {
+        let series = others
+            .iter()
+            .map(|k| format!("{k}={}", value(m, k).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let (Some(x), Some(stats)) = (
+            value(m, param).and_then(|v| v.trim().parse::<f64>().ok()),
+            m.figures.stats.as_ref(),
+        ) else {
+            continue;
+        };
+        let point = Point {
+            x,
+            y: stats.median,
+            whisker: m.figures.ci,
+            title: format!("{param}={}: {}", sig3(x), time_ns(stats.median)),
+        };
+        match curves.iter_mut().find(|c| c.series == series) {
+            Some(c) => c.points.push(point),
+            None => curves.push(Curve {
+                param: (**param).clone(),
+                series,
+                points: vec![point],
+            }),
+        }
+    }
+    curves.retain(|c| {
+        let mut xs: Vec<f64> = c.points.iter().map(|p| p.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.len() >= 3
+    });
+    curves
+}
