@@ -523,9 +523,9 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
         table.row(row);
     }
     let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
-                   over the timed samples (a partner process's from /proc, reaped children's from \
-                   RUSAGE_CHILDREN); switches are voluntary+involuntary; sys % is the system \
-                   share of CPU time; preempted counts samples with an involuntary switch (part \
+                   over the timed samples (a partner process's from the proc file system, \
+                   reaped children's from RUSAGE_CHILDREN); switches are \
+                   voluntary+involuntary; sys % is the system share of CPU time; preempted counts samples with an involuntary switch (part \
                    of the operation in a same-CPU ping-pong, contamination elsewhere); syscalls \
                    and tasks were counted in untimed batches after the samples, because the \
                    tracepoints slow every system call.";

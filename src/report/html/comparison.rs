@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::run_name;
-use crate::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs, default_noise};
+use crate::analysis::compare::{
+    DEFAULT_NOISE, Metric, Pair, RunComparison, compare_runs, default_noise,
+};
 use crate::analysis::result::figures;
 use crate::model::Run;
 use crate::report::charts::{self, Bar, Scale, esc};
@@ -63,55 +65,8 @@ pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String 
          </thead><tbody>",
         a.id, b.id
     );
-    let ratio = |x: f64| {
-        if x.is_finite() {
-            format!("{x:.3}")
-        } else {
-            "–".into()
-        }
-    };
     for p in &cmp.pairs {
-        let mut name = p.experiment.clone();
-        for (k, v) in &p.params {
-            let _ = write!(name, " {k}={v}");
-        }
-        match &p.comparison {
-            Some(c) => {
-                let class = match c.verdict.as_str() {
-                    "faster" => "faster",
-                    "slower" => "slower",
-                    _ => "same",
-                };
-                let _ = writeln!(
-                    s,
-                    "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                     <td>{}</td><td>{}</td><td>{}{}</td></tr>",
-                    esc(&name),
-                    time_ns(c.a),
-                    time_ns(c.b),
-                    ratio(c.ratio),
-                    c.ci.map_or("–".into(), |(lo, hi)| format!(
-                        "{} – {}",
-                        ratio(lo),
-                        ratio(hi)
-                    )),
-                    c.p.map_or("–".into(), |p| if p < 1e-4 {
-                        format!("{p:.1e}")
-                    } else {
-                        format!("{p:.4}")
-                    }),
-                    c.verdict.as_str(),
-                    if c.highlight { " !!" } else { "" }
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    "<tr><td>{}</td><td colspan=\"6\">not measured on one side</td></tr>",
-                    esc(&name)
-                );
-            }
-        }
+        s.push_str(&pair_row(p));
     }
     s.push_str("</tbody></table>\n");
     if !cmp.unpaired.is_empty() {
@@ -193,4 +148,50 @@ pub(super) fn grouped_bars(runs: &[Run]) -> String {
     ));
     s.push('\n');
     s
+}
+
+/// One row of the comparison table: A, B, B/A with its CI, p and the verdict.
+fn pair_row(p: &Pair) -> String {
+    let ratio = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.3}")
+        } else {
+            "–".into()
+        }
+    };
+    let mut name = p.experiment.clone();
+    for (k, v) in &p.params {
+        let _ = write!(name, " {k}={v}");
+    }
+    let Some(c) = &p.comparison else {
+        return format!(
+            "<tr><td>{}</td><td colspan=\"6\">not measured on one side</td></tr>\n",
+            esc(&name)
+        );
+    };
+    let class = match c.verdict.as_str() {
+        "faster" => "faster",
+        "slower" => "slower",
+        _ => "same",
+    };
+    format!(
+        "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+         <td>{}</td><td>{}</td><td>{}{}</td></tr>\n",
+        esc(&name),
+        time_ns(c.a),
+        time_ns(c.b),
+        ratio(c.ratio),
+        c.ci.map_or("–".into(), |(lo, hi)| format!(
+            "{} – {}",
+            ratio(lo),
+            ratio(hi)
+        )),
+        c.p.map_or("–".into(), |p| if p < 1e-4 {
+            format!("{p:.1e}")
+        } else {
+            format!("{p:.4}")
+        }),
+        c.verdict.as_str(),
+        if c.highlight { " !!" } else { "" }
+    )
 }

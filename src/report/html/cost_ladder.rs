@@ -6,7 +6,7 @@ use super::run_name;
 use crate::model::Run;
 use crate::report::charts::{self, Bar, Scale, esc};
 use crate::report::format::{time_ns, time_range_ns, times};
-use crate::report::ladder;
+use crate::report::ladder::{self, Rung};
 
 pub(super) fn section(run: &Run, multi: bool) -> String {
     let l = ladder::ladder(run);
@@ -40,46 +40,7 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
             ""
         }
     );
-    let bars: Vec<Bar> = l
-        .rungs
-        .iter()
-        .map(|r| {
-            let multiple = l
-                .baseline
-                .filter(|b| *b > 0.0)
-                .map(|b| format!(" · {} call", times(r.median / b)))
-                .unwrap_or_default();
-            let class = if r.status.starts_with("derived") {
-                if r.status.contains("suspect") {
-                    "derived suspect"
-                } else {
-                    "derived"
-                }
-            } else {
-                r.status.as_str()
-            };
-            Bar {
-                label: format!("{} (per {})", r.label, r.per),
-                value: (r.median > 0.0).then_some(r.median),
-                whisker: r.ci,
-                text: if r.median > 0.0 {
-                    format!("{}{multiple}", time_ns(r.median))
-                } else {
-                    format!("{} (≤ 0: not drawn on a log scale)", time_ns(r.median))
-                },
-                title: format!(
-                    "{}: median {} per {}, 95% CI {}, {} samples, {}",
-                    r.label,
-                    time_ns(r.median),
-                    r.per,
-                    r.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, r.median)),
-                    r.samples,
-                    r.status
-                ),
-                class: class.into(),
-            }
-        })
-        .collect();
+    let bars: Vec<Bar> = l.rungs.iter().map(|r| rung_bar(r, l.baseline)).collect();
     s.push_str(&charts::hbars(
         &format!("ladder-run{}", run.id),
         "cost ladder: time per operation on a log scale",
@@ -98,4 +59,41 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
     }
     s.push_str("\n</section>\n");
     s
+}
+
+/// The bar of one rung, labelled with its multiple of `baseline` (a function call) if known.
+fn rung_bar(r: &Rung, baseline: Option<f64>) -> Bar {
+    let multiple = baseline
+        .filter(|b| *b > 0.0)
+        .map(|b| format!(" · {} call", times(r.median / b)))
+        .unwrap_or_default();
+    let class = if r.status.starts_with("derived") {
+        if r.status.contains("suspect") {
+            "derived suspect"
+        } else {
+            "derived"
+        }
+    } else {
+        r.status.as_str()
+    };
+    Bar {
+        label: format!("{} (per {})", r.label, r.per),
+        value: (r.median > 0.0).then_some(r.median),
+        whisker: r.ci,
+        text: if r.median > 0.0 {
+            format!("{}{multiple}", time_ns(r.median))
+        } else {
+            format!("{} (≤ 0: not drawn on a log scale)", time_ns(r.median))
+        },
+        title: format!(
+            "{}: median {} per {}, 95% CI {}, {} samples, {}",
+            r.label,
+            time_ns(r.median),
+            r.per,
+            r.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, r.median)),
+            r.samples,
+            r.status
+        ),
+        class: class.into(),
+    }
 }

@@ -8,200 +8,213 @@ use crate::model::Run;
 use crate::report::charts::esc;
 use crate::report::format::{sig3, time_ns};
 
+/// How a row reads its value from a run (`None`: not known, shown as a dash).
+type Field = fn(&Run) -> Option<String>;
+
+/// The machine: when, which CPU, its caches and TLBs, memory.
+const MACHINE: &[(&str, Field)] = &[
+    ("started", |r| Some(utc(r.started_at))),
+    ("tag", |r| r.tag.clone()),
+    ("CPU", |r| r.environment.cpu_model.clone()),
+    ("CPUs", |r| {
+        let e = &r.environment;
+        let mut parts = Vec::new();
+        if let Some(n) = e.logical_cpus {
+            parts.push(format!("{n} logical"));
+        }
+        if let Some(n) = e.physical_cores {
+            parts.push(format!("{n} cores"));
+        }
+        if let Some(n) = e.sockets {
+            parts.push(format!("{n} sockets"));
+        }
+        if let Some(n) = e.threads_per_core {
+            parts.push(format!("{n} threads/core"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }),
+    ("CPU signature, microcode", |r| {
+        join_some(&[
+            r.environment.cpu_signature.clone(),
+            r.environment.microcode.clone(),
+        ])
+    }),
+    ("caches", |r| {
+        let c: Vec<String> = r
+            .environment
+            .caches
+            .iter()
+            .map(|c| {
+                format!(
+                    "L{} {} {}{}",
+                    c.level,
+                    c.kind,
+                    kib(c.size_bytes as f64 / 1024.0),
+                    c.ways.map(|w| format!(" {w}-way")).unwrap_or_default()
+                )
+            })
+            .collect();
+        (!c.is_empty()).then(|| c.join("; "))
+    }),
+    ("TLBs", |r| {
+        let t: Vec<String> = r
+            .environment
+            .tlbs
+            .iter()
+            .map(|t| format!("{} {} entries", t.name, t.entries))
+            .collect();
+        (!t.is_empty()).then(|| t.join("; "))
+    }),
+    ("memory", |r| {
+        let e = &r.environment;
+        join_some(&[
+            e.mem_total_bytes
+                .map(|b| format!("{} total", kib(b as f64 / 1024.0))),
+            e.swap_total_bytes
+                .map(|b| format!("{} swap", kib(b as f64 / 1024.0))),
+            e.page_size.map(|b| format!("{b} B pages")),
+            e.numa_nodes.map(|n| format!("{n} NUMA nodes")),
+        ])
+    }),
+    ("transparent huge pages", |r| {
+        let e = &r.environment;
+        join_some(&[
+            e.thp_enabled.as_ref().map(|v| format!("enabled: {v}")),
+            e.thp_defrag.as_ref().map(|v| format!("defrag: {v}")),
+        ])
+    }),
+];
+
+/// The operating system, virtualization, clock and frequency.
+const SYSTEM: &[(&str, Field)] = &[
+    ("OS", |r| {
+        join_some(&[
+            Some(r.environment.os.clone()),
+            r.environment.os_release.clone(),
+        ])
+    }),
+    ("kernel", |r| {
+        join_some(&[
+            r.environment.kernel_release.clone(),
+            r.environment.kernel_version.clone(),
+        ])
+    }),
+    ("preemption, HZ", |r| {
+        join_some(&[
+            r.environment.preemption.clone(),
+            r.environment.hz.map(|h| format!("HZ={h}")),
+        ])
+    }),
+    ("architecture", |r| Some(r.environment.arch.clone())),
+    ("virtualization", |r| {
+        let e = &r.environment;
+        join_some(&[
+            e.virtualization.clone(),
+            e.hypervisor.clone(),
+            e.container.as_ref().map(|c| format!("container: {c}")),
+        ])
+        .or(Some("none detected".into()))
+    }),
+    ("clock", |r| {
+        Some(format!(
+            "{}{}; read pair {}, resolution {}",
+            r.clock.source,
+            r.clock
+                .tsc_hz
+                .map(|h| format!(" at {:.3} GHz", h / 1e9))
+                .unwrap_or_default(),
+            time_ns(r.clock.overhead_ns),
+            time_ns(r.clock.resolution_ns)
+        ))
+    }),
+    ("clocksource", |r| r.environment.clocksource.clone()),
+    ("frequency", |r| {
+        let e = &r.environment;
+        join_some(&[
+            e.governor.as_ref().map(|g| format!("governor {g}")),
+            e.cpufreq_driver.clone(),
+            e.boost.as_ref().map(|b| format!("boost {b}")),
+        ])
+    }),
+];
+
+/// Mitigations, C library, perf counters, kernel command line, settings and the tool.
+const SECURITY_AND_TOOLS: &[(&str, Field)] = &[
+    ("mitigations", |r| {
+        let v: Vec<String> = r
+            .environment
+            .vulnerabilities
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        (!v.is_empty()).then(|| v.join("\n"))
+    }),
+    ("C library, seccomp", |r| {
+        join_some(&[
+            r.environment.libc_version.clone(),
+            r.environment
+                .seccomp
+                .as_ref()
+                .map(|s| format!("seccomp {s}")),
+        ])
+    }),
+    ("perf", |r| {
+        let e = &r.environment;
+        join_some(&[
+            e.perf_event_paranoid
+                .map(|p| format!("perf_event_paranoid {p}")),
+            (!e.perf_pmus.is_empty()).then(|| format!("PMUs: {}", e.perf_pmus.join(", "))),
+        ])
+    }),
+    ("counters that work", |r| {
+        let ok: Vec<&str> = r
+            .environment
+            .counters
+            .iter()
+            .filter(|(_, c)| c.supported)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        (!ok.is_empty()).then(|| ok.join(", "))
+    }),
+    ("counters unsupported here", |r| {
+        let no: Vec<String> = r
+            .environment
+            .counters
+            .iter()
+            .filter(|(_, c)| !c.supported)
+            .map(|(n, c)| format!("{n}: {}", c.reason.as_deref().unwrap_or("no reason")))
+            .collect();
+        (!no.is_empty()).then(|| no.join("\n"))
+    }),
+    ("kernel command line", |r| {
+        r.environment.kernel_cmdline.clone()
+    }),
+    ("settings", |r| {
+        let s = &r.settings;
+        Some(format!(
+            "{}precision ±{}%, budget {} s per experiment, CPU {}{}",
+            if s.quick { "--quick, " } else { "" },
+            sig3(s.precision * 100.0),
+            sig3(s.budget_s),
+            crate::platform::cpu::format_list(&s.cpus),
+            s.load
+                .as_deref()
+                .map(|l| format!(", --load {l}"))
+                .unwrap_or_default()
+        ))
+    }),
+    ("oslab", |r| {
+        join_some(&[
+            Some(r.oslab_version.clone()),
+            r.environment.oslab_commit.clone(),
+            r.environment.rustc_version.clone(),
+        ])
+    }),
+    ("hostname", |r| r.environment.hostname.clone()),
+];
+
 pub(super) fn section(runs: &[Run]) -> String {
-    type Field = fn(&Run) -> Option<String>;
-    let rows: &[(&str, Field)] = &[
-        ("started", |r| Some(utc(r.started_at))),
-        ("tag", |r| r.tag.clone()),
-        ("CPU", |r| r.environment.cpu_model.clone()),
-        ("CPUs", |r| {
-            let e = &r.environment;
-            let mut parts = Vec::new();
-            if let Some(n) = e.logical_cpus {
-                parts.push(format!("{n} logical"));
-            }
-            if let Some(n) = e.physical_cores {
-                parts.push(format!("{n} cores"));
-            }
-            if let Some(n) = e.sockets {
-                parts.push(format!("{n} sockets"));
-            }
-            if let Some(n) = e.threads_per_core {
-                parts.push(format!("{n} threads/core"));
-            }
-            (!parts.is_empty()).then(|| parts.join(", "))
-        }),
-        ("CPU signature, microcode", |r| {
-            join_some(&[
-                r.environment.cpu_signature.clone(),
-                r.environment.microcode.clone(),
-            ])
-        }),
-        ("caches", |r| {
-            let c: Vec<String> = r
-                .environment
-                .caches
-                .iter()
-                .map(|c| {
-                    format!(
-                        "L{} {} {}{}",
-                        c.level,
-                        c.kind,
-                        kib(c.size_bytes as f64 / 1024.0),
-                        c.ways.map(|w| format!(" {w}-way")).unwrap_or_default()
-                    )
-                })
-                .collect();
-            (!c.is_empty()).then(|| c.join("; "))
-        }),
-        ("TLBs", |r| {
-            let t: Vec<String> = r
-                .environment
-                .tlbs
-                .iter()
-                .map(|t| format!("{} {} entries", t.name, t.entries))
-                .collect();
-            (!t.is_empty()).then(|| t.join("; "))
-        }),
-        ("memory", |r| {
-            let e = &r.environment;
-            join_some(&[
-                e.mem_total_bytes
-                    .map(|b| format!("{} total", kib(b as f64 / 1024.0))),
-                e.swap_total_bytes
-                    .map(|b| format!("{} swap", kib(b as f64 / 1024.0))),
-                e.page_size.map(|b| format!("{b} B pages")),
-                e.numa_nodes.map(|n| format!("{n} NUMA nodes")),
-            ])
-        }),
-        ("transparent huge pages", |r| {
-            let e = &r.environment;
-            join_some(&[
-                e.thp_enabled.as_ref().map(|v| format!("enabled: {v}")),
-                e.thp_defrag.as_ref().map(|v| format!("defrag: {v}")),
-            ])
-        }),
-        ("OS", |r| {
-            join_some(&[
-                Some(r.environment.os.clone()),
-                r.environment.os_release.clone(),
-            ])
-        }),
-        ("kernel", |r| {
-            join_some(&[
-                r.environment.kernel_release.clone(),
-                r.environment.kernel_version.clone(),
-            ])
-        }),
-        ("preemption, HZ", |r| {
-            join_some(&[
-                r.environment.preemption.clone(),
-                r.environment.hz.map(|h| format!("HZ={h}")),
-            ])
-        }),
-        ("architecture", |r| Some(r.environment.arch.clone())),
-        ("virtualization", |r| {
-            let e = &r.environment;
-            join_some(&[
-                e.virtualization.clone(),
-                e.hypervisor.clone(),
-                e.container.as_ref().map(|c| format!("container: {c}")),
-            ])
-            .or(Some("none detected".into()))
-        }),
-        ("clock", |r| {
-            Some(format!(
-                "{}{}; read pair {}, resolution {}",
-                r.clock.source,
-                r.clock
-                    .tsc_hz
-                    .map(|h| format!(" at {:.3} GHz", h / 1e9))
-                    .unwrap_or_default(),
-                time_ns(r.clock.overhead_ns),
-                time_ns(r.clock.resolution_ns)
-            ))
-        }),
-        ("clocksource", |r| r.environment.clocksource.clone()),
-        ("frequency", |r| {
-            let e = &r.environment;
-            join_some(&[
-                e.governor.as_ref().map(|g| format!("governor {g}")),
-                e.cpufreq_driver.clone(),
-                e.boost.as_ref().map(|b| format!("boost {b}")),
-            ])
-        }),
-        ("mitigations", |r| {
-            let v: Vec<String> = r
-                .environment
-                .vulnerabilities
-                .iter()
-                .map(|(k, v)| format!("{k}: {v}"))
-                .collect();
-            (!v.is_empty()).then(|| v.join("\n"))
-        }),
-        ("C library, seccomp", |r| {
-            join_some(&[
-                r.environment.libc_version.clone(),
-                r.environment
-                    .seccomp
-                    .as_ref()
-                    .map(|s| format!("seccomp {s}")),
-            ])
-        }),
-        ("perf", |r| {
-            let e = &r.environment;
-            join_some(&[
-                e.perf_event_paranoid
-                    .map(|p| format!("perf_event_paranoid {p}")),
-                (!e.perf_pmus.is_empty()).then(|| format!("PMUs: {}", e.perf_pmus.join(", "))),
-            ])
-        }),
-        ("counters that work", |r| {
-            let ok: Vec<&str> = r
-                .environment
-                .counters
-                .iter()
-                .filter(|(_, c)| c.supported)
-                .map(|(n, _)| n.as_str())
-                .collect();
-            (!ok.is_empty()).then(|| ok.join(", "))
-        }),
-        ("counters unsupported here", |r| {
-            let no: Vec<String> = r
-                .environment
-                .counters
-                .iter()
-                .filter(|(_, c)| !c.supported)
-                .map(|(n, c)| format!("{n}: {}", c.reason.as_deref().unwrap_or("no reason")))
-                .collect();
-            (!no.is_empty()).then(|| no.join("\n"))
-        }),
-        ("kernel command line", |r| {
-            r.environment.kernel_cmdline.clone()
-        }),
-        ("settings", |r| {
-            let s = &r.settings;
-            Some(format!(
-                "{}precision ±{}%, budget {} s per experiment, CPU {}{}",
-                if s.quick { "--quick, " } else { "" },
-                sig3(s.precision * 100.0),
-                sig3(s.budget_s),
-                crate::platform::cpu::format_list(&s.cpus),
-                s.load
-                    .as_deref()
-                    .map(|l| format!(", --load {l}"))
-                    .unwrap_or_default()
-            ))
-        }),
-        ("oslab", |r| {
-            join_some(&[
-                Some(r.oslab_version.clone()),
-                r.environment.oslab_commit.clone(),
-                r.environment.rustc_version.clone(),
-            ])
-        }),
-        ("hostname", |r| r.environment.hostname.clone()),
-    ];
+    let rows = MACHINE.iter().chain(SYSTEM).chain(SECURITY_AND_TOOLS);
     let mut s = String::from(
         "<section id=\"environment\">\n<h2>Environment</h2>\n<table class=\"env\" \
          data-table=\"environment\">\n<thead><tr><th></th>",
