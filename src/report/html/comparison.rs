@@ -10,7 +10,7 @@ use crate::analysis::compare::{
 };
 use crate::analysis::result::figures;
 use crate::model::Run;
-use crate::report::charts::{self, Bar, Scale, esc};
+use crate::report::charts::{self, Bar, Scale, Unit, esc};
 use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
 
@@ -143,6 +143,7 @@ pub(super) fn grouped_bars(runs: &[Run]) -> String {
         "time per operation per run, side by side",
         &bars,
         Scale::Log,
+        Unit::Decimal,
         &time_ns,
         charts::WIDTH,
     ));

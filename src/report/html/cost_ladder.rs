@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::run_name;
 use crate::model::Run;
-use crate::report::charts::{self, Bar, Scale, esc};
+use crate::report::charts::{self, Bar, Scale, Unit, esc};
 use crate::report::format::{time_ns, time_range_ns, times};
 use crate::report::ladder::{self, Rung};
 
@@ -46,6 +46,7 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
         "cost ladder: time per operation on a log scale",
         &bars,
         Scale::Log,
+        Unit::Decimal,
         &time_ns,
         charts::WIDTH,
     ));

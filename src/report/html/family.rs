@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::distribution::distribution;
 use super::facts::facts_and_loads;
-use super::metrics::{METRICS, metric_chart};
+use super::metrics::{Figure, METRICS, metric_chart};
 use super::sweeps::sweeps;
 use super::{Item, families, family_of};
 use crate::experiment;
@@ -48,11 +48,7 @@ pub(super) fn sections(runs: &[Run], items: &[Vec<Item>]) -> String {
             f = esc(&family)
         );
         s.push_str(&results_table(&ordered, &name));
-        s.push_str("<div class=\"grid\">\n");
-        for m in METRICS {
-            s.push_str(&metric_chart(&family, m, &ordered, &name));
-        }
-        s.push_str("</div>\n");
+        s.push_str(&metric_figures(&family, &ordered, &name));
         s.push_str(&distribution(&family, &ordered, &name));
         s.push_str(&sweeps(&family, &ordered, multi));
         s.push_str(&facts_and_loads(&ordered, &name));
@@ -107,4 +103,35 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
 
 pub(super) fn op(r: &ExperimentResult) -> &str {
     r.unit.strip_prefix("ns/").unwrap_or(&r.unit)
+}
+
+/// The metric charts two to a row, then one compact list of the metrics with nothing to
+/// draw (all zero or unsupported), in page order: a line each instead of an empty card.
+fn metric_figures(family: &str, items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
+    let mut charts = String::new();
+    let mut lines: Vec<String> = Vec::new();
+    for m in METRICS {
+        match metric_chart(family, m, items, name) {
+            Figure::Chart(c) => charts.push_str(&c),
+            Figure::Line(l) => lines.push(l),
+        }
+    }
+    let mut s = String::new();
+    if !charts.is_empty() {
+        let _ = write!(s, "<div class=\"grid\">\n{charts}</div>\n");
+    }
+    match lines.as_slice() {
+        [] => {}
+        [one] => {
+            let _ = writeln!(s, "<p {one}</p>");
+        }
+        many => {
+            s.push_str("<ul class=\"metric-lines\">\n");
+            for l in many {
+                let _ = writeln!(s, "<li {l}</li>");
+            }
+            s.push_str("</ul>\n");
+        }
+    }
+    s
 }

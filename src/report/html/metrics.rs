@@ -1,12 +1,9 @@
 //! The twelve per-family metric charts (time, PMU miss rates, getrusage figures): what
 //! each shows, how its value is read from a result, and the chart of one metric.
-
-use std::fmt::Write as _;
-
 use super::{Item, SMALL, kib};
 use crate::analysis::result::ResultFigures;
 use crate::model::ExperimentResult;
-use crate::report::charts::{self, Bar, Scale, esc};
+use crate::report::charts::{self, Bar, Scale, Unit, esc};
 use crate::report::format::{per_op, sig3, time_ns};
 
 /// One metric of the per-family charts.
@@ -137,47 +134,102 @@ pub(super) fn metric_fmt(m: &MetricDef) -> fn(f64) -> String {
     }
 }
 
+/// What a family shows for one metric: a chart, or one line when a chart would be empty.
+pub(super) enum Figure {
+    Chart(String),
+    /// The attributes and text of a line, without its element: the page gathers the lines of
+    /// a family into one compact list.
+    Line(String),
+}
+
+/// The figure of metric `m` across `items`: a bar chart when some result has a value other
+/// than zero, else a line saying there is nothing to draw (every value 0, or unsupported
+/// here and why).
 pub(super) fn metric_chart(
     family: &str,
     m: &MetricDef,
     items: &[&Item],
     name: &dyn Fn(&Item) -> String,
-) -> String {
-    let id = format!("{family}-{}", m.id);
-    let fmt = metric_fmt(m);
+) -> Figure {
     let mut figures: Vec<(&Item, Result<Option<f64>, String>)> = items
         .iter()
         .map(|i| (*i, metric_value(m, i.result, &i.figures)))
         .collect();
     // Results without samples (failed, unsupported) have nothing to show in any chart.
     figures.retain(|(i, _)| !i.result.samples.is_empty());
+    if let Some(line) = nothing_to_draw(family, m, &figures) {
+        return Figure::Line(line);
+    }
+    Figure::Chart(bar_chart(family, m, &figures, name))
+}
+
+/// The line replacing the chart of `m` when no result has a value other than zero.
+fn nothing_to_draw(
+    family: &str,
+    m: &MetricDef,
+    figures: &[(&Item, Result<Option<f64>, String>)],
+) -> Option<String> {
+    if figures
+        .iter()
+        .any(|(_, v)| matches!(v, Ok(Some(x)) if *x != 0.0))
+    {
+        return None;
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    for (_, v) in figures {
+        if let Err(e) = v
+            && !reasons.contains(e)
+        {
+            reasons.push(e.clone());
+        }
+    }
+    let zero = figures.iter().any(|(_, v)| matches!(v, Ok(Some(_))));
+    let all_unsupported = !figures.is_empty() && figures.iter().all(|(_, v)| v.is_err());
+    let what = match (
+        figures.is_empty(),
+        all_unsupported,
+        zero,
+        reasons.is_empty(),
+    ) {
+        (true, ..) => "nothing measured".to_string(),
+        (_, true, ..) => format!("unsupported here: {}", reasons.join("; ")),
+        (_, _, true, true) => "0 for every result".to_string(),
+        (_, _, true, false) => format!(
+            "0 where measured; unsupported here for the others: {}",
+            reasons.join("; ")
+        ),
+        _ => "no figure for any result".to_string(),
+    };
+    Some(format!(
+        "class=\"metric-line{}\" data-metric=\"{}\" data-family=\"{}\"{}><b>{}</b>: {}",
+        if all_unsupported { " unsupported" } else { "" },
+        m.id,
+        esc(family),
+        if all_unsupported {
+            format!(" data-unsupported=\"{}-{}\"", esc(family), m.id)
+        } else {
+            String::new()
+        },
+        esc(m.title),
+        esc(&what)
+    ))
+}
+
+/// The bar chart of `m`, one bar per result.
+fn bar_chart(
+    family: &str,
+    m: &MetricDef,
+    figures: &[(&Item, Result<Option<f64>, String>)],
+    name: &dyn Fn(&Item) -> String,
+) -> String {
+    let id = format!("{family}-{}", m.id);
+    let fmt = metric_fmt(m);
     let mut s = format!(
         "<figure class=\"metric\" data-metric=\"{}\" data-family=\"{}\"><figcaption>{}</figcaption>",
         m.id,
         esc(family),
         esc(m.title)
     );
-    if figures.is_empty() {
-        s.push_str("<p class=\"empty\">Nothing measured.</p></figure>\n");
-        return s;
-    }
-    if figures.iter().all(|(_, v)| v.is_err()) {
-        let mut reasons: Vec<String> = Vec::new();
-        for (_, v) in &figures {
-            if let Err(e) = v
-                && !reasons.contains(e)
-            {
-                reasons.push(e.clone());
-            }
-        }
-        let _ = writeln!(
-            s,
-            "<p class=\"unsupported\" data-unsupported=\"{}\">unsupported here: {}</p></figure>",
-            esc(&id),
-            esc(&reasons.join("; "))
-        );
-        return s;
-    }
     let bars: Vec<Bar> = figures
         .iter()
         .map(|(i, v)| {
@@ -204,11 +256,17 @@ pub(super) fn metric_chart(
         Kind::Time => Scale::suited(bars.iter().filter_map(|b| b.value)),
         _ => Scale::Linear,
     };
+    // maxrss is in KiB: its axis steps are powers of two (2 MiB, not 1.95 MiB).
+    let unit = match m.kind {
+        Kind::MaxRss => Unit::Binary,
+        _ => Unit::Decimal,
+    };
     s.push_str(&charts::hbars(
         &id,
         &format!("{family}: {}", m.title),
         &bars,
         scale,
+        unit,
         &fmt,
         SMALL,
     ));

@@ -37,6 +37,15 @@ pub const MAX_DOTS: usize = 150;
 /// Width of the per-family metric charts (two to a row).
 pub(super) const SMALL: f64 = 560.0;
 
+/// A byte count in B, KiB, MiB or GiB.
+pub(super) fn bytes(v: f64) -> String {
+    if v.abs() < 1024.0 {
+        format!("{} B", sig3(v))
+    } else {
+        kib(v / 1024.0)
+    }
+}
+
 pub(super) fn kib(v: f64) -> String {
     if v >= 1024.0 * 1024.0 {
         format!("{} GiB", sig3(v / 1024.0 / 1024.0))
@@ -204,6 +213,9 @@ svg .dots circle{fill:var(--ok);fill-opacity:.45}
 svg .line{stroke:var(--ok);stroke-width:2;fill:none}
 svg .point{fill:var(--ok)}
 .unsupported{color:var(--muted);font-style:italic;margin:12px 0}
+ul.metric-lines{list-style:none;padding:0;margin:10px 0 14px}
+li.metric-line,p.metric-line{font-style:normal;font-size:13px;color:var(--muted);margin:3px 0}
+.metric-line b{color:var(--fg);font-weight:600}
 .empty{color:var(--muted)}
 .status{font-weight:600}
 .status.suspect{color:var(--suspect)}.status.failed{color:var(--failed)}.status.unsupported{color:var(--muted)}

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::Item;
 use super::family::op;
-use crate::experiment;
-use crate::report::charts::{self, Point, esc};
+use super::{Item, bytes, kib};
+use crate::experiment::{self, ParamKind, ParamSpec, params::parse_size};
+use crate::report::charts::{self, Point, Unit, esc};
 use crate::report::format::{sig3, time_ns};
 
 /// Results of one experiment in one run that differ in exactly one numeric parameter, with at
@@ -63,6 +63,8 @@ pub(super) fn sweeps(family: &str, items: &[&Item], multi: bool) -> String {
                 ),
                 &points,
                 &curve.param,
+                curve.unit,
+                &curve.fmt,
                 &time_ns,
             ));
             s.push_str("</figure>\n");
@@ -77,6 +79,28 @@ pub(super) struct Curve {
     param: String,
     series: String,
     points: Vec<Point>,
+    /// Round values of the x axis: powers of two for a byte size.
+    unit: Unit,
+    /// Labels of the x axis.
+    fmt: fn(f64) -> String,
+}
+
+/// A parameter's value as a number: a size (`4K`) in bytes, else the number written.
+fn number(spec: Option<&ParamSpec>, v: &str) -> Option<f64> {
+    match spec.map(|p| p.kind) {
+        Some(ParamKind::Size { .. }) => parse_size(v.trim()).map(|b| b as f64),
+        _ => v.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
+    }
+}
+
+/// How a parameter's axis is ticked and labelled: sizes in bytes and `*_kb` parameters in
+/// KiB on powers of two, anything else on 1, 2, 5 × 10^n.
+fn x_axis(spec: Option<&ParamSpec>, name: &str) -> (Unit, fn(f64) -> String) {
+    match spec.map(|p| p.kind) {
+        Some(ParamKind::Size { .. }) => (Unit::Binary, bytes),
+        _ if name.ends_with("_kb") => (Unit::Binary, kib),
+        _ => (Unit::Decimal, sig3),
+    }
 }
 
 /// The curves among the results of one experiment in one run: exactly one differing parameter
@@ -103,12 +127,11 @@ pub(super) fn sweep_curves(members: &[&Item]) -> Vec<Curve> {
         .into_iter()
         .filter(|k| members.iter().any(|m| value(m, k) != value(members[0], k)))
         .collect();
+    let spec = |k: &str| info.and_then(|i| i.param(k));
     let numeric = |k: &str| {
-        members.iter().all(|m| {
-            value(m, k)
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .is_some_and(f64::is_finite)
-        })
+        members
+            .iter()
+            .all(|m| value(m, k).and_then(|v| number(spec(k), &v)).is_some())
     };
     let numeric_keys: Vec<&&String> = differing.iter().filter(|k| numeric(k)).collect();
     let [param] = numeric_keys.as_slice() else {
@@ -122,25 +145,30 @@ pub(super) fn sweep_curves(members: &[&Item]) -> Vec<Curve> {
             .map(|k| format!("{k}={}", value(m, k).unwrap_or_default()))
             .collect::<Vec<_>>()
             .join(" ");
-        let (Some(x), Some(stats)) = (
-            value(m, param).and_then(|v| v.trim().parse::<f64>().ok()),
-            m.figures.stats.as_ref(),
-        ) else {
+        let Some(text) = value(m, param) else {
+            continue;
+        };
+        let (Some(x), Some(stats)) = (number(spec(param), &text), m.figures.stats.as_ref()) else {
             continue;
         };
         let point = Point {
             x,
             y: stats.median,
             whisker: m.figures.ci,
-            title: format!("{param}={}: {}", sig3(x), time_ns(stats.median)),
+            title: format!("{param}={}: {}", text.trim(), time_ns(stats.median)),
         };
         match curves.iter_mut().find(|c| c.series == series) {
             Some(c) => c.points.push(point),
-            None => curves.push(Curve {
-                param: (**param).clone(),
-                series,
-                points: vec![point],
-            }),
+            None => {
+                let (unit, fmt) = x_axis(spec(param), param);
+                curves.push(Curve {
+                    param: (**param).clone(),
+                    series,
+                    points: vec![point],
+                    unit,
+                    fmt,
+                })
+            }
         }
     }
     curves.retain(|c| {

@@ -1,0 +1,96 @@
+//! Curves: a sweep's median against its parameter, with whiskers.
+
+use std::fmt::Write as _;
+
+use super::{Axis, Scale, TOP, Unit, WIDTH, esc, f1, open_svg, tidy, x_axis};
+
+/// A point of a curve.
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub whisker: Option<(f64, f64)>,
+    pub title: String,
+}
+
+/// A line through points (sorted by x), y from 0, with whiskers; the x ticks are round values
+/// of `x_unit`, labelled by `x_fmt`.
+pub fn curve(
+    id: &str,
+    aria: &str,
+    points: &[Point],
+    x_name: &str,
+    x_unit: Unit,
+    x_fmt: &dyn Fn(f64) -> String,
+    y_fmt: &dyn Fn(f64) -> String,
+) -> String {
+    let height = 260.0;
+    let (left, bottom) = (70.0, height - 40.0);
+    let xs: Vec<f64> = points.iter().map(|p| p.x).collect();
+    let x_scale = Scale::suited(xs.iter().copied());
+    let x_axis_ = Axis::covering(&xs, x_scale, x_unit, left, WIDTH - 30.0);
+    let mut ys: Vec<f64> = points.iter().map(|p| p.y).collect();
+    ys.extend(
+        points
+            .iter()
+            .filter_map(|p| p.whisker)
+            .flat_map(|(a, b)| [a, b]),
+    );
+    ys.push(0.0);
+    // The y axis is an Axis laid out vertically: pixel = bottom - (px - 0).
+    let y_axis = Axis::covering(&ys, Scale::Linear, Unit::Decimal, 0.0, bottom - TOP - 6.0);
+    let py = |v: f64| bottom - y_axis.px(v);
+    let mut out = String::new();
+    open_svg(&mut out, id, WIDTH, height, aria);
+    x_axis(&mut out, &x_axis_, bottom, TOP, x_fmt);
+    for &t in &y_axis.ticks {
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{}" y1="{y}" x2="{}" y2="{y}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            f1(left),
+            f1(WIDTH - 30.0),
+            f1(left - 6.0),
+            f1(py(t) + 4.0),
+            esc(&tidy(&y_fmt(t))),
+            y = f1(py(t)),
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="tick" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        f1((left + WIDTH - 30.0) / 2.0),
+        f1(height - 6.0),
+        esc(x_name)
+    );
+    let d: Vec<String> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "{}{} {}",
+                if i == 0 { "M" } else { "L" },
+                f1(x_axis_.px(p.x)),
+                f1(py(p.y))
+            )
+        })
+        .collect();
+    let _ = write!(out, r#"<path class="line" d="{}"/>"#, d.join(""));
+    for p in points {
+        let x = f1(x_axis_.px(p.x));
+        if let Some((lo, hi)) = p.whisker {
+            let _ = write!(
+                out,
+                r#"<path class="whisker" d="M{x} {}V{}"/>"#,
+                f1(py(lo)),
+                f1(py(hi))
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<circle class="point" cx="{x}" cy="{}" r="3.5"><title>{}</title></circle>"#,
+            f1(py(p.y)),
+            esc(&p.title)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
