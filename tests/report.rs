@@ -1,7 +1,9 @@
 //! `oslab report`: the HTML page on synthetic runs built in-process (stored with
 //! `Store::begin_run`) and on one real quick run; plus, where Chromium is installed (or may be
 //! installed: `OSLAB_TEST_CHROMIUM=1` as root), that a real browser loads it without console
-//! errors and renders a screenshot. No test asserts a measured timing value.
+//! errors, builds the charts and the tables, and renders a screenshot. Without Chromium the
+//! browser checks are skipped with a note, except under `CI=true`, where they fail
+//! (`.ci/install-chromium` installs it). No test asserts a measured timing value.
 
 mod common;
 
@@ -283,8 +285,17 @@ fn chromium_loads_the_page() {
 }
 
 /// The Chromium binary, installing Debian's package when allowed (`OSLAB_TEST_CHROMIUM=1`,
-/// root, apt works); `None` with the reason printed otherwise.
+/// root, apt works); `None` with the reason printed otherwise, or, under `CI=true`, a
+/// failure: CI must run the browser checks.
 fn chromium() -> Option<&'static str> {
+    let found = find_chromium();
+    if found.is_none() && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true and chromium is not installed: run .ci/install-chromium first");
+    }
+    found
+}
+
+fn find_chromium() -> Option<&'static str> {
     let found = |name: &str| {
         Command::new(name)
             .arg("--version")
@@ -366,6 +377,16 @@ fn chromium_check(file: &Path) {
         dom_text.contains("data-chart=\"ladder-run1\""),
         "the DOM has the charts"
     );
+    let svgs = dom_text.matches("<svg class=\"chart\"").count();
+    assert!(svgs >= 3, "the DOM has the svg charts: {svgs}");
+    for part in [
+        "<p class=\"lead\">",
+        "data-table=\"environment\"",
+        "<table class=\"results\">",
+        "</html>",
+    ] {
+        assert!(dom_text.contains(part), "the DOM has {part}");
+    }
     let shot_out = run(&format!("--screenshot={}", shot.display()));
     assert!(shot_out.status.success(), "screenshot: {:?}", shot_out);
     let png = std::fs::read(&shot).expect("a screenshot was written");
