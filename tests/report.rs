@@ -206,6 +206,31 @@ fn synthetic_runs_render_every_chart() {
 }
 
 #[test]
+fn metrics_with_nothing_to_draw_are_lines_and_ticks_are_round() {
+    let page = html::render(&[run(1, "base", "6.1.0", 1.0)]);
+    // No major faults anywhere: one line in the family's list, no chart card.
+    assert!(page.contains("<ul class=\"metric-lines\">"));
+    assert!(page.contains(
+        "<li class=\"metric-line\" data-metric=\"majflt\" data-family=\"syscall\">\
+         <b>Major page faults per operation</b>: 0 for every result</li>"
+    ));
+    assert!(!page.contains("<figure class=\"metric\" data-metric=\"majflt\""));
+    // The PMU rates: a line saying why, still marked unsupported.
+    assert!(page.contains(
+        "<li class=\"metric-line unsupported\" data-metric=\"l1d_miss_rate\" \
+         data-family=\"syscall\" data-unsupported=\"syscall-l1d_miss_rate\">"
+    ));
+    assert!(!page.contains("<figure class=\"metric\" data-metric=\"l1d_miss_rate\""));
+    // Measured metrics keep their chart.
+    assert!(page.contains("<figure class=\"metric\" data-metric=\"stime\""));
+    // maxrss (4 MiB everywhere) on powers of two, never 1.95 MiB.
+    assert!(page.contains(">2 MiB</text>") && page.contains(">4 MiB</text>"));
+    assert!(!page.contains("1.95 MiB"));
+    // The sweep's working sets (KiB) on powers of two.
+    assert!(page.contains(">256 KiB</text>"));
+}
+
+#[test]
 fn two_runs_are_compared() {
     let page = html::render(&[run(1, "base", "6.1.0", 1.0), run(2, "new", "6.8.0", 2.0)]);
     check_page(&page);

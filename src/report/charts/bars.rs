@@ -21,8 +21,8 @@ pub struct Bar {
     pub class: String,
 }
 
-/// Horizontal bars, one row each, with optional whiskers; the axis ticks are round values of
-/// `unit`, labelled by `fmt`.
+/// Horizontal bars, one row each, with optional whiskers and their figure printed after them;
+/// the axis ticks are round values of `unit`, labelled by `fmt`.
 pub fn hbars(
     id: &str,
     aria: &str,
@@ -40,7 +40,16 @@ pub fn hbars(
             .filter_map(|b| b.whisker)
             .flat_map(|(a, b)| [a, b]),
     );
-    let axis = Axis::covering(&values, scale, unit, left, width - RIGHT);
+    // Room right of the axis for the longest figure printed after a drawn bar (a bar without
+    // a value prints its text from the axis start, inside the plot).
+    let longest = bars
+        .iter()
+        .filter(|b| b.value.is_some())
+        .map(|b| b.text.chars().count())
+        .max()
+        .unwrap_or(0);
+    let right = (longest as f64 * 6.3 + 10.0).clamp(RIGHT, width / 3.0);
+    let axis = Axis::covering(&values, scale, unit, left, width - right);
     let mut out = String::new();
     open_svg(&mut out, id, width, height, aria);
     let base_y = TOP + ROW * bars.len() as f64;

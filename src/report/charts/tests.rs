@@ -46,3 +46,14 @@ fn tick_labels_lose_trailing_zeros() {
     assert_eq!(tidy("1.95 MiB"), "1.95 MiB");
     assert_eq!(tidy("100 ns"), "100 ns");
 }
+
+#[test]
+fn labels_do_not_overlap() {
+    let wide = Axis::covering(&[0.0, 160_000.0], Scale::Linear, Unit::Binary, 0.0, 600.0);
+    let labels: Vec<String> = wide.ticks.iter().map(|t| format!("{t} KiB")).collect();
+    assert_eq!(label_stride(&wide, &labels), 1);
+    let narrow = Axis::covering(&[0.0, 160_000.0], Scale::Linear, Unit::Binary, 0.0, 200.0);
+    assert_eq!(narrow.ticks.len(), 6);
+    let labels = ["0 KiB", "32 MiB", "64 MiB", "96 MiB", "128 MiB", "160 MiB"].map(String::from);
+    assert_eq!(label_stride(&narrow, &labels), 2);
+}
