@@ -67,24 +67,7 @@ pub fn hbars(
                 esc(&truncate(&b.label, chars))
             );
         }
-        let end = match b.value {
-            Some(v) if v.is_finite() && (scale == Scale::Linear || v > 0.0) => {
-                let (x0, x1) = (axis.px(axis.lo.max(0.0).min(v)), axis.px(v));
-                let x0 = if scale == Scale::Log { axis.x0 } else { x0 };
-                let _ = write!(
-                    out,
-                    r#"<rect class="bar {}" x="{}" y="{}" width="{}" height="{}"><title>{}</title></rect>"#,
-                    esc(&b.class),
-                    f1(x0.min(x1)),
-                    f1(y + 3.0),
-                    f1((x1 - x0).abs().max(0.5)),
-                    f1(ROW - 6.0),
-                    esc(&b.title)
-                );
-                x1
-            }
-            _ => axis.x0,
-        };
+        let end = draw_bar(&mut out, &axis, scale, b, y);
         let mut right = end;
         if let Some((lo, hi)) = b.whisker {
             let (a, c) = (axis.px(lo), axis.px(hi));
@@ -109,4 +92,26 @@ pub fn hbars(
     }
     out.push_str("</svg>");
     out
+}
+
+/// The bar of `b` in the row at `y` (none without a drawable value); returns where it ends.
+fn draw_bar(out: &mut String, axis: &Axis, scale: Scale, b: &Bar, y: f64) -> f64 {
+    match b.value {
+        Some(v) if v.is_finite() && (scale == Scale::Linear || v > 0.0) => {
+            let (x0, x1) = (axis.px(axis.lo.max(0.0).min(v)), axis.px(v));
+            let x0 = if scale == Scale::Log { axis.x0 } else { x0 };
+            let _ = write!(
+                out,
+                r#"<rect class="bar {}" x="{}" y="{}" width="{}" height="{}"><title>{}</title></rect>"#,
+                esc(&b.class),
+                f1(x0.min(x1)),
+                f1(y + 3.0),
+                f1((x1 - x0).abs().max(0.5)),
+                f1(ROW - 6.0),
+                esc(&b.title)
+            );
+            x1
+        }
+        _ => axis.x0,
+    }
 }

@@ -9,6 +9,13 @@ use crate::report::format::sig3;
 /// The figures measured besides the timed operation (`Routine::facts`) and what each
 /// background load recorded, as tables under the family's charts.
 pub(super) fn facts_and_loads(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
+    let mut s = facts_table(items, name);
+    s.push_str(&loads(items, name));
+    s
+}
+
+/// The figures besides the timed operation: one row per experiment, one column per figure.
+fn facts_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
     let mut s = String::new();
     let with_facts: Vec<&&Item> = items
         .iter()
@@ -63,6 +70,12 @@ pub(super) fn facts_and_loads(items: &[&Item], name: &dyn Fn(&Item) -> String) -
         }
         s.push_str("</dl>\n");
     }
+    s
+}
+
+/// What each background load recorded, folded.
+fn loads(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
+    let mut s = String::new();
     for i in items {
         let Some(load) = &i.result.load else {
             continue;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::distribution::distribution;
 use super::facts::facts_and_loads;
-use super::metrics::{Figure, METRICS, metric_chart};
+use super::metrics::{Figure, Line, METRICS, metric_chart};
 use super::sweeps::sweeps;
 use super::{Item, families, family_of};
 use crate::experiment;
@@ -109,7 +109,7 @@ pub(super) fn op(r: &ExperimentResult) -> &str {
 /// draw (all zero or unsupported), in page order: a line each instead of an empty card.
 fn metric_figures(family: &str, items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
     let mut charts = String::new();
-    let mut lines: Vec<String> = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
     for m in METRICS {
         match metric_chart(family, m, items, name) {
             Figure::Chart(c) => charts.push_str(&c),
@@ -123,12 +123,12 @@ fn metric_figures(family: &str, items: &[&Item], name: &dyn Fn(&Item) -> String)
     match lines.as_slice() {
         [] => {}
         [one] => {
-            let _ = writeln!(s, "<p {one}</p>");
+            let _ = writeln!(s, "<p {}>{}</p>", one.attributes, one.html);
         }
         many => {
             s.push_str("<ul class=\"metric-lines\">\n");
             for l in many {
-                let _ = writeln!(s, "<li {l}</li>");
+                let _ = writeln!(s, "<li {}>{}</li>", l.attributes, l.html);
             }
             s.push_str("</ul>\n");
         }

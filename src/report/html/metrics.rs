@@ -137,9 +137,14 @@ pub(super) fn metric_fmt(m: &MetricDef) -> fn(f64) -> String {
 /// What a family shows for one metric: a chart, or one line when a chart would be empty.
 pub(super) enum Figure {
     Chart(String),
-    /// The attributes and text of a line, without its element: the page gathers the lines of
-    /// a family into one compact list.
-    Line(String),
+    /// A line: the page gathers a family's lines into one compact list.
+    Line(Line),
+}
+
+/// One line instead of a chart: the attributes of its element and its HTML content.
+pub(super) struct Line {
+    pub attributes: String,
+    pub html: String,
 }
 
 /// The figure of metric `m` across `items`: a bar chart when some result has a value other
@@ -168,7 +173,7 @@ fn nothing_to_draw(
     family: &str,
     m: &MetricDef,
     figures: &[(&Item, Result<Option<f64>, String>)],
-) -> Option<String> {
+) -> Option<Line> {
     if figures
         .iter()
         .any(|(_, v)| matches!(v, Ok(Some(x)) if *x != 0.0))
@@ -200,8 +205,8 @@ fn nothing_to_draw(
         ),
         _ => "no figure for any result".to_string(),
     };
-    Some(format!(
-        "class=\"metric-line{}\" data-metric=\"{}\" data-family=\"{}\"{}><b>{}</b>: {}",
+    let attributes = format!(
+        "class=\"metric-line{}\" data-metric=\"{}\" data-family=\"{}\"{}",
         if all_unsupported { " unsupported" } else { "" },
         m.id,
         esc(family),
@@ -210,9 +215,11 @@ fn nothing_to_draw(
         } else {
             String::new()
         },
-        esc(m.title),
-        esc(&what)
-    ))
+    );
+    Some(Line {
+        attributes,
+        html: format!("<b>{}</b>: {}", esc(m.title), esc(&what)),
+    })
 }
 
 /// The bar chart of `m`, one bar per result.
