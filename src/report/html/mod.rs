@@ -4,9 +4,10 @@
 //! parameter sweeps, and with two or more runs the comparison of the first with each other.
 //!
 //! Charts are hand-written SVG (see `report::charts` for why). Every chart carries
-//! `data-chart="<id>"`; a metric that could not be measured here gets a
-//! `data-unsupported="<id>"` paragraph saying "unsupported here: <reason>" instead of an
-//! empty chart. Layout is described in docs/report.md.
+//! `data-chart="<id>"`; a metric with nothing to draw gets one line instead of an empty
+//! chart — "0 for every result", or, marked `data-unsupported="<id>"`, "unsupported here:
+//! <reason>" — and a family's lines form one compact list. Layout is described in
+//! docs/report.md.
 
 use std::fmt::Write as _;
 
