@@ -1,0 +1,159 @@
+use super::*;
+use proptest::prelude::*;
+use serde_json::json;
+
+fn close(x: f64, y: f64, tol: f64) -> bool {
+    (x - y).abs() <= tol
+}
+
+#[test]
+fn erfc_known_values() {
+    // Abramowitz & Stegun, table 7.1.
+    assert!(close(erfc(0.0), 1.0, 1e-7));
+    assert!(close(erfc(0.5), 0.479_500_122, 1e-7));
+    assert!(close(erfc(1.0), 0.157_299_207, 1e-7));
+    assert!(close(erfc(2.0), 0.004_677_735, 1e-8));
+    assert!(close(erfc(-1.0), 1.842_700_793, 1e-7));
+}
+
+/// Known answers, computed independently from the textbook formulas (ranks with average
+/// ties, tie-corrected variance, continuity correction ½), as scipy.stats.mannwhitneyu
+/// with method="asymptotic" gives them.
+#[test]
+fn mann_whitney_known_values() {
+    // Complete separation, n = 5 + 5: U = 25 for b, z = 2.50672, p = 0.012186.
+    let t = mann_whitney_u(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
+    assert_eq!(t.u, 25.0);
+    assert!(close(t.z, 2.506_718, 1e-5), "{t:?}");
+    assert!(close(t.p, 0.012_186, 1e-5), "{t:?}");
+
+    // With ties: a = 1 2 2 3 3, b = 2 3 3 4 5. Ranks: 1→1, 2→3 (×3), 3→6.5 (×4), 4→9,
+    // 5→10. R_b = 3 + 6.5 + 6.5 + 9 + 10 = 35, U_b = 20; tie term 24 + 60 = 84;
+    // var = 25/12 · (11 − 84/90) = 20.9722; z = (20 − 12.5 − 0.5)/4.5795 = 1.52854;
+    // p = 0.126380.
+    let t = mann_whitney_u(&[1.0, 2.0, 2.0, 3.0, 3.0], &[2.0, 3.0, 3.0, 4.0, 5.0]).unwrap();
+    assert_eq!(t.u, 20.0);
+    assert!(close(t.z, 1.528_537, 1e-5), "{t:?}");
+    assert!(close(t.p, 0.126_380, 1e-5), "{t:?}");
+
+    // Identical samples: U at its mean, p = 1.
+    let t = mann_whitney_u(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]).unwrap();
+    assert_eq!(t.u, 4.5);
+    assert_eq!(t.p, 1.0);
+    // Every value tied: no variance, no evidence.
+    assert_eq!(mann_whitney_u(&[7.0; 4], &[7.0; 6]).unwrap().p, 1.0);
+    assert!(mann_whitney_u(&[], &[1.0]).is_none());
+    assert!(mann_whitney_u(&[f64::NAN], &[1.0]).is_none());
+}
+
+#[test]
+fn two_gate_verdicts() {
+    let n = DEFAULT_NOISE;
+    assert_eq!(
+        verdict(Some(0.2), 2.0, Some((1.9, 2.1)), n),
+        Verdict::NoChange
+    );
+    assert_eq!(
+        verdict(Some(0.01), 2.0, Some((1.9, 2.1)), n),
+        Verdict::Slower
+    );
+    assert_eq!(
+        verdict(Some(0.01), 0.5, Some((0.4, 0.6)), n),
+        Verdict::Faster
+    );
+    assert_eq!(
+        verdict(Some(0.01), 1.03, Some((1.01, 1.05)), n),
+        Verdict::WithinNoise
+    );
+    assert_eq!(
+        verdict(Some(0.01), 1.0, Some((0.99, 1.01)), n),
+        Verdict::WithinNoise
+    );
+    // Ratio only (no per-sample values).
+    assert_eq!(verdict(None, 1.01, None, n), Verdict::WithinNoise);
+    assert_eq!(verdict(None, 1.5, None, n), Verdict::Slower);
+    assert_eq!(verdict(None, 0.9, None, n), Verdict::Faster);
+}
+
+fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| center * (1.0 + rel * (((i * 7) % 13) as f64 / 6.0 - 1.0)))
+        .collect()
+}
+
+#[test]
+fn sample_comparisons() {
+    let a = spread(100.0, 0.01, 40);
+    let same = compare_samples(&a, &a, DEFAULT_NOISE).unwrap();
+    assert!(!same.verdict.is_change(), "{same:?}");
+    let slow = compare_samples(&a, &spread(200.0, 0.01, 40), DEFAULT_NOISE).unwrap();
+    assert_eq!(slow.verdict, Verdict::Slower);
+    assert!(slow.highlight);
+    let near = compare_samples(&a, &spread(101.0, 0.001, 40), DEFAULT_NOISE).unwrap();
+    assert_eq!(near.verdict, Verdict::WithinNoise, "{near:?}");
+    assert!(!near.highlight);
+    // Counts that are zero on both sides are "the same".
+    let zero = compare_samples(&[0.0; 10], &[0.0; 10], DEFAULT_NOISE).unwrap();
+    assert_eq!((zero.ratio, zero.verdict), (1.0, Verdict::NoChange));
+}
+
+#[test]
+fn flatten_and_diff() {
+    let a = json!({"kernel": "6.1", "vuln": {"spectre_v2": "Mitigation", "mds": "Not"},
+                       "caches": [{"level": 1}], "flags": ["avx", "sse"], "x": null,
+                       "cpu_mhz": 2000.0});
+    let b = json!({"kernel": "6.8", "vuln": {"spectre_v2": "Mitigation"},
+                       "caches": [{"level": 2}], "flags": ["avx", "sse"], "x": 3,
+                       "cpu_mhz": 2100.0});
+    let flat = flatten(&a);
+    assert_eq!(flat["vuln.mds"], "Not");
+    assert_eq!(flat["caches.0.level"], "1");
+    assert_eq!(flat["flags"], "avx,sse");
+    assert!(!flat.contains_key("x"));
+    let d = diff_values(&a, &b, &["cpu_mhz"]);
+    let fields: Vec<&str> = d.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(fields, ["caches.0.level", "kernel", "vuln.mds", "x"]);
+    assert_eq!(d[2].b, None);
+    assert!(diff_values(&a, &a, &[]).is_empty());
+}
+
+proptest! {
+    /// U of b plus U of a is na·nb, and swapping the samples mirrors z and keeps p.
+    #[test]
+    fn mann_whitney_symmetry(
+        a in prop::collection::vec(0u8..20, 1..30),
+        b in prop::collection::vec(0u8..20, 1..30),
+    ) {
+        let a: Vec<f64> = a.into_iter().map(f64::from).collect();
+        let b: Vec<f64> = b.into_iter().map(f64::from).collect();
+        let ab = mann_whitney_u(&a, &b).unwrap();
+        let ba = mann_whitney_u(&b, &a).unwrap();
+        prop_assert!((ab.u + ba.u - (a.len() * b.len()) as f64).abs() < 1e-9);
+        prop_assert!((ab.p - ba.p).abs() < 1e-9);
+        prop_assert!((ab.z + ba.z).abs() < 1e-9);
+        prop_assert!((0.0..=1.0).contains(&ab.p));
+    }
+
+    /// U counts the pairs with b > a (ties one half), by brute force.
+    #[test]
+    fn mann_whitney_u_counts_pairs(
+        a in prop::collection::vec(0u8..10, 1..20),
+        b in prop::collection::vec(0u8..10, 1..20),
+    ) {
+        let brute: f64 = a.iter().flat_map(|x| b.iter().map(move |y| {
+            if y > x { 1.0 } else if y == x { 0.5 } else { 0.0 }
+        })).sum();
+        let a: Vec<f64> = a.into_iter().map(f64::from).collect();
+        let b: Vec<f64> = b.into_iter().map(f64::from).collect();
+        prop_assert_eq!(mann_whitney_u(&a, &b).unwrap().u, brute);
+    }
+
+    /// Shifting every value of b far above a always gives a small p for decent n.
+    #[test]
+    fn separated_samples_are_significant(
+        a in prop::collection::vec(0.0f64..1.0, 10..40),
+        b in prop::collection::vec(2.0f64..3.0, 10..40),
+    ) {
+        prop_assert!(mann_whitney_u(&a, &b).unwrap().p < 0.01);
+    }
+}
