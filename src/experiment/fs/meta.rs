@@ -1,0 +1,274 @@
+//! Metadata operations: fs.fsync after a small write, stat, open+close, rename, mkdir+rmdir.
+
+use super::*;
+
+// --- fs.fsync ---
+
+/// Filebench's writefsync: overwrite `bufsize` bytes at offset 0 of an allocated file, then
+/// fsync.
+pub(super) struct WriteFsync {
+    pub(super) fd: Fd,
+    pub(super) buf: Anon,
+    pub(super) bufsize: usize,
+}
+
+impl Routine for WriteFsync {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            self.fd
+                .transfer(true, self.buf.ptr(), self.bufsize, 0)
+                .map_err(|e| format!("pwrite: {e}"))?;
+            self.fd.fsync()?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn setup_fsync(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = work_dir(ctx)?;
+    check_device(dir, Some("fsync"))?;
+    let bufsize = params.u64("bufsize");
+    let path = dir.join("fsync");
+    lay_out(&path, bufsize.max(page_size()), bufsize, true)?;
+    let fd = Fd::open(&path, libc::O_WRONLY).map_err(failed("opening the file"))?;
+    let buf = Anon::private(bufsize.div_ceil(page_size()) as usize * page_size() as usize)?;
+    Ok(Box::new(WriteFsync {
+        fd,
+        buf,
+        bufsize: bufsize as usize,
+    }))
+}
+
+pub(super) fn fsync_expectations(params: &Params) -> Vec<Expectation> {
+    let page = page_size();
+    let bufsize = params.u64("bufsize").max(1);
+    let sectors = (bufsize.div_ceil(page) * page) as f64 / 512.0;
+    vec![
+        no_major_faults(),
+        Expectation::new(
+            Metric::Rusage("oublock"),
+            near(sectors, 0.1),
+            "fsync cleans the pages, so every write dirties its whole pages again: \
+             page/512 blocks per page written",
+        ),
+        syscalls(2.0),
+    ]
+}
+
+pub static FSYNC: ExperimentInfo = ExperimentInfo {
+    name: "fs.fsync",
+    os: crate::experiment::LINUX,
+    summary: "overwrite bufsize bytes at the start of an allocated file, then fsync \
+              (Filebench writefsync): the cost of making one small write durable",
+    op: "write+fsync",
+    path: "pwrite + fsync",
+    params: &[FSYNC_BUFSIZE_PARAM],
+    syscalls: &["pwrite64", "fsync"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: true,
+    // Every fsync sleeps on the device twice or more; a task with perf events open pays
+    // ~0.9 µs per switch (measured here), so counters are read in untimed batches.
+    counters_in_samples: false,
+    work_dir: true,
+    expectations: fsync_expectations,
+    setup: setup_fsync,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+// --- metadata: stat, open_close, rename, mkdir_rmdir ---
+
+pub(super) enum MetaOp {
+    Stat(CString),
+    OpenClose(CString),
+    /// Renames `a` to `b`, then back: one rename per op.
+    Rename {
+        a: CString,
+        b: CString,
+        flip: bool,
+    },
+    MkdirRmdir(CString),
+}
+
+pub(super) struct Meta(MetaOp);
+
+impl Routine for Meta {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            // SAFETY: every pointer is a valid NUL-terminated path owned by `self`; `st` is
+            // a writable stat buffer.
+            unsafe {
+                match &mut self.0 {
+                    MetaOp::Stat(p) => {
+                        let mut st: libc::stat = std::mem::zeroed();
+                        if libc::stat(p.as_ptr(), &mut st) != 0 {
+                            return Err(os_err("stat"));
+                        }
+                    }
+                    MetaOp::OpenClose(p) => {
+                        let fd = libc::open(p.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+                        if fd < 0 {
+                            return Err(os_err("open"));
+                        }
+                        libc::close(fd);
+                    }
+                    MetaOp::Rename { a, b, flip } => {
+                        let (from, to) = if *flip { (&*b, &*a) } else { (&*a, &*b) };
+                        if libc::rename(from.as_ptr(), to.as_ptr()) != 0 {
+                            return Err(os_err("rename"));
+                        }
+                        *flip = !*flip;
+                    }
+                    MetaOp::MkdirRmdir(p) => {
+                        if libc::mkdir(p.as_ptr(), 0o700) != 0 {
+                            return Err(os_err("mkdir"));
+                        }
+                        if libc::rmdir(p.as_ptr()) != 0 {
+                            return Err(os_err("rmdir"));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn meta_setup(
+    ctx: &Context,
+    make: fn(&Path) -> Result<MetaOp, String>,
+) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = work_dir(ctx)?;
+    Ok(Box::new(Meta(make(dir).map_err(SetupError::Failed)?)))
+}
+
+pub(super) fn touch(path: &Path) -> Result<(), String> {
+    Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)
+        .map(drop)
+        .map_err(|e| format!("creating {}: {e}", path.display()))
+}
+
+pub(super) fn setup_stat(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    meta_setup(ctx, |dir| {
+        let p = dir.join("file");
+        touch(&p)?;
+        Ok(MetaOp::Stat(cpath(&p)?))
+    })
+}
+
+pub(super) fn setup_open_close(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    meta_setup(ctx, |dir| {
+        let p = dir.join("file");
+        touch(&p)?;
+        Ok(MetaOp::OpenClose(cpath(&p)?))
+    })
+}
+
+pub(super) fn setup_rename(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    meta_setup(ctx, |dir| {
+        let a = dir.join("a");
+        touch(&a)?;
+        Ok(MetaOp::Rename {
+            a: cpath(&a)?,
+            b: cpath(&dir.join("b"))?,
+            flip: false,
+        })
+    })
+}
+
+pub(super) fn setup_mkdir_rmdir(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    meta_setup(ctx, |dir| Ok(MetaOp::MkdirRmdir(cpath(&dir.join("d"))?)))
+}
+
+pub(super) fn meta_expectations(calls: f64) -> Vec<Expectation> {
+    vec![
+        Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Below(0.01),
+            "the directory and the inode are cached: a block read means they were evicted",
+        ),
+        Expectation::new(
+            Metric::Faults,
+            Bound::Below(0.01),
+            "a path operation in a loop touches no new memory",
+        ),
+        syscalls(calls),
+    ]
+}
+
+pub(super) fn one_call(_: &Params) -> Vec<Expectation> {
+    meta_expectations(1.0)
+}
+pub(super) fn two_calls(_: &Params) -> Vec<Expectation> {
+    meta_expectations(2.0)
+}
+
+macro_rules! meta_info {
+    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal, $calls:expr,
+     $exp:ident, $setup:ident) => {
+        pub static $id: ExperimentInfo = ExperimentInfo {
+            name: $name,
+            os: crate::experiment::LINUX,
+            summary: $summary,
+            op: $op,
+            path: $path,
+            params: &[],
+            syscalls: $calls,
+            subtract_loop_overhead: false,
+            default_suite: true,
+            ladder: false,
+            counters_in_samples: true,
+            work_dir: true,
+            expectations: $exp,
+            setup: $setup,
+            preflight: None,
+            batch: crate::experiment::Batch::Sized,
+            sweep: &[],
+            quick_params: &[],
+        };
+    };
+}
+
+meta_info!(
+    STAT,
+    "fs.stat",
+    "stat() of a file in the directory under test (a cached lookup of one component below it)",
+    "call",
+    "glibc stat (newfstatat)",
+    &["newfstatat"],
+    one_call,
+    setup_stat
+);
+meta_info!(
+    OPEN_CLOSE,
+    "fs.open_close",
+    "open(O_RDONLY) + close of a file in the directory under test",
+    "open+close",
+    "glibc open (openat) + close",
+    &["openat", "close"],
+    two_calls,
+    setup_open_close
+);
+meta_info!(
+    RENAME,
+    "fs.rename",
+    "rename() of a file within one directory, back and forth",
+    "rename",
+    "glibc rename",
+    &["rename"],
+    one_call,
+    setup_rename
+);
+meta_info!(
+    MKDIR_RMDIR,
+    "fs.mkdir_rmdir",
+    "mkdir() then rmdir() of one empty directory",
+    "mkdir+rmdir",
+    "glibc mkdir + rmdir",
+    &["mkdir", "rmdir"],
+    two_calls,
+    setup_mkdir_rmdir
+);

@@ -1,0 +1,239 @@
+//! The transfers: one buffer of a sequential or random pass over a file (write, read, copy, random_read, random_write).
+
+use super::*;
+
+// --- transfers: write, read, copy, random_read, random_write ---
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Write,
+    Read,
+    Copy,
+}
+
+/// Where the next buffer goes.
+pub(super) enum Order {
+    /// Buffer after buffer, wrapping at the end of the file.
+    Sequential,
+    /// A uniformly random buffer-aligned offset.
+    Random(Rng),
+}
+
+pub(super) struct Transfer {
+    pub(super) kind: Kind,
+    /// The file written (Write, Copy) or read (Read).
+    pub(super) fd: Fd,
+    /// The source of a copy.
+    pub(super) src: Option<Fd>,
+    pub(super) buf: Anon,
+    pub(super) bufsize: usize,
+    /// Buffers in the file.
+    pub(super) blocks: u64,
+    pub(super) order: Order,
+    /// Ops since the last once-per-period event, and the period (`None`: no event).
+    pub(super) step: u64,
+    pub(super) every: Option<u64>,
+    /// The event: fsync (sync=end) or drop the file's pages (cache=cold).
+    pub(super) fsync_at_event: bool,
+    pub(super) drop_at_event: bool,
+}
+
+impl Transfer {
+    pub(super) fn event(&self) -> Result<(), String> {
+        if self.fsync_at_event {
+            self.fd.fsync()?;
+        }
+        if self.drop_at_event {
+            self.fd.fadvise(libc::POSIX_FADV_DONTNEED)?;
+        }
+        Ok(())
+    }
+}
+
+impl Routine for Transfer {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            let block = match &mut self.order {
+                Order::Sequential => self.step,
+                Order::Random(rng) => rng.below(self.blocks),
+            };
+            let offset = block * self.bufsize as u64;
+            let io = |fd: &Fd, write| fd.transfer(write, self.buf.ptr(), self.bufsize, offset);
+            match self.kind {
+                Kind::Write => io(&self.fd, true),
+                Kind::Read => io(&self.fd, false),
+                Kind::Copy => {
+                    let src = self.src.as_ref().ok_or("copy without a source")?;
+                    io(src, false).and_then(|()| io(&self.fd, true))
+                }
+            }
+            .map_err(|e| format!("I/O at offset {offset}: {e}"))?;
+            self.step += 1;
+            let period = self.every.unwrap_or(self.blocks);
+            if self.step >= period {
+                self.step = 0;
+                if self.every.is_some() {
+                    self.event()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn sync_of(params: &Params) -> &str {
+    params.get("sync").unwrap_or("none")
+}
+
+pub(super) fn cold(params: &Params) -> bool {
+    params.get("cache") == Some("cold")
+}
+
+pub(super) fn setup_transfer(
+    params: &Params,
+    ctx: &Context,
+    kind: Kind,
+    random: bool,
+) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = work_dir(ctx)?;
+    let sync = sync_of(params);
+    let cold = cold(params);
+    let needs_device = match (sync, cold) {
+        ("end", _) => Some("fsync"),
+        ("each", _) => Some("O_DSYNC"),
+        ("direct", _) => Some("O_DIRECT"),
+        (_, true) => Some("a cold read"),
+        _ => None,
+    };
+    let mount = check_device(dir, needs_device)?;
+    let bufsize = params.u64("bufsize");
+    let blocks = params.u64("size") / bufsize.max(1);
+    if bufsize == 0 || blocks == 0 {
+        return Err(SetupError::Failed(format!(
+            "bufsize {bufsize} does not fit in size {}",
+            params.u64("size")
+        )));
+    }
+    let len = blocks * bufsize;
+    let page = page_size();
+    let buf = Anon::private(bufsize.div_ceil(page) as usize * page as usize)?;
+    // SAFETY: the buffer is ours and at least `bufsize` bytes long.
+    unsafe { std::ptr::write_bytes(buf.ptr(), 0x5a, bufsize as usize) };
+
+    let path = dir.join("data");
+    // A file written to stays dirty for sync=none (rewrites then dirty no clean page); every
+    // other file is synced so it is on the device and its pages can be dropped.
+    let writes = kind != Kind::Read;
+    let chunk = if writes { bufsize } else { 1 << 20 };
+    lay_out(&path, len, chunk, !(writes && sync == "none"))?;
+    let mut src = None;
+    if kind == Kind::Copy {
+        let src_path = dir.join("source");
+        lay_out(&src_path, len, 1 << 20, true)?;
+        let fd = Fd::open(&src_path, libc::O_RDONLY).map_err(failed("opening the source"))?;
+        warm(&fd, len)?;
+        src = Some(fd);
+    }
+
+    let mut flags = if writes {
+        libc::O_WRONLY
+    } else {
+        libc::O_RDONLY
+    };
+    match sync {
+        "each" if writes => flags |= libc::O_DSYNC,
+        "direct" if writes => flags |= libc::O_DIRECT,
+        _ => {}
+    }
+    let fd = match Fd::open(&path, flags) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && flags & libc::O_DIRECT != 0 => {
+            return Err(SetupError::Unsupported(format!(
+                "{}: the file system refuses O_DIRECT (open: {e})",
+                mount.describe()
+            )));
+        }
+        Err(e) => {
+            return Err(SetupError::Failed(format!(
+                "opening {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    if flags & libc::O_DIRECT != 0 {
+        // A trial write: O_DIRECT wants buffer, length and offset aligned to the device's
+        // logical block size, which only a transfer reveals.
+        if let Err(e) = fd.transfer(true, buf.ptr(), bufsize as usize, 0) {
+            return Err(if e.raw_os_error() == Some(libc::EINVAL) {
+                SetupError::Unsupported(format!(
+                    "{}: O_DIRECT refuses a {bufsize}-byte write (EINVAL): the length must be a \
+                     multiple of the device's logical block size; pass --param bufsize=4096",
+                    mount.describe()
+                ))
+            } else {
+                SetupError::Failed(format!("O_DIRECT trial write: {e}"))
+            });
+        }
+    }
+    if kind == Kind::Read {
+        if cold {
+            if random {
+                fd.fadvise(libc::POSIX_FADV_RANDOM)
+                    .map_err(SetupError::Failed)?;
+            }
+            fd.fadvise(libc::POSIX_FADV_DONTNEED)
+                .map_err(SetupError::Failed)?;
+        } else {
+            warm(&fd, len)?;
+        }
+    }
+    let pages = len.div_ceil(page);
+    let (every, fsync_at_event, drop_at_event) = if sync == "end" && writes {
+        (Some(blocks), true, false)
+    } else if cold && random {
+        (Some(cold_random_period(pages)), false, true)
+    } else if cold {
+        (Some(blocks), false, true)
+    } else {
+        (None, false, false)
+    };
+    Ok(Box::new(Transfer {
+        kind,
+        fd,
+        src,
+        buf,
+        bufsize: bufsize as usize,
+        blocks,
+        order: if random {
+            Order::Random(Rng::new(0x0f5_5eed))
+        } else {
+            Order::Sequential
+        },
+        step: 0,
+        every,
+        fsync_at_event,
+        drop_at_event,
+    }))
+}
+
+/// Random cold reads drop the whole file every `pages/16` reads: at most 1/16 of the pages,
+/// on average 1/32, are cached when a read comes.
+pub(super) fn cold_random_period(pages: u64) -> u64 {
+    (pages / 16).max(1)
+}
+
+pub(super) fn setup_write(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_transfer(p, c, Kind::Write, false)
+}
+pub(super) fn setup_read(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_transfer(p, c, Kind::Read, false)
+}
+pub(super) fn setup_copy(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_transfer(p, c, Kind::Copy, false)
+}
+pub(super) fn setup_random_read(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_transfer(p, c, Kind::Read, true)
+}
+pub(super) fn setup_random_write(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_transfer(p, c, Kind::Write, true)
+}

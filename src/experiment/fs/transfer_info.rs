@@ -1,0 +1,260 @@
+//! What the transfers must show (blocks read and written per buffer, by sync and cache mode) and their registry entries.
+
+use super::*;
+
+// --- expectations of the transfers ---
+
+/// Mean number of pages a buffer at offset `k * bufsize` spans, over the file's buffers
+/// (the first million of them).
+pub(super) fn pages_spanned(size: u64, bufsize: u64, page: u64) -> f64 {
+    let blocks = (size / bufsize.max(1)).clamp(1, 1 << 20);
+    let total: u64 = (0..blocks)
+        .map(|k| {
+            let start = k * bufsize;
+            (start + bufsize - 1) / page - start / page + 1
+        })
+        .sum();
+    total as f64 / blocks as f64
+}
+
+pub(super) fn near(value: f64, fraction: f64) -> Bound {
+    Bound::Near {
+        value,
+        tolerance: value * fraction + 0.01,
+    }
+}
+
+pub(super) const WHY_NONE: &str = "the file was written just before sampling and not synced, so its pages \
+    are still dirty: a rewrite dirties no clean page and starts no device write (oublock is \
+    charged at page-dirtying time). More means pages were written back during the run (the \
+    flusher, reclaim) and the writes began device writes again";
+pub(super) const WHY_END: &str = "the fsync at the end of each pass cleans every page, so each pass \
+    dirties the whole file again: bufsize/512 blocks per op";
+pub(super) const WHY_EACH: &str = "O_DSYNC writes every buffer through to the device: each op dirties \
+    (and cleans) the whole pages it touches, page/512 blocks per page";
+pub(super) const WHY_DIRECT: &str = "O_DIRECT sends exactly bufsize bytes to the device per op, bypassing \
+    the page cache: bufsize/512 blocks";
+pub(super) const WHY_NO_READ: &str = "the data is in the page cache: a block read from the device means \
+    pages were evicted (DAMON, reclaim) and the figure includes device reads";
+pub(super) const WHY_COLD: &str = "the file's pages are dropped before each pass, so every byte comes from \
+    the device once: bufsize/512 blocks per op";
+pub(super) const WHY_COLD_RANDOM: &str = "readahead is off (POSIX_FADV_RANDOM) and the file's pages are \
+    dropped every pages/16 reads, so nearly every read fetches the whole pages it touches \
+    from the device (about 1/32 are still cached)";
+pub(super) const WHY_END_RANDOM: &str = "between two fsyncs (one per N random writes) each page is dirtied \
+    once at most: blocks per op = pages × page/512 × (1 − e^(−N·span/pages)) / N";
+
+pub(super) fn syscalls(value: f64) -> Expectation {
+    Expectation::new(
+        Metric::Counter("syscalls"),
+        Bound::Near {
+            value,
+            tolerance: 0.05,
+        },
+        "the system calls one operation makes (plus its share of the once-per-pass call)",
+    )
+}
+
+pub(super) fn no_major_faults() -> Expectation {
+    Expectation::new(
+        Metric::Rusage("majflt"),
+        Bound::Below(0.01),
+        "pread/pwrite copy through the worker's own resident buffer: nothing is faulted in \
+         from a file",
+    )
+}
+
+pub(super) fn transfer_expectations(params: &Params, kind: Kind, random: bool) -> Vec<Expectation> {
+    let page = page_size();
+    let size = params.u64("size");
+    let bufsize = params.u64("bufsize").max(1);
+    let blocks = (size / bufsize).max(1);
+    let pages = (blocks * bufsize).div_ceil(page);
+    let sectors = bufsize as f64 / 512.0;
+    let page_sectors = page as f64 / 512.0;
+    let span = pages_spanned(size, bufsize, page);
+    let mut out = vec![no_major_faults()];
+    let per_op_calls = if kind == Kind::Copy { 2.0 } else { 1.0 };
+    let mut calls = per_op_calls;
+
+    if kind == Kind::Read {
+        if cold(params) {
+            if random {
+                let period = cold_random_period(pages);
+                calls += 1.0 / period as f64;
+                let full = span * page_sectors;
+                // On average 1/32 of the pages are cached when a read comes.
+                out.push(Expectation::new(
+                    Metric::Rusage("inblock"),
+                    near(full * (1.0 - 1.0 / 32.0), 0.1),
+                    WHY_COLD_RANDOM,
+                ));
+            } else {
+                calls += 1.0 / blocks as f64;
+                out.push(Expectation::new(
+                    Metric::Rusage("inblock"),
+                    near(sectors, 0.1),
+                    WHY_COLD,
+                ));
+            }
+        } else {
+            out.push(Expectation::new(
+                Metric::Rusage("inblock"),
+                Bound::Below(0.05 * sectors + 0.01),
+                WHY_NO_READ,
+            ));
+        }
+        out.push(syscalls(calls));
+        return out;
+    }
+
+    // Write and copy.
+    out.push(Expectation::new(
+        Metric::Rusage("inblock"),
+        Bound::Below(0.05 * sectors + 0.01),
+        WHY_NO_READ,
+    ));
+    let (bound, why) = match sync_of(params) {
+        "end" if random => {
+            let n = blocks as f64;
+            let dirtied = pages as f64 * (1.0 - (-n * span / pages as f64).exp());
+            (near(dirtied * page_sectors / n, 0.15), WHY_END_RANDOM)
+        }
+        "end" => (near(sectors, 0.1), WHY_END),
+        "each" => (near(span * page_sectors, 0.1), WHY_EACH),
+        "direct" => (near(sectors, 0.1), WHY_DIRECT),
+        _ => (Bound::Below(0.1 * sectors + 0.01), WHY_NONE),
+    };
+    out.push(Expectation::new(Metric::Rusage("oublock"), bound, why));
+    if sync_of(params) == "end" {
+        calls += 1.0 / blocks as f64;
+    }
+    out.push(syscalls(calls));
+    out
+}
+
+pub(super) fn write_expectations(p: &Params) -> Vec<Expectation> {
+    transfer_expectations(p, Kind::Write, false)
+}
+pub(super) fn read_expectations(p: &Params) -> Vec<Expectation> {
+    transfer_expectations(p, Kind::Read, false)
+}
+pub(super) fn copy_expectations(p: &Params) -> Vec<Expectation> {
+    transfer_expectations(p, Kind::Copy, false)
+}
+pub(super) fn random_read_expectations(p: &Params) -> Vec<Expectation> {
+    transfer_expectations(p, Kind::Read, true)
+}
+pub(super) fn random_write_expectations(p: &Params) -> Vec<Expectation> {
+    transfer_expectations(p, Kind::Write, true)
+}
+
+pub static WRITE: ExperimentInfo = ExperimentInfo {
+    name: "fs.write",
+    os: crate::experiment::LINUX,
+    summary: "sequential pwrite of one buffer, rewriting a file in place and wrapping around it; \
+              sync says which layer it reaches (MB/s = bufsize / median)",
+    op: "buffer",
+    path: "pwrite (sync=each: O_DSYNC; direct: O_DIRECT; end: + fsync per pass)",
+    params: &[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM],
+    syscalls: &["pwrite64", "fsync"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: true,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: write_expectations,
+    setup: setup_write,
+    preflight: Some(preflight_one),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+pub static READ: ExperimentInfo = ExperimentInfo {
+    name: "fs.read",
+    os: crate::experiment::LINUX,
+    summary: "sequential pread of one buffer, wrapping around a file; cache=cold drops its \
+              pages before each pass (MB/s = bufsize / median)",
+    op: "buffer",
+    path: "pread (cold: + posix_fadvise DONTNEED per pass)",
+    params: &[SIZE_PARAM, BUFSIZE_PARAM, CACHE_PARAM],
+    syscalls: &["pread64", "fadvise64"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: read_expectations,
+    setup: setup_read,
+    preflight: Some(preflight_one),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+pub static COPY: ExperimentInfo = ExperimentInfo {
+    name: "fs.copy",
+    os: crate::experiment::LINUX,
+    summary: "sequential copy of one buffer from a cached file into another (UnixBench \
+              fstime's copy), rewriting in place; sync as for fs.write",
+    op: "buffer",
+    path: "pread + pwrite (sync as fs.write)",
+    params: &[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM],
+    syscalls: &["pread64", "pwrite64", "fsync"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: copy_expectations,
+    setup: setup_copy,
+    preflight: Some(preflight_two),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+pub static RANDOM_READ: ExperimentInfo = ExperimentInfo {
+    name: "fs.random_read",
+    os: crate::experiment::LINUX,
+    summary: "pread of one buffer at a random buffer-aligned offset (seeded); cache=cold \
+              turns readahead off and keeps the file nearly uncached",
+    op: "buffer",
+    path: "pread (cold: POSIX_FADV_RANDOM, + DONTNEED every pages/16 reads)",
+    params: &[SIZE_PARAM, BUFSIZE_PARAM, CACHE_PARAM],
+    syscalls: &["pread64", "fadvise64"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: random_read_expectations,
+    setup: setup_random_read,
+    preflight: Some(preflight_one),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo {
+    name: "fs.random_write",
+    os: crate::experiment::LINUX,
+    summary: "pwrite of one buffer at a random buffer-aligned offset (seeded), in place; \
+              sync=end fsyncs every N writes (N = buffers in the file)",
+    op: "buffer",
+    path: "pwrite (sync as fs.write)",
+    params: &[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM],
+    syscalls: &["pwrite64", "fsync"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: random_write_expectations,
+    setup: setup_random_write,
+    preflight: Some(preflight_one),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
