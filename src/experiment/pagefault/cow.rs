@@ -1,0 +1,154 @@
+//! pagefault.cow: a forked child's write to each inherited page, one copy-on-write fault per page.
+
+use super::*;
+
+// --- pagefault.cow ---
+
+pub(super) fn cow_expectations(_: &Params) -> Vec<Expectation> {
+    vec![
+        Expectation::new(
+            Metric::Children("minflt"),
+            Bound::AtLeast(0.99),
+            "the child writes each inherited page once: at least one copy-on-write fault per \
+             page, or the write did not copy",
+        ),
+        Expectation::new(
+            Metric::Children("minflt"),
+            Bound::Below(1.1),
+            "beyond one fault per page, only the child's own few (its stack, glibc's fork \
+             handlers: ~30 measured) spread over a batch of hundreds of pages",
+        ),
+        Expectation::new(
+            Metric::Rusage("majflt"),
+            Bound::Below(0.0001),
+            "the region is resident anonymous memory: no major fault in the parent",
+        ),
+        Expectation::new(
+            Metric::Children("majflt"),
+            Bound::Below(0.0001),
+            "copying a resident anonymous page reads nothing from disk: no major fault in \
+             the child",
+        ),
+    ]
+}
+
+pub(super) struct Cow {
+    pub(super) region: Region,
+}
+
+pub(super) fn reap(pid: libc::pid_t) -> Result<(), String> {
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int; `pid` is our own unreaped child.
+        let ret = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if ret == pid {
+            break;
+        }
+        let err = io::Error::last_os_error();
+        if ret < 0 && err.kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        return Err(format!("waitpid failed: {err}"));
+    }
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "the writing child ended with wait status {status:#x}"
+        ))
+    }
+}
+
+impl Cow {
+    /// Fork a child that writes one byte to each of the first `pages` pages and exits.
+    pub(super) fn fork_writing(&self, pages: usize) -> Result<(), String> {
+        let base = self.region.base;
+        // SAFETY: fork has no memory-safety preconditions. The child only stores to the
+        // inherited region (plain memory writes) and calls `_exit`: no allocator, lock or
+        // destructor runs in it.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            for page in 0..pages {
+                // SAFETY: `page` is below the region's page count (checked by the caller).
+                unsafe { base.add(page * PAGE).write_volatile(2) };
+            }
+            // SAFETY: _exit is async-signal-safe and never returns.
+            unsafe { libc::_exit(0) };
+        }
+        if pid < 0 {
+            return Err(format!("fork failed: {}", io::Error::last_os_error()));
+        }
+        reap(pid)
+    }
+}
+
+impl Routine for Cow {
+    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+        let ops = ops as usize;
+        if ops > self.region.pages {
+            self.region = touched_region(ops).map_err(setup_error)?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        let pages = ops as usize;
+        if pages > self.region.pages {
+            return Err("run with more pages than prepared".into());
+        }
+        self.fork_writing(pages)
+    }
+
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+        Some(self.fork_writing(0))
+    }
+}
+
+/// A 4 KiB-page region of `pages` pages, every page written by this process.
+pub(super) fn touched_region(pages: usize) -> Result<Region, SetupError> {
+    let region = Region::new(pages, false)?;
+    for page in 0..pages {
+        region.touch(page, 1);
+    }
+    Ok(region)
+}
+
+pub(super) fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let pages = (p.u64("size") as usize).div_ceil(PAGE);
+    Ok(Box::new(Cow {
+        region: touched_region(pages)?,
+    }))
+}
+
+pub static COW: ExperimentInfo = ExperimentInfo {
+    name: "pagefault.cow",
+    os: crate::experiment::LINUX,
+    summary: "copy-on-write: a forked child writes one byte to each of N inherited 4 KiB \
+              pages; per page, after subtracting the same fork+exit+wait without writes \
+              (includes freeing the copy at the child's exit)",
+    op: "page",
+    path: "fork(), the child stores → page fault → wp_page_copy, _exit; waitpid; minus the \
+           same without stores",
+    params: &[ParamSpec {
+        name: "size",
+        kind: ParamKind::Size {
+            min: 1 << 20,
+            max: 4 << 30,
+        },
+        default: "16M",
+        help: "the region the parent touches in setup and the child inherits (grown when a \
+               batch needs more pages)",
+    }],
+    syscalls: &["clone", "exit_group", "wait4"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations: cow_expectations,
+    setup: setup_cow,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
