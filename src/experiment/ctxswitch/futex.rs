@@ -1,0 +1,180 @@
+//! ctxswitch.futex: the ping-pong with futex wait and wake, between processes or threads.
+
+use super::*;
+
+// --- ctxswitch.futex ---
+
+pub(super) const MODE_PARAM: ParamSpec = ParamSpec {
+    name: "mode",
+    kind: ParamKind::Choice(&["processes", "threads"]),
+    default: "processes",
+    help: "processes: a forked partner sharing a MAP_SHARED page (FUTEX_WAIT/WAKE); threads: a \
+           partner thread of the worker (FUTEX_*_PRIVATE)",
+};
+
+pub(super) fn futex_expectations(_: &Params) -> Vec<Expectation> {
+    vec![
+        two_switches(
+            "each round trip switches to the partner and back: exactly two switches of both \
+             sides (in threads mode the worker's rusage covers both threads)",
+        ),
+        worker_switches_once(),
+        syscalls_near(
+            1.5,
+            0.55,
+            "one FUTEX_WAKE per round trip, and one FUTEX_WAIT unless the answer is already \
+             there (when the woken partner preempted the worker and answered before it waited)",
+        ),
+        no_faults("a round trip touches no new memory"),
+    ]
+}
+
+pub(super) enum FutexSide {
+    Process(PartnerProcess),
+    Thread(Option<JoinHandle<i32>>),
+}
+
+/// The worker side of the futex ping-pong; the partner is a forked process or a thread.
+pub(super) struct FutexPingPong {
+    pub(super) words: Arc<SharedWords>,
+    pub(super) private: bool,
+    pub(super) next: u32,
+    pub(super) side: FutexSide,
+}
+
+impl FutexPingPong {
+    pub(super) fn turns(&self) -> Turns<'_> {
+        Turns {
+            seq: self.words.word(0),
+            stop: self.words.word(1),
+            private: self.private,
+        }
+    }
+}
+
+impl Routine for FutexPingPong {
+    #[inline(never)]
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        let mut next = self.next;
+        let turns = self.turns();
+        let mut outcome = Ok(());
+        for _ in 0..ops {
+            if let Err(e) = turns.worker_round_trip(&mut next) {
+                outcome = Err(e);
+                break;
+            }
+        }
+        self.next = next;
+        outcome
+    }
+
+    fn partner(&self) -> Option<Partner> {
+        match &self.side {
+            FutexSide::Process(p) => Some(p.partner()),
+            // A thread's switches are in the worker's own rusage (RUSAGE_SELF covers the
+            // whole process), so the harness needs nothing more.
+            FutexSide::Thread(_) => None,
+        }
+    }
+}
+
+impl Drop for FutexPingPong {
+    fn drop(&mut self) {
+        self.turns().stop_partner();
+        match &mut self.side {
+            FutexSide::Process(p) => p.stop(Duration::from_millis(200)),
+            FutexSide::Thread(handle) => {
+                if let Some(h) = handle.take() {
+                    let _ = h.join();
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn setup_futex(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let cpus = pingpong::place(params, ctx)?;
+    let words = Arc::new(SharedWords::new()?);
+    let threads = params.str("mode") == "threads";
+    let side = if threads {
+        spawn_futex_thread(&words, cpus)?
+    } else {
+        let shared = Arc::clone(&words);
+        let process = PartnerProcess::spawn(cpus.partner, &[], move || {
+            Turns {
+                seq: shared.word(0),
+                stop: shared.word(1),
+                private: false,
+            }
+            .partner_loop()
+        })?;
+        FutexSide::Process(process)
+    };
+    Ok(Box::new(FutexPingPong {
+        words,
+        private: threads,
+        next: 0,
+        side,
+    }))
+}
+
+pub(super) fn spawn_futex_thread(
+    words: &Arc<SharedWords>,
+    cpus: Cpus,
+) -> Result<FutexSide, SetupError> {
+    let shared = Arc::clone(words);
+    let (tx, rx) = mpsc::channel::<Result<(), String>>();
+    let handle = std::thread::Builder::new()
+        .name("oslab-partner".into())
+        .spawn(move || {
+            let pinned = crate::platform::cpu::pin(&[cpus.partner])
+                .map_err(|e| format!("cannot pin the partner thread to CPU {}: {e}", cpus.partner));
+            let ok = pinned.is_ok();
+            let _ = tx.send(pinned);
+            if !ok {
+                return 1;
+            }
+            Turns {
+                seq: shared.word(0),
+                stop: shared.word(1),
+                private: true,
+            }
+            .partner_loop()
+        })
+        .map_err(|e| SetupError::Failed(format!("cannot start the partner thread: {e}")))?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(FutexSide::Thread(Some(handle))),
+        Ok(Err(reason)) => {
+            let _ = handle.join();
+            Err(SetupError::Failed(reason))
+        }
+        Err(_) => {
+            let _ = handle.join();
+            Err(SetupError::Failed(
+                "the partner thread ended at once".into(),
+            ))
+        }
+    }
+}
+
+pub static FUTEX: ExperimentInfo = ExperimentInfo {
+    name: "ctxswitch.futex",
+    os: crate::experiment::LINUX,
+    summary: "two threads or processes take turns with futex wait/wake on a shared word: two \
+              switches per round trip, without the pipe's data path",
+    op: "round trip",
+    path: "syscall(SYS_futex) FUTEX_WAKE + FUTEX_WAIT, partner pinned",
+    params: &[MODE_PARAM, PLACEMENT_PARAM],
+    syscalls: &["futex"],
+    subtract_loop_overhead: true,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: false,
+    work_dir: false,
+    expectations: futex_expectations,
+    setup: setup_futex,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};

@@ -1,0 +1,126 @@
+//! process.fork_exec and process.posix_spawn: a child that executes the program, reaped.
+
+use super::*;
+
+// --- process.fork_exec ---
+
+/// `fork()`, the child `execve`s the target (and `_exit(127)`s if that fails), the parent
+/// `waitpid`s.
+pub(super) struct ForkExec {
+    pub(super) program: Program,
+}
+
+impl Routine for ForkExec {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        let path = self.program.path.as_ptr();
+        let argv = self.program.argv.as_ptr() as *const *const c_char;
+        let envp = self.program.envp.as_ptr() as *const *const c_char;
+        for _ in 0..ops {
+            // SAFETY: as in `Fork`; the child calls only execve and _exit (both
+            // async-signal-safe) with pointers prepared before the fork.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                // SAFETY: `path`, `argv`, `envp` are valid NUL-/null-terminated arrays in
+                // this (copied) address space; execve returns only on failure.
+                unsafe {
+                    libc::execve(path, argv, envp);
+                    libc::_exit(127);
+                }
+            }
+            if pid < 0 {
+                return Err(last_os_error("fork"));
+            }
+            reap(pid, "fork+exec")?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn setup_fork_exec(
+    params: &Params,
+    context: &Context,
+) -> Result<Box<dyn Routine>, SetupError> {
+    Ok(Box::new(ForkExec {
+        program: program(params, context)?,
+    }))
+}
+
+pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
+    name: "process.fork_exec",
+    os: crate::experiment::LINUX,
+    summary: "fork(), the child execve()s a tiny program (a static exit(0) unless \
+              target=dynamic), the parent waitpid()s: starting a new program",
+    op: "fork+exec+wait",
+    path: "glibc fork() (clone) + execve + waitpid (wait4), empty environment",
+    params: &[TARGET_PARAM],
+    syscalls: &["clone", "execve", "exit_group", "wait4"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: true,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations: fork_expectations,
+    setup: setup_fork_exec,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+// --- process.posix_spawn ---
+
+/// glibc's `posix_spawn`: a `clone(CLONE_VM | CLONE_VFORK)` on a freshly mapped stack, the
+/// child resets its signal dispositions and `execve`s; an exec failure is reported to the
+/// parent through the shared memory, so no `_exit(127)` round is needed to see it.
+pub(super) struct Spawn {
+    pub(super) program: Program,
+}
+
+impl Routine for Spawn {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            self.program.spawn_and_reap()?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn setup_posix_spawn(
+    params: &Params,
+    context: &Context,
+) -> Result<Box<dyn Routine>, SetupError> {
+    Ok(Box::new(Spawn {
+        program: program(params, context)?,
+    }))
+}
+
+pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
+    name: "process.posix_spawn",
+    os: crate::experiment::LINUX,
+    summary: "posix_spawn() of the same tiny program, then waitpid(): a new program without \
+              copying the parent's page tables",
+    op: "spawn+wait",
+    path: "glibc posix_spawn (clone3 CLONE_VM|CLONE_VFORK + execve) + waitpid (wait4), empty \
+           environment",
+    params: &[TARGET_PARAM],
+    syscalls: &[
+        "clone3",
+        "mmap",
+        "munmap",
+        "rt_sigprocmask",
+        "execve",
+        "exit_group",
+        "wait4",
+    ],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations: spawn_expectations,
+    setup: setup_posix_spawn,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};

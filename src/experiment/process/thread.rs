@@ -1,0 +1,69 @@
+//! process.thread: pthread_create and join of a thread that returns at once.
+
+use super::*;
+
+// --- process.thread ---
+
+pub(super) extern "C" fn thread_body(_: *mut c_void) -> *mut c_void {
+    std::ptr::null_mut()
+}
+
+/// A raw `pthread_create` with default attributes and an empty body, then `pthread_join`:
+/// the kernel's clone3 of a thread plus glibc's own work (its stack cache makes stacks
+/// reusable, so no mmap per thread), without Rust's `std::thread` bookkeeping (a name,
+/// an `Arc` packet, the spawn hooks).
+pub(super) struct Thread;
+
+impl Routine for Thread {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            let mut thread = std::mem::MaybeUninit::<libc::pthread_t>::uninit();
+            // SAFETY: `thread` is writable storage for the id; null attributes mean the
+            // defaults; `thread_body` is a valid `extern "C"` function that touches nothing.
+            let rc = unsafe {
+                libc::pthread_create(
+                    thread.as_mut_ptr(),
+                    std::ptr::null(),
+                    thread_body,
+                    std::ptr::null_mut(),
+                )
+            };
+            if rc != 0 {
+                return Err(os_error("pthread_create", rc));
+            }
+            // SAFETY: pthread_create succeeded, so `thread` holds a joinable thread id that
+            // is joined exactly once.
+            let rc = unsafe { libc::pthread_join(thread.assume_init(), std::ptr::null_mut()) };
+            if rc != 0 {
+                return Err(os_error("pthread_join", rc));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    Ok(Box::new(Thread))
+}
+
+pub static THREAD: ExperimentInfo = ExperimentInfo {
+    name: "process.thread",
+    os: crate::experiment::LINUX,
+    summary: "pthread_create() of an empty thread, then pthread_join(): a task that shares \
+              everything (on the worker's CPU)",
+    op: "create+join",
+    path: "glibc pthread_create (clone3) + pthread_join (futex)",
+    params: &[],
+    syscalls: &["clone3", "rt_sigprocmask", "futex", "exit"],
+    subtract_loop_overhead: false,
+    default_suite: true,
+    ladder: true,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations: thread_expectations,
+    setup: setup_thread,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
