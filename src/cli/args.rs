@@ -1,0 +1,218 @@
+//! The command line as clap sees it: the commands, their arguments, help texts and examples.
+
+use super::*;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "oslab",
+    version,
+    about = "Measure what the operating system costs a program",
+    long_about = "Measure what the operating system costs a program: system calls against \
+                  function calls, context switches, process creation, pipes and sockets, file \
+                  I/O that does or does not reach the disk. Each experiment runs in a fresh \
+                  pinned process, with perf counters and getrusage checking that it measured \
+                  what it claims; every run is stored with a description of the machine, and \
+                  runs can be compared, exported and reported as HTML.",
+    after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
+                  2 usage or database error, 3 an experiment failed, 4 a result is suspect; \
+                  `compare --fail-on-regression`: 1 when something got slower; 130 a run \
+                  interrupted by Ctrl-C (what it finished is stored)."
+)]
+pub struct Cli {
+    /// The results database [default: $XDG_DATA_HOME/oslab/oslab.db]
+    #[arg(long, global = true, env = "OSLAB_DB", value_name = "PATH")]
+    pub(super) db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum Command {
+    /// Measure experiments (default: the default suite), print them and store the run
+    Run(RunArgs),
+    /// List the experiments, their parameters and what they exercise
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a stored run as tables (default: the latest)
+    Show {
+        /// A run id or a tag (the latest run with that tag)
+        run: Option<String>,
+        /// Print the run as one JSON document (the same as `run --json`)
+        #[arg(long)]
+        json: bool,
+        /// List the stored runs instead
+        #[arg(long, conflicts_with_all = ["run", "json"])]
+        list: bool,
+    },
+    /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
+    /// a verdict; first the environment and settings that differ
+    Compare(CompareArgs),
+    /// Write a stored run as a versioned JSON document (for `import`) or as CSV, one row per
+    /// sample
+    Export {
+        /// A run id or a tag (the latest run with that tag)
+        run: String,
+        /// json: the whole run, for `oslab import` elsewhere; csv: one row per sample
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to FILE instead of stdout
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Write stored runs as one self-contained HTML page with charts (default: the latest
+    /// run); with two or more, the first is compared with each other
+    Report {
+        /// Run ids or tags (a tag names the latest run with it)
+        runs: Vec<String>,
+        /// The HTML file to write
+        #[arg(
+            short = 'o',
+            long,
+            value_name = "FILE",
+            default_value = "oslab-report.html"
+        )]
+        output: PathBuf,
+    },
+    /// Store a run exported (`oslab export --format json`) on another machine; importing the
+    /// same run again does nothing
+    Import {
+        /// The exported JSON document
+        file: PathBuf,
+    },
+    /// Describe this machine as oslab sees it, including which counters work
+    Env {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// The annotated memory map of a process: each mapping with its RSS, anonymous and swap
+    /// memory and what it is (text, data, bss, heap, stack, library, vDSO…), a summary per
+    /// kind, and what ASLR moves between runs
+    Maps {
+        /// The process to map [default: a fresh child of oslab, a typical dynamically linked
+        /// program]
+        pid: Option<u32>,
+        /// Print one JSON document (docs/maps.md)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fill a heap block and wait on stdin, for `oslab maps` to read (internal)
+    #[command(hide = true)]
+    MapsChild,
+    /// Run one experiment for a parent oslab (internal)
+    #[command(hide = true)]
+    Worker,
+    /// Background load for a parent oslab (internal): a busy loop on CPU `--cpu`, or with
+    /// `--memory` a competitor that fills and rewrites that many bytes inside the cgroup
+    /// whose cgroup.procs is `--cgroup`
+    #[command(hide = true)]
+    Load {
+        #[arg(long, required_unless_present = "memory")]
+        cpu: Option<usize>,
+        #[arg(long, value_name = "BYTES")]
+        memory: Option<u64>,
+        #[arg(long, value_name = "CGROUP_PROCS", requires = "memory")]
+        cgroup: Option<PathBuf>,
+        #[arg(long)]
+        parent: u32,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct RunArgs {
+    /// Experiments (family.variant) or families; none means the default suite
+    pub(super) targets: Vec<String>,
+    /// Looser precision and a small time budget: the default suite in well under a minute
+    #[arg(long)]
+    pub(super) quick: bool,
+    /// Target half-width of the 95% CI of each median, in percent [default: 1, quick: 5]
+    #[arg(long, value_name = "PERCENT")]
+    pub(super) precision: Option<String>,
+    /// Sampling time budget per experiment, in seconds [default: 5, quick: 0.7]
+    #[arg(long, value_name = "SECONDS")]
+    pub(super) budget: Option<f64>,
+    /// Kill a worker after this many seconds [default: twice the budget plus 20]
+    #[arg(long, value_name = "SECONDS")]
+    pub(super) timeout: Option<f64>,
+    /// The CPU to pin workers to, then optionally the one for the other side of cross-CPU
+    /// experiments, e.g. 3 or 1,0 [default: the last CPU this process may use; the other side:
+    /// the highest other one]
+    #[arg(long, value_name = "LIST")]
+    pub(super) cpu: Option<String>,
+    /// Set an experiment parameter (repeatable); `oslab list` shows them. A comma-separated
+    /// list sweeps it: one result per value, e.g. --param size=1,64,4K
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    pub(super) params: Vec<String>,
+    /// Run a named set of configurations instead of experiments: mmap-lab (`oslab list`
+    /// shows the suites)
+    #[arg(long, value_name = "NAME")]
+    pub(super) suite: Option<String>,
+    /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU),
+    /// `cpu:all` (one on every CPU) or `memory` (a process filling and rewriting memory, in a
+    /// memory cgroup with the experiment, limited from its size and MemAvailable)
+    #[arg(long, value_name = "KIND")]
+    pub(super) load: Option<String>,
+    /// Directory for experiments that work on files: each gets a private directory in it,
+    /// removed afterwards [default: the current directory]
+    #[arg(long, value_name = "PATH")]
+    pub(super) dir: Option<PathBuf>,
+    /// Run the selected experiments this many times, interleaved, each time in a new worker
+    /// process: `show` pools them per configuration, `compare` resamples the processes (use 3
+    /// on both sides of a comparison)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub(super) repeat: u32,
+    /// A label stored with the run; `show` accepts it instead of a run id
+    #[arg(long)]
+    pub(super) tag: Option<String>,
+    /// Which clock times the samples
+    #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
+    pub(super) clock: ClockArg,
+    /// Print the run as one JSON document on stdout (progress stays on stderr)
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct CompareArgs {
+    /// Run A, the baseline: a run id or a tag (the latest run with that tag)
+    pub(super) a: String,
+    /// Run B, compared against A
+    pub(super) b: String,
+    /// Half-width of the noise band around B/A = 1, in percent: a change whose CI touches the
+    /// band is "within noise" [default: 2, or the runs' --precision when larger (5 for
+    /// --quick runs)]
+    #[arg(long, value_name = "PCT")]
+    pub(super) noise: Option<String>,
+    /// What to compare per operation: time, a getrusage field (minflt, nvcsw, stime_us, …) or
+    /// a counter name (cycles, syscalls, …)
+    #[arg(long, value_name = "NAME", default_value = "time")]
+    pub(super) metric: String,
+    /// Print one JSON document for scripts
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Exit with code 1 when some experiment got slower (for CI)
+    #[arg(long)]
+    pub(super) fail_on_regression: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ExportFormat {
+    /// The whole run as one versioned JSON document
+    Json,
+    /// One row per sample
+    Csv,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClockArg {
+    /// The TSC when invariant and stable, else CLOCK_MONOTONIC_RAW
+    Auto,
+    /// The TSC, or an error if it cannot be trusted here
+    Tsc,
+    /// CLOCK_MONOTONIC_RAW
+    Monotonic,
+}

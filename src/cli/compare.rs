@@ -1,0 +1,61 @@
+//! `oslab compare`: two stored runs, per experiment, with the verdict and the environment diff.
+
+use super::*;
+
+pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
+    use crate::analysis::compare::{Metric, compare_runs, default_noise};
+    let noise = match &args.noise {
+        None => None,
+        Some(text) => match text.trim().trim_end_matches('%').parse::<f64>() {
+            Ok(p) if (0.0..=50.0).contains(&p) => Some(p / 100.0),
+            _ => {
+                return Err(UserError::BadOption(format!(
+                    "--noise {text}: give a percentage between 0 and 50, e.g. --noise 2"
+                ))
+                .into());
+            }
+        },
+    };
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path)?;
+    let a = resolve_run(&store, &path, Some(&args.a))?;
+    let b = resolve_run(&store, &path, Some(&args.b))?;
+    let metric = Metric::parse(&args.metric);
+    if let Metric::Counter(name) = &metric {
+        let known: std::collections::BTreeSet<&str> = [&a, &b]
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| r.counters.iter().map(|c| c.name.as_str()))
+            .collect();
+        if !known.contains(name.as_str()) {
+            return Err(UserError::BadOption(format!(
+                "--metric {name}: not time, a getrusage field ({}) or a counter of these runs{}",
+                crate::model::Rusage::FIELDS.join(", "),
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", known.into_iter().collect::<Vec<_>>().join(", "))
+                }
+            ))
+            .into());
+        }
+    }
+    let (noise, noise_reason) = match noise {
+        Some(n) => (n, None),
+        None => default_noise(&a, &b),
+    };
+    let mut cmp = compare_runs(&a, &b, &metric, noise);
+    cmp.noise_reason = noise_reason;
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&report::compare::document(&cmp))?;
+        s.push('\n');
+        s
+    } else {
+        report::compare::render(&cmp)
+    };
+    write_stdout(&text)?;
+    if args.fail_on_regression && cmp.any_slower() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

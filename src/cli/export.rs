@@ -1,0 +1,35 @@
+//! `oslab export`: a run as a versioned JSON document or CSV.
+
+use super::*;
+
+pub(super) fn export(
+    db: Option<PathBuf>,
+    which: &str,
+    format: ExportFormat,
+    output: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path)?;
+    let run = resolve_run(&store, &path, Some(which))?;
+    let text = match format {
+        ExportFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&report::export::json_document(&run))?;
+            s.push('\n');
+            s
+        }
+        ExportFormat::Csv => report::export::csv(&run),
+    };
+    match output {
+        None => write_stdout(&text)?,
+        Some(file) => {
+            std::fs::write(&file, text).map_err(|e| {
+                UserError::BadOption(format!(
+                    "cannot write {}: {e}; check the path and its permissions",
+                    file.display()
+                ))
+            })?;
+            eprintln!("exported run {} to {}", run.id, file.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

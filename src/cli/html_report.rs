@@ -1,0 +1,34 @@
+//! `oslab report`: the self-contained HTML page.
+
+use super::*;
+
+pub(super) fn html_report(
+    db: Option<PathBuf>,
+    which: &[String],
+    output: &std::path::Path,
+) -> Result<ExitCode> {
+    let path = db_path(db)?;
+    let store = Store::open_existing(&path)?;
+    let runs: Vec<Run> = if which.is_empty() {
+        vec![resolve_run(&store, &path, None)?]
+    } else {
+        which
+            .iter()
+            .map(|w| resolve_run(&store, &path, Some(w)))
+            .collect::<Result<_>>()?
+    };
+    let page = report::html::render(&runs);
+    std::fs::write(output, page).map_err(|e| {
+        UserError::BadOption(format!(
+            "cannot write {}: {e}; check the path and its permissions",
+            output.display()
+        ))
+    })?;
+    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+    eprintln!(
+        "wrote the report of run {} to {}",
+        ids.join(", "),
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,38 @@
+//! `oslab import`: a run exported elsewhere, stored once.
+
+use super::*;
+
+/// Everything that can refuse the file is decided before the database is opened, so a bad
+/// file leaves the database exactly as it was.
+pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<ExitCode> {
+    use crate::store::Imported;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        UserError::BadOption(format!(
+            "cannot read {}: {e}; pass a file written by `oslab export --format json`",
+            file.display()
+        ))
+    })?;
+    let run = report::export::read_document(&text)
+        .map_err(|e| UserError::BadOption(format!("{} {e}", file.display())))?;
+    let path = db_path(db)?;
+    let mut store = Store::open(&path)?;
+    match store.import_run(&run)? {
+        Imported::New(id) => eprintln!(
+            "imported {} (run {} where it was measured) as run {id} in {}",
+            file.display(),
+            run.id,
+            path.display()
+        ),
+        Imported::AlreadyImported(id) => eprintln!(
+            "{} was already imported as run {id} in {}; nothing changed",
+            file.display(),
+            path.display()
+        ),
+        Imported::AlreadyStored(id) => eprintln!(
+            "{} holds run {id} of {}, which is already there; nothing changed",
+            file.display(),
+            path.display()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
