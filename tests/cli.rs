@@ -368,3 +368,49 @@ fn database_in_a_missing_directory_is_a_user_error_and_creates_nothing() {
         .assert_user_error(&["no-such-dir", "--db"]);
     assert!(!missing.exists(), "no directory was created");
 }
+
+// --- completions, manual page, colour ---
+
+#[test]
+fn completions_and_man_page_come_from_the_parser() {
+    let lab = Lab::new();
+    let bash = lab.oslab(&["completions", "bash"]);
+    assert_eq!(bash.code, Some(0));
+    assert!(bash.stdout.contains("_oslab()"), "{}", bash.stdout);
+    for word in ["run", "compare", "report", "maps"] {
+        assert!(bash.stdout.contains(word), "bash completion lacks {word}");
+    }
+    for shell in ["zsh", "fish"] {
+        let out = lab.oslab(&["completions", shell]);
+        assert_eq!(out.code, Some(0), "{shell}");
+        assert!(out.stdout.contains("oslab"), "{shell}");
+    }
+    let man = lab.oslab(&["man"]);
+    assert_eq!(man.code, Some(0));
+    assert!(man.stdout.contains(".TH oslab 1"), "{}", man.stdout);
+    assert!(man.stdout.contains("completions"));
+}
+
+#[test]
+fn unknown_shell_and_bad_color_are_user_errors() {
+    let lab = Lab::new();
+    lab.oslab(&["completions", "tcsh"])
+        .assert_user_error(&["tcsh", "oslab --help"]);
+    lab.oslab(&["--color", "sometimes", "list"])
+        .assert_user_error(&["sometimes", "--color"]);
+}
+
+#[test]
+fn color_never_and_no_color_print_no_escape() {
+    let lab = Lab::new();
+    let never = lab.oslab(&["--color", "never", "--help"]);
+    assert_eq!(never.code, Some(0));
+    assert!(!never.stdout.contains('\u{1b}'));
+    let no_color = lab.oslab_with(lab.db(), &["--help"], &[("NO_COLOR", "1")]);
+    assert!(!no_color.stdout.contains('\u{1b}'));
+    let always = lab.oslab(&["--color", "always", "--help"]);
+    assert!(
+        always.stdout.contains('\u{1b}'),
+        "--color always colours the help"
+    );
+}

@@ -23,6 +23,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "OSLAB_DB", value_name = "PATH")]
     pub(super) db: Option<PathBuf>,
 
+    /// Colour in help and error messages: auto (a terminal, and NO_COLOR unset or empty),
+    /// always or never
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub(super) color: ColorWhen,
+
     #[command(subcommand)]
     pub(super) command: Command,
 }
@@ -100,6 +105,19 @@ pub(super) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script to stdout
+    #[command(
+        after_help = "Examples:\n  oslab completions bash > /etc/bash_completion.d/oslab\n  \
+                            oslab completions zsh > \"${fpath[1]}/_oslab\"\n  \
+                            oslab completions fish > ~/.config/fish/completions/oslab.fish"
+    )]
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to stdout
+    #[command(after_help = "Example:\n  oslab man > oslab.1 && man ./oslab.1")]
+    Man,
     /// Fill a heap block and wait on stdin, for `oslab maps` to read (internal)
     #[command(hide = true)]
     MapsChild,
@@ -215,4 +233,12 @@ pub(super) enum ClockArg {
     Tsc,
     /// CLOCK_MONOTONIC_RAW
     Monotonic,
+}
+
+/// `--color`: when help and error messages may use colour.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }

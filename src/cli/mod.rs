@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::experiment::plan::{self, Planned};
 use crate::experiment::{self, ExperimentInfo, params::parse_assignment};
@@ -43,10 +43,17 @@ mod env;
 use env::*;
 mod maps;
 use maps::*;
+mod shell;
+use shell::*;
 
 /// Parse the command line and run it.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let command = Cli::command().color(color_choice(&argv));
+    let cli = match command
+        .try_get_matches_from(&argv)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
@@ -124,6 +131,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Import { file } => import(cli.db, &file),
         Command::Env { json } => env(json),
         Command::Maps { pid, json } => maps(pid, json),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
         Command::Worker | Command::Load { .. } | Command::MapsChild => {
             unreachable!("handled before dispatch")
         }
