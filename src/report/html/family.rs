@@ -7,9 +7,9 @@ use super::distribution::distribution;
 use super::facts::facts_and_loads;
 use super::metrics::{Figure, Line, METRICS, metric_chart};
 use super::sweeps::sweeps;
-use super::{Item, families, family_of};
+use super::{Item, families, family_of, op};
 use crate::experiment;
-use crate::model::{ExperimentResult, Run, Status};
+use crate::model::{Run, Status};
 use crate::report::charts::esc;
 use crate::report::format::{time_ns, time_range_ns};
 use crate::report::ladder::label;
@@ -99,10 +99,6 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
     }
     s.push_str("</tbody></table>\n");
     s
-}
-
-pub(super) fn op(r: &ExperimentResult) -> &str {
-    r.unit.strip_prefix("ns/").unwrap_or(&r.unit)
 }
 
 /// The metric charts two to a row, then one compact list of the metrics with nothing to

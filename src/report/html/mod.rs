@@ -227,3 +227,8 @@ tr.slower td{background:#fde8e8}tr.faster td{background:#e6f6ec}
 details{margin:6px 0;font-size:13px}
 code{font-size:13px}
 "#;
+
+/// The operation a result's unit counts (`ns/call` → `call`), for captions.
+pub(super) fn op(r: &ExperimentResult) -> &str {
+    r.unit.strip_prefix("ns/").unwrap_or(&r.unit)
+}

@@ -2,8 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::family::op;
-use super::{Item, bytes, kib};
+use super::{Item, bytes, kib, op};
 use crate::experiment::{self, ParamKind, ParamSpec, params::parse_size};
 use crate::report::charts::{self, Point, Unit, esc};
 use crate::report::format::{sig3, time_ns};
