@@ -160,3 +160,12 @@ fn db_path(given: Option<PathBuf>) -> Result<PathBuf> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(dir.join("oslab.db"))
 }
+
+/// Write to stdout; a closed pipe (`| head`) is not an error.
+pub(super) fn write_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to stdout"),
+    }
+}

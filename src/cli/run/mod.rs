@@ -1,0 +1,189 @@
+//! `oslab run`: the options checked and turned into a plan, the experiments run in fresh workers, each result stored as it finishes, the run printed.
+
+use super::*;
+
+mod options;
+use options::*;
+
+pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
+    let options = options(&args)?;
+
+    let path = db_path(db)?;
+    let mut store = Store::open(&path)?;
+
+    let clock_info = choose_clock(args.clock)?;
+    let mut environment = crate::platform::env::collect();
+    environment.counters = counters::probe();
+
+    let run = new_run(&args, &options, clock_info.clone(), environment);
+    let run_id = store.begin_run(&run)?;
+
+    let Options {
+        jobs,
+        sampler,
+        timeout,
+        cpus,
+        dir,
+        other_cpu,
+        load,
+    } = options;
+    let plan = Plan {
+        dir,
+        other_cpu,
+        load,
+        sampler,
+        cpus,
+        clock: clock_info,
+        timeout,
+        stretch_timeout: args.timeout.is_none(),
+    };
+    run_all(&jobs, &plan, args.repeat, &mut store, run_id)?;
+    let interrupted = crate::platform::interrupt::requested();
+    if interrupted.is_none() {
+        store.finish_run(run_id, runner::unix_now())?;
+    }
+
+    // Present what was stored, exactly as `show` would.
+    let stored = store.load_run(run_id)?;
+    print_run(&stored, args.json)?;
+    eprintln!("stored as run {run_id} in {}", path.display());
+    if let Some(signal) = interrupted {
+        eprintln!(
+            "oslab: interrupted by {}: the run keeps the experiments it finished",
+            crate::platform::interrupt::signal_name(signal)
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(exit_code(&stored))
+}
+
+/// The run's record as stored before its first result: when, how and where it measures.
+fn new_run(
+    args: &RunArgs,
+    options: &Options,
+    clock: crate::model::ClockInfo,
+    environment: crate::model::env::Environment,
+) -> Run {
+    let Options {
+        jobs,
+        sampler,
+        timeout,
+        cpus,
+        dir,
+        load,
+        ..
+    } = options;
+    let uses_dir = jobs.iter().any(|j| j.info.work_dir);
+    Run {
+        id: 0,
+        started_at: runner::unix_now(),
+        finished_at: None,
+        tag: args.tag.clone(),
+        oslab_version: env!("CARGO_PKG_VERSION").to_string(),
+        settings: RunSettings {
+            quick: args.quick,
+            precision: sampler.precision,
+            budget_s: sampler.budget_s,
+            min_time_s: sampler.min_time_s,
+            timeout_s: timeout.as_secs_f64(),
+            cpus: cpus.clone(),
+            load: load.as_ref().map(|l| l.name().to_string()),
+            dir: uses_dir.then(|| dir.display().to_string()),
+            dir_mount: uses_dir
+                .then(|| crate::platform::mount::mount_of(dir))
+                .and_then(Result::ok)
+                .map(|m| {
+                    format!(
+                        "{} on {} at {} ({})",
+                        m.fstype, m.source, m.mount_point, m.options
+                    )
+                }),
+            argv: std::env::args().collect(),
+        },
+        clock,
+        environment,
+        results: Vec::new(),
+    }
+}
+
+/// Every job `repeat` times, each in a fresh worker, each result stored as it finishes; an
+/// interruption (Ctrl-C) ends the loop before the next job.
+fn run_all(
+    jobs: &[Planned],
+    plan: &Plan,
+    repeat: u32,
+    store: &mut Store,
+    run_id: i64,
+) -> Result<()> {
+    let total = jobs.len() * repeat as usize;
+    let mut done = 0;
+    let mut progress =
+        report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
+    crate::platform::interrupt::install();
+    for _ in 0..repeat {
+        for job in jobs {
+            if crate::platform::interrupt::requested().is_some() {
+                return Ok(());
+            }
+            done += 1;
+            let name =
+                report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
+            progress.start(format!("[{done}/{total}] {name}"));
+            let result = runner::run_experiment(job, plan, &mut |samples| progress.sample(samples));
+            store.add_result(run_id, &result)?;
+            progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn progress_line(r: &crate::model::ExperimentResult) -> String {
+    let f = crate::analysis::result::figures(r);
+    let figure = match (f.stats, f.ci) {
+        (Some(s), Some((lo, hi))) if s.median != 0.0 => format!(
+            "{} ±{}%",
+            report::format::time_ns(s.median),
+            match (hi - lo) / 2.0 / s.median.abs() * 100.0 {
+                p if p < 0.01 => "<0.01".to_string(),
+                p => report::format::sig3(p),
+            }
+        ),
+        (Some(s), _) => report::format::time_ns(s.median),
+        _ => "–".into(),
+    };
+    let mut line = format!(
+        "{} {figure} ({}, {} samples{}, {:.1} s)",
+        report::ladder::label(r),
+        r.status.as_str(),
+        r.samples.len(),
+        r.stop_reason
+            .map(|s| format!(", stopped by {}", s.as_str()))
+            .unwrap_or_default(),
+        r.duration_s
+    );
+    if let Some(reason) = &r.reason {
+        line.push_str(&format!(": {reason}"));
+    }
+    line
+}
+
+pub(super) fn exit_code(run: &Run) -> ExitCode {
+    if run.results.iter().any(|r| r.status == Status::Failed) {
+        ExitCode::from(3)
+    } else if run.results.iter().any(|r| r.status == Status::Suspect) {
+        ExitCode::from(4)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+pub(super) fn print_run(run: &Run, json: bool) -> Result<()> {
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(&report::json::run_document(run))?;
+        s.push('\n');
+        s
+    } else {
+        report::ladder::render(run)
+    };
+    write_stdout(&text)
+}

@@ -1,0 +1,296 @@
+//! `oslab run`'s options checked, in the order the user meets them, and turned into what the
+//! run needs: the planned experiments, the sampler, the time limit, CPUs, directory and load.
+
+use super::*;
+
+/// What the command line asks for, checked.
+pub(super) struct Options {
+    pub(super) jobs: Vec<Planned>,
+    pub(super) sampler: SamplerConfig,
+    pub(super) timeout: Duration,
+    pub(super) cpus: Vec<usize>,
+    pub(super) dir: PathBuf,
+    pub(super) other_cpu: Option<usize>,
+    pub(super) load: Option<Load>,
+}
+
+/// Check every option of `oslab run`; the first mistake is a [`UserError`] naming the fix.
+pub(super) fn options(args: &RunArgs) -> Result<Options> {
+    let jobs = planned_jobs(args)?;
+    let sampler = sampler(args)?;
+    let timeout = match args.timeout {
+        Some(t) if t.is_finite() && t > 0.0 => Duration::from_secs_f64(t),
+        Some(t) => {
+            return Err(UserError::BadOption(format!(
+                "--timeout {t}: give a positive number of seconds"
+            ))
+            .into());
+        }
+        None => Plan::default_timeout(&sampler),
+    };
+    if args.repeat == 0 || args.repeat > 1000 {
+        return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
+    }
+    let cpus = choose_cpus(args.cpu.as_deref())?;
+    let dir = check_dir(args.dir.as_deref(), &jobs)?;
+    let other_cpu = other_cpu(&cpus);
+    let load = match args.load.as_deref() {
+        None => None,
+        Some(text) => Some(Load::parse(text).ok_or_else(|| {
+            UserError::BadOption(format!("--load {text}: give cpu, cpu:all or memory"))
+        })?),
+    };
+    Ok(Options {
+        jobs,
+        sampler,
+        timeout,
+        cpus,
+        dir,
+        other_cpu,
+        load,
+    })
+}
+
+/// The experiments named (or the suite's configurations), with their `--param` values.
+fn planned_jobs(args: &RunArgs) -> Result<Vec<Planned>> {
+    let given: Vec<(String, String)> = args
+        .params
+        .iter()
+        .map(|p| parse_assignment(p))
+        .collect::<Result<_, _>>()?;
+    let Some(name) = &args.suite else {
+        let selected = experiment::select(&args.targets)?;
+        check_param_names(&given, &selected)?;
+        return Ok(plan::expand(&selected, &given, args.quick)?);
+    };
+    if !args.targets.is_empty() {
+        return Err(UserError::BadOption(format!(
+            "--suite {name} names its own experiments; drop {} or the --suite",
+            args.targets.join(" ")
+        ))
+        .into());
+    }
+    let suite = plan::find_suite(name).ok_or_else(|| {
+        UserError::BadOption(format!(
+            "--suite {name}: no such suite; there is {}",
+            plan::SUITES
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    check_param_names(&given, &planned_infos(suite))?;
+    Ok(plan::expand_suite(suite, &given, args.quick)?)
+}
+
+/// `--quick` or the standard sampler, with `--precision` and `--budget` applied.
+fn sampler(args: &RunArgs) -> Result<SamplerConfig> {
+    let mut sampler = if args.quick {
+        SamplerConfig::quick()
+    } else {
+        SamplerConfig::standard()
+    };
+    if let Some(p) = &args.precision {
+        sampler.precision = parse_precision(p)?;
+    }
+    if let Some(b) = args.budget {
+        if !(b.is_finite() && b > 0.0 && b <= 3600.0) {
+            return Err(UserError::BadOption(format!(
+                "--budget {b}: give seconds between 0 and 3600"
+            ))
+            .into());
+        }
+        sampler.budget_s = b;
+        sampler.min_time_s = sampler.min_time_s.min(b);
+    }
+    Ok(sampler)
+}
+
+/// The clock `--clock` asks for; `--clock tsc` on a machine whose TSC cannot be trusted is a
+/// user error rather than a silent fallback.
+pub(super) fn choose_clock(arg: ClockArg) -> Result<crate::model::ClockInfo> {
+    let (clock, reason) = clock::choose(match arg {
+        ClockArg::Auto => ClockChoice::Auto,
+        ClockArg::Tsc => ClockChoice::Tsc,
+        ClockArg::Monotonic => ClockChoice::Monotonic,
+    });
+    if arg == ClockArg::Tsc && clock.name() != "tsc" {
+        return Err(
+            UserError::BadOption(format!("--clock tsc: {reason}; use --clock auto")).into(),
+        );
+    }
+    Ok(clock.info(reason))
+}
+
+/// The experiments of a suite, each once.
+pub(super) fn planned_infos(suite: &plan::Suite) -> Vec<&'static ExperimentInfo> {
+    let mut infos: Vec<&'static ExperimentInfo> = Vec::new();
+    for config in suite.configs {
+        if let Some(info) = experiment::find(config.experiment)
+            && !infos.iter().any(|i| i.name == info.name)
+        {
+            infos.push(info);
+        }
+    }
+    infos
+}
+
+/// Every `--param` name must belong to some selected experiment.
+pub(super) fn check_param_names(
+    given: &[(String, String)],
+    selected: &[&'static ExperimentInfo],
+) -> Result<(), UserError> {
+    for (name, _) in given {
+        if !selected.iter().any(|e| e.param(name).is_some()) {
+            return Err(UserError::UnknownParam {
+                name: name.clone(),
+                hint: param_hint(selected),
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn parse_precision(text: &str) -> Result<f64, UserError> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 50.0 => Ok(p / 100.0),
+        _ => Err(UserError::BadOption(format!(
+            "--precision {text}: give a percentage between 0 and 50, e.g. --precision 2"
+        ))),
+    }
+}
+
+pub(super) fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
+    let allowed = cpu::allowed();
+    let allowed_text = cpu::format_list(&allowed);
+    let Some(text) = given else {
+        return Ok(allowed.last().map(|c| vec![*c]).unwrap_or_default());
+    };
+    let cpus = cpu::parse_list(text).ok_or_else(|| UserError::BadCpu {
+        given: text.to_string(),
+        why: "not a CPU list (write e.g. 3, 0,2 or 0-3)".into(),
+        allowed: allowed_text.clone(),
+    })?;
+    if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
+        return Err(UserError::BadCpu {
+            given: text.to_string(),
+            why: format!("CPU {bad} is offline or outside this process's affinity"),
+            allowed: allowed_text,
+        });
+    }
+    Ok(cpus)
+}
+
+/// The directory file experiments work in: `--dir` or the current directory, checked to be a
+/// writable directory, and every selected experiment's pre-flight check passed there.
+pub(super) fn check_dir(given: Option<&std::path::Path>, jobs: &[Planned]) -> Result<PathBuf> {
+    let uses_dir = jobs
+        .iter()
+        .any(|j| j.info.work_dir || j.info.preflight.is_some());
+    let dir = match given {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            // Without --dir, a read-only current directory (or one on a file system that
+            // refuses new files) must not stop the default suite: measure the temporary
+            // directory's file system instead, and say so.
+            if uses_dir && !writable(&cwd) {
+                let tmp = std::env::temp_dir();
+                eprintln!(
+                    "oslab: the current directory {} is not writable; the file experiments use {} \
+                     (pass --dir to choose)",
+                    cwd.display(),
+                    tmp.display()
+                );
+                tmp
+            } else {
+                cwd
+            }
+        }
+    };
+    if !uses_dir {
+        return Ok(dir);
+    }
+    let shown = dir.display();
+    match std::fs::metadata(&dir) {
+        Err(_) => {
+            return Err(UserError::BadOption(format!(
+                "--dir {shown} does not exist; create it or pass another directory"
+            ))
+            .into());
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(UserError::BadOption(format!(
+                "--dir {shown} is not a directory; pass a directory"
+            ))
+            .into());
+        }
+        Ok(_) => {}
+    }
+    if let Err(e) = tempfile::Builder::new()
+        .prefix(".oslab-check-")
+        .tempdir_in(&dir)
+    {
+        return Err(UserError::BadOption(format!(
+            "--dir {shown} is not writable ({e}); pass a directory you can write to"
+        ))
+        .into());
+    }
+    let context = crate::experiment::Context {
+        work_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    for Planned { info, params, .. } in jobs {
+        if let Some(preflight) = info.preflight
+            && let Err(why) = preflight(params, &context)
+        {
+            return Err(UserError::BadOption(format!("{}: {why}", info.name)).into());
+        }
+    }
+    Ok(dir)
+}
+
+/// Whether a new directory can be made in `dir` (it is removed again at once).
+pub(super) fn writable(dir: &std::path::Path) -> bool {
+    tempfile::Builder::new()
+        .prefix(".oslab-check-")
+        .tempdir_in(dir)
+        .is_ok()
+}
+
+/// The CPU for the other side of a cross-CPU experiment: the second CPU given with --cpu,
+/// else the highest other CPU this process may use.
+pub(super) fn other_cpu(cpus: &[usize]) -> Option<usize> {
+    if let Some(second) = cpus.get(1) {
+        return Some(*second);
+    }
+    cpu::allowed()
+        .into_iter()
+        .rev()
+        .find(|c| Some(c) != cpus.first())
+}
+
+pub(super) fn param_hint(selected: &[&ExperimentInfo]) -> String {
+    let with: Vec<String> = selected
+        .iter()
+        .filter(|e| !e.params.is_empty())
+        .map(|e| {
+            format!(
+                "{}: {}",
+                e.name,
+                e.params
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    if with.is_empty() {
+        "the selected experiments take no parameters (`oslab list` shows which do)".into()
+    } else {
+        format!("parameters here are {}", with.join("; "))
+    }
+}
