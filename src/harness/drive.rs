@@ -1,0 +1,366 @@
+//! Driving one worker process: start it with its job, read the messages it streams, enforce
+//! the time limit, then kill what it left behind, reap it with wait4 and say how it ended.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use crate::experiment::{ExperimentInfo, Params};
+use crate::harness::runner::Plan;
+use crate::harness::worker::{Job, Message};
+use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
+
+/// How a worker ended, as far as the runner's verdict is concerned.
+pub(super) enum Outcome {
+    Done(StopReason),
+    Unsupported(String),
+    Failed(String),
+}
+
+/// What the worker's stdout reader hands over: a message, or the line it could not parse.
+type Line = Result<Message, String>;
+
+/// A started worker: its process group, its parsed output and its stderr being collected.
+struct Worker {
+    pid: libc::pid_t,
+    messages: mpsc::Receiver<Line>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+/// The directories a worker uses, removed by the parent after reaping it, so nothing is left
+/// behind even when the worker is killed before its own clean-up runs.
+struct Dirs {
+    /// A private directory for the worker's files.
+    scratch: Option<TempDir>,
+    /// The experiment's directory on the file system under test (`ExperimentInfo::work_dir`).
+    work: Option<TempDir>,
+}
+
+/// The time limit: `at` may move later once the worker has timed a whole pass.
+struct Deadline {
+    started: Instant,
+    at: Instant,
+}
+
+/// Why the reading loop stopped.
+enum Ending {
+    TimedOut,
+    /// The worker said how it ended, or its output closed without saying (`None`).
+    Ended(Option<Outcome>),
+}
+
+/// Run one experiment in a fresh worker, filling `result` with what it streams.
+pub(super) fn drive_worker(
+    info: &ExperimentInfo,
+    params: &Params,
+    plan: &Plan,
+    cgroup_procs: Option<PathBuf>,
+    result: &mut ExperimentResult,
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Outcome {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return Outcome::Failed(format!(
+                "cannot find the oslab binary to start a worker: {e}"
+            ));
+        }
+    };
+    let dirs = match Dirs::create(info, plan) {
+        Ok(dirs) => dirs,
+        Err(outcome) => return outcome,
+    };
+    let job = Job {
+        experiment: info.name.to_string(),
+        params: params.as_map().clone(),
+        cpus: plan.cpus.clone(),
+        other_cpu: plan.other_cpu,
+        scratch_dir: dirs.scratch.as_ref().map(|d| d.path().to_path_buf()),
+        work_dir: dirs.work.as_ref().map(|d| d.path().to_path_buf()),
+        clock: plan.clock.clone(),
+        sampler: plan.sampler.clone(),
+        cgroup_procs,
+    };
+    let worker = match spawn(&exe, &job) {
+        Ok(worker) => worker,
+        Err(outcome) => return outcome,
+    };
+    let started = Instant::now();
+    let mut deadline = Deadline {
+        started,
+        at: started + plan.timeout,
+    };
+    let ending = follow(
+        &worker.messages,
+        info,
+        plan,
+        &mut deadline,
+        result,
+        on_sample,
+    );
+    collect(worker, dirs, ending, &deadline, result.samples.len())
+}
+
+impl Dirs {
+    fn create(info: &ExperimentInfo, plan: &Plan) -> Result<Dirs, Outcome> {
+        let scratch = tempfile::Builder::new()
+            .prefix("oslab-worker-")
+            .tempdir()
+            .ok();
+        if !info.work_dir {
+            return Ok(Dirs {
+                scratch,
+                work: None,
+            });
+        }
+        match tempfile::Builder::new()
+            .prefix(".oslab-")
+            .tempdir_in(&plan.dir)
+        {
+            Ok(dir) => Ok(Dirs {
+                scratch,
+                work: Some(dir),
+            }),
+            Err(e) => Err(Outcome::Failed(format!(
+                "cannot create a directory in {}: {e}",
+                plan.dir.display()
+            ))),
+        }
+    }
+}
+
+/// Start `oslab worker` in a process group of its own, give it its job on stdin, and read its
+/// stdout and stderr on threads of their own.
+fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
+    let mut child = Command::new(exe)
+        .arg("worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a time-out kills whatever the worker started too.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Outcome::Failed(format!("cannot start a worker ({}): {e}", exe.display())))?;
+    let pid = child.id() as libc::pid_t;
+
+    if let Some(mut stdin) = child.stdin.take() {
+        let job_json = serde_json::to_string(job).unwrap_or_default();
+        // A worker that died at once is reported later through its exit status.
+        let _ = stdin.write_all(job_json.as_bytes());
+    }
+
+    let (tx, messages) = mpsc::channel::<Line>();
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || read_messages(stdout, &tx));
+    }
+    let stderr = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        })
+    });
+    Ok(Worker {
+        pid,
+        messages,
+        stderr,
+    })
+}
+
+/// The worker protocol: one JSON [`Message`] per line, until the pipe closes or nobody listens.
+fn read_messages(stdout: ChildStdout, tx: &mpsc::Sender<Line>) {
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let parsed = serde_json::from_str::<Message>(&line)
+            .map_err(|e| format!("unreadable worker output ({e}): {line:.200}"));
+        if tx.send(parsed).is_err() {
+            break;
+        }
+    }
+}
+
+/// Take the worker's messages into `result` until it says how it ended, its output closes,
+/// the time limit passes or the user interrupts the run.
+fn follow(
+    messages: &mpsc::Receiver<Line>,
+    info: &ExperimentInfo,
+    plan: &Plan,
+    deadline: &mut Deadline,
+    result: &mut ExperimentResult,
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Ending {
+    loop {
+        let now = Instant::now();
+        if now >= deadline.at {
+            return Ending::TimedOut;
+        }
+        if let Some(signal) = crate::platform::interrupt::requested() {
+            return Ending::Ended(Some(Outcome::Failed(format!(
+                "interrupted by {} ({} samples kept)",
+                crate::platform::interrupt::signal_name(signal),
+                result.samples.len()
+            ))));
+        }
+        // Wake at least every 100 ms to notice an interruption.
+        let outcome =
+            match messages.recv_timeout((deadline.at - now).min(Duration::from_millis(100))) {
+                Ok(Ok(message)) => take(message, info, plan, deadline, result, on_sample),
+                Ok(Err(garbled)) => Some(Outcome::Failed(garbled)),
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ending::Ended(None),
+            };
+        if outcome.is_some() {
+            return Ending::Ended(outcome);
+        }
+    }
+}
+
+/// One message into `result`; the worker's last message is its outcome.
+fn take(
+    message: Message,
+    info: &ExperimentInfo,
+    plan: &Plan,
+    deadline: &mut Deadline,
+    result: &mut ExperimentResult,
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Option<Outcome> {
+    match message {
+        Message::Counters { counters } => result.counters = counters,
+        Message::Calibration(c) => {
+            if let Some(later) = fixed_batch_deadline(info, plan, &c) {
+                deadline.at = deadline.at.max(later);
+            }
+            result.calibration = c;
+        }
+        Message::Sample(s) => {
+            result.samples.push(s);
+            on_sample(&result.samples);
+        }
+        Message::Probes { counters, probes } => {
+            result.counters.extend(counters);
+            result.probes = probes;
+        }
+        Message::Facts { facts } => result.facts = facts,
+        Message::Done { stop_reason } => return Some(Outcome::Done(stop_reason)),
+        Message::Unsupported { reason } => return Some(Outcome::Unsupported(reason)),
+        Message::Failed { reason } => return Some(Outcome::Failed(reason)),
+    }
+    None
+}
+
+/// Kill the worker if it must not go on, reap it, remove its directories, and turn how it
+/// ended into the outcome.
+fn collect(
+    worker: Worker,
+    dirs: Dirs,
+    ending: Ending,
+    deadline: &Deadline,
+    samples: usize,
+) -> Outcome {
+    let timed_out = matches!(ending, Ending::TimedOut);
+    if timed_out || matches!(ending, Ending::Ended(Some(Outcome::Failed(_)))) {
+        kill_group(worker.pid);
+    }
+    let status = reap(worker.pid);
+    // Anything the worker started and left behind (a grandchild holding its pipes) goes too.
+    kill_group(worker.pid);
+    drop(dirs);
+    let stderr_text = worker
+        .stderr
+        .and_then(|t| t.join().ok())
+        .unwrap_or_default();
+    match ending {
+        Ending::TimedOut => Outcome::Failed(format!(
+            "timed out after {:.0} s and was killed ({samples} samples kept)",
+            (deadline.at - deadline.started).as_secs_f64(),
+        )),
+        Ending::Ended(Some(outcome)) => outcome,
+        Ending::Ended(None) => Outcome::Failed(describe_exit(status, &stderr_text, samples)),
+    }
+}
+
+/// For an experiment whose sample is one whole pass (`Batch::Fixed`), the default time limit
+/// may be shorter than the passes it needs: a 1 GiB pass of the mmap lab takes 3–4 s here, and
+/// a worker takes at least three samples and a probe pass after its warm-up. Once the warm-up
+/// has timed a pass (it ran at least one), the limit grows to what the budget plus five more
+/// passes need, with 10 s to spare. `None`: keep the limit (a sized batch, or `--timeout`).
+fn fixed_batch_deadline(
+    info: &ExperimentInfo,
+    plan: &Plan,
+    calibration: &Calibration,
+) -> Option<Instant> {
+    if !plan.stretch_timeout || !matches!(info.batch, crate::experiment::Batch::Fixed(_)) {
+        return None;
+    }
+    let pass_s = calibration.warmup_ns / 1e9;
+    let need = plan.sampler.budget_s + 5.0 * pass_s + 10.0;
+    need.is_finite()
+        .then(|| Instant::now() + Duration::from_secs_f64(need))
+}
+
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: signalling the worker's own process group, which it leads.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+}
+
+/// Wait for the worker with wait4(2); returns its wait status.
+fn reap(pid: libc::pid_t) -> Option<i32> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; the pointers are to locals.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our own child, not yet reaped.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if rc == pid {
+            return Some(status);
+        }
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+    }
+}
+
+fn describe_exit(status: Option<i32>, stderr: &str, samples: usize) -> String {
+    let tail: String = stderr
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .map(|l| format!(": {}", l.trim()))
+        .unwrap_or_default();
+    let how = match status {
+        Some(s) if libc::WIFSIGNALED(s) => {
+            let sig = libc::WTERMSIG(s);
+            format!(
+                "the worker was killed by signal {} ({sig})",
+                signal_name(sig)
+            )
+        }
+        Some(s) if libc::WIFEXITED(s) => {
+            format!(
+                "the worker exited with code {} before finishing",
+                libc::WEXITSTATUS(s)
+            )
+        }
+        _ => "the worker vanished".to_string(),
+    };
+    format!("{how}{tail} ({samples} samples kept)")
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}
