@@ -6,8 +6,8 @@ use super::*;
 /// what ASLR moved).
 pub(super) fn maps(pid: Option<u32>, json: bool) -> Result<ExitCode> {
     let report = match pid {
-        Some(pid) => crate::platform::maps::inspect_pid(pid)?,
-        None => crate::platform::maps::inspect_child()?,
+        Some(pid) => crate::harness::maps::inspect_pid(pid)?,
+        None => crate::harness::maps::inspect_child()?,
     };
     let text = if json {
         let mut s = serde_json::to_string_pretty(&report::maps::document(&report))?;

@@ -59,7 +59,7 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Worker => return ExitCode::from(crate::harness::worker::main() as u8),
-        Command::MapsChild => return ExitCode::from(crate::platform::maps::child_main() as u8),
+        Command::MapsChild => return ExitCode::from(crate::harness::maps::child_main() as u8),
         Command::Load {
             cpu,
             memory,

@@ -1,6 +1,8 @@
 //! The harness: the parent side of a run (`runner`, which starts and follows each worker in
-//! `drive`) and the child that measures one experiment in a fresh process (`worker`).
+//! `drive`), the child that measures one experiment in a fresh process (`worker`), and the
+//! children `oslab maps` maps (`maps`).
 
 mod drive;
+pub mod maps;
 pub mod runner;
 pub mod worker;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod env;
 pub mod error;
+pub mod maps;
 pub mod os;
 pub mod setup;
 

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::env_table::format_bytes;
 use super::format::{Align, Table, wrap};
-use crate::platform::maps::{
+use crate::model::maps::{
     self, AslrRegion, CHILD_BLOCK_BYTES, Mapping, Report, Totals, VSYSCALL_ADDRESS,
 };
 
@@ -14,8 +14,8 @@ use crate::platform::maps::{
 const WIDTH: usize = 100;
 
 /// The text of `oslab maps`: who the target is, one row per mapping in address order (the
-/// columns of /proc/PID/maps first, so a reader can hold the two side by side), the summary
-/// per kind, and the ASLR note.
+/// columns of the kernel's own maps listing first, so a reader can hold the two side by
+/// side), the summary per kind, and the ASLR note.
 pub fn render(report: &Report) -> String {
     let snapshot = &report.snapshot;
     let mut out = format!("Memory map of PID {}: {}\n", snapshot.pid, snapshot.command);
@@ -28,7 +28,7 @@ pub fn render(report: &Report) -> String {
         snapshot
             .exe
             .as_deref()
-            .unwrap_or("unknown (/proc/PID/exe is unreadable)")
+            .unwrap_or("unknown (the process's executable is unreadable)")
     ));
 
     let mut table = Table::new(&[
@@ -282,7 +282,8 @@ fn kb(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::maps::{Aslr, BaseComparison, Region, Snapshot, classify};
+    use crate::model::maps::{Aslr, BaseComparison, Region, Snapshot};
+    use crate::platform::maps::classify;
 
     fn region(start: u64, end: u64, perms: &str, path: Option<&str>, rss_kb: u64) -> Region {
         Region {

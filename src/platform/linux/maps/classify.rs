@@ -23,12 +23,8 @@ pub fn classify(regions: Vec<Region>, exe: Option<&str>) -> Vec<Mapping> {
                     (Kind::Anonymous, None)
                 }
                 Some(_) => (Kind::Other, None),
-                None if Some(path) == exe => {
-                    (Kind::Executable, Some(Part::of_file_mapping(&region)))
-                }
-                None if is_shared_object(path) => {
-                    (Kind::Library, Some(Part::of_file_mapping(&region)))
-                }
+                None if Some(path) == exe => (Kind::Executable, Some(file_part(&region))),
+                None if is_shared_object(path) => (Kind::Library, Some(file_part(&region))),
                 None => (Kind::File, None),
             },
         };
@@ -79,34 +75,15 @@ pub(super) fn is_shared_object(path: &str) -> bool {
     name.ends_with(".so") || name.contains(".so.")
 }
 
-/// Mappings, size and memory of one kind and part.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
-    pub count: usize,
-    pub size_bytes: u64,
-    pub rss_kb: u64,
-    pub anonymous_kb: u64,
-    pub swap_kb: u64,
-}
-
-impl Totals {
-    pub(super) fn add(&mut self, region: &Region) {
-        self.count += 1;
-        self.size_bytes += region.size_bytes();
-        self.rss_kb += region.rss_kb;
-        self.anonymous_kb += region.anonymous_kb;
-        self.swap_kb += region.swap_kb;
+/// The part of an ELF object a file mapping holds, from the permissions the loader gave it.
+fn file_part(region: &Region) -> Part {
+    if region.executable() {
+        Part::Text
+    } else if region.writable() {
+        Part::Data
+    } else if region.readable() {
+        Part::Rodata
+    } else {
+        Part::Reserved
     }
-}
-
-/// Totals per kind and part, in [`Kind`] then [`Part`] order, and over everything.
-pub fn summarize(mappings: &[Mapping]) -> (Vec<(Kind, Option<Part>, Totals)>, Totals) {
-    let mut groups: std::collections::BTreeMap<(Kind, Option<Part>), Totals> = Default::default();
-    let mut all = Totals::default();
-    for m in mappings {
-        groups.entry((m.kind, m.part)).or_default().add(&m.region);
-        all.add(&m.region);
-    }
-    let rows = groups.into_iter().map(|((k, p), t)| (k, p, t)).collect();
-    (rows, all)
 }

@@ -99,15 +99,3 @@ pub(super) fn parse_header(line: &str) -> Result<Region, String> {
         anon_huge_pages_kb: 0,
     })
 }
-
-/// The mapping of this process that holds `address`, from `/proc/self/smaps` (an experiment
-/// asking what the kernel put behind its region: AnonHugePages after a touch).
-pub fn own_region_containing(address: u64) -> Result<Region, String> {
-    const SMAPS: &str = "/proc/self/smaps";
-    let text = std::fs::read(SMAPS).map_err(|e| format!("{SMAPS}: {e}"))?;
-    parse_smaps(&text)
-        .map_err(|e| format!("{SMAPS}: {e}"))?
-        .into_iter()
-        .find(|r| (r.start..r.end).contains(&address))
-        .ok_or_else(|| format!("{SMAPS}: no mapping holds {address:#x}"))
-}
