@@ -1,0 +1,258 @@
+//! Comparing two runs: which experiments got faster or slower, and whether the two machines
+//! (or settings) were alike enough for the comparison to be fair. Pure: runs in, records out.
+//!
+//! The verdict follows criterion.rs's two-gate rule (`analysis/compare.rs` and
+//! `report.rs::compare_to_threshold` there): a change is reported only if it is statistically
+//! significant (Mann-Whitney U, p < 0.05) **and** the bootstrap 95% confidence interval of the
+//! ratio of medians B/A lies entirely outside a noise band (±2% by default). A significant
+//! change whose interval touches the band is "within noise"; an insignificant one is "no
+//! change" (`verdict`). What differs besides the figures, machine and settings, is in `fields`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::result::counter_per_op;
+use super::stats::median;
+use crate::model::{ExperimentResult, Run, Rusage, Sample};
+
+mod fields;
+pub use fields::*;
+mod verdict;
+pub use verdict::*;
+
+/// What is compared: the time per operation, a getrusage field or a counter per operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Metric {
+    Time,
+    Rusage(&'static str),
+    Counter(String),
+}
+
+impl Metric {
+    /// `time`, a getrusage field name, or else a counter name.
+    pub fn parse(name: &str) -> Metric {
+        if name == "time" {
+            return Metric::Time;
+        }
+        match Rusage::FIELDS.iter().find(|f| **f == name) {
+            Some(field) => Metric::Rusage(field),
+            None => Metric::Counter(name.to_string()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Metric::Time => "time",
+            Metric::Rusage(f) => f,
+            Metric::Counter(c) => c,
+        }
+    }
+
+    /// This metric's value per operation in each sample; `None` if some sample lacks it.
+    /// `maxrss_kb` is a high-water mark, not a count: it is taken as it is.
+    fn per_sample(&self, samples: &[Sample]) -> Option<Vec<f64>> {
+        samples
+            .iter()
+            .map(|s| {
+                let ops = s.ops.max(1) as f64;
+                match self {
+                    Metric::Time => Some(s.ns_per_op),
+                    Metric::Rusage("maxrss_kb") => Some(s.rusage.maxrss_kb as f64),
+                    Metric::Rusage(f) => s.rusage.get(f).map(|v| v as f64 / ops),
+                    Metric::Counter(c) => s.counters.get(c)?.value.map(|v| v / ops),
+                }
+            })
+            .collect()
+    }
+}
+
+/// One experiment and parameter set present in both runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub experiment: String,
+    pub params: BTreeMap<String, String>,
+    /// The suite's name for the configuration, if any.
+    pub label: Option<String>,
+    /// Worker processes (repeats) on each side.
+    pub processes: (usize, usize),
+    pub unit: String,
+    /// `None` when the metric was not measured on one side (e.g. a counter unsupported there).
+    pub comparison: Option<Comparison>,
+}
+
+/// An experiment and parameter set measured in only one of the runs (or with no samples in
+/// the other: `status` then says why, e.g. `unsupported`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unpaired {
+    pub experiment: String,
+    pub params: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `a` or `b`: the run that has samples.
+    pub only_in: &'static str,
+    /// The other run's status for it, if it has the experiment at all.
+    pub other_status: Option<&'static str>,
+}
+
+/// Two runs compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunComparison {
+    pub a_id: i64,
+    pub b_id: i64,
+    pub metric: Metric,
+    pub noise: f64,
+    /// Why the band is what it is, when the user did not set it.
+    pub noise_reason: Option<String>,
+    pub environment_diff: Vec<FieldDiff>,
+    pub settings_diff: Vec<FieldDiff>,
+    pub pairs: Vec<Pair>,
+    pub unpaired: Vec<Unpaired>,
+}
+
+impl RunComparison {
+    /// Whether any experiment got slower (for `--fail-on-regression`).
+    pub fn any_slower(&self) -> bool {
+        self.pairs.iter().any(|p| {
+            p.comparison
+                .as_ref()
+                .is_some_and(|c| c.verdict == Verdict::Slower)
+        })
+    }
+}
+
+type Key = (String, BTreeMap<String, String>, Option<String>);
+
+/// Results grouped by experiment, parameters and suite label, in first-seen order: the
+/// repeats (`run --repeat N`) of one configuration form one group.
+fn group(run: &Run) -> Vec<(Key, Vec<&ExperimentResult>)> {
+    let mut groups: Vec<(Key, Vec<&ExperimentResult>)> = Vec::new();
+    for r in &run.results {
+        let key = (r.experiment.clone(), r.params.clone(), r.label.clone());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+}
+
+/// The metric over one side's results: per-sample values of each worker process that has
+/// samples when every sample has them, else a single per-operation figure (a counter counted
+/// over untimed probe batches).
+enum Side {
+    Samples(Vec<Vec<f64>>),
+    Figure(f64),
+}
+
+fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
+    if let Metric::Counter(name) = metric
+        && let Some(r) = results
+            .iter()
+            .find(|r| r.probes.iter().any(|p| p.name == *name))
+    {
+        return counter_per_op(name, &r.samples, &r.probes).map(Side::Figure);
+    }
+    let groups: Vec<Vec<f64>> = results
+        .iter()
+        .filter(|r| !r.samples.is_empty())
+        .map(|r| metric.per_sample(&r.samples))
+        .collect::<Option<_>>()?;
+    let usable = !groups.is_empty() && groups.iter().flatten().all(|x| x.is_finite());
+    usable.then_some(Side::Samples(groups))
+}
+
+/// Compare `b` against `a`: every experiment and parameter set with samples in both, in A's
+/// order, then B's new ones; the environment and settings diffs.
+pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunComparison {
+    let (ga, gb) = (group(a), group(b));
+    let mut pairs = Vec::new();
+    let mut unpaired = Vec::new();
+    for (key, ra) in &ga {
+        let rb = gb.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice());
+        match rb {
+            Some(rb) if measured(ra) && measured(rb) => {
+                pairs.push(pair(key, ra, rb, metric, noise));
+            }
+            Some(rb) if measured(ra) => unpaired.push(lone(key, "a", status(rb))),
+            Some(rb) if measured(rb) => unpaired.push(lone(key, "b", status(ra))),
+            Some(_) => {} // measured in neither: nothing to say here, `show` says why
+            None if measured(ra) => unpaired.push(lone(key, "a", None)),
+            None => {}
+        }
+    }
+    for (key, rb) in &gb {
+        if !ga.iter().any(|(k, _)| k == key) && measured(rb) {
+            unpaired.push(lone(key, "b", None));
+        }
+    }
+    RunComparison {
+        a_id: a.id,
+        b_id: b.id,
+        metric: metric.clone(),
+        noise,
+        noise_reason: None,
+        environment_diff: environment_diff(a, b),
+        settings_diff: settings_diff(a, b),
+        pairs,
+        unpaired,
+    }
+}
+
+/// Whether some worker process of the group took samples.
+fn measured(rs: &[&ExperimentResult]) -> bool {
+    rs.iter().any(|r| !r.samples.is_empty())
+}
+
+/// The status of the group's first result.
+fn status(rs: &[&ExperimentResult]) -> Option<&'static str> {
+    rs.first().map(|r| r.status.as_str())
+}
+
+/// One configuration measured in both runs, compared.
+fn pair(
+    key: &Key,
+    ra: &[&ExperimentResult],
+    rb: &[&ExperimentResult],
+    metric: &Metric,
+    noise: f64,
+) -> Pair {
+    let comparison = match (side(metric, ra), side(metric, rb)) {
+        (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
+            let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+            let y: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
+            compare_groups(&x, &y, noise)
+        }
+        (Some(x), Some(y)) => {
+            let figure = |s: Side| match s {
+                Side::Figure(f) => f,
+                Side::Samples(v) => median(&v.concat()).unwrap_or(f64::NAN),
+            };
+            Some(compare_figures(figure(x), figure(y), noise))
+        }
+        _ => None,
+    };
+    let processes = |rs: &[&ExperimentResult]| rs.iter().filter(|r| !r.samples.is_empty()).count();
+    Pair {
+        experiment: key.0.clone(),
+        params: key.1.clone(),
+        label: key.2.clone(),
+        processes: (processes(ra), processes(rb)),
+        unit: ra[0].unit.clone(),
+        comparison,
+    }
+}
+
+/// A configuration with samples in run `only_in` alone.
+fn lone(key: &Key, only_in: &'static str, other_status: Option<&'static str>) -> Unpaired {
+    Unpaired {
+        experiment: key.0.clone(),
+        params: key.1.clone(),
+        label: key.2.clone(),
+        only_in,
+        other_status,
+    }
+}
+
+#[cfg(test)]
+mod tests;
