@@ -392,6 +392,28 @@ fn completions_and_man_page_come_from_the_parser() {
 }
 
 #[test]
+fn man_writes_a_page_per_command_into_a_directory() {
+    let lab = Lab::new();
+    let dir = lab.dir().join("man1");
+    std::fs::create_dir(&dir).expect("create the man directory");
+    let dir_arg = dir.to_str().expect("UTF-8 path");
+    let out = lab.oslab(&["man", "-o", dir_arg]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "nothing on stdout: {}", out.stdout);
+    for page in ["oslab.1", "oslab-run.1", "oslab-maps.1", "oslab-man.1"] {
+        let text = std::fs::read_to_string(dir.join(page)).expect(page);
+        assert!(text.contains(".TH"), "{page}");
+    }
+    assert!(
+        !dir.join("oslab-worker.1").exists(),
+        "hidden commands get no page"
+    );
+    let missing = lab.dir().join("no-such-dir");
+    lab.oslab(&["man", "-o", missing.to_str().expect("UTF-8 path")])
+        .assert_user_error(&["no-such-dir", "not a directory"]);
+}
+
+#[test]
 fn unknown_shell_and_bad_color_are_user_errors() {
     let lab = Lab::new();
     lab.oslab(&["completions", "tcsh"])

@@ -115,9 +115,14 @@ pub(super) enum Command {
         /// The shell: bash, zsh, fish, elvish or powershell
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) to stdout
-    #[command(after_help = "Example:\n  oslab man > oslab.1 && man ./oslab.1")]
-    Man,
+    /// Print the manual page (roff) to stdout, or write one page per command to a directory
+    #[command(after_help = "Examples:\n  oslab man > oslab.1 && man ./oslab.1\n  \
+                            oslab man -o /usr/local/share/man/man1")]
+    Man {
+        /// Write oslab.1 and a page per command (oslab-run.1, …) into DIR instead of stdout
+        #[arg(short = 'o', long, value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
     /// Fill a heap block and wait on stdin, for `oslab maps` to read (internal)
     #[command(hide = true)]
     MapsChild,

@@ -132,7 +132,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Env { json } => env(json),
         Command::Maps { pid, json } => maps(pid, json),
         Command::Completions { shell } => completions(shell),
-        Command::Man => man(),
+        Command::Man { output } => man(output.as_deref()),
         Command::Worker | Command::Load { .. } | Command::MapsChild => {
             unreachable!("handled before dispatch")
         }

@@ -1,4 +1,4 @@
-//! `oslab completions SHELL` and `oslab man`: what users expect of a command-line tool, both
+//! `oslab completions SHELL` and `oslab man [-o DIR]`: what users expect of a command-line tool, both
 //! generated from the same clap definitions as the parser, so they never drift from it.
 
 use super::*;
@@ -10,7 +10,22 @@ pub(super) fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn man() -> Result<ExitCode> {
+/// `oslab man`: the page of `oslab` on stdout; with `-o DIR`, that page and one per visible
+/// command written into DIR as `oslab.1`, `oslab-run.1`, … (the names man(1) looks up).
+pub(super) fn man(output: Option<&std::path::Path>) -> Result<ExitCode> {
+    if let Some(dir) = output {
+        if !dir.is_dir() {
+            return Err(UserError::BadOption(format!(
+                "--output {} is not a directory; create it or pass another one",
+                dir.display()
+            ))
+            .into());
+        }
+        clap_mangen::generate_to(Cli::command(), dir)
+            .with_context(|| format!("cannot write the manual pages to {}", dir.display()))?;
+        eprintln!("wrote oslab.1 and a page per command to {}", dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = Vec::new();
     clap_mangen::Man::new(Cli::command())
         .render(&mut out)
