@@ -7,7 +7,7 @@ use std::io::{BufWriter, Read, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::{self, Context, Params, SetupError};
+use crate::experiment::{self, Context, ExperimentInfo, Params, SetupError};
 use crate::measure::clock::Clock;
 use crate::measure::counters::CounterSet;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
@@ -69,8 +69,7 @@ pub enum Message {
 /// Entry point of `oslab worker`. Returns the process exit code.
 pub fn main() -> i32 {
     // Die with the parent (Ctrl-C, kill): a worker must never outlive oslab.
-    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+    crate::platform::process::die_with_parent();
 
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -90,31 +89,8 @@ fn send(out: &mut impl Write, message: &Message) -> Result<(), String> {
 }
 
 fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
-    let mut input = String::new();
-    std::io::stdin()
-        .read_to_string(&mut input)
-        .map_err(|e| SetupError::Failed(format!("cannot read the job: {e}")))?;
-    let job: Job = serde_json::from_str(&input)
-        .map_err(|e| SetupError::Failed(format!("malformed job: {e}")))?;
-    if let Some(procs) = &job.cgroup_procs {
-        crate::measure::memload::join(procs).map_err(|e| {
-            SetupError::Failed(format!(
-                "cannot join the memory load's cgroup ({}): {e}",
-                procs.display()
-            ))
-        })?;
-    }
-    let info = experiment::find(&job.experiment)
-        .ok_or_else(|| SetupError::Failed(format!("unknown experiment {}", job.experiment)))?;
-
-    if !job.cpus.is_empty() {
-        cpu::pin(&job.cpus).map_err(|e| {
-            SetupError::Failed(format!(
-                "cannot pin to CPU {}: {e}",
-                cpu::format_list(&job.cpus)
-            ))
-        })?;
-    }
+    let job = read_job()?;
+    let info = prepare(&job)?;
     let mut counters = if info.counters_in_samples {
         CounterSet::open()
     } else {
@@ -136,31 +112,11 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         work_dir: job.work_dir.clone(),
     };
     let mut routine = (info.setup)(&params, &context)?;
-    let clock = Clock::from_info(&job.clock);
-    let mut report = |progress: Progress| -> Result<(), String> {
-        let message = match progress {
-            Progress::Calibrated(c) => Message::Calibration(c.clone()),
-            Progress::Sample(s) => Message::Sample(s.clone()),
-        };
-        send(out, &message)?;
-        // Each sample reaches the parent at once, so a crash later loses nothing.
-        out.flush().map_err(|e| e.to_string())
-    };
     let fixed_ops = match info.batch {
         experiment::Batch::Fixed(ops) => Some(ops(&params)),
         experiment::Batch::Sized => None,
     };
-    let sampled = sampler::sample(
-        info,
-        routine.as_mut(),
-        fixed_ops,
-        clock,
-        &mut counters,
-        &job.cpus,
-        &job.sampler,
-        &mut report,
-    )
-    .map_err(SetupError::Failed)?;
+    let sampled = sample(out, &job, info, routine.as_mut(), fixed_ops, &mut counters)?;
 
     // Only now, with the timed samples done, the events that would have slowed them.
     drop(counters);
@@ -182,4 +138,68 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         send(out, &Message::Facts { facts }).map_err(SetupError::Failed)?;
     }
     Ok(sampled.stop_reason)
+}
+
+/// The job, as JSON on stdin.
+fn read_job() -> Result<Job, SetupError> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| SetupError::Failed(format!("cannot read the job: {e}")))?;
+    serde_json::from_str(&input).map_err(|e| SetupError::Failed(format!("malformed job: {e}")))
+}
+
+/// Join the memory load's cgroup, find the experiment and pin to the job's CPUs.
+fn prepare(job: &Job) -> Result<&'static ExperimentInfo, SetupError> {
+    if let Some(procs) = &job.cgroup_procs {
+        crate::measure::memload::join(procs).map_err(|e| {
+            SetupError::Failed(format!(
+                "cannot join the memory load's cgroup ({}): {e}",
+                procs.display()
+            ))
+        })?;
+    }
+    let info = experiment::find(&job.experiment)
+        .ok_or_else(|| SetupError::Failed(format!("unknown experiment {}", job.experiment)))?;
+    if !job.cpus.is_empty() {
+        cpu::pin(&job.cpus).map_err(|e| {
+            SetupError::Failed(format!(
+                "cannot pin to CPU {}: {e}",
+                cpu::format_list(&job.cpus)
+            ))
+        })?;
+    }
+    Ok(info)
+}
+
+/// The timed samples, each sent to the parent as soon as it is taken.
+fn sample(
+    out: &mut impl Write,
+    job: &Job,
+    info: &ExperimentInfo,
+    routine: &mut dyn experiment::Routine,
+    fixed_ops: Option<u64>,
+    counters: &mut CounterSet,
+) -> Result<sampler::Sampled, SetupError> {
+    let clock = Clock::from_info(&job.clock);
+    let mut report = |progress: Progress| -> Result<(), String> {
+        let message = match progress {
+            Progress::Calibrated(c) => Message::Calibration(c.clone()),
+            Progress::Sample(s) => Message::Sample(s.clone()),
+        };
+        send(out, &message)?;
+        // Each sample reaches the parent at once, so a crash later loses nothing.
+        out.flush().map_err(|e| e.to_string())
+    };
+    sampler::sample(
+        info,
+        routine,
+        fixed_ops,
+        clock,
+        counters,
+        &job.cpus,
+        &job.sampler,
+        &mut report,
+    )
+    .map_err(SetupError::Failed)
 }

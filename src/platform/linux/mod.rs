@@ -10,5 +10,6 @@ pub mod env;
 pub mod interrupt;
 pub mod maps;
 pub mod mount;
+pub mod process;
 pub mod raw;
 pub mod rusage;
