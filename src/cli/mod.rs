@@ -29,6 +29,8 @@ mod args;
 pub use args::*;
 mod run;
 use run::*;
+mod list;
+use list::*;
 mod show;
 use show::*;
 mod compare;
