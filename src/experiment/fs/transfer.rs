@@ -44,7 +44,7 @@ impl Transfer {
             self.fd.fsync()?;
         }
         if self.drop_at_event {
-            self.fd.fadvise(libc::POSIX_FADV_DONTNEED)?;
+            self.fd.drop_cache()?;
         }
         Ok(())
     }
@@ -142,12 +142,12 @@ pub(super) fn setup_transfer(
     };
     match sync {
         "each" if writes => flags |= libc::O_DSYNC,
-        "direct" if writes => flags |= libc::O_DIRECT,
+        "direct" if writes => flags |= fscache::DIRECT_IO,
         _ => {}
     }
     let fd = match Fd::open(&path, flags) {
         Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && flags & libc::O_DIRECT != 0 => {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && flags & fscache::DIRECT_IO != 0 => {
             return Err(SetupError::Unsupported(format!(
                 "{}: the file system refuses O_DIRECT (open: {e})",
                 mount.describe()
@@ -160,7 +160,7 @@ pub(super) fn setup_transfer(
             )));
         }
     };
-    if flags & libc::O_DIRECT != 0 {
+    if flags & fscache::DIRECT_IO != 0 {
         // A trial write: O_DIRECT wants buffer, length and offset aligned to the device's
         // logical block size, which only a transfer reveals.
         if let Err(e) = fd.transfer(true, buf.ptr(), bufsize as usize, 0) {
@@ -178,11 +178,9 @@ pub(super) fn setup_transfer(
     if kind == Kind::Read {
         if cold {
             if random {
-                fd.fadvise(libc::POSIX_FADV_RANDOM)
-                    .map_err(SetupError::Failed)?;
+                fd.advise_random().map_err(SetupError::Failed)?;
             }
-            fd.fadvise(libc::POSIX_FADV_DONTNEED)
-                .map_err(SetupError::Failed)?;
+            fd.drop_cache().map_err(SetupError::Failed)?;
         } else {
             warm(&fd, len)?;
         }
