@@ -3,6 +3,8 @@
 //! call's own work, not a library wrapper (FINDINGS: glibc's wrapper adds ~40 ns here).
 //!
 //! Each function returns the raw kernel result: a negative value is `-errno`.
+//!
+//! Also here: the numbers of the calls the system-call ladder makes (`nr`).
 
 #[cfg(target_arch = "x86_64")]
 mod arch {
@@ -221,6 +223,21 @@ mod arch {
 }
 
 pub use arch::*;
+
+/// The numbers of the system calls the ladder makes, as this architecture numbers them
+/// (libc supplies each target's table: getppid is 110 on x86_64, 173 on aarch64, where the
+/// generic table has no `stat` and `newfstatat` is the path lookup).
+pub mod nr {
+    pub const CLOCK_GETTIME: i64 = libc::SYS_clock_gettime;
+    pub const CLOSE: i64 = libc::SYS_close;
+    pub const FSTAT: i64 = libc::SYS_fstat;
+    pub const GETPID: i64 = libc::SYS_getpid;
+    pub const GETPPID: i64 = libc::SYS_getppid;
+    pub const NEWFSTATAT: i64 = libc::SYS_newfstatat;
+    pub const OPENAT: i64 = libc::SYS_openat;
+    pub const READ: i64 = libc::SYS_read;
+    pub const WRITE: i64 = libc::SYS_write;
+}
 
 /// Why the raw path is unavailable, if it is.
 pub fn unsupported_reason() -> Option<String> {
