@@ -4,7 +4,8 @@
 //!
 //! Each function returns the raw kernel result: a negative value is `-errno`.
 //!
-//! Also here: the numbers of the calls the system-call ladder makes (`nr`).
+//! Also here: the numbers of the calls the system-call ladder makes (`nr`), and the vfork
+//! whose child exits at once, which must be written in assembly (`vfork_exit0`).
 
 #[cfg(target_arch = "x86_64")]
 mod arch {
@@ -93,6 +94,45 @@ mod arch {
         }
         ret
     }
+    /// The system call the vfork wrapper makes to create the child.
+    pub const VFORK_SYSCALL: &str = "vfork";
+
+    /// `vfork()` whose child exits at once, written in assembly so that the child never runs
+    /// compiled Rust code on the stack it shares with its suspended parent. Rust has no
+    /// `returns_twice` attribute, so the compiler may keep a value in a stack slot that a
+    /// child returning from a plain `vfork()` call would overwrite: the libc crate deprecated
+    /// its `vfork` for causing memory corruption (rust-lang/libc#1596), and its maintainer's
+    /// advice is an assembly wrapper. Here the child executes two instructions and
+    /// `exit_group(0)`; it touches no memory at all.
+    ///
+    /// Returns the child's pid, or `-errno`.
+    pub fn vfork_exit0() -> i64 {
+        let ret: i64;
+        // SAFETY: the vfork system call suspends this thread until the child exits. The child
+        // shares our memory and stack; it runs only `test`, `jnz`, `xor`, `mov` and the
+        // exit_group system call, all on registers, so it reads and writes no memory and never
+        // returns here. The parent resumes after the first `syscall` with rax = pid or -errno;
+        // `syscall` clobbers rcx and r11, and rdi is declared clobbered for the child's path.
+        unsafe {
+            core::arch::asm!(
+                "syscall",
+                "test rax, rax",
+                "jnz 2f",
+                "xor edi, edi",
+                "mov eax, {exit_group}",
+                "syscall",
+                "ud2",
+                "2:",
+                exit_group = const libc::SYS_exit_group,
+                inlateout("rax") libc::SYS_vfork => ret,
+                out("rdi") _,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -174,6 +214,40 @@ mod arch {
         };
         ret
     }
+    /// The system call the vfork wrapper makes to create the child.
+    pub const VFORK_SYSCALL: &str = "clone";
+
+    /// `vfork()` whose child exits at once, written in assembly (see the x86_64 version for
+    /// why). aarch64 has no vfork system call: glibc's `vfork` is `clone(CLONE_VM |
+    /// CLONE_VFORK | SIGCHLD)`, and so is this. The child (x0 = 0) exits with x0 still 0.
+    ///
+    /// Returns the child's pid, or `-errno`.
+    pub fn vfork_exit0() -> i64 {
+        const FLAGS: i64 = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as i64;
+        let ret: i64;
+        // SAFETY: as on x86_64: clone with CLONE_VM|CLONE_VFORK and a null stack (the child
+        // keeps sp) suspends this thread until the child exits; the child runs `cbnz`, `mov`
+        // and exit_group on registers only and never returns here.
+        unsafe {
+            core::arch::asm!(
+                "svc #0",
+                "cbnz x0, 2f",
+                "mov x8, #{exit_group}",
+                "svc #0",
+                "udf #0",
+                "2:",
+                exit_group = const libc::SYS_exit_group,
+                inlateout("x0") FLAGS => ret,
+                in("x1") 0i64,
+                in("x2") 0i64,
+                in("x3") 0i64,
+                in("x4") 0i64,
+                inlateout("x8") libc::SYS_clone => _,
+                options(nostack),
+            );
+        }
+        ret
+    }
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -218,6 +292,14 @@ mod arch {
     /// The arguments must be valid for call `n`: pointers point to memory the call may
     /// read or write, and the call must not affect memory Rust believes it owns.
     pub unsafe fn syscall4(_: i64, _: i64, _: i64, _: i64, _: i64) -> i64 {
+        -(libc::ENOSYS as i64)
+    }
+
+    /// The system call the vfork wrapper would make.
+    pub const VFORK_SYSCALL: &str = "vfork";
+
+    /// The vfork wrapper is written for x86_64 and aarch64 only; here it fails.
+    pub fn vfork_exit0() -> i64 {
         -(libc::ENOSYS as i64)
     }
 }
