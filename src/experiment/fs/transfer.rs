@@ -126,15 +126,64 @@ pub(super) fn setup_transfer(
     let writes = kind != Kind::Read;
     let chunk = if writes { bufsize } else { 1 << 20 };
     lay_out(&path, len, chunk, !(writes && sync == "none"))?;
-    let mut src = None;
-    if kind == Kind::Copy {
-        let src_path = dir.join("source");
-        lay_out(&src_path, len, 1 << 20, true)?;
-        let fd = Fd::open(&src_path, libc::O_RDONLY).map_err(failed("opening the source"))?;
-        warm(&fd, len)?;
-        src = Some(fd);
-    }
+    let src = match kind {
+        Kind::Copy => Some(copy_source(dir, len)?),
+        _ => None,
+    };
 
+    let fd = open_data(&path, writes, sync, &mount, &buf, bufsize)?;
+    if kind == Kind::Read {
+        prepare_read(&fd, len, cold, random)?;
+    }
+    let pages = len.div_ceil(page);
+    let (every, fsync_at_event, drop_at_event) = if sync == "end" && writes {
+        (Some(blocks), true, false)
+    } else if cold && random {
+        (Some(cold_random_period(pages)), false, true)
+    } else if cold {
+        (Some(blocks), false, true)
+    } else {
+        (None, false, false)
+    };
+    Ok(Box::new(Transfer {
+        kind,
+        fd,
+        src,
+        buf,
+        bufsize: bufsize as usize,
+        blocks,
+        order: if random {
+            Order::Random(Rng::new(0x0f5_5eed))
+        } else {
+            Order::Sequential
+        },
+        step: 0,
+        every,
+        fsync_at_event,
+        drop_at_event,
+    }))
+}
+
+/// The source of a copy: a synced file of `len` bytes, read once so it is in the cache.
+fn copy_source(dir: &Path, len: u64) -> Result<Fd, SetupError> {
+    let src_path = dir.join("source");
+    lay_out(&src_path, len, 1 << 20, true)?;
+    let fd = Fd::open(&src_path, libc::O_RDONLY).map_err(failed("opening the source"))?;
+    warm(&fd, len)?;
+    Ok(fd)
+}
+
+/// Open the file the transfers go to, with the flags of `sync` (O_DSYNC, or O_DIRECT on the
+/// platform's `fscache::DIRECT_IO`). A file system that refuses O_DIRECT, at open or for a
+/// buffer of `bufsize`, makes the variant unsupported, not failed.
+fn open_data(
+    path: &Path,
+    writes: bool,
+    sync: &str,
+    mount: &mount::Mount,
+    buf: &Anon,
+    bufsize: u64,
+) -> Result<Fd, SetupError> {
     let mut flags = if writes {
         libc::O_WRONLY
     } else {
@@ -145,7 +194,7 @@ pub(super) fn setup_transfer(
         "direct" if writes => flags |= fscache::DIRECT_IO,
         _ => {}
     }
-    let fd = match Fd::open(&path, flags) {
+    let fd = match Fd::open(path, flags) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) && flags & fscache::DIRECT_IO != 0 => {
             return Err(SetupError::Unsupported(format!(
@@ -175,43 +224,21 @@ pub(super) fn setup_transfer(
             });
         }
     }
-    if kind == Kind::Read {
-        if cold {
-            if random {
-                fd.advise_random().map_err(SetupError::Failed)?;
-            }
-            fd.drop_cache().map_err(SetupError::Failed)?;
-        } else {
-            warm(&fd, len)?;
+    Ok(fd)
+}
+
+/// Put a file about to be read in the cache state of the variant: dropped (cold, with
+/// readahead off for random reads) or read once (warm).
+fn prepare_read(fd: &Fd, len: u64, cold: bool, random: bool) -> Result<(), SetupError> {
+    if cold {
+        if random {
+            fd.advise_random().map_err(SetupError::Failed)?;
         }
-    }
-    let pages = len.div_ceil(page);
-    let (every, fsync_at_event, drop_at_event) = if sync == "end" && writes {
-        (Some(blocks), true, false)
-    } else if cold && random {
-        (Some(cold_random_period(pages)), false, true)
-    } else if cold {
-        (Some(blocks), false, true)
+        fd.drop_cache().map_err(SetupError::Failed)?;
     } else {
-        (None, false, false)
-    };
-    Ok(Box::new(Transfer {
-        kind,
-        fd,
-        src,
-        buf,
-        bufsize: bufsize as usize,
-        blocks,
-        order: if random {
-            Order::Random(Rng::new(0x0f5_5eed))
-        } else {
-            Order::Sequential
-        },
-        step: 0,
-        every,
-        fsync_at_event,
-        drop_at_event,
-    }))
+        warm(fd, len)?;
+    }
+    Ok(())
 }
 
 /// Random cold reads drop the whole file every `pages/16` reads: at most 1/16 of the pages,
