@@ -46,3 +46,28 @@ pub fn sync_file_system(fd: RawFd) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn cache_control_accepts_an_open_file() {
+        let file = tempfile::tempfile().unwrap();
+        let fd = file.as_raw_fd();
+        drop_file_cache(fd).unwrap();
+        advise_random(fd).unwrap();
+        sync_file_system(fd).unwrap();
+    }
+
+    #[test]
+    fn a_closed_descriptor_is_an_error() {
+        assert!(
+            drop_file_cache(-1)
+                .unwrap_err()
+                .starts_with("posix_fadvise failed")
+        );
+        assert!(sync_file_system(-1).is_err());
+    }
+}

@@ -335,3 +335,29 @@ pub fn unsupported_reason() -> Option<String> {
 pub fn errno_text(ret: i64) -> String {
     std::io::Error::from_raw_os_error((-ret) as i32).to_string()
 }
+
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_calls_answer_as_libc_does() {
+        // SAFETY: getpid and getppid take no argument and cannot fail.
+        let (pid, ppid) = unsafe { (syscall0(nr::GETPID), syscall0(nr::GETPPID)) };
+        // SAFETY: as above.
+        let (want_pid, want_ppid) = unsafe { (libc::getpid(), libc::getppid()) };
+        assert_eq!(pid, want_pid as i64);
+        assert_eq!(ppid, want_ppid as i64);
+    }
+
+    #[test]
+    fn vfork_child_exits_zero() {
+        let pid = vfork_exit0();
+        assert!(pid > 0, "vfork failed: {}", errno_text(pid));
+        let mut status = 0;
+        // SAFETY: waiting for our own child, with a writable status.
+        let reaped = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
+        assert_eq!(reaped as i64, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
+}
