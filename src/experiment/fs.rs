@@ -40,7 +40,7 @@
 //! ~20 µs for a create+unlink pair that recycles the inode it just freed. There is no
 //! `fs.delete` until the harness can prepare files untimed (docs/experiments.md).
 
-use crate::platform::mount;
+use crate::platform::{fscache, mount};
 
 use std::collections::VecDeque;
 use std::ffi::CString;
@@ -174,16 +174,14 @@ impl Fd {
         Ok(())
     }
 
-    fn fadvise(&self, advice: libc::c_int) -> Result<(), String> {
-        // SAFETY: posix_fadvise on our own descriptor, whole file; it returns the error.
-        let rc = unsafe { libc::posix_fadvise(self.0, 0, 0, advice) };
-        if rc != 0 {
-            return Err(format!(
-                "posix_fadvise failed: {}",
-                io::Error::from_raw_os_error(rc)
-            ));
-        }
-        Ok(())
+    /// Drop the file's clean pages from the cache (`platform::fscache::drop_file_cache`).
+    fn drop_cache(&self) -> Result<(), String> {
+        fscache::drop_file_cache(self.0)
+    }
+
+    /// Turn the file's readahead off (`platform::fscache::advise_random`).
+    fn advise_random(&self) -> Result<(), String> {
+        fscache::advise_random(self.0)
     }
 
     /// One pread/pwrite of exactly `len` bytes at `offset`; a short transfer is an error.
@@ -221,21 +219,20 @@ fn failed(what: &str) -> impl FnOnce(io::Error) -> SetupError + '_ {
     move |e| SetupError::Failed(format!("{what}: {e}"))
 }
 
-/// The work directory, after `syncfs` on its file system: what earlier work left to do
-/// (dirty data, a journal commit, the discards of freed blocks on a `discard` mount) is
-/// done before this experiment measures. Measured here: fs.create after the transfer
-/// experiments had removed their 64 MiB files cost 275 µs per op instead of 23 µs, while
-/// ext4 committed and discarded the freed blocks.
+/// The work directory, after its file system was synced
+/// (`platform::fscache::sync_file_system`): what earlier work left to do (dirty data, a
+/// journal commit, the discards of freed blocks on a `discard` mount) is done before this
+/// experiment measures. Measured here: fs.create after the transfer experiments had removed
+/// their 64 MiB files cost 275 µs per op instead of 23 µs, while ext4 committed and
+/// discarded the freed blocks.
 fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
     let dir = ctx.work_dir.as_deref().ok_or_else(|| {
         SetupError::Failed("no work directory was created for this experiment".into())
     })?;
     let fd = Fd::open(dir, libc::O_RDONLY | libc::O_DIRECTORY)
         .map_err(failed("opening the work directory"))?;
-    // SAFETY: syncfs on our own open descriptor.
-    if unsafe { libc::syncfs(fd.0) } != 0 {
-        return Err(SetupError::Failed(os_err("syncfs")));
-    }
+    fscache::sync_file_system(fd.0)
+        .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
     Ok(dir)
 }
 

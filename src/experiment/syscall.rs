@@ -4,7 +4,7 @@
 //! costs tens to hundreds of function calls; this family measures each rung on one path.
 //!
 //! Every call except `vdso_clock_gettime` and `getppid_libc` is made with the raw trap
-//! instruction (see `raw.rs`), so the figures are the kernel's, not a library wrapper's.
+//! instruction (`platform::raw`), so the figures are the kernel's, not a library wrapper's.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -13,7 +13,7 @@ use std::os::fd::AsRawFd;
 
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::validate::{Bound, Expectation, Metric};
-use crate::platform::raw;
+use crate::platform::raw::{self, nr};
 
 const PATH_PARAM: ParamSpec = ParamSpec {
     name: "path",
@@ -203,8 +203,7 @@ fn setup_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
     Ok(boxed("clock_gettime", move |_| {
         let ptr = &mut ts as *mut libc::timespec as i64;
         // SAFETY: clock_gettime writes one timespec to `ptr`, which points at `ts`.
-        let ret =
-            unsafe { raw::syscall2(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC as i64, ptr) };
+        let ret = unsafe { raw::syscall2(nr::CLOCK_GETTIME, libc::CLOCK_MONOTONIC as i64, ptr) };
         black_box(&ts);
         ret
     }))
@@ -236,9 +235,7 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
 fn setup_getpid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     // SAFETY: getpid takes no argument and cannot fail.
-    Ok(boxed("getpid", |_| unsafe {
-        raw::syscall0(libc::SYS_getpid)
-    }))
+    Ok(boxed("getpid", |_| unsafe { raw::syscall0(nr::GETPID) }))
 }
 
 pub static GETPID: ExperimentInfo = ExperimentInfo {
@@ -265,9 +262,7 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
 fn setup_getppid(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     raw_only()?;
     // SAFETY: getppid takes no argument and cannot fail.
-    Ok(boxed("getppid", |_| unsafe {
-        raw::syscall0(libc::SYS_getppid)
-    }))
+    Ok(boxed("getppid", |_| unsafe { raw::syscall0(nr::GETPPID) }))
 }
 
 pub static GETPPID: ExperimentInfo = ExperimentInfo {
@@ -335,8 +330,7 @@ fn setup_read(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupErr
     Ok(boxed("read /dev/zero", move |_| {
         let fd = file.as_raw_fd() as i64;
         // SAFETY: `buf` is `size` writable bytes owned by this closure.
-        let ret =
-            unsafe { raw::syscall3(libc::SYS_read, fd, buf.as_mut_ptr() as i64, size as i64) };
+        let ret = unsafe { raw::syscall3(nr::READ, fd, buf.as_mut_ptr() as i64, size as i64) };
         black_box(&buf);
         ret
     }))
@@ -371,7 +365,7 @@ fn setup_write(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupEr
     Ok(boxed("write /dev/null", move |_| {
         let fd = file.as_raw_fd() as i64;
         // SAFETY: `buf` is `size` readable bytes owned by this closure.
-        unsafe { raw::syscall3(libc::SYS_write, fd, buf.as_ptr() as i64, size as i64) }
+        unsafe { raw::syscall3(nr::WRITE, fd, buf.as_ptr() as i64, size as i64) }
     }))
 }
 
@@ -417,7 +411,7 @@ fn setup_fstat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupEr
     Ok(boxed("fstat", move |_| {
         let fd = file.as_raw_fd() as i64;
         // SAFETY: `buf` is large enough for the kernel's struct stat and owned by the closure.
-        let ret = unsafe { raw::syscall2(libc::SYS_fstat, fd, buf.as_mut_ptr() as i64) };
+        let ret = unsafe { raw::syscall2(nr::FSTAT, fd, buf.as_mut_ptr() as i64) };
         black_box(&buf);
         ret
     }))
@@ -452,7 +446,7 @@ fn setup_stat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupErr
         // SAFETY: `path` is NUL-terminated and `buf` large enough for struct stat.
         let ret = unsafe {
             raw::syscall4(
-                libc::SYS_newfstatat,
+                nr::NEWFSTATAT,
                 libc::AT_FDCWD as i64,
                 path.as_ptr() as i64,
                 buf.as_mut_ptr() as i64,
@@ -493,7 +487,7 @@ fn setup_open_close(params: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
         // SAFETY: `path` is NUL-terminated; the descriptor opened is closed at once.
         unsafe {
             let fd = raw::syscall3(
-                libc::SYS_openat,
+                nr::OPENAT,
                 libc::AT_FDCWD as i64,
                 path.as_ptr() as i64,
                 flags,
@@ -501,7 +495,7 @@ fn setup_open_close(params: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
             if fd < 0 {
                 return fd;
             }
-            raw::syscall1(libc::SYS_close, fd)
+            raw::syscall1(nr::CLOSE, fd)
         }
     }))
 }

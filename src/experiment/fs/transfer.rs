@@ -44,7 +44,7 @@ impl Transfer {
             self.fd.fsync()?;
         }
         if self.drop_at_event {
-            self.fd.fadvise(libc::POSIX_FADV_DONTNEED)?;
+            self.fd.drop_cache()?;
         }
         Ok(())
     }
@@ -126,66 +126,14 @@ pub(super) fn setup_transfer(
     let writes = kind != Kind::Read;
     let chunk = if writes { bufsize } else { 1 << 20 };
     lay_out(&path, len, chunk, !(writes && sync == "none"))?;
-    let mut src = None;
-    if kind == Kind::Copy {
-        let src_path = dir.join("source");
-        lay_out(&src_path, len, 1 << 20, true)?;
-        let fd = Fd::open(&src_path, libc::O_RDONLY).map_err(failed("opening the source"))?;
-        warm(&fd, len)?;
-        src = Some(fd);
-    }
+    let src = match kind {
+        Kind::Copy => Some(copy_source(dir, len)?),
+        _ => None,
+    };
 
-    let mut flags = if writes {
-        libc::O_WRONLY
-    } else {
-        libc::O_RDONLY
-    };
-    match sync {
-        "each" if writes => flags |= libc::O_DSYNC,
-        "direct" if writes => flags |= libc::O_DIRECT,
-        _ => {}
-    }
-    let fd = match Fd::open(&path, flags) {
-        Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && flags & libc::O_DIRECT != 0 => {
-            return Err(SetupError::Unsupported(format!(
-                "{}: the file system refuses O_DIRECT (open: {e})",
-                mount.describe()
-            )));
-        }
-        Err(e) => {
-            return Err(SetupError::Failed(format!(
-                "opening {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    if flags & libc::O_DIRECT != 0 {
-        // A trial write: O_DIRECT wants buffer, length and offset aligned to the device's
-        // logical block size, which only a transfer reveals.
-        if let Err(e) = fd.transfer(true, buf.ptr(), bufsize as usize, 0) {
-            return Err(if e.raw_os_error() == Some(libc::EINVAL) {
-                SetupError::Unsupported(format!(
-                    "{}: O_DIRECT refuses a {bufsize}-byte write (EINVAL): the length must be a \
-                     multiple of the device's logical block size; pass --param bufsize=4096",
-                    mount.describe()
-                ))
-            } else {
-                SetupError::Failed(format!("O_DIRECT trial write: {e}"))
-            });
-        }
-    }
+    let fd = open_data(&path, writes, sync, &mount, &buf, bufsize)?;
     if kind == Kind::Read {
-        if cold {
-            if random {
-                fd.fadvise(libc::POSIX_FADV_RANDOM)
-                    .map_err(SetupError::Failed)?;
-            }
-            fd.fadvise(libc::POSIX_FADV_DONTNEED)
-                .map_err(SetupError::Failed)?;
-        } else {
-            warm(&fd, len)?;
-        }
+        prepare_read(&fd, len, cold, random)?;
     }
     let pages = len.div_ceil(page);
     let (every, fsync_at_event, drop_at_event) = if sync == "end" && writes {
@@ -214,6 +162,83 @@ pub(super) fn setup_transfer(
         fsync_at_event,
         drop_at_event,
     }))
+}
+
+/// The source of a copy: a synced file of `len` bytes, read once so it is in the cache.
+fn copy_source(dir: &Path, len: u64) -> Result<Fd, SetupError> {
+    let src_path = dir.join("source");
+    lay_out(&src_path, len, 1 << 20, true)?;
+    let fd = Fd::open(&src_path, libc::O_RDONLY).map_err(failed("opening the source"))?;
+    warm(&fd, len)?;
+    Ok(fd)
+}
+
+/// Open the file the transfers go to, with the flags of `sync` (O_DSYNC, or O_DIRECT on the
+/// platform's `fscache::DIRECT_IO`). A file system that refuses O_DIRECT, at open or for a
+/// buffer of `bufsize`, makes the variant unsupported, not failed.
+fn open_data(
+    path: &Path,
+    writes: bool,
+    sync: &str,
+    mount: &mount::Mount,
+    buf: &Anon,
+    bufsize: u64,
+) -> Result<Fd, SetupError> {
+    let mut flags = if writes {
+        libc::O_WRONLY
+    } else {
+        libc::O_RDONLY
+    };
+    match sync {
+        "each" if writes => flags |= libc::O_DSYNC,
+        "direct" if writes => flags |= fscache::DIRECT_IO,
+        _ => {}
+    }
+    let fd = match Fd::open(path, flags) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && flags & fscache::DIRECT_IO != 0 => {
+            return Err(SetupError::Unsupported(format!(
+                "{}: the file system refuses O_DIRECT (open: {e})",
+                mount.describe()
+            )));
+        }
+        Err(e) => {
+            return Err(SetupError::Failed(format!(
+                "opening {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    if flags & fscache::DIRECT_IO != 0 {
+        // A trial write: O_DIRECT wants buffer, length and offset aligned to the device's
+        // logical block size, which only a transfer reveals.
+        if let Err(e) = fd.transfer(true, buf.ptr(), bufsize as usize, 0) {
+            return Err(if e.raw_os_error() == Some(libc::EINVAL) {
+                SetupError::Unsupported(format!(
+                    "{}: O_DIRECT refuses a {bufsize}-byte write (EINVAL): the length must be a \
+                     multiple of the device's logical block size; pass --param bufsize=4096",
+                    mount.describe()
+                ))
+            } else {
+                SetupError::Failed(format!("O_DIRECT trial write: {e}"))
+            });
+        }
+    }
+    Ok(fd)
+}
+
+/// Put a file about to be read in the cache state of the variant: dropped (cold, with
+/// readahead off for random reads) or read once (warm).
+fn prepare_read(fd: &Fd, len: u64, cold: bool, random: bool) -> Result<(), SetupError> {
+    if cold {
+        if random {
+            fd.advise_random().map_err(SetupError::Failed)?;
+        }
+        fd.drop_cache().map_err(SetupError::Failed)?;
+    } else {
+        warm(fd, len)?;
+    }
+    Ok(())
 }
 
 /// Random cold reads drop the whole file every `pages/16` reads: at most 1/16 of the pages,

@@ -1,6 +1,7 @@
 //! process.fork and process.vfork: a child that exits at once, reaped with waitpid.
 
 use super::*;
+use crate::platform::raw;
 
 // --- process.fork ---
 
@@ -56,82 +57,15 @@ pub static FORK: ExperimentInfo = ExperimentInfo {
 
 // --- process.vfork ---
 
-/// `vfork()` whose child exits at once, written in assembly so that the child never runs
-/// compiled Rust code on the stack it shares with its suspended parent. Rust has no
-/// `returns_twice` attribute, so the compiler may keep a value in a stack slot that a
-/// child returning from a plain `vfork()` call would overwrite: the libc crate deprecated
-/// its `vfork` for causing memory corruption (rust-lang/libc#1596), and its maintainer's
-/// advice is an assembly wrapper. Here the child executes two instructions and
-/// `exit_group(0)`; it touches no memory at all.
-///
-/// Returns the child's pid, or `-errno`.
-#[cfg(target_arch = "x86_64")]
-pub(super) fn vfork_exit0() -> i64 {
-    let ret: i64;
-    // SAFETY: the vfork system call suspends this thread until the child exits. The child
-    // shares our memory and stack; it runs only `test`, `jnz`, `xor`, `mov` and the
-    // exit_group system call, all on registers, so it reads and writes no memory and never
-    // returns here. The parent resumes after the first `syscall` with rax = pid or -errno;
-    // `syscall` clobbers rcx and r11, and rdi is declared clobbered for the child's path.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            "test rax, rax",
-            "jnz 2f",
-            "xor edi, edi",
-            "mov eax, {exit_group}",
-            "syscall",
-            "ud2",
-            "2:",
-            exit_group = const libc::SYS_exit_group,
-            inlateout("rax") libc::SYS_vfork => ret,
-            out("rdi") _,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    ret
-}
-
-/// aarch64 has no vfork system call: glibc's `vfork` is `clone(CLONE_VM | CLONE_VFORK |
-/// SIGCHLD)`, and so is this. The child (x0 = 0) exits with x0 still 0.
-#[cfg(target_arch = "aarch64")]
-pub(super) fn vfork_exit0() -> i64 {
-    const FLAGS: i64 = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as i64;
-    let ret: i64;
-    // SAFETY: as on x86_64: clone with CLONE_VM|CLONE_VFORK and a null stack (the child
-    // keeps sp) suspends this thread until the child exits; the child runs `cbnz`, `mov`
-    // and exit_group on registers only and never returns here.
-    unsafe {
-        core::arch::asm!(
-            "svc #0",
-            "cbnz x0, 2f",
-            "mov x8, #{exit_group}",
-            "svc #0",
-            "udf #0",
-            "2:",
-            exit_group = const libc::SYS_exit_group,
-            inlateout("x0") FLAGS => ret,
-            in("x1") 0i64,
-            in("x2") 0i64,
-            in("x3") 0i64,
-            in("x4") 0i64,
-            inlateout("x8") libc::SYS_clone => _,
-            options(nostack),
-        );
-    }
-    ret
-}
-
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+/// A vfork whose child exits at once (`platform::raw::vfork_exit0`, an assembly wrapper:
+/// the child of a plain `vfork()` call could corrupt the stack it shares with its parent),
+/// reaped with waitpid.
 pub(super) struct Vfork;
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 impl Routine for Vfork {
     fn run(&mut self, ops: u64) -> Result<(), String> {
         for _ in 0..ops {
-            let pid = vfork_exit0();
+            let pid = raw::vfork_exit0();
             if pid < 0 {
                 return Err(os_error("vfork", -pid as i32));
             }
@@ -142,24 +76,18 @@ impl Routine for Vfork {
 }
 
 pub(super) fn setup_vfork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    {
-        Ok(Box::new(Vfork))
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        Err(SetupError::Unsupported(format!(
+    if !raw::SUPPORTED {
+        return Err(SetupError::Unsupported(format!(
             "process.vfork needs its assembly wrapper, written for x86_64 and aarch64 only (this \
              is {})",
             std::env::consts::ARCH
-        )))
+        )));
     }
+    Ok(Box::new(Vfork))
 }
 
-#[cfg(target_arch = "aarch64")]
-pub(super) const VFORK_SYSCALLS: &[&str] = &["clone", "exit_group", "wait4"];
-#[cfg(not(target_arch = "aarch64"))]
-pub(super) const VFORK_SYSCALLS: &[&str] = &["vfork", "exit_group", "wait4"];
+/// aarch64 has no vfork system call: its wrapper makes a clone.
+pub(super) const VFORK_SYSCALLS: &[&str] = &[raw::VFORK_SYSCALL, "exit_group", "wait4"];
 
 pub static VFORK: ExperimentInfo = ExperimentInfo {
     name: "process.vfork",

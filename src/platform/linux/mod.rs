@@ -7,6 +7,7 @@ pub const CURRENT: crate::model::Os = crate::model::Os::Linux;
 pub mod cpu;
 pub mod cpustat;
 pub mod env;
+pub mod fscache;
 pub mod interrupt;
 pub mod maps;
 pub mod mount;

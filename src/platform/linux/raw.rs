@@ -3,6 +3,9 @@
 //! call's own work, not a library wrapper (FINDINGS: glibc's wrapper adds ~40 ns here).
 //!
 //! Each function returns the raw kernel result: a negative value is `-errno`.
+//!
+//! Also here: the numbers of the calls the system-call ladder makes (`nr`), and the vfork
+//! whose child exits at once, which must be written in assembly (`vfork_exit0`).
 
 #[cfg(target_arch = "x86_64")]
 mod arch {
@@ -91,6 +94,45 @@ mod arch {
         }
         ret
     }
+    /// The system call the vfork wrapper makes to create the child.
+    pub const VFORK_SYSCALL: &str = "vfork";
+
+    /// `vfork()` whose child exits at once, written in assembly so that the child never runs
+    /// compiled Rust code on the stack it shares with its suspended parent. Rust has no
+    /// `returns_twice` attribute, so the compiler may keep a value in a stack slot that a
+    /// child returning from a plain `vfork()` call would overwrite: the libc crate deprecated
+    /// its `vfork` for causing memory corruption (rust-lang/libc#1596), and its maintainer's
+    /// advice is an assembly wrapper. Here the child executes two instructions and
+    /// `exit_group(0)`; it touches no memory at all.
+    ///
+    /// Returns the child's pid, or `-errno`.
+    pub fn vfork_exit0() -> i64 {
+        let ret: i64;
+        // SAFETY: the vfork system call suspends this thread until the child exits. The child
+        // shares our memory and stack; it runs only `test`, `jnz`, `xor`, `mov` and the
+        // exit_group system call, all on registers, so it reads and writes no memory and never
+        // returns here. The parent resumes after the first `syscall` with rax = pid or -errno;
+        // `syscall` clobbers rcx and r11, and rdi is declared clobbered for the child's path.
+        unsafe {
+            core::arch::asm!(
+                "syscall",
+                "test rax, rax",
+                "jnz 2f",
+                "xor edi, edi",
+                "mov eax, {exit_group}",
+                "syscall",
+                "ud2",
+                "2:",
+                exit_group = const libc::SYS_exit_group,
+                inlateout("rax") libc::SYS_vfork => ret,
+                out("rdi") _,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -172,6 +214,40 @@ mod arch {
         };
         ret
     }
+    /// The system call the vfork wrapper makes to create the child.
+    pub const VFORK_SYSCALL: &str = "clone";
+
+    /// `vfork()` whose child exits at once, written in assembly (see the x86_64 version for
+    /// why). aarch64 has no vfork system call: glibc's `vfork` is `clone(CLONE_VM |
+    /// CLONE_VFORK | SIGCHLD)`, and so is this. The child (x0 = 0) exits with x0 still 0.
+    ///
+    /// Returns the child's pid, or `-errno`.
+    pub fn vfork_exit0() -> i64 {
+        const FLAGS: i64 = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as i64;
+        let ret: i64;
+        // SAFETY: as on x86_64: clone with CLONE_VM|CLONE_VFORK and a null stack (the child
+        // keeps sp) suspends this thread until the child exits; the child runs `cbnz`, `mov`
+        // and exit_group on registers only and never returns here.
+        unsafe {
+            core::arch::asm!(
+                "svc #0",
+                "cbnz x0, 2f",
+                "mov x8, #{exit_group}",
+                "svc #0",
+                "udf #0",
+                "2:",
+                exit_group = const libc::SYS_exit_group,
+                inlateout("x0") FLAGS => ret,
+                in("x1") 0i64,
+                in("x2") 0i64,
+                in("x3") 0i64,
+                in("x4") 0i64,
+                inlateout("x8") libc::SYS_clone => _,
+                options(nostack),
+            );
+        }
+        ret
+    }
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -218,9 +294,32 @@ mod arch {
     pub unsafe fn syscall4(_: i64, _: i64, _: i64, _: i64, _: i64) -> i64 {
         -(libc::ENOSYS as i64)
     }
+
+    /// The system call the vfork wrapper would make.
+    pub const VFORK_SYSCALL: &str = "vfork";
+
+    /// The vfork wrapper is written for x86_64 and aarch64 only; here it fails.
+    pub fn vfork_exit0() -> i64 {
+        -(libc::ENOSYS as i64)
+    }
 }
 
 pub use arch::*;
+
+/// The numbers of the system calls the ladder makes, as this architecture numbers them
+/// (libc supplies each target's table: getppid is 110 on x86_64, 173 on aarch64, where the
+/// generic table has no `stat` and `newfstatat` is the path lookup).
+pub mod nr {
+    pub const CLOCK_GETTIME: i64 = libc::SYS_clock_gettime;
+    pub const CLOSE: i64 = libc::SYS_close;
+    pub const FSTAT: i64 = libc::SYS_fstat;
+    pub const GETPID: i64 = libc::SYS_getpid;
+    pub const GETPPID: i64 = libc::SYS_getppid;
+    pub const NEWFSTATAT: i64 = libc::SYS_newfstatat;
+    pub const OPENAT: i64 = libc::SYS_openat;
+    pub const READ: i64 = libc::SYS_read;
+    pub const WRITE: i64 = libc::SYS_write;
+}
 
 /// Why the raw path is unavailable, if it is.
 pub fn unsupported_reason() -> Option<String> {
@@ -235,4 +334,30 @@ pub fn unsupported_reason() -> Option<String> {
 /// Turn a raw result into the errno text, for error messages.
 pub fn errno_text(ret: i64) -> String {
     std::io::Error::from_raw_os_error((-ret) as i32).to_string()
+}
+
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_calls_answer_as_libc_does() {
+        // SAFETY: getpid and getppid take no argument and cannot fail.
+        let (pid, ppid) = unsafe { (syscall0(nr::GETPID), syscall0(nr::GETPPID)) };
+        // SAFETY: as above.
+        let (want_pid, want_ppid) = unsafe { (libc::getpid(), libc::getppid()) };
+        assert_eq!(pid, want_pid as i64);
+        assert_eq!(ppid, want_ppid as i64);
+    }
+
+    #[test]
+    fn vfork_child_exits_zero() {
+        let pid = vfork_exit0();
+        assert!(pid > 0, "vfork failed: {}", errno_text(pid));
+        let mut status = 0;
+        // SAFETY: waiting for our own child, with a writable status.
+        let reaped = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
+        assert_eq!(reaped as i64, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
 }
