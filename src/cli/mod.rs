@@ -14,7 +14,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::experiment::plan::{self, Planned};
 use crate::experiment::{self, ExperimentInfo, params::parse_assignment};
-use crate::harness::runner::{self, Plan};
+use crate::harness::plan::Plan;
+use crate::harness::runner;
 use crate::measure::clock::{self, ClockChoice};
 use crate::measure::counters;
 use crate::measure::load::Load;

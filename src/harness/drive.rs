@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use crate::experiment::{ExperimentInfo, Params};
-use crate::harness::runner::Plan;
+use crate::harness::plan::Plan;
 use crate::harness::worker::{Job, Message};
 use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
 

@@ -1,8 +1,9 @@
 //! The harness: the parent side of a run (`runner`, which starts and follows each worker in
 //! `drive`), the child that measures one experiment in a fresh process (`worker`), and the
-//! children `oslab maps` maps (`maps`).
+//! children `oslab maps` maps (`maps`). `plan` is what the CLI hands the runner.
 
 mod drive;
 pub mod maps;
+pub mod plan;
 pub mod runner;
 pub mod worker;

@@ -3,44 +3,17 @@
 //! the store at once. A worker that crashes, is killed or times out becomes a failed result
 //! with its reason, and the run goes on.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::analysis::validate;
 use crate::experiment::params::parse_size;
 use crate::experiment::plan::Planned;
 use crate::experiment::{ExperimentInfo, Params, SetupError};
 use crate::harness::drive::{Outcome, drive_worker};
+use crate::harness::plan::Plan;
 use crate::measure::load::{self, Load};
-use crate::measure::sampler::SamplerConfig;
-use crate::model::{Calibration, ClockInfo, ExperimentResult, Sample, Status};
+use crate::model::{Calibration, ExperimentResult, Sample, Status};
 use crate::platform::cpustat::CpuTimes;
-
-/// How every experiment of a run is measured.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub sampler: SamplerConfig,
-    pub cpus: Vec<usize>,
-    /// Another CPU for cross-CPU placements, if this process may use one.
-    pub other_cpu: Option<usize>,
-    /// Background load started beside every worker.
-    pub load: Option<Load>,
-    /// Where experiments with a work directory create it (`--dir`; default: the current
-    /// directory).
-    pub dir: PathBuf,
-    pub clock: ClockInfo,
-    /// Hard limit per worker; by default twice the budget plus time for setup.
-    pub timeout: Duration,
-    /// The limit is the default one, which a whole-pass experiment may stretch once it knows
-    /// how long a pass takes (see `fixed_batch_deadline`); `--timeout` is kept as given.
-    pub stretch_timeout: bool,
-}
-
-impl Plan {
-    pub fn default_timeout(sampler: &SamplerConfig) -> Duration {
-        Duration::from_secs_f64(sampler.budget_s * 2.0 + 20.0)
-    }
-}
 
 /// Run one planned experiment in a fresh worker and judge it.
 pub fn run_experiment(
