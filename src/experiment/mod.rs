@@ -20,55 +20,13 @@ pub mod syscall;
 pub use params::{ParamKind, ParamSpec, Params};
 
 use crate::analysis::validate::Expectation;
+pub use crate::model::routine::{Partner, Routine};
 pub use crate::model::{Fact, Os, SetupError};
 
 /// Runs on Linux only.
 pub const LINUX: &[Os] = &[Os::Linux];
 /// Runs on every system oslab knows.
 pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
-
-/// The timed routine of one experiment, built by [`ExperimentInfo::setup`] in the worker.
-pub trait Routine {
-    /// Perform `ops` operations back to back. Called with growing counts while the harness
-    /// sizes the batch, then once per sample. Only this call is timed.
-    fn run(&mut self, ops: u64) -> Result<(), String>;
-
-    /// The other process of a two-process experiment, whose switches and faults the harness
-    /// reads from /proc around every sample (a partner thread needs no such help: the
-    /// worker's own rusage covers the whole process).
-    fn partner(&self) -> Option<Partner> {
-        None
-    }
-
-    /// Perform `ops` operations of the experiment's own baseline: the work an operation does
-    /// besides what is measured (lmbench's `lat_ctx -s` touches N KiB between hops and
-    /// subtracts the cost of touching them without switching). The harness times it like the
-    /// empty loop and subtracts its cost per operation. `None`: no baseline.
-    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
-        None
-    }
-
-    /// Get ready for the next `run(ops)`, outside the timed region and the sample's rusage:
-    /// create the files a deletion will remove, remove those a creation made. Called before
-    /// every timed call of `run` (batch sizing, warm-up, samples, probe batches).
-    fn prepare(&mut self, _ops: u64) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// Figures measured besides the timed operation, asked for once after sampling (the
-    /// cost of munmap per page, the huge pages a region got, the blocks a prepare step
-    /// wrote). Stored with the result; expectations may check them (`Metric::Fact`).
-    fn facts(&mut self) -> Vec<Fact> {
-        Vec::new()
-    }
-}
-
-/// A task identified for /proc: process id and thread id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Partner {
-    pub pid: i32,
-    pub tid: i32,
-}
 
 /// Where an experiment may run, decided by the harness before setup.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

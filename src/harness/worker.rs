@@ -192,7 +192,7 @@ fn sample(
         out.flush().map_err(|e| e.to_string())
     };
     sampler::sample(
-        info,
+        info.subtract_loop_overhead,
         routine,
         fixed_ops,
         clock,

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use super::memload::{self, MemoryLoad};
-use crate::experiment::SetupError;
 use crate::model::LoadRecord;
+use crate::model::SetupError;
 use crate::platform::cpu;
 
 /// What load to run.

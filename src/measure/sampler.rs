@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::clock::Clock;
 use super::counters::CounterSet;
 use crate::analysis;
-use crate::experiment::{ExperimentInfo, Routine};
+use crate::model::routine::Routine;
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::rusage;
 
@@ -87,11 +87,12 @@ pub struct Sampled {
     pub ops_per_sample: u64,
 }
 
-/// Take samples of `routine` until the stopping rule says enough. `fixed_ops`: the batch an
-/// experiment with `Batch::Fixed` asks for, instead of sizing one.
+/// Take samples of `routine` until the stopping rule says enough. `subtract_loop_overhead`:
+/// the experiment asks for the empty loop's cost to be taken off each operation. `fixed_ops`:
+/// the batch an experiment with `Batch::Fixed` asks for, instead of sizing one.
 #[allow(clippy::too_many_arguments)]
 pub fn sample(
-    info: &ExperimentInfo,
+    subtract_loop_overhead: bool,
     routine: &mut dyn Routine,
     fixed_ops: Option<u64>,
     clock: Clock,
@@ -126,9 +127,7 @@ pub fn sample(
         ops = ((ops as f64) * factor).ceil() as u64;
     }
 
-    let loop_overhead_ns = info
-        .subtract_loop_overhead
-        .then(|| empty_loop_ns_per_op(clock, ops));
+    let loop_overhead_ns = subtract_loop_overhead.then(|| empty_loop_ns_per_op(clock, ops));
     let baseline_ns = baseline_ns_per_op(routine, clock, ops).transpose()?;
 
     // Warm-up: at least three batches (one of a fixed batch, a whole pass) and the

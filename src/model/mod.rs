@@ -10,6 +10,7 @@ pub mod env;
 pub mod error;
 pub mod maps;
 pub mod os;
+pub mod routine;
 pub mod setup;
 
 pub use os::Os;

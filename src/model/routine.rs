@@ -1,0 +1,48 @@
+//! What the harness's sampler runs: the timed routine an experiment builds, and the other
+//! task of a two-process experiment. It lives below both the experiments that implement it
+//! and the sampler that drives it, so neither imports the other.
+
+use super::Fact;
+
+/// The timed routine of one experiment, built by the experiment's `setup` in the worker.
+pub trait Routine {
+    /// Perform `ops` operations back to back. Called with growing counts while the harness
+    /// sizes the batch, then once per sample. Only this call is timed.
+    fn run(&mut self, ops: u64) -> Result<(), String>;
+
+    /// The other process of a two-process experiment, whose switches and faults the harness
+    /// reads around every sample (`platform::rusage` of that task) (a partner thread needs no such help: the
+    /// worker's own rusage covers the whole process).
+    fn partner(&self) -> Option<Partner> {
+        None
+    }
+
+    /// Perform `ops` operations of the experiment's own baseline: the work an operation does
+    /// besides what is measured (lmbench's `lat_ctx -s` touches N KiB between hops and
+    /// subtracts the cost of touching them without switching). The harness times it like the
+    /// empty loop and subtracts its cost per operation. `None`: no baseline.
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+        None
+    }
+
+    /// Get ready for the next `run(ops)`, outside the timed region and the sample's rusage:
+    /// create the files a deletion will remove, remove those a creation made. Called before
+    /// every timed call of `run` (batch sizing, warm-up, samples, probe batches).
+    fn prepare(&mut self, _ops: u64) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Figures measured besides the timed operation, asked for once after sampling (the
+    /// cost of munmap per page, the huge pages a region got, the blocks a prepare step
+    /// wrote). Stored with the result; expectations may check them (`Metric::Fact`).
+    fn facts(&mut self) -> Vec<Fact> {
+        Vec::new()
+    }
+}
+
+/// A task the platform can read the usage of: process id and thread id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partner {
+    pub pid: i32,
+    pub tid: i32,
+}
