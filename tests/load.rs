@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{Lab, check_run_contract, result};
-use oslab::measure::memload;
+use oslab::platform::cgroup;
 use serde_json::Value;
 
 /// Why `--load memory` cannot run here, if it cannot.
 fn unsupported_here() -> Option<String> {
-    match memload::hierarchy() {
+    match cgroup::hierarchy() {
         Ok(_) => None,
         Err(oslab::experiment::SetupError::Unsupported(reason))
         | Err(oslab::experiment::SetupError::Failed(reason)) => Some(reason),
@@ -92,15 +92,12 @@ fn assert_cleaned_up(details: &[(String, String)]) {
     );
     let name = dir.file_name().and_then(|n| n.to_str()).expect("a name");
     let oslab_pid: u32 = name
-        .strip_prefix(memload::CGROUP_PREFIX)
+        .strip_prefix(cgroup::CGROUP_PREFIX)
         .and_then(|rest| rest.split('-').next())
         .and_then(|pid| pid.parse().ok())
         .unwrap_or_else(|| panic!("cgroup name {name}"));
     let parent = dir.parent().expect("a parent");
-    assert_eq!(
-        memload::cgroups_of(parent, oslab_pid),
-        Vec::<PathBuf>::new()
-    );
+    assert_eq!(cgroup::cgroups_of(parent, oslab_pid), Vec::<PathBuf>::new());
     assert!(
         !Path::new(&format!("/proc/{}", competitor_pid(details))).exists(),
         "the competitor is still running"
@@ -232,7 +229,7 @@ fn an_anonymous_experiment_that_does_not_fit_has_the_competitor_oom_killed() {
 fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     use std::process::Stdio;
 
-    let Ok(hierarchy) = memload::hierarchy() else {
+    let Ok(hierarchy) = cgroup::hierarchy() else {
         eprintln!(
             "skipped: --load memory cannot run here: {:?}",
             unsupported_here()
@@ -263,7 +260,7 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     // Wait until the competitor and the worker are both in the cgroup.
     let deadline = Instant::now() + Duration::from_secs(60);
     let cgroup = loop {
-        let found = memload::cgroups_of(&hierarchy.parent, oslab_pid);
+        let found = cgroup::cgroups_of(&hierarchy.parent, oslab_pid);
         if let Some(dir) = found.first() {
             let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
             if procs.lines().count() >= 2 {
@@ -284,7 +281,7 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     drop(turn);
     assert_eq!(status.code(), Some(130), "{status:?}");
     assert!(!cgroup.exists(), "{} was left behind", cgroup.display());
-    assert!(memload::cgroups_of(&hierarchy.parent, oslab_pid).is_empty());
+    assert!(cgroup::cgroups_of(&hierarchy.parent, oslab_pid).is_empty());
     let left = common::marked_processes_after_grace(common::MARKER_VAR, &marker);
     assert!(left.is_empty(), "processes outlived oslab: {left:?}");
 }

@@ -6,8 +6,8 @@
 //! (`do_anonymous_page`: allocate a zeroed page, map it). One sample is one whole pass over a
 //! region of `size` bytes (`Batch::Fixed`); everything else happens in `Routine::prepare`,
 //! outside the timed region and the sample's rusage:
-//! - the last pass's region is put away: AnonHugePages of its mapping is read from
-//!   /proc/self/smaps, then it is unmapped, timed (fact `munmap_ns_per_page`: freeing the
+//! - the last pass's region is put away: AnonHugePages of its mapping is read from the
+//!   process's memory map (`platform::maps`), then it is unmapped, timed (fact `munmap_ns_per_page`: freeing the
 //!   pages the pass mapped), and a new region is mapped, its start aligned to 2 MiB and
 //!   advised MADV_NOHUGEPAGE (`thp=off`) or MADV_HUGEPAGE (`thp=on`);
 //! - the order is the region's page indices, in address order or a seeded permutation,
@@ -61,6 +61,7 @@ use super::{Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine
 use crate::analysis::median;
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::platform;
 
 pub use file::FILE;
 pub use sweep::PREFAULT_SWEEP;
@@ -80,7 +81,6 @@ const HUGE: usize = 2 << 20;
 const MAX_REGION: usize = 4 << 30;
 /// Seed of the page order: every run touches the same pages in the same order.
 const ORDER_SEED: u64 = 0x5EED_0FA0;
-const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 /// A permutation of `0..pages`, the same for the same `seed` (Fisher–Yates).
 pub fn permutation(pages: usize, seed: u64) -> Vec<usize> {
@@ -184,18 +184,20 @@ fn minflt_now() -> i64 {
 
 /// Why THP cannot be measured here, or `None` when a MADV_HUGEPAGE region gets huge pages.
 fn thp_unavailable() -> Option<String> {
-    let enabled = match std::fs::read_to_string(THP_ENABLED) {
-        Ok(text) => text,
+    match platform::memory::thp_mode() {
         Err(e) => {
             return Some(format!(
-                "transparent huge pages are not available ({THP_ENABLED}: {e})"
+                "transparent huge pages are not available ({}: {e})",
+                platform::memory::THP_ENABLED
             ));
         }
-    };
-    if enabled.contains("[never]") {
-        return Some(format!(
-            "transparent huge pages are disabled ({THP_ENABLED} is `never`)"
-        ));
+        Ok(mode) if mode == "never" => {
+            return Some(format!(
+                "transparent huge pages are disabled ({} is `never`)",
+                platform::memory::THP_ENABLED
+            ));
+        }
+        Ok(_) => {}
     }
     // Touch every page of one aligned 2 MiB range: a huge page faults once for all of them.
     let region = match Region::new(HUGE / PAGE, true) {
@@ -210,8 +212,8 @@ fn thp_unavailable() -> Option<String> {
     (faults > 8).then(|| {
         format!(
             "THP did not apply: touching a 2 MiB-aligned MADV_HUGEPAGE region took {faults} \
-             faults for 512 pages (no huge page could be allocated; see \
-             /sys/kernel/mm/transparent_hugepage/defrag)"
+             faults for 512 pages (no huge page could be allocated; see {})",
+            platform::memory::THP_DEFRAG
         )
     })
 }

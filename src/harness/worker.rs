@@ -152,7 +152,7 @@ fn read_job() -> Result<Job, SetupError> {
 /// Join the memory load's cgroup, find the experiment and pin to the job's CPUs.
 fn prepare(job: &Job) -> Result<&'static ExperimentInfo, SetupError> {
     if let Some(procs) = &job.cgroup_procs {
-        crate::measure::memload::join(procs).map_err(|e| {
+        crate::platform::cgroup::join(procs).map_err(|e| {
             SetupError::Failed(format!(
                 "cannot join the memory load's cgroup ({}): {e}",
                 procs.display()

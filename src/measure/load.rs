@@ -5,8 +5,8 @@
 //! memory cgroup (`--load memory`, see [`super::memload`]).
 //!
 //! Each load process is the binary re-executed as the hidden `oslab load` subcommand. It dies
-//! with oslab: `PR_SET_PDEATHSIG` kills it if oslab exits or is killed (Ctrl-C included), and
-//! the harness kills and reaps it after every experiment.
+//! with oslab (`platform::process::die_with_parent_of`: killed if oslab exits or is killed,
+//! Ctrl-C included), and the harness kills and reaps it after every experiment.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use super::memload::{self, MemoryLoad};
 use crate::model::LoadRecord;
 use crate::model::SetupError;
-use crate::platform::cpu;
+use crate::platform::{cpu, process};
 
 /// What load to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,11 +158,9 @@ pub fn main(
 
 /// Pin to `cpu_index` and spin until killed or orphaned.
 fn busy_loop(cpu_index: usize, parent: u32) -> i32 {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
-    // The parent may have died before the flag was set: then there is nobody to stop us.
-    // SAFETY: getppid has no preconditions.
-    if unsafe { libc::getppid() } as u32 != parent {
+    // The parent may have died before this process was tied to it: then nobody would stop
+    // it.
+    if !process::die_with_parent_of(parent) {
         return 1;
     }
     if cpu::pin(&[cpu_index]).is_err() {

@@ -3,7 +3,7 @@
 //! pressure lands on the experiment's own memory and can never take the machine down.
 //!
 //! - **The cgroup.** One per experiment, `oslab-<oslab pid>-<n>`, created under the memory
-//!   controller: cgroup v2 when a hierarchy (found in /proc/self/mountinfo) enables `memory`
+//!   controller: cgroup v2 when a hierarchy (found from oslab's own cgroups and the mounts, `platform::cgroup::hierarchy`) enables `memory`
 //!   for oslab's cgroup or an ancestor of it (`memory.max`, and `memory.high` a sixteenth below
 //!   it so the kernel throttles and reclaims before the hard limit), else cgroup v1
 //!   (`memory.limit_in_bytes`). It is created inside the cgroup oslab runs in, so whatever
@@ -25,24 +25,21 @@
 //!   competitor dies with it (`PR_SET_PDEATHSIG`) and the empty directory is removed by the next
 //!   `--load memory` run, which clears every `oslab-<pid>-*` cgroup whose oslab is gone.
 
-use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use procfs::process::{MountInfo, MountInfos};
-use procfs::{Current, FromBufRead, ProcessCGroup, ProcessCGroups};
-
 use crate::model::SetupError;
-use crate::platform::cpu;
+use crate::platform::cgroup::{Cgroup, CgroupVersion, Hierarchy, Limits, hierarchy};
+use crate::platform::memory::{self, Psi};
+use crate::platform::{cgroup, cpu, process};
 
-mod cgroup;
-pub use cgroup::*;
+mod sizes;
+pub use sizes::*;
 mod competitor;
 use competitor::*;
 mod region;
@@ -58,10 +55,6 @@ const MIN_LIMIT: u64 = 64 * MIB;
 /// How long the competitor may take to touch its whole region (first touches of memory the
 /// host took back cost up to 8 µs per page here: 6 GiB in about 12 s).
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long removing the cgroup may wait for its last processes to finish dying.
-const REMOVE_TIMEOUT: Duration = Duration::from_secs(5);
-/// The name prefix of every cgroup oslab creates; the rest is `<oslab pid>-<n>`.
-pub const CGROUP_PREFIX: &str = "oslab-";
 /// What the competitor prints once its whole region is resident.
 const READY: &str = "ready";
 
@@ -81,8 +74,6 @@ pub struct MemoryLoad {
     cgroup_psi_before: Option<Psi>,
 }
 
-const PSI_FILE: &str = "/proc/pressure/memory";
-
 impl MemoryLoad {
     /// Create the cgroup sized for an experiment of `size_hint` bytes, start the competitor on
     /// `competitor_cpu` (unpinned when `None`) and return once its memory is resident.
@@ -92,11 +83,12 @@ impl MemoryLoad {
         competitor_cpu: Option<usize>,
     ) -> Result<MemoryLoad, SetupError> {
         let hierarchy = hierarchy()?;
-        let meminfo = procfs::Meminfo::current()
-            .map_err(|e| SetupError::Failed(format!("cannot read /proc/meminfo: {e}")))?;
-        let available = meminfo.mem_available.unwrap_or(meminfo.mem_free);
+        let meminfo = memory::meminfo().map_err(|e| {
+            SetupError::Failed(format!("cannot read the machine's memory figures: {e}"))
+        })?;
+        let available = meminfo.available;
         let sizes = sizes(size_hint, available).map_err(SetupError::Unsupported)?;
-        let cgroup = Cgroup::create(&hierarchy, &sizes, meminfo.swap_total)?;
+        let cgroup = Cgroup::create(&hierarchy, &sizes.limits(), meminfo.swap_total)?;
         let start = Instant::now();
         let (competitor, mut stdout) =
             Competitor::spawn(sizes.region, competitor_cpu, &cgroup.procs())?;
@@ -110,8 +102,8 @@ impl MemoryLoad {
             available,
             placement: placement(competitor_cpu, measured),
             ready_after,
-            psi_before: read_psi(Path::new(PSI_FILE)),
-            cgroup_psi_before: read_psi(&cgroup.file("memory.pressure")),
+            psi_before: memory::system_pressure(),
+            cgroup_psi_before: cgroup.pressure(),
             cgroup,
         })
     }
@@ -202,7 +194,7 @@ impl MemoryLoad {
             ),
         );
 
-        let psi_after = read_psi(Path::new(PSI_FILE));
+        let psi_after = memory::system_pressure();
         match (&self.psi_before, &psi_after) {
             (Some(before), Some(after)) => {
                 add(
@@ -224,15 +216,13 @@ impl MemoryLoad {
             _ => add(
                 "memory pressure (PSI)",
                 format!(
-                    "{PSI_FILE} is absent (kernel without CONFIG_PSI, or booted with psi=0): \
-                     no stall figures"
+                    "{} is absent (kernel without CONFIG_PSI, or booted with psi=0): \
+                     no stall figures",
+                    memory::PRESSURE_FILE
                 ),
             ),
         }
-        if let (Some(before), Some(after)) = (
-            &self.cgroup_psi_before,
-            read_psi(&cg.file("memory.pressure")),
-        ) {
+        if let (Some(before), Some(after)) = (&self.cgroup_psi_before, cg.pressure()) {
             add(
                 "memory stall in the cgroup (PSI)",
                 format!(
@@ -308,8 +298,8 @@ impl MemoryLoad {
 
         match state.exit {
             None => {
-                let hwm = status_bytes(self.competitor.pid, "VmHWM");
-                let rss = status_bytes(self.competitor.pid, "VmRSS");
+                let hwm = memory::status_bytes(self.competitor.pid, "VmHWM");
+                let rss = memory::status_bytes(self.competitor.pid, "VmRSS");
                 if let Some(hwm) = hwm {
                     add("competitor peak RSS", format!("{}, VmHWM", mib_exact(hwm)));
                 }

@@ -137,7 +137,7 @@ impl Routine for AnonTouch {
                 match &self.smaps_error {
                     Some(e) => format!("AnonHugePages could not be read: {e}"),
                     None => format!(
-                        "AnonHugePages of the region's mapping in /proc/self/smaps after its \
+                        "AnonHugePages of the region's mapping in the process's memory map after its \
                          touch, median of {} (whole region: {} kB)",
                         self.huge_kb.len(),
                         self.pages * PAGE / 1024
@@ -184,7 +184,7 @@ pub(super) fn setup_anon(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
     if thp && let Some(reason) = thp_unavailable() {
         return Err(SetupError::Unsupported(reason));
     }
-    let mode = thp_mode();
+    let mode = platform::memory::thp_mode().ok();
     let thp_always = mode.as_deref() == Some("always");
     if thp && populate == Populate::Mmap && !thp_always {
         return Err(SetupError::Unsupported(format!(

@@ -15,11 +15,8 @@ pub(super) const ABSORB_CHUNK: usize = 16 << 20;
 pub(super) const ABSORB_RUN: usize = 4;
 /// The region the warm reference of `memory=fresh` touches.
 pub(super) const WARM_PROBE: usize = 64 << 20;
-/// Assumed when /proc/meminfo cannot be read.
+/// Assumed when the machine's available memory cannot be read.
 pub(super) const ASSUMED_AVAILABLE: usize = 4 << 30;
-pub(super) const VIRTIO_BALLOON: &str = "/sys/bus/virtio/drivers/virtio_balloon";
-/// VIRTIO_BALLOON_F_REPORTING: the balloon takes free page reports (virtio 1.2, 5.5.3).
-pub(super) const BALLOON_F_REPORTING: usize = 5;
 
 pub(super) const ANON_PARAMS: &[ParamSpec] = &[
     ParamSpec {

@@ -107,40 +107,14 @@ pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     Ok(out)
 }
 
-/// The THP mode the kernel is in: `always`, `madvise` or `never` (the bracketed word).
-pub(super) fn thp_mode() -> Option<String> {
-    let text = std::fs::read_to_string(THP_ENABLED).ok()?;
-    let (_, rest) = text.split_once('[')?;
-    let (mode, _) = rest.split_once(']')?;
-    Some(mode.to_string())
-}
-
-/// AnonHugePages, in kB, of the mapping that holds `addr`, from /proc/self/smaps.
+/// AnonHugePages, in kB, of the mapping that holds `addr`, from this process's memory map.
 pub(super) fn anon_huge_pages_kb(addr: usize) -> Result<f64, String> {
     crate::platform::maps::own_region_containing(addr as u64).map(|r| r.anon_huge_pages_kb as f64)
 }
 
-/// What this process may still allocate, bytes: MemAvailable, or less when a memory cgroup
-/// it is in (v1 or v2, or an ancestor of it) leaves less room — `--load memory` confines the
-/// worker in one.
+/// What this process may still allocate, bytes (`platform::memory::headroom`).
 pub(super) fn memory_headroom() -> Option<usize> {
-    use procfs::Current;
-    let available = procfs::Meminfo::current().ok()?.mem_available?;
-    Some(crate::measure::memload::room_for_this_process(available) as usize)
-}
-
-/// The virtio balloon device that takes free page reports (`virtio0`), if one is bound.
-/// Only then does a host reclaim memory the guest frees.
-pub(super) fn free_page_reporting() -> Option<String> {
-    std::fs::read_dir(VIRTIO_BALLOON)
-        .ok()?
-        .flatten()
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("virtio"))
-        .find(|name| {
-            std::fs::read_to_string(format!("{VIRTIO_BALLOON}/{name}/features"))
-                .is_ok_and(|bits| bits.as_bytes().get(BALLOON_F_REPORTING) == Some(&b'1'))
-        })
+    crate::platform::memory::headroom().map(|room| room as usize)
 }
 
 pub(super) fn ns_per_page(elapsed: Duration, pages: usize) -> f64 {
@@ -270,7 +244,7 @@ impl Fresh {
     pub(super) fn new() -> Result<Fresh, SetupError> {
         let warm_ns = warm_reference()?;
         let available = memory_headroom().unwrap_or(ASSUMED_AVAILABLE);
-        let reporting = match free_page_reporting() {
+        let reporting = match platform::memory::free_page_reporting() {
             Some(device) => Some((device, absorb_recently_freed(warm_ns, available / 3)?)),
             None => None,
         };

@@ -163,16 +163,6 @@ fn the_headroom_is_at_most_what_the_machine_has() {
 }
 
 #[test]
-fn thp_mode_is_the_bracketed_word() {
-    if let Some(mode) = thp_mode() {
-        assert!(
-            ["always", "madvise", "never"].contains(&mode.as_str()),
-            "{mode}"
-        );
-    }
-}
-
-#[test]
 fn region_is_aligned_for_huge_pages() {
     let r = Region::new(3, false).unwrap();
     assert_eq!(r.base as usize % HUGE, 0);

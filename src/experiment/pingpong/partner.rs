@@ -1,6 +1,7 @@
 //! A forked partner process: pinned, holding only the descriptors it needs, echoing until told to stop.
 
 use super::*;
+use crate::platform::{cpu, process};
 
 // --- a forked partner process ---
 
@@ -9,7 +10,7 @@ pub(super) const MAX_KEPT_FDS: usize = 8;
 
 /// A forked partner process. Dropping it waits a moment for the child to end by itself (its
 /// pipes were closed first), then kills it, and always reaps it: no process is left behind.
-/// The child also has `PR_SET_PDEATHSIG(SIGKILL)`, so it dies with the worker if the worker
+/// The child is also tied to the worker (`platform::process::die_with_parent_of`), so it dies with the worker if the worker
 /// is killed, and it shares the worker's process group, which the harness kills on a time-out.
 pub struct PartnerProcess {
     pub(super) pid: libc::pid_t,
@@ -45,15 +46,13 @@ impl PartnerProcess {
             return Err(setup_failed("fork of the partner process"));
         }
         if pid == 0 {
-            // The child. SAFETY (whole block): prctl, getppid, close_range, close and _exit
-            // are async-signal-safe system calls on plain integers.
+            // The child. SAFETY (whole block): die_with_parent_of, close_all_but and _exit make
+            // only async-signal-safe system calls on plain integers, in a fresh child.
             unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-                // The worker may have died before the flag was set: nobody would stop us.
-                if libc::getppid() != parent {
+                if !process::die_with_parent_of(parent as u32) {
                     libc::_exit(1);
                 }
-                close_all_but(&kept[..kept_len]);
+                process::close_all_but(&kept[..kept_len]);
             }
             let code = body();
             // SAFETY: _exit ends the child without running the parent's destructors/atexit.
@@ -62,13 +61,13 @@ impl PartnerProcess {
         let child = PartnerProcess { pid, reaped: false };
         // Pin from the parent, so a failure is reported here (the child may run briefly on
         // the worker's CPU first, before its first hop).
-        pin_task(pid, cpu).map_err(|e| {
+        cpu::pin_task(pid, &[cpu]).map_err(|e| {
             SetupError::Failed(format!("cannot pin the partner process to CPU {cpu}: {e}"))
         })?;
         Ok(child)
     }
 
-    /// The partner as the harness reads it from /proc (single-threaded: tid = pid).
+    /// The partner as the harness reads its usage (single-threaded: tid = pid).
     pub fn partner(&self) -> Partner {
         Partner {
             pid: self.pid,
@@ -117,56 +116,6 @@ impl Drop for PartnerProcess {
 
 pub(super) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-/// Close every descriptor of the calling process except `keep` (sorted ascending).
-/// Async-signal-safe: close_range(2) over the gaps, else close(2) of the standard streams.
-///
-/// # Safety
-/// Only for a freshly forked child: descriptors owned by Rust objects are closed under them.
-pub(super) unsafe fn close_all_but(keep: &[RawFd]) {
-    let mut first: u32 = 0;
-    for &fd in keep {
-        let fd = fd as u32;
-        if fd > first {
-            // SAFETY: closing descriptors of this child only (see the function's contract).
-            let rc = unsafe { libc::syscall(libc::SYS_close_range, first, fd - 1, 0u32) };
-            if rc != 0 {
-                // No close_range (Linux < 5.9): at least let go of the worker's stdio pipes.
-                for std_fd in first..fd.min(3) {
-                    // SAFETY: as above.
-                    unsafe { libc::close(std_fd as RawFd) };
-                }
-            }
-        }
-        first = fd + 1;
-    }
-    // SAFETY: as above.
-    let rc = unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32) };
-    if rc != 0 {
-        for std_fd in first..3 {
-            // SAFETY: as above.
-            unsafe { libc::close(std_fd as RawFd) };
-        }
-    }
-}
-
-/// Pin task `pid` (a process or thread id) to `cpu`.
-pub fn pin_task(pid: libc::pid_t, cpu: usize) -> std::io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    // SAFETY: an all-zero cpu_set_t is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is below CPU_SETSIZE.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// The partner side of a one-byte ping-pong, for a forked child: read a byte from `input`,

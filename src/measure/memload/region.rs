@@ -10,11 +10,9 @@ pub fn competitor_main(
     cgroup_procs: Option<&Path>,
     parent: u32,
 ) -> i32 {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
-    // The parent may have died before the flag was set: then there is nobody to stop us.
-    // SAFETY: getppid has no preconditions.
-    if unsafe { libc::getppid() } as u32 != parent {
+    // The parent may have died before this process was tied to it: then nobody would stop
+    // it.
+    if !process::die_with_parent_of(parent) {
         return 1;
     }
     let mut out = io::stdout();
@@ -46,14 +44,14 @@ pub(super) fn fill(
     cgroup_procs: Option<&Path>,
 ) -> Result<Region, String> {
     if let Some(procs) = cgroup_procs {
-        join(procs).map_err(|e| format!("cannot join the cgroup ({}): {e}", procs.display()))?;
+        cgroup::join(procs)
+            .map_err(|e| format!("cannot join the cgroup ({}): {e}", procs.display()))?;
     }
-    std::fs::write("/proc/self/oom_score_adj", "1000")
-        .map_err(|e| format!("cannot set oom_score_adj: {e}"))?;
+    process::prefer_for_oom_kill().map_err(|e| format!("cannot set oom_score_adj: {e}"))?;
     if let Some(cpu) = cpu {
         cpu::pin(&[cpu]).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
     }
-    let page = page_size();
+    let page = memory::page_size();
     let pages = bytes / page;
     if pages == 0 {
         return Err(format!("{bytes} bytes is less than a page"));

@@ -18,6 +18,11 @@ pub fn allowed() -> Vec<usize> {
 
 /// Pin the calling thread to `cpus`.
 pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
+    pin_task(0, cpus)
+}
+
+/// Pin task `tid` (a process or thread id; 0: the calling thread) to `cpus`.
+pub fn pin_task(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<()> {
     // SAFETY: an all-zero cpu_set_t is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &cpu in cpus {
@@ -28,7 +33,7 @@ pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
     // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc == 0 {
         Ok(())
     } else {

@@ -4,12 +4,14 @@
 /// The operating system this backend serves.
 pub const CURRENT: crate::model::Os = crate::model::Os::Linux;
 
+pub mod cgroup;
 pub mod cpu;
 pub mod cpustat;
 pub mod env;
 pub mod fscache;
 pub mod interrupt;
 pub mod maps;
+pub mod memory;
 pub mod mount;
 pub mod process;
 pub mod raw;

@@ -1,6 +1,24 @@
-//! The memory cgroup of a memory load: the hierarchy (v1 or v2), the sizes, PSI, and one cgroup created, joined, read and removed.
+//! Memory cgroups, v1 and v2: where oslab may create one (the hierarchy that holds the
+//! memory controller for oslab's own cgroup), how much room this process's cgroups leave it,
+//! and one cgroup created with limits, joined, read and removed — also the ones a killed
+//! oslab left behind.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use procfs::process::{MountInfo, MountInfos};
+use procfs::{FromBufRead, ProcessCGroup, ProcessCGroups};
+
+use super::memory::{Psi, read_psi};
+use crate::model::SetupError;
+
+/// The name prefix of every cgroup oslab creates; the rest is `<oslab pid>-<n>`.
+pub const CGROUP_PREFIX: &str = "oslab-";
+/// How long removing a cgroup may wait for its last processes to finish dying.
+const REMOVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Which cgroup interface holds the memory controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,14 +28,14 @@ pub enum CgroupVersion {
 }
 
 impl CgroupVersion {
-    pub(super) fn limit_file(self) -> &'static str {
+    pub fn limit_file(self) -> &'static str {
         match self {
             CgroupVersion::V1 => "memory.limit_in_bytes",
             CgroupVersion::V2 => "memory.max",
         }
     }
 
-    pub(super) fn usage_file(self) -> &'static str {
+    pub fn usage_file(self) -> &'static str {
         match self {
             CgroupVersion::V1 => "memory.usage_in_bytes",
             CgroupVersion::V2 => "memory.current",
@@ -63,17 +81,17 @@ pub struct Hierarchy {
 
 /// oslab's own cgroup directory in each hierarchy that could hold the memory controller.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Located {
+struct Located {
     /// (mount point, own directory) of the cgroup v2 hierarchy.
-    pub(super) v2: Option<(PathBuf, PathBuf)>,
+    v2: Option<(PathBuf, PathBuf)>,
     /// Own directory in the cgroup v1 hierarchy that has the memory controller.
-    pub(super) v1: Option<PathBuf>,
+    v1: Option<PathBuf>,
 }
 
 /// The directory of cgroup `pathname` in a hierarchy mounted at `mount_point`, whose mount
 /// shows the hierarchy from `mount_root` on (`/` except in containers); `None` when the cgroup
 /// lies outside what the mount shows.
-pub(super) fn cgroup_dir(mount_point: &Path, mount_root: &str, pathname: &str) -> Option<PathBuf> {
+fn cgroup_dir(mount_point: &Path, mount_root: &str, pathname: &str) -> Option<PathBuf> {
     let relative = if mount_root == "/" {
         pathname
     } else {
@@ -88,7 +106,7 @@ pub(super) fn cgroup_dir(mount_point: &Path, mount_root: &str, pathname: &str) -
 
 /// Match this process's cgroups (/proc/self/cgroup) with the mounted hierarchies
 /// (/proc/self/mountinfo).
-pub(super) fn locate(mounts: &[MountInfo], groups: &[ProcessCGroup]) -> Located {
+fn locate(mounts: &[MountInfo], groups: &[ProcessCGroup]) -> Located {
     let mut located = Located::default();
     for group in groups {
         let is_v2 = group.hierarchy == 0 && group.controllers.is_empty();
@@ -110,7 +128,7 @@ pub(super) fn locate(mounts: &[MountInfo], groups: &[ProcessCGroup]) -> Located 
 }
 
 /// Whether a cgroup v2 directory lets its children use the memory controller.
-pub(super) fn delegates_memory(dir: &Path) -> bool {
+fn delegates_memory(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("cgroup.subtree_control"))
         .is_ok_and(|text| text.split_whitespace().any(|c| c == "memory"))
 }
@@ -193,7 +211,7 @@ pub fn cgroups_of(parent: &Path, oslab_pid: u32) -> Vec<PathBuf> {
 }
 
 /// The oslab pid in a cgroup name `oslab-<pid>-<n>`.
-pub(super) fn owner_pid(name: &str) -> Option<u32> {
+fn owner_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix(CGROUP_PREFIX)?;
     let (pid, n) = rest.split_once('-')?;
     n.parse::<u32>().ok()?;
@@ -202,7 +220,7 @@ pub(super) fn owner_pid(name: &str) -> Option<u32> {
 
 /// Remove the cgroups left by oslab processes that were killed before cleaning up (their
 /// competitor and worker died with them, so the directories are empty).
-pub(super) fn remove_orphans(parent: &Path) {
+fn remove_orphans(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
@@ -211,10 +229,7 @@ pub(super) fn remove_orphans(parent: &Path) {
         let Some(pid) = name.to_str().and_then(owner_pid) else {
             continue;
         };
-        // SAFETY: signal 0 only checks whether the process exists.
-        let gone = unsafe { libc::kill(pid as libc::pid_t, 0) } != 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
+        if !super::process::is_alive(pid) {
             let _ = std::fs::remove_dir(entry.path());
         }
     }
@@ -225,141 +240,8 @@ pub fn join(procs: &Path) -> io::Result<()> {
     std::fs::write(procs, std::process::id().to_string())
 }
 
-/// The limit, the competitor's region and where they come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sizes {
-    /// S: the experiment's size, or [`DEFAULT_SIZE`].
-    pub experiment: u64,
-    /// Whether S came from the experiment.
-    pub from_experiment: bool,
-    /// The cgroup's hard limit.
-    pub limit: u64,
-    /// v2 `memory.high`: where the kernel starts throttling and reclaiming.
-    pub high: u64,
-    /// The competitor's anonymous region.
-    pub region: u64,
-    /// Half of MemAvailable, when it lowered the limit.
-    pub capped_at: Option<u64>,
-}
-
-/// Size the cgroup for an experiment of `size_hint` bytes on a machine with `available` bytes
-/// of MemAvailable.
-pub fn sizes(size_hint: Option<u64>, available: u64) -> Result<Sizes, String> {
-    let page = page_size();
-    let experiment = size_hint.unwrap_or(DEFAULT_SIZE);
-    let wanted = experiment.saturating_add((experiment / 4).max(MIN_HEADROOM));
-    let cap = available / 2;
-    let limit = wanted.min(cap) / page * page;
-    if limit < MIN_LIMIT {
-        return Err(format!(
-            "MemAvailable is {}: half of it is under the {} a memory load needs",
-            mib(available),
-            mib(MIN_LIMIT)
-        ));
-    }
-    Ok(Sizes {
-        experiment,
-        from_experiment: size_hint.is_some(),
-        limit,
-        high: (limit - limit / 16) / page * page,
-        region: limit / 2 / page * page,
-        capped_at: (wanted > cap).then_some(cap),
-    })
-}
-
-pub(super) fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
-}
-
-/// `832 MiB`, or `1.25 GiB` from 1 GiB on.
-pub(super) fn mib(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{:.0} MiB", bytes as f64 / MIB as f64)
-    }
-}
-
-/// A size with its exact byte count, for figures a reader may want to check against another.
-pub(super) fn mib_exact(bytes: u64) -> String {
-    format!("{} ({bytes} bytes)", mib(bytes))
-}
-
-/// One line of /proc/pressure/memory (or a v2 cgroup's memory.pressure).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PsiLine {
-    /// Share of the last 10 s some (or every) task stalled on memory, in percent.
-    pub avg10: f64,
-    /// Stall time since boot, µs.
-    pub total_us: u64,
-}
-
-/// Memory pressure: `some` (at least one task stalled) and `full` (every non-idle task did).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Psi {
-    pub some: PsiLine,
-    pub full: Option<PsiLine>,
-}
-
-/// Parse the PSI format: `some avg10=0.00 avg60=0.00 avg300=0.00 total=0` and a `full` line.
-pub fn parse_psi(text: &str) -> Option<Psi> {
-    let mut some = None;
-    let mut full = None;
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let kind = words.next();
-        let fields: BTreeMap<&str, &str> = words.filter_map(|w| w.split_once('=')).collect();
-        let parsed = (|| {
-            Some(PsiLine {
-                avg10: fields.get("avg10")?.parse().ok()?,
-                total_us: fields.get("total")?.parse().ok()?,
-            })
-        })();
-        match kind {
-            Some("some") => some = parsed,
-            Some("full") => full = parsed,
-            _ => {}
-        }
-    }
-    Some(Psi { some: some?, full })
-}
-
-pub(super) fn read_psi(path: &Path) -> Option<Psi> {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| parse_psi(&t))
-}
-
-pub(super) fn describe_psi(psi: &Psi) -> String {
-    let mut s = format!(
-        "some avg10 {:.2}% (total {} µs)",
-        psi.some.avg10, psi.some.total_us
-    );
-    if let Some(full) = psi.full {
-        s.push_str(&format!(
-            ", full avg10 {:.2}% (total {} µs)",
-            full.avg10, full.total_us
-        ));
-    }
-    s
-}
-
-pub(super) fn describe_stall(before: &Psi, after: &Psi) -> String {
-    let some = after.some.total_us.saturating_sub(before.some.total_us);
-    let mut s = format!("some {} µs", some);
-    if let (Some(b), Some(a)) = (before.full, after.full) {
-        s.push_str(&format!(
-            ", full {} µs",
-            a.total_us.saturating_sub(b.total_us)
-        ));
-    }
-    s
-}
-
 /// `key value` lines (memory.stat, memory.events, v1 memory.oom_control) as a map.
-pub(super) fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
+fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
     text.lines()
         .filter_map(|line| {
             let (key, value) = line.split_once(' ')?;
@@ -368,29 +250,33 @@ pub(super) fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// A field of /proc/PID/status in bytes (`VmHWM:  1234 kB`).
-pub(super) fn status_bytes(pid: libc::pid_t, field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    text.lines().find_map(|line| {
-        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
-        let kib: u64 = rest.split_whitespace().next()?.parse().ok()?;
-        kib.checked_mul(1024)
-    })
+/// The limits of a new cgroup, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The hard limit (v2 `memory.max`, v1 `memory.limit_in_bytes`).
+    pub max: u64,
+    /// v2 `memory.high`: where the kernel starts throttling and reclaiming (v1 has none).
+    pub high: u64,
+    /// How much may be swapped out, when there is swap and the kernel accounts it.
+    pub swap: u64,
 }
 
 /// A cgroup oslab created; dropping it removes it, killing what is still inside first.
-pub(super) struct Cgroup {
-    pub(super) dir: PathBuf,
-    pub(super) version: CgroupVersion,
+pub struct Cgroup {
+    /// The cgroup's directory.
+    pub dir: PathBuf,
+    /// The interface it belongs to.
+    pub version: CgroupVersion,
     /// The file that bounds the cgroup's swap use, when there is swap and a way to bound it.
-    pub(super) swap_bound: Option<&'static str>,
+    pub swap_bound: Option<&'static str>,
 }
 
-pub(super) static NEXT_CGROUP: AtomicU32 = AtomicU32::new(1);
+static NEXT_CGROUP: AtomicU32 = AtomicU32::new(1);
 
 impl Cgroup {
-    /// Create the cgroup and set its limits (and a swap bound when there is swap).
-    pub(super) fn create(h: &Hierarchy, sizes: &Sizes, swap: u64) -> Result<Cgroup, SetupError> {
+    /// Create a cgroup `oslab-<pid>-<n>` under the hierarchy and set its limits (and a swap bound
+    /// when the machine has `swap` bytes of it); first remove those killed oslabs left.
+    pub fn create(h: &Hierarchy, limits: &Limits, swap: u64) -> Result<Cgroup, SetupError> {
         remove_orphans(&h.parent);
         let name = format!(
             "{CGROUP_PREFIX}{}-{}",
@@ -414,16 +300,16 @@ impl Cgroup {
             version: h.version,
             swap_bound: None,
         };
-        let mut settings = vec![(h.version.limit_file(), sizes.limit)];
+        let mut settings = vec![(h.version.limit_file(), limits.max)];
         // With swap, the competitor's region may be swapped out, and no more. v1's memsw
         // counts memory plus swap and must not be below the memory limit, which is set first;
         // both files are absent when the kernel does not account swap.
         let swap_setting = match h.version {
             CgroupVersion::V2 => {
-                settings.push(("memory.high", sizes.high));
-                ("memory.swap.max", sizes.region)
+                settings.push(("memory.high", limits.high));
+                ("memory.swap.max", limits.swap)
             }
-            CgroupVersion::V1 => ("memory.memsw.limit_in_bytes", sizes.limit + sizes.region),
+            CgroupVersion::V1 => ("memory.memsw.limit_in_bytes", limits.max + limits.swap),
         };
         if swap > 0 && cgroup.file(swap_setting.0).exists() {
             settings.push(swap_setting);
@@ -440,15 +326,18 @@ impl Cgroup {
         Ok(cgroup)
     }
 
-    pub(super) fn file(&self, name: &str) -> PathBuf {
+    /// A file of the cgroup's interface (`memory.stat`, `memory.events`, …).
+    pub fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
-    pub(super) fn procs(&self) -> PathBuf {
+    /// The `cgroup.procs` file a process writes its pid into to join.
+    pub fn procs(&self) -> PathBuf {
         self.file("cgroup.procs")
     }
 
-    pub(super) fn read_u64(&self, name: &str) -> Option<u64> {
+    /// A one-number file of the cgroup, e.g. `memory.failcnt`.
+    pub fn read_u64(&self, name: &str) -> Option<u64> {
         std::fs::read_to_string(self.file(name))
             .ok()?
             .trim()
@@ -456,14 +345,20 @@ impl Cgroup {
             .ok()
     }
 
-    pub(super) fn keyed(&self, name: &str) -> BTreeMap<String, u64> {
+    /// A `key value` file of the cgroup (`memory.stat`, `memory.events`) as a map.
+    pub fn keyed(&self, name: &str) -> BTreeMap<String, u64> {
         std::fs::read_to_string(self.file(name))
             .map(|t| parse_keyed(&t))
             .unwrap_or_default()
     }
 
+    /// The cgroup's memory pressure now (v2 `memory.pressure`; `None` on v1).
+    pub fn pressure(&self) -> Option<Psi> {
+        read_psi(&self.file("memory.pressure"))
+    }
+
     /// The highest usage the cgroup reached and the file it comes from.
-    pub(super) fn peak(&self) -> Option<(u64, &'static str)> {
+    pub fn peak(&self) -> Option<(u64, &'static str)> {
         let file = match self.version {
             CgroupVersion::V1 => "memory.max_usage_in_bytes",
             // memory.peak exists from Linux 5.19.
@@ -473,7 +368,7 @@ impl Cgroup {
     }
 
     /// How many times the kernel's OOM killer killed a process in the cgroup.
-    pub(super) fn oom_kills(&self) -> Option<u64> {
+    pub fn oom_kills(&self) -> Option<u64> {
         let file = match self.version {
             CgroupVersion::V1 => "memory.oom_control",
             CgroupVersion::V2 => "memory.events",
@@ -481,7 +376,8 @@ impl Cgroup {
         self.keyed(file).get("oom_kill").copied()
     }
 
-    pub(super) fn pids(&self) -> Vec<libc::pid_t> {
+    /// The processes in the cgroup.
+    pub fn pids(&self) -> Vec<libc::pid_t> {
         std::fs::read_to_string(self.procs())
             .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
             .unwrap_or_default()
@@ -489,7 +385,7 @@ impl Cgroup {
 
     /// Kill what is left inside (only processes oslab started ever join) and remove the
     /// directory, waiting for dying processes to leave it.
-    pub(super) fn remove(&self) -> io::Result<()> {
+    pub fn remove(&self) -> io::Result<()> {
         let deadline = Instant::now() + REMOVE_TIMEOUT;
         loop {
             for pid in self.pids() {
@@ -518,3 +414,6 @@ impl Drop for Cgroup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

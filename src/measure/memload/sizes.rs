@@ -1,0 +1,97 @@
+//! The sizes of a memory load (the cgroup's limit, the competitor's region) and how its
+//! record writes sizes and memory pressure.
+
+use super::*;
+
+/// The limit, the competitor's region and where they come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// S: the experiment's size, or [`DEFAULT_SIZE`].
+    pub experiment: u64,
+    /// Whether S came from the experiment.
+    pub from_experiment: bool,
+    /// The cgroup's hard limit.
+    pub limit: u64,
+    /// v2 `memory.high`: where the kernel starts throttling and reclaiming.
+    pub high: u64,
+    /// The competitor's anonymous region.
+    pub region: u64,
+    /// Half of MemAvailable, when it lowered the limit.
+    pub capped_at: Option<u64>,
+}
+
+impl Sizes {
+    /// The cgroup's limits: the competitor's region may be swapped out, and no more.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max: self.limit,
+            high: self.high,
+            swap: self.region,
+        }
+    }
+}
+
+/// Size the cgroup for an experiment of `size_hint` bytes on a machine with `available` bytes
+/// of MemAvailable.
+pub fn sizes(size_hint: Option<u64>, available: u64) -> Result<Sizes, String> {
+    let page = memory::page_size();
+    let experiment = size_hint.unwrap_or(DEFAULT_SIZE);
+    let wanted = experiment.saturating_add((experiment / 4).max(MIN_HEADROOM));
+    let cap = available / 2;
+    let limit = wanted.min(cap) / page * page;
+    if limit < MIN_LIMIT {
+        return Err(format!(
+            "MemAvailable is {}: half of it is under the {} a memory load needs",
+            mib(available),
+            mib(MIN_LIMIT)
+        ));
+    }
+    Ok(Sizes {
+        experiment,
+        from_experiment: size_hint.is_some(),
+        limit,
+        high: (limit - limit / 16) / page * page,
+        region: limit / 2 / page * page,
+        capped_at: (wanted > cap).then_some(cap),
+    })
+}
+
+/// `832 MiB`, or `1.25 GiB` from 1 GiB on.
+pub(super) fn mib(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", bytes as f64 / MIB as f64)
+    }
+}
+
+/// A size with its exact byte count, for figures a reader may want to check against another.
+pub(super) fn mib_exact(bytes: u64) -> String {
+    format!("{} ({bytes} bytes)", mib(bytes))
+}
+
+pub(super) fn describe_psi(psi: &Psi) -> String {
+    let mut s = format!(
+        "some avg10 {:.2}% (total {} µs)",
+        psi.some.avg10, psi.some.total_us
+    );
+    if let Some(full) = psi.full {
+        s.push_str(&format!(
+            ", full avg10 {:.2}% (total {} µs)",
+            full.avg10, full.total_us
+        ));
+    }
+    s
+}
+
+pub(super) fn describe_stall(before: &Psi, after: &Psi) -> String {
+    let some = after.some.total_us.saturating_sub(before.some.total_us);
+    let mut s = format!("some {} µs", some);
+    if let (Some(b), Some(a)) = (before.full, after.full) {
+        s.push_str(&format!(
+            ", full {} µs",
+            a.total_us.saturating_sub(b.total_us)
+        ));
+    }
+    s
+}

@@ -1,0 +1,190 @@
+//! Memory as the kernel reports it: what is available, the swap, pressure stall information
+//! (PSI), a process's peak and resident size, transparent huge pages, and whether the host
+//! takes back memory the guest frees (virtio-balloon free page reporting).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use procfs::Current;
+
+/// Where the system-wide memory pressure is read: named in messages when it is absent.
+pub const PRESSURE_FILE: &str = "/proc/pressure/memory";
+/// The transparent-huge-page mode, named in messages.
+pub const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+/// Where the kernel says how hard it tries to find a huge page, named in messages.
+pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
+const VIRTIO_BALLOON: &str = "/sys/bus/virtio/drivers/virtio_balloon";
+/// VIRTIO_BALLOON_F_REPORTING: the balloon takes free page reports (virtio 1.2, 5.5.3).
+const BALLOON_F_REPORTING: usize = 5;
+
+/// The machine's memory as /proc/meminfo gives it, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemInfo {
+    /// MemAvailable (MemFree on kernels older than 3.14).
+    pub available: u64,
+    pub swap_total: u64,
+    pub total: u64,
+}
+
+/// Read /proc/meminfo.
+pub fn meminfo() -> io::Result<MemInfo> {
+    let m = procfs::Meminfo::current().map_err(io::Error::other)?;
+    Ok(MemInfo {
+        available: m.mem_available.unwrap_or(m.mem_free),
+        swap_total: m.swap_total,
+        total: m.mem_total,
+    })
+}
+
+/// What this process may still allocate, bytes: MemAvailable, or less when a memory cgroup
+/// it is in (v1 or v2, or an ancestor of it) leaves less room — `--load memory` confines the
+/// worker in one. `None` when /proc/meminfo cannot be read.
+pub fn headroom() -> Option<u64> {
+    let available = meminfo().ok()?.available;
+    Some(super::cgroup::room_for_this_process(available))
+}
+
+/// The size of a page, bytes (4096 when the system does not say).
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}
+
+/// One line of /proc/pressure/memory (or a v2 cgroup's memory.pressure).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PsiLine {
+    /// Share of the last 10 s some (or every) task stalled on memory, in percent.
+    pub avg10: f64,
+    /// Stall time since boot, µs.
+    pub total_us: u64,
+}
+
+/// Memory pressure: `some` (at least one task stalled) and `full` (every non-idle task did).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Psi {
+    pub some: PsiLine,
+    pub full: Option<PsiLine>,
+}
+
+/// Parse the PSI format: `some avg10=0.00 avg60=0.00 avg300=0.00 total=0` and a `full` line.
+pub fn parse_psi(text: &str) -> Option<Psi> {
+    let mut some = None;
+    let mut full = None;
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let kind = words.next();
+        let fields: BTreeMap<&str, &str> = words.filter_map(|w| w.split_once('=')).collect();
+        let parsed = (|| {
+            Some(PsiLine {
+                avg10: fields.get("avg10")?.parse().ok()?,
+                total_us: fields.get("total")?.parse().ok()?,
+            })
+        })();
+        match kind {
+            Some("some") => some = parsed,
+            Some("full") => full = parsed,
+            _ => {}
+        }
+    }
+    Some(Psi { some: some?, full })
+}
+
+pub(crate) fn read_psi(path: &Path) -> Option<Psi> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| parse_psi(&t))
+}
+
+/// The system-wide memory pressure now; `None` without PSI (kernel without CONFIG_PSI, or
+/// booted with psi=0).
+pub fn system_pressure() -> Option<Psi> {
+    read_psi(Path::new(PRESSURE_FILE))
+}
+
+/// A field of process `pid`'s /proc/PID/status in bytes (`VmHWM:  1234 kB`): `VmHWM` is its
+/// peak resident size, `VmRSS` its resident size now.
+pub fn status_bytes(pid: libc::pid_t, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
+        let kib: u64 = rest.split_whitespace().next()?.parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// The THP mode the kernel is in: `always`, `madvise` or `never` (the bracketed word), or
+/// why it cannot be read.
+pub fn thp_mode() -> io::Result<String> {
+    let text = std::fs::read_to_string(THP_ENABLED)?;
+    parse_thp_mode(&text).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("no [mode] in `{}`", text.trim()),
+        )
+    })
+}
+
+/// The bracketed word of `always [madvise] never`.
+fn parse_thp_mode(text: &str) -> Option<String> {
+    let (_, rest) = text.split_once('[')?;
+    let (mode, _) = rest.split_once(']')?;
+    Some(mode.to_string())
+}
+
+/// The virtio balloon device that takes free page reports (`virtio0`), if one is bound.
+/// Only then does a host reclaim memory the guest frees.
+pub fn free_page_reporting() -> Option<String> {
+    std::fs::read_dir(VIRTIO_BALLOON)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("virtio"))
+        .find(|name| {
+            std::fs::read_to_string(format!("{VIRTIO_BALLOON}/{name}/features"))
+                .is_ok_and(|bits| bits.as_bytes().get(BALLOON_F_REPORTING) == Some(&b'1'))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn psi_lines() {
+        let psi = parse_psi(
+            "some avg10=1.50 avg60=0.00 avg300=0.00 total=1234\n\
+                 full avg10=0.25 avg60=0.00 avg300=0.00 total=567\n",
+        )
+        .unwrap();
+        assert_eq!(psi.some.avg10, 1.5);
+        assert_eq!(psi.some.total_us, 1234);
+        assert_eq!(psi.full.map(|f| f.total_us), Some(567));
+        let later = parse_psi("some avg10=0 avg60=0 avg300=0 total=2000\n").unwrap();
+        assert_eq!(later.full, None);
+        assert_eq!(parse_psi(""), None);
+    }
+
+    #[test]
+    fn thp_modes() {
+        assert_eq!(
+            parse_thp_mode("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(parse_thp_mode("never"), None);
+    }
+
+    #[test]
+    fn this_machine() {
+        let m = meminfo().expect("/proc/meminfo");
+        assert!(m.available > 0 && m.available <= m.total);
+        let room = headroom().expect("headroom");
+        assert!(room > 0 && room <= m.available);
+        assert!(page_size().is_power_of_two());
+        // This process's own peak resident size is at least its resident size.
+        let pid = std::process::id() as libc::pid_t;
+        let (hwm, rss) = (status_bytes(pid, "VmHWM"), status_bytes(pid, "VmRSS"));
+        assert!(hwm.unwrap() >= rss.unwrap());
+    }
+}
