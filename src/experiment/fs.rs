@@ -137,9 +137,7 @@ const SLACK: u64 = 16 << 20;
 // --- small system helpers ---
 
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as u64 } else { 4096 }
+    crate::platform::memory::page_size()
 }
 
 fn cpath(path: &Path) -> Result<CString, String> {

@@ -37,7 +37,7 @@ const CAPACITY_PARAM: ParamSpec = ParamSpec {
     },
     default: "64K",
     help: "the pipe's capacity, set with F_SETPIPE_SZ (Linux's default is 64K; a power of two \
-           of pages; above /proc/sys/fs/pipe-max-size needs CAP_SYS_RESOURCE)",
+           of pages; above the fs.pipe-max-size sysctl needs CAP_SYS_RESOURCE)",
 };
 
 fn bandwidth_expectations(_: &Params) -> Vec<Expectation> {
@@ -90,25 +90,7 @@ impl Routine for PipeStream {
 
 /// Set the pipe's capacity to exactly `capacity` bytes, or say why it cannot be.
 fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), SetupError> {
-    // SAFETY: fcntl on our own pipe descriptor with an integer argument.
-    let got = unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, capacity as libc::c_int) };
-    if got < 0 {
-        let e = std::io::Error::last_os_error();
-        let limit = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "?".into());
-        return Err(SetupError::Unsupported(format!(
-            "cannot set a pipe capacity of {capacity} bytes: {e} (fs.pipe-max-size is {limit}; \
-             more needs CAP_SYS_RESOURCE)"
-        )));
-    }
-    if got as usize != capacity {
-        return Err(SetupError::Unsupported(format!(
-            "the kernel rounds a pipe capacity of {capacity} bytes to {got}: give a power of two \
-             of pages (e.g. 64K)"
-        )));
-    }
-    Ok(())
+    crate::platform::pipe::set_capacity(fd, capacity).map_err(SetupError::Unsupported)
 }
 
 fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {

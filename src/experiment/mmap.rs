@@ -73,7 +73,7 @@ use super::mapping::Anon;
 use super::{Batch, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::analysis::{self, rng::Rng};
-use crate::experiment::params::{format_size, parse_size};
+use crate::experiment::params::format_size;
 use crate::model::{Fact, Rusage};
 use crate::platform::rusage;
 
@@ -190,12 +190,7 @@ impl Backing {
 }
 
 fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size)
-        .ok()
-        .filter(|&s| s > 0)
-        .unwrap_or(4096)
+    crate::platform::memory::page_size() as usize
 }
 
 /// The region walked: `size` rounded down to whole blocks.

@@ -155,7 +155,7 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     // ipc (experiment/ipc.rs)
     &ipc::PIPE_BANDWIDTH,
     &ipc::UNIX_LATENCY,
-    // process (experiment/process.rs)
+    // process: fork, vfork, exec, spawn, threads
     &process::FORK,
     &process::VFORK,
     &process::FORK_EXEC,

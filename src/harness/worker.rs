@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::{self, Context, ExperimentInfo, Params, SetupError};
 use crate::measure::clock::Clock;
-use crate::measure::counters::CounterSet;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
+use crate::platform::counters::CounterSet;
 use crate::platform::cpu;
 
 /// What the parent asks a worker to do.

@@ -112,14 +112,9 @@ impl Clock {
     }
 }
 
+/// CLOCK_MONOTONIC_RAW in nanoseconds (`platform::clock`).
 pub fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_RAW exists since Linux 2.6.28.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::platform::clock::monotonic_raw_ns()
 }
 
 /// Choose the clock for a run, and say why.
@@ -228,15 +223,7 @@ mod tsc {
         if !invariant {
             return Err("CPUID does not report an invariant TSC (0x80000007 EDX bit 8)".into());
         }
-        let path = "/sys/devices/system/clocksource/clocksource0/available_clocksource";
-        if let Ok(list) = std::fs::read_to_string(path)
-            && !list.split_whitespace().any(|c| c == "tsc")
-        {
-            return Err(format!(
-                "the kernel marked the TSC unstable (not in {path})"
-            ));
-        }
-        Ok(())
+        crate::platform::clock::kernel_trusts_tsc()
     }
 }
 

@@ -1,8 +1,8 @@
-//! How experiments are measured: the clock, counters, rusage, CPU placement and the sampling
-//! loop. Experiments never time themselves; this module does.
+//! How experiments are measured: the clock, the sampling loop and background load (the
+//! counters, rusage and CPU placement they use come from `platform`). Experiments never time
+//! themselves; this module does.
 
 pub mod clock;
-pub mod counters;
 pub mod load;
 pub mod memload;
 pub mod sampler;

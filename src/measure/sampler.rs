@@ -15,10 +15,10 @@ use std::hint::black_box;
 use serde::{Deserialize, Serialize};
 
 use super::clock::Clock;
-use super::counters::CounterSet;
 use crate::analysis;
 use crate::model::routine::Routine;
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
+use crate::platform::counters::CounterSet;
 use crate::platform::rusage;
 
 /// How long and how precisely to sample.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// One cache level as described by `/sys/devices/system/cpu/cpu0/cache/index*/`.
+/// One cache level as the kernel describes it (Linux: sysfs `cacheinfo` of cpu0).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cache {
     pub level: u32,
@@ -28,7 +28,7 @@ pub struct Tlb {
     pub ways: Option<String>,
 }
 
-/// Whether a perf counter works on this machine (filled by `measure::counters::probe`).
+/// Whether a perf counter works on this machine (filled by `platform::counters::probe`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterAvailability {
     pub supported: bool,
@@ -56,7 +56,7 @@ pub struct Environment {
     pub tlbs: Vec<Tlb>,
     pub tsc_invariant: Option<bool>,
     pub cpu_flags_of_note: Vec<String>,
-    /// `/proc/cpuinfo` "address sizes", e.g. `48 bits physical, 48 bits virtual`: 57 virtual
+    /// The CPU's "address sizes" (Linux: cpuinfo), e.g. `48 bits physical, 48 bits virtual`: 57 virtual
     /// bits means five-level page tables, one more level for every page walk.
     pub address_sizes: Option<String>,
     /// Bytes of XSAVE state for the user features enabled in XCR0 (CPUID 0xD): the FPU/SIMD
@@ -102,7 +102,8 @@ pub struct Environment {
     /// `wsl`, …); `None` when no sign of one was found.
     pub container: Option<String>,
     // --- security and power ---
-    /// `/sys/devices/system/cpu/vulnerabilities/*`: name → state.
+    /// The kernel's view of CPU vulnerabilities and their mitigations (Linux: sysfs
+    /// `cpu/vulnerabilities`): name → state.
     pub vulnerabilities: BTreeMap<String, String>,
     pub governor: Option<String>,
     pub cpufreq_driver: Option<String>,
@@ -115,7 +116,7 @@ pub struct Environment {
     pub perf_event_paranoid: Option<i32>,
     /// `kernel.kptr_restrict`: above 0 hides kernel symbol addresses from non-root profiles.
     pub kptr_restrict: Option<i32>,
-    /// PMUs the kernel exposes (`/sys/bus/event_source/devices`). On x86 the core PMU is
+    /// PMUs the kernel exposes (Linux: sysfs `event_source/devices`). On x86 the core PMU is
     /// `cpu` (`cpu_core`/`cpu_atom` on hybrids); without it there are no hardware counters,
     /// as in VMs without a virtual PMU.
     pub perf_pmus: Vec<String>,

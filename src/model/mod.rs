@@ -110,8 +110,8 @@ pub struct Sample {
     /// (the loop overhead only for experiments that subtract it).
     pub ns_per_op: f64,
     pub rusage: Rusage,
-    /// The other side of a two-process experiment (a partner process), read from
-    /// /proc/PID/{stat,status} around the sample: its switches and faults are not in
+    /// The other side of a two-process experiment (a partner process), read by
+    /// `platform::rusage::of_task` around the sample: its switches and faults are not in
     /// `rusage`. (A partner thread is already in `rusage`, which covers the whole process.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partner: Option<Rusage>,
@@ -307,7 +307,7 @@ pub struct ExperimentResult {
     #[serde(default)]
     pub load: Option<LoadRecord>,
     /// How busy the CPUs other than the measured one were while the worker ran (0–1, from
-    /// /proc/stat): a cross-CPU figure depends on it (FINDINGS: waking an idle vCPU is slow).
+    /// `platform::cpustat`): a cross-CPU figure depends on it (FINDINGS: waking an idle vCPU is slow).
     #[serde(default)]
     pub other_cpus_busy: Option<f64>,
     /// Unix time in seconds when the worker started, and the wall time it took.
@@ -349,7 +349,7 @@ pub struct RunSettings {
     /// The directory file experiments worked in (`--dir`), when the run had any.
     pub dir: Option<String>,
     /// What that directory is on: file system type, backing device, mount point and mount
-    /// options (from /proc/self/mountinfo), e.g. `ext4 on /dev/vda at / (rw,relatime)`.
+    /// options (from the mount table), e.g. `ext4 on /dev/vda at / (rw,relatime)`.
     pub dir_mount: Option<String>,
     /// The command line, for the record.
     pub argv: Vec<String>,

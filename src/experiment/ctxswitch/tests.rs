@@ -66,7 +66,10 @@ fn futex_threads_ping_pong_runs_and_stops() {
         let p = params(&[("mode", "threads"), ("placement", "same")]);
         let mut r = setup_futex(&p, &ctx).unwrap();
         r.run(200).unwrap();
-        assert!(r.partner().is_none(), "a thread needs no /proc reading");
+        assert!(
+            r.partner().is_none(),
+            "a thread needs no reading of another task"
+        );
         let p = params(&[("mode", "processes"), ("placement", "same")]);
         let mut r = setup_futex(&p, &ctx).unwrap();
         r.run(200).unwrap();

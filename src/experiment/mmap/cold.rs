@@ -4,32 +4,19 @@ use super::*;
 
 // --- cold caches ---
 
-/// The largest data or unified cache of `cpu` and the smallest line size, from sysfs
-/// (CPUID's cache leaves are wrong on some VMs: FINDINGS).
+/// The largest data or unified cache of `cpu` and the smallest line size
+/// (`platform::cpu::caches`).
 pub(super) fn largest_data_cache(cpu: usize) -> Option<(usize, usize)> {
-    let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
-    let read = |path: &Path| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
-    let mut largest = 0u64;
-    let mut line = usize::MAX;
-    for entry in std::fs::read_dir(&dir).ok()?.flatten() {
-        let path = entry.path();
-        if !entry.file_name().to_string_lossy().starts_with("index")
-            || read(&path.join("type")).as_deref() == Some("Instruction")
-        {
-            continue;
-        }
-        if let Some(size) = read(&path.join("size")).as_deref().and_then(parse_size) {
-            largest = largest.max(size);
-        }
-        if let Some(l) = read(&path.join("coherency_line_size")).and_then(|l| l.parse().ok()) {
-            line = line.min(l);
-        }
-    }
-    let line = if line == usize::MAX { LINE } else { line };
+    let caches: Vec<_> = crate::platform::cpu::caches(cpu)
+        .into_iter()
+        .filter(|c| c.kind != "Instruction")
+        .collect();
+    let largest = caches.iter().map(|c| c.size_bytes).max().unwrap_or(0);
+    let line = caches
+        .iter()
+        .filter_map(|c| c.line_bytes)
+        .min()
+        .map_or(LINE, |l| l as usize);
     (largest > 0).then_some((largest as usize, line))
 }
 
@@ -44,8 +31,8 @@ impl Evictor {
     pub(super) fn new(cpu: usize) -> Result<Evictor, SetupError> {
         let (cache, line) = largest_data_cache(cpu).ok_or_else(|| {
             SetupError::Unsupported(format!(
-                "cold=true needs the cache sizes in /sys/devices/system/cpu/cpu{cpu}/cache, \
-                 which this system does not describe"
+                "cold=true needs the sizes of CPU {cpu}'s caches, which this system does not \
+                 describe"
             ))
         })?;
         let buf = Anon::private(2 * cache)?;

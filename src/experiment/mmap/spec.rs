@@ -81,11 +81,8 @@ pub(super) fn set_mmap_threshold() -> Result<(), SetupError> {
 /// Refuse, before any worker starts, a region that would crowd the machine's memory (there
 /// may be no swap) or a file that does not fit in `--dir`.
 pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), String> {
-    use procfs::Current;
     let size = p.u64("size");
-    if let Some(available) = procfs::Meminfo::current()
-        .ok()
-        .and_then(|m| m.mem_available)
+    if let Ok(available) = crate::platform::memory::meminfo().map(|m| m.available)
         && size > available / 2
     {
         return Err(format!(

@@ -1,6 +1,7 @@
 //! Futex wait and wake on words in shared memory, and the turns two sides take on them.
 
 use super::*;
+use crate::platform::futex::{futex_wait, futex_wake};
 
 // --- futex wait/wake on a word in shared memory ---
 
@@ -31,46 +32,6 @@ impl SharedWords {
         // AtomicU32) and aligned; `i` is within it.
         unsafe { &*self.map.ptr().cast::<AtomicU32>().add(i) }
     }
-}
-
-/// FUTEX_WAIT: sleep while `*word == expected`. Returns 0 or `-errno` (EAGAIN when the word
-/// had already changed, EINTR). Async-signal-safe.
-#[inline]
-pub fn futex_wait(word: &AtomicU32, expected: u32, private: bool) -> i64 {
-    let op = libc::FUTEX_WAIT | if private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
-    // SAFETY: `word` is a valid, aligned u32 for the duration of the call; no timeout.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-    if rc < 0 { -(errno() as i64) } else { rc as i64 }
-}
-
-/// FUTEX_WAKE: wake up to `n` waiters on `word`. Returns how many, or `-errno`.
-/// Async-signal-safe.
-#[inline]
-pub fn futex_wake(word: &AtomicU32, n: i32, private: bool) -> i64 {
-    let op = libc::FUTEX_WAKE | if private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
-    // SAFETY: `word` is a valid, aligned u32 for the duration of the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op,
-            n,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-    if rc < 0 { -(errno() as i64) } else { rc as i64 }
 }
 
 /// The turn-taking protocol of the futex ping-pong, on two words: `seq` counts hops (odd: the

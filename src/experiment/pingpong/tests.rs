@@ -101,16 +101,6 @@ fn a_partner_that_does_not_exit_is_killed_and_reaped() {
     assert_eq!(rc, -1, "reaped");
 }
 
-/// Whether `pid` is gone or a zombie (dead, waiting for its new parent to reap it).
-fn dead(pid: libc::pid_t) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat[stat.rfind(')').unwrap() + 1..]
-            .trim_start()
-            .starts_with('Z'),
-    }
-}
-
 #[test]
 fn a_partner_dies_with_its_worker() {
     // An intermediate process plays the worker: it starts a partner that would never end
@@ -145,14 +135,17 @@ fn a_partner_dies_with_its_worker() {
     let n = unsafe { libc::read(r_fd, (&mut pid as *mut libc::pid_t).cast(), 4) };
     assert_eq!(n, 4);
     assert!(pid > 0, "the intermediate started a partner");
-    assert!(!dead(pid), "the partner runs");
+    assert!(
+        !crate::platform::process::has_ended(pid),
+        "the partner runs"
+    );
     // SAFETY: killing and reaping our own child.
     unsafe {
         libc::kill(worker, libc::SIGKILL);
         libc::waitpid(worker, std::ptr::null_mut(), 0);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !dead(pid) {
+    while !crate::platform::process::has_ended(pid) {
         assert!(
             Instant::now() < deadline,
             "partner {pid} outlived its worker"

@@ -91,6 +91,13 @@ pub fn format_list(cpus: &[usize]) -> String {
     parts.join(",")
 }
 
+/// The caches of CPU `cpu` (level, type, size, line, ways), from sysfs rather than CPUID,
+/// whose cache leaves are wrong on some VMs (FINDINGS); empty when the system does not
+/// describe them.
+pub fn caches(cpu: usize) -> Vec<crate::model::env::Cache> {
+    super::env::caches_of(cpu)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

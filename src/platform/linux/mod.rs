@@ -5,14 +5,18 @@
 pub const CURRENT: crate::model::Os = crate::model::Os::Linux;
 
 pub mod cgroup;
+pub mod clock;
+pub mod counters;
 pub mod cpu;
 pub mod cpustat;
 pub mod env;
 pub mod fscache;
+pub mod futex;
 pub mod interrupt;
 pub mod maps;
 pub mod memory;
 pub mod mount;
+pub mod pipe;
 pub mod process;
 pub mod raw;
 pub mod rusage;

@@ -22,6 +22,17 @@ pub fn is_alive(pid: u32) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+/// Whether process `pid` has ended: gone, or a zombie (dead, waiting to be reaped).
+pub fn has_ended(pid: libc::pid_t) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the command name, which is in parentheses and may hold any byte.
+        Ok(stat) => stat
+            .rfind(')')
+            .is_none_or(|end| stat[end + 1..].trim_start().starts_with('Z')),
+    }
+}
+
 /// Make this process the OOM killer's first choice (oom_score_adj 1000), so that a memory
 /// competitor is the one killed, never the measured worker.
 pub fn prefer_for_oom_kill() -> std::io::Result<()> {
@@ -79,5 +90,7 @@ mod tests {
         // pid_max is at most 2^22: this pid cannot exist.
         assert!(!is_alive(1 << 30));
         assert!(!is_alive(u32::MAX));
+        assert!(!has_ended(std::process::id() as libc::pid_t));
+        assert!(has_ended(1 << 30));
     }
 }

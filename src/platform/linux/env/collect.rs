@@ -23,6 +23,12 @@ mod classify;
 use classify::*;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
+
+/// The caches of CPU `cpu` as sysfs describes them (`cacheinfo`), in index order; empty
+/// when the system does not describe them.
+pub fn caches_of(cpu: usize) -> Vec<Cache> {
+    caches(&Path::new(CPU_DIR).join(format!("cpu{cpu}/cache")))
+}
 const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
 
 /// Upper bound on the CPUs a cpu list may name (the kernel's NR_CPUS tops out at 8192): a
@@ -104,7 +110,7 @@ pub fn collect() -> Environment {
         sockets: topology.sockets,
         threads_per_core: topology.threads_per_core,
         cpu_mhz: cpuinfo.mhz,
-        caches: caches(Path::new(CPU_DIR).join("cpu0/cache").as_path()),
+        caches: caches_of(0),
         tlbs: cpuid.tlbs,
         tsc_invariant: cpuid.tsc_invariant,
         cpu_flags_of_note: flags_of_note(&cpuinfo.flags),
