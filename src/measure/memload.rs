@@ -115,7 +115,18 @@ impl MemoryLoad {
 
     /// What the load was and did, as named, readable details.
     pub fn record(&self) -> Vec<(String, String)> {
-        let mut d: Vec<(String, String)> = Vec::new();
+        let mut d = Vec::new();
+        self.record_setup(&mut d);
+        self.record_pressure(&mut d);
+        self.record_limit_hits(&mut d);
+        self.record_fate(&mut d);
+        d
+    }
+}
+
+impl MemoryLoad {
+    /// The cgroup, its limit, the swap and the competitor: what was set up.
+    fn record_setup(&self, d: &mut Vec<(String, String)>) {
         let mut add = |name: &str, value: String| d.push((name.to_string(), value));
         let cg = &self.cgroup;
         let version = match cg.version {
@@ -193,7 +204,12 @@ impl MemoryLoad {
                 self.placement
             ),
         );
+    }
 
+    /// Memory pressure (PSI) before and after, system-wide and in the cgroup.
+    fn record_pressure(&self, d: &mut Vec<(String, String)>) {
+        let mut add = |name: &str, value: String| d.push((name.to_string(), value));
+        let cg = &self.cgroup;
         let psi_after = memory::system_pressure();
         match (&self.psi_before, &psi_after) {
             (Some(before), Some(after)) => {
@@ -232,14 +248,19 @@ impl MemoryLoad {
                 ),
             );
         }
+    }
 
+    /// The cgroup's peak usage, limit hits and major faults.
+    fn record_limit_hits(&self, d: &mut Vec<(String, String)>) {
+        let mut add = |name: &str, value: String| d.push((name.to_string(), value));
+        let cg = &self.cgroup;
         if let Some((peak, file)) = cg.peak() {
             add(
                 "cgroup peak usage",
                 format!(
                     "{} of the {} limit, from {file}",
                     mib_exact(peak),
-                    mib(s.limit)
+                    mib(self.sizes.limit)
                 ),
             );
         }
@@ -278,6 +299,12 @@ impl MemoryLoad {
                 format!("{major} (memory.stat pgmajfault){refaults}"),
             );
         }
+    }
+
+    /// OOM kills in the cgroup and what became of the competitor.
+    fn record_fate(&self, d: &mut Vec<(String, String)>) {
+        let mut add = |name: &str, value: String| d.push((name.to_string(), value));
+        let cg = &self.cgroup;
         let oom_kills = cg.oom_kills();
         let state = self.competitor.state();
         if let Some(kills) = oom_kills {
@@ -319,7 +346,6 @@ impl MemoryLoad {
                 add("competitor at the end", describe_exit(&exit, oom_kills));
             }
         }
-        d
     }
 }
 

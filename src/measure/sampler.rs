@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::Clock;
 use crate::analysis;
-use crate::model::routine::Routine;
+use crate::model::routine::{Partner, Routine};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::rusage;
@@ -104,43 +104,11 @@ pub fn sample(
     let timer_overhead_ns = clock.overhead_ns();
     let target_ns = (clock.resolution_ns() * 1000.0).max(cfg.min_sample_ns);
 
-    // Batch sizing. Each candidate batch is timed three times and judged by its fastest
-    // timing, so one interrupt or cold miss cannot stop the growth early.
-    let mut ops: u64 = fixed_ops.unwrap_or(1).max(1);
-    while fixed_ops.is_none() {
-        let mut elapsed = f64::INFINITY;
-        for _ in 0..3 {
-            routine.prepare(ops)?;
-            let t0 = clock.start();
-            routine.run(ops)?;
-            let t1 = clock.stop();
-            elapsed = elapsed.min(clock.ns(t0, t1));
-        }
-        if elapsed >= target_ns || ops >= 1 << 40 {
-            break;
-        }
-        let factor = if elapsed <= 0.0 {
-            10.0
-        } else {
-            (target_ns / elapsed * 1.2).clamp(2.0, 10.0)
-        };
-        ops = ((ops as f64) * factor).ceil() as u64;
-    }
-
+    let ops = size_batch(routine, clock, fixed_ops, target_ns)?;
     let loop_overhead_ns = subtract_loop_overhead.then(|| empty_loop_ns_per_op(clock, ops));
     let baseline_ns = baseline_ns_per_op(routine, clock, ops).transpose()?;
 
-    // Warm-up: at least three batches (one of a fixed batch, a whole pass) and the
-    // configured time, discarded.
-    let min_batches = if fixed_ops.is_some() { 1 } else { 3 };
-    let warm_start = clock.start();
-    let mut batches = 0;
-    while batches < min_batches || clock.ns(warm_start, clock.stop()) < cfg.warmup_ns {
-        routine.prepare(ops)?;
-        routine.run(ops)?;
-        batches += 1;
-    }
-    let warmup_ns = clock.ns(warm_start, clock.stop());
+    let warmup_ns = warm_up(routine, clock, ops, fixed_ops.is_some(), cfg.warmup_ns)?;
 
     let calibration = Calibration {
         ops_per_sample: ops,
@@ -157,34 +125,18 @@ pub fn sample(
     let mut values: Vec<f64> = Vec::new();
     let mut next_check = cfg.min_samples.max(2);
     let partner = routine.partner();
-    let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
+    // Per-operation overheads each sample's time has taken off.
+    let subtract_ns = loop_overhead_ns.unwrap_or(0.0) + baseline_ns.unwrap_or(0.0);
     loop {
-        routine.prepare(ops)?;
-        let ru0 = rusage::this_process();
-        let children0 = rusage::reaped_children();
-        let partner0 = partner_rusage();
-        let c0 = counters.read_before();
-        let t0 = clock.start();
-        routine.run(ops)?;
-        let t1 = clock.stop();
-        let c1 = counters.read_after();
-        let partner1 = partner_rusage();
-        let children1 = rusage::reaped_children();
-        let ru1 = rusage::this_process();
-
-        let elapsed_ns = clock.ns(t0, t1);
-        let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64
-            - loop_overhead_ns.unwrap_or(0.0)
-            - baseline_ns.unwrap_or(0.0);
-        let sample = Sample {
+        let sample = take_sample(
+            routine,
+            clock,
+            counters,
             ops,
-            elapsed_ns,
-            ns_per_op,
-            rusage: Rusage::delta(&ru0, &ru1),
-            partner: partner0.zip(partner1).map(|(a, b)| Rusage::delta(&a, &b)),
-            children: Some(Rusage::delta(&children0, &children1)).filter(|d| !d.is_idle()),
-            counters: counters.delta(&c0, &c1),
-        };
+            (timer_overhead_ns, subtract_ns),
+            partner,
+        )?;
+        let ns_per_op = sample.ns_per_op;
         report(Progress::Sample(&sample))?;
         values.push(ns_per_op);
 
@@ -212,6 +164,97 @@ pub fn sample(
             });
         }
     }
+}
+
+/// The batch size: `fixed_ops`, or the smallest count whose fastest of three timings reaches
+/// `target_ns`.
+fn size_batch(
+    routine: &mut dyn Routine,
+    clock: Clock,
+    fixed_ops: Option<u64>,
+    target_ns: f64,
+) -> Result<u64, String> {
+    // Batch sizing. Each candidate batch is timed three times and judged by its fastest
+    // timing, so one interrupt or cold miss cannot stop the growth early.
+    let mut ops: u64 = fixed_ops.unwrap_or(1).max(1);
+    while fixed_ops.is_none() {
+        let mut elapsed = f64::INFINITY;
+        for _ in 0..3 {
+            routine.prepare(ops)?;
+            let t0 = clock.start();
+            routine.run(ops)?;
+            let t1 = clock.stop();
+            elapsed = elapsed.min(clock.ns(t0, t1));
+        }
+        if elapsed >= target_ns || ops >= 1 << 40 {
+            break;
+        }
+        let factor = if elapsed <= 0.0 {
+            10.0
+        } else {
+            (target_ns / elapsed * 1.2).clamp(2.0, 10.0)
+        };
+        ops = ((ops as f64) * factor).ceil() as u64;
+    }
+    Ok(ops)
+}
+
+/// Run discarded batches, at least three (one of a fixed batch: a whole pass) and for at
+/// least `warmup_ns`; returns the time spent.
+fn warm_up(
+    routine: &mut dyn Routine,
+    clock: Clock,
+    ops: u64,
+    fixed: bool,
+    warmup_ns: f64,
+) -> Result<f64, String> {
+    let min_batches = if fixed { 1 } else { 3 };
+    let warm_start = clock.start();
+    let mut batches = 0;
+    while batches < min_batches || clock.ns(warm_start, clock.stop()) < warmup_ns {
+        routine.prepare(ops)?;
+        routine.run(ops)?;
+        batches += 1;
+    }
+    Ok(clock.ns(warm_start, clock.stop()))
+}
+
+/// One timed batch of `ops` with the rusage of this process, its reaped children and the
+/// partner, and the counters around it. Taken off its time: `timer_overhead_ns` once (the
+/// timing's own cost), `subtract_ns` per operation (the empty loop, the baseline).
+fn take_sample(
+    routine: &mut dyn Routine,
+    clock: Clock,
+    counters: &mut CounterSet,
+    ops: u64,
+    (timer_overhead_ns, subtract_ns): (f64, f64),
+    partner: Option<Partner>,
+) -> Result<Sample, String> {
+    let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
+    routine.prepare(ops)?;
+    let ru0 = rusage::this_process();
+    let children0 = rusage::reaped_children();
+    let partner0 = partner_rusage();
+    let c0 = counters.read_before();
+    let t0 = clock.start();
+    routine.run(ops)?;
+    let t1 = clock.stop();
+    let c1 = counters.read_after();
+    let partner1 = partner_rusage();
+    let children1 = rusage::reaped_children();
+    let ru1 = rusage::this_process();
+
+    let elapsed_ns = clock.ns(t0, t1);
+    let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64 - subtract_ns;
+    Ok(Sample {
+        ops,
+        elapsed_ns,
+        ns_per_op,
+        rusage: Rusage::delta(&ru0, &ru1),
+        partner: partner0.zip(partner1).map(|(a, b)| Rusage::delta(&a, &b)),
+        children: Some(Rusage::delta(&children0, &children1)).filter(|d| !d.is_idle()),
+        counters: counters.delta(&c0, &c1),
+    })
 }
 
 /// Batches run with the probe counters after sampling: three sized batches, or one whole pass

@@ -125,17 +125,7 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
                 ops: count(row, 1)?,
                 elapsed_ns: real(row, 2)?,
                 ns_per_op: real(row, 3)?,
-                rusage: Rusage {
-                    utime_us: row.get(4)?,
-                    stime_us: row.get(5)?,
-                    maxrss_kb: row.get(6)?,
-                    minflt: row.get(7)?,
-                    majflt: row.get(8)?,
-                    inblock: row.get(9)?,
-                    oublock: row.get(10)?,
-                    nvcsw: row.get(11)?,
-                    nivcsw: row.get(12)?,
-                },
+                rusage: rusage_at(row, 4)?,
                 partner: None,
                 children: None,
                 counters: BTreeMap::new(),
@@ -147,6 +137,35 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
         .during(path, OP)?;
     let (indices, mut samples): (Vec<i64>, Vec<Sample>) = rows.into_iter().unzip();
 
+    attach_counters(conn, path, result_id, &indices, &mut samples)?;
+    attach_others(conn, path, result_id, &indices, &mut samples)?;
+    Ok(samples)
+}
+
+/// The nine getrusage-shaped columns of a row, from column `first` on.
+fn rusage_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<Rusage> {
+    Ok(Rusage {
+        utime_us: row.get(first)?,
+        stime_us: row.get(first + 1)?,
+        maxrss_kb: row.get(first + 2)?,
+        minflt: row.get(first + 3)?,
+        majflt: row.get(first + 4)?,
+        inblock: row.get(first + 5)?,
+        oublock: row.get(first + 6)?,
+        nvcsw: row.get(first + 7)?,
+        nivcsw: row.get(first + 8)?,
+    })
+}
+
+/// Put the counter values of result `result_id` into its samples (`indices`: each sample's
+/// stored index, ascending).
+fn attach_counters(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+    indices: &[i64],
+    samples: &mut [Sample],
+) -> Result<(), StoreError> {
     // One query per result for all its counters, rather than one per sample: a result can
     // have thousands of samples. Rows come sorted by sample index, as `indices` is.
     const COUNTERS_OP: &str = "reading counter values";
@@ -178,23 +197,24 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
         samples[position].counters.insert(name, value);
     }
 
+    Ok(())
+}
+
+/// Put the partner's and the children's figures of result `result_id` into its samples.
+fn attach_others(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+    indices: &[i64],
+    samples: &mut [Sample],
+) -> Result<(), StoreError> {
     const OTHERS_OP: &str = "reading partner and children figures";
     let mut stmt = conn
         .prepare_cached(schema::SELECT_SAMPLE_RUSAGE)
         .during(path, OTHERS_OP)?;
     let others = stmt
         .query_map([result_id], |row| {
-            let rusage = Rusage {
-                utime_us: row.get(2)?,
-                stime_us: row.get(3)?,
-                maxrss_kb: row.get(4)?,
-                minflt: row.get(5)?,
-                majflt: row.get(6)?,
-                inblock: row.get(7)?,
-                oublock: row.get(8)?,
-                nvcsw: row.get(9)?,
-                nivcsw: row.get(10)?,
-            };
+            let rusage = rusage_at(row, 2)?;
             Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, rusage))
         })
         .during(path, OTHERS_OP)?;
@@ -212,7 +232,7 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
             _ => samples[position].children = Some(rusage),
         }
     }
-    Ok(samples)
+    Ok(())
 }
 
 fn counter_statuses(

@@ -133,6 +133,17 @@ pub(super) fn insert_result(
         insert_sample(conn, path, result_id, position_of(idx), sample)?;
     }
 
+    insert_counters(conn, path, result_id, result)?;
+    insert_checks_and_facts(conn, path, result_id, result)
+}
+
+/// The counters' statuses and the probe counts of stored result `result_id`.
+fn insert_counters(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+    result: &ExperimentResult,
+) -> Result<(), StoreError> {
     let mut insert_status = conn
         .prepare_cached(schema::INSERT_COUNTER_STATUS)
         .during(path, "storing counter statuses")?;
@@ -167,6 +178,16 @@ pub(super) fn insert_result(
             .during(path, "storing probe counts")?;
     }
 
+    Ok(())
+}
+
+/// The validation checks and the facts of stored result `result_id`.
+fn insert_checks_and_facts(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+    result: &ExperimentResult,
+) -> Result<(), StoreError> {
     let mut insert_check = conn
         .prepare_cached(schema::INSERT_VALIDATION)
         .during(path, "storing validation checks")?;

@@ -23,6 +23,7 @@ mod classify;
 use classify::*;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
+const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 
 /// The caches of CPU `cpu` as sysfs describes them (`cacheinfo`), in index order; empty
 /// when the system does not describe them.
@@ -74,110 +75,120 @@ pub fn collect() -> Environment {
     let cpuinfo = read("/proc/cpuinfo")
         .map(|t| parse_cpuinfo(&t))
         .unwrap_or_default();
-    let meminfo = read("/proc/meminfo")
-        .map(|t| parse_meminfo(&t))
-        .unwrap_or_default();
     let status = read("/proc/self/status")
         .map(|t| parse_status(&t))
         .unwrap_or_default();
     let cmdline = read_value("/proc/cmdline");
     let cpuid = cpuid::facts();
-    let topology = topology(cpuinfo.processors);
     let kconfig = kernel_config(uname.release.as_deref());
 
-    let virtualization = classify_virtualization(&VirtSigns {
-        hypervisor: cpuid.hypervisor.as_deref(),
-        hypervisor_bit: cpuid.hypervisor_bit,
-        acpi_oem: acpi_oem_id().as_deref(),
-        dmi_vendor: read_value("/sys/class/dmi/id/sys_vendor").as_deref(),
-        dmi_product: read_value("/sys/class/dmi/id/product_name").as_deref(),
-    });
-    let preemption = preemption_model(
-        read("/sys/kernel/debug/sched/preempt").as_deref(),
-        cmdline.as_deref(),
-        kconfig.as_deref(),
-        uname.version.as_deref(),
-    );
-
-    Environment {
-        cpu_model: cpuinfo.model.clone(),
-        cpu_vendor: cpuinfo.vendor.clone(),
-        cpu_signature: cpuinfo.signature(),
-        microcode: cpuinfo.microcode.clone(),
-        online_cpus: topology.online.clone(),
-        logical_cpus: topology.logical,
-        physical_cores: topology.cores,
-        sockets: topology.sockets,
-        threads_per_core: topology.threads_per_core,
-        cpu_mhz: cpuinfo.mhz,
-        caches: caches_of(0),
-        tlbs: cpuid.tlbs,
-        tsc_invariant: cpuid.tsc_invariant,
-        cpu_flags_of_note: flags_of_note(&cpuinfo.flags),
-        address_sizes: cpuinfo.address_sizes.clone(),
-        xsave_bytes: cpuid.xsave_bytes,
-        cpus_allowed: status.cpus_allowed.clone(),
-
-        mem_total_bytes: meminfo.get("MemTotal").copied(),
-        mem_available_bytes: meminfo.get("MemAvailable").copied(),
-        swap_total_bytes: meminfo.get("SwapTotal").copied(),
-        page_size: page_size(),
-        thp_enabled: read(&format!("{THP_DIR}/enabled")).and_then(|t| selected_option(&t)),
-        thp_defrag: read(&format!("{THP_DIR}/defrag")).and_then(|t| selected_option(&t)),
-        khugepaged_defrag: read(&format!("{THP_DIR}/khugepaged/defrag"))
-            .and_then(|t| selected_option(&t)),
-        thp_shmem_enabled: read(&format!("{THP_DIR}/shmem_enabled"))
-            .and_then(|t| selected_option(&t)),
-        numa_nodes: read("/sys/devices/system/node/online")
-            .and_then(|t| parse_cpu_list(&t))
-            .and_then(|nodes| u32::try_from(nodes.len()).ok()),
-        numa_balancing: read_value("/proc/sys/kernel/numa_balancing")
-            .and_then(|v| v.parse::<i64>().ok())
-            .map(|v| v != 0),
-
-        os: std::env::consts::OS.to_string(),
-        os_release: read("/etc/os-release")
-            .or_else(|| read("/usr/lib/os-release"))
-            .and_then(|t| os_release_name(&t)),
-        kernel_release: uname.release.clone(),
-        kernel_version: uname.version.clone(),
-        arch: std::env::consts::ARCH.to_string(),
-        hostname: uname.nodename.clone(),
-        kernel_cmdline: cmdline,
-        clocksource: read_value("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
-        available_clocksources: read_value(
-            "/sys/devices/system/clocksource/clocksource0/available_clocksource",
+    let mut e = Environment {
+        virtualization: classify_virtualization(&VirtSigns {
+            hypervisor: cpuid.hypervisor.as_deref(),
+            hypervisor_bit: cpuid.hypervisor_bit,
+            acpi_oem: acpi_oem_id().as_deref(),
+            dmi_vendor: read_value("/sys/class/dmi/id/sys_vendor").as_deref(),
+            dmi_product: read_value("/sys/class/dmi/id/product_name").as_deref(),
+        }),
+        preemption: preemption_model(
+            read("/sys/kernel/debug/sched/preempt").as_deref(),
+            cmdline.as_deref(),
+            kconfig.as_deref(),
+            uname.version.as_deref(),
         ),
         hz: kconfig
             .as_deref()
             .and_then(|c| kconfig_value(c, "CONFIG_HZ")?.parse().ok()),
-        preemption,
-        libc_version: libc_version(),
         seccomp: status.seccomp.clone(),
+        cpus_allowed: status.cpus_allowed.clone(),
+        kernel_cmdline: cmdline,
+        ..Environment::default()
+    };
+    fill_cpu(&mut e, &cpuinfo, cpuid);
+    fill_memory(&mut e);
+    fill_system(&mut e, &uname);
+    fill_power_and_security(&mut e);
+    e
+}
 
-        hypervisor: cpuid.hypervisor,
-        virtualization,
-        container: detect_container(uname.release.as_deref()),
+/// The processor: model, topology, caches and TLBs, flags, the hypervisor.
+fn fill_cpu(e: &mut Environment, cpuinfo: &CpuInfo, cpuid: CpuidFacts) {
+    let topology = topology(cpuinfo.processors);
+    e.cpu_model = cpuinfo.model.clone();
+    e.cpu_vendor = cpuinfo.vendor.clone();
+    e.cpu_signature = cpuinfo.signature();
+    e.microcode = cpuinfo.microcode.clone();
+    e.online_cpus = topology.online.clone();
+    e.logical_cpus = topology.logical;
+    e.physical_cores = topology.cores;
+    e.sockets = topology.sockets;
+    e.threads_per_core = topology.threads_per_core;
+    e.cpu_mhz = cpuinfo.mhz;
+    e.caches = caches_of(0);
+    e.tlbs = cpuid.tlbs;
+    e.tsc_invariant = cpuid.tsc_invariant;
+    e.cpu_flags_of_note = flags_of_note(&cpuinfo.flags);
+    e.address_sizes = cpuinfo.address_sizes.clone();
+    e.xsave_bytes = cpuid.xsave_bytes;
+    e.hypervisor = cpuid.hypervisor;
+}
 
-        vulnerabilities: vulnerabilities(),
-        governor: read_value(&format!("{CPU_DIR}/cpu0/cpufreq/scaling_governor")),
-        cpufreq_driver: read_value(&format!("{CPU_DIR}/cpu0/cpufreq/scaling_driver")),
-        boost: boost(),
-        cpuidle_driver: read_value(&format!("{CPU_DIR}/cpuidle/current_driver")),
-        cpuidle_governor: read_value(&format!("{CPU_DIR}/cpuidle/current_governor"))
-            .or_else(|| read_value(&format!("{CPU_DIR}/cpuidle/current_governor_ro"))),
+/// Memory: sizes, pages, transparent huge pages, NUMA.
+fn fill_memory(e: &mut Environment) {
+    let meminfo = read("/proc/meminfo")
+        .map(|t| parse_meminfo(&t))
+        .unwrap_or_default();
+    let thp = |file: &str| read(&format!("{THP_DIR}/{file}")).and_then(|t| selected_option(&t));
+    e.mem_total_bytes = meminfo.get("MemTotal").copied();
+    e.mem_available_bytes = meminfo.get("MemAvailable").copied();
+    e.swap_total_bytes = meminfo.get("SwapTotal").copied();
+    e.page_size = page_size();
+    e.thp_enabled = thp("enabled");
+    e.thp_defrag = thp("defrag");
+    e.khugepaged_defrag = thp("khugepaged/defrag");
+    e.thp_shmem_enabled = thp("shmem_enabled");
+    e.numa_nodes = read("/sys/devices/system/node/online")
+        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|nodes| u32::try_from(nodes.len()).ok());
+    e.numa_balancing = read_value("/proc/sys/kernel/numa_balancing")
+        .and_then(|v| v.parse::<i64>().ok())
+        .map(|v| v != 0);
+}
 
-        perf_event_paranoid: read_value("/proc/sys/kernel/perf_event_paranoid")
-            .and_then(|v| v.parse().ok()),
-        kptr_restrict: read_value("/proc/sys/kernel/kptr_restrict").and_then(|v| v.parse().ok()),
-        perf_pmus: dir_names(Path::new("/sys/bus/event_source/devices")),
-        counters: BTreeMap::new(),
+/// The operating system, the kernel's clocks, libc, containers, and oslab itself.
+fn fill_system(e: &mut Environment, uname: &Uname) {
+    e.os = std::env::consts::OS.to_string();
+    e.os_release = read("/etc/os-release")
+        .or_else(|| read("/usr/lib/os-release"))
+        .and_then(|t| os_release_name(&t));
+    e.kernel_release = uname.release.clone();
+    e.kernel_version = uname.version.clone();
+    e.arch = std::env::consts::ARCH.to_string();
+    e.hostname = uname.nodename.clone();
+    e.clocksource = read_value(&format!("{CLOCKSOURCE_DIR}/current_clocksource"));
+    e.available_clocksources = read_value(&format!("{CLOCKSOURCE_DIR}/available_clocksource"));
+    e.libc_version = libc_version();
+    e.container = detect_container(uname.release.as_deref());
+    e.oslab_version = env!("CARGO_PKG_VERSION").to_string();
+    e.oslab_commit = option_env!("OSLAB_GIT_COMMIT").map(str::to_string);
+    e.rustc_version = option_env!("OSLAB_RUSTC_VERSION").map(str::to_string);
+    e.is_root = is_root();
+}
 
-        oslab_version: env!("CARGO_PKG_VERSION").to_string(),
-        oslab_commit: option_env!("OSLAB_GIT_COMMIT").map(str::to_string),
-        rustc_version: option_env!("OSLAB_RUSTC_VERSION").map(str::to_string),
-        is_root: is_root(),
-    }
+/// Mitigations, frequency and idle control, and what profiling is allowed.
+fn fill_power_and_security(e: &mut Environment) {
+    e.vulnerabilities = vulnerabilities();
+    e.governor = read_value(&format!("{CPU_DIR}/cpu0/cpufreq/scaling_governor"));
+    e.cpufreq_driver = read_value(&format!("{CPU_DIR}/cpu0/cpufreq/scaling_driver"));
+    e.boost = boost();
+    e.cpuidle_driver = read_value(&format!("{CPU_DIR}/cpuidle/current_driver"));
+    e.cpuidle_governor = read_value(&format!("{CPU_DIR}/cpuidle/current_governor"))
+        .or_else(|| read_value(&format!("{CPU_DIR}/cpuidle/current_governor_ro")));
+    e.perf_event_paranoid =
+        read_value("/proc/sys/kernel/perf_event_paranoid").and_then(|v| v.parse().ok());
+    e.kptr_restrict = read_value("/proc/sys/kernel/kptr_restrict").and_then(|v| v.parse().ok());
+    e.perf_pmus = dir_names(Path::new("/sys/bus/event_source/devices"));
+    e.counters = BTreeMap::new();
 }
 
 // ---------------------------------------------------------------------------------------------
