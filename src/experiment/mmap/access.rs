@@ -133,12 +133,7 @@ impl Routine for Access {
     }
 
     fn facts(&mut self) -> Vec<Fact> {
-        // The first entry of every series belongs to the warm-up pass, which found the file
-        // uncached and clean: leave it out.
-        let median = |xs: &[f64]| {
-            let rest = if xs.len() > 1 { &xs[1..] } else { xs };
-            analysis::median(rest).unwrap_or(f64::NAN)
-        };
+        let median = median_after_warmup;
         let c = &self.costs;
         let mut facts = vec![Fact::new(
             "munmap_ns_per_page",
@@ -151,55 +146,10 @@ impl Routine for Access {
             },
         )];
         if self.populate {
-            facts.push(Fact::new(
-                "populate_ns_per_page",
-                median(&c.populate_ns_per_page),
-                "ns/page",
-                format!(
-                    "{} before each pass, per page, median over passes",
-                    if self.backing.shared() {
-                        "MADV_POPULATE_READ"
-                    } else {
-                        "MADV_POPULATE_WRITE"
-                    }
-                ),
-            ));
-            facts.push(Fact::new(
-                "populate_minflt",
-                median(&c.populate_minflt),
-                "faults",
-                "minor faults the populate step took per pass (pre-faults count there, not in \
-                 the walk)",
-            ));
+            facts.extend(self.populate_facts());
         }
         if self.memset_msync {
-            facts.push(Fact::new(
-                "prepare_ns_per_page",
-                median(&c.prepare_ns_per_page),
-                "ns/page",
-                "memset of the region + msync(MS_SYNC), per page, median over passes",
-            ));
-            facts.push(Fact::new(
-                "prepare_oublock",
-                median(&c.prepare_oublock),
-                "blocks",
-                "512-byte blocks charged to memset+msync per pass: Linux charges the task that \
-                 dirties a clean page, so pages the previous walk left dirty cost nothing here \
-                 unless the flusher cleaned them in between (the walk after msync is charged \
-                 the whole file)",
-            ));
-            facts.push(Fact::new(
-                "prepare_minflt",
-                median(&c.prepare_minflt),
-                "faults",
-                "minor faults of memset+msync per pass",
-            ));
-            facts.push(Fact::new(
-                "prepare_majflt",
-                median(&c.prepare_majflt),
-                "faults",
-                "major faults of memset+msync per pass",
-            ));
+            facts.extend(self.prepare_facts());
         }
         if self.file.is_some() {
             facts.push(Fact::new(
@@ -220,6 +170,78 @@ impl Routine for Access {
         ));
         facts
     }
+}
+
+impl Access {
+    /// What the populate step cost before each pass.
+    fn populate_facts(&self) -> Vec<Fact> {
+        let median = median_after_warmup;
+        let c = &self.costs;
+        vec![
+            Fact::new(
+                "populate_ns_per_page",
+                median(&c.populate_ns_per_page),
+                "ns/page",
+                format!(
+                    "{} before each pass, per page, median over passes",
+                    if self.backing.shared() {
+                        "MADV_POPULATE_READ"
+                    } else {
+                        "MADV_POPULATE_WRITE"
+                    }
+                ),
+            ),
+            Fact::new(
+                "populate_minflt",
+                median(&c.populate_minflt),
+                "faults",
+                "minor faults the populate step took per pass (pre-faults count there, not in \
+             the walk)",
+            ),
+        ]
+    }
+
+    /// What memset + msync cost before each pass.
+    fn prepare_facts(&self) -> Vec<Fact> {
+        let median = median_after_warmup;
+        let c = &self.costs;
+        vec![
+            Fact::new(
+                "prepare_ns_per_page",
+                median(&c.prepare_ns_per_page),
+                "ns/page",
+                "memset of the region + msync(MS_SYNC), per page, median over passes",
+            ),
+            Fact::new(
+                "prepare_oublock",
+                median(&c.prepare_oublock),
+                "blocks",
+                "512-byte blocks charged to memset+msync per pass: Linux charges the task that \
+             dirties a clean page, so pages the previous walk left dirty cost nothing here \
+             unless the flusher cleaned them in between (the walk after msync is charged \
+             the whole file)",
+            ),
+            Fact::new(
+                "prepare_minflt",
+                median(&c.prepare_minflt),
+                "faults",
+                "minor faults of memset+msync per pass",
+            ),
+            Fact::new(
+                "prepare_majflt",
+                median(&c.prepare_majflt),
+                "faults",
+                "major faults of memset+msync per pass",
+            ),
+        ]
+    }
+}
+
+/// The median of a per-pass series without its first entry, which belongs to the warm-up
+/// pass (it found the file uncached and clean).
+fn median_after_warmup(xs: &[f64]) -> f64 {
+    let rest = if xs.len() > 1 { &xs[1..] } else { xs };
+    analysis::median(rest).unwrap_or(f64::NAN)
 }
 
 /// Whether this kernel has MADV_POPULATE_READ/WRITE (Linux 5.14).

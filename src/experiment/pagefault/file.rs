@@ -100,8 +100,16 @@ fn pages_per_pass(p: &Params) -> u64 {
 
 fn expectations(p: &Params) -> Vec<Expectation> {
     let write = p.str("access") == "write";
-    let cold = p.str("cache") == "cold";
     let shared = p.str("map") == "shared";
+    let mut list = fault_expectations(write, shared);
+    list.extend(cache_expectations(p));
+    list.extend(dirty_expectations(write, shared));
+    list
+}
+
+/// How many faults a page takes: one copy-on-write fault for a private write, at most one
+/// (fault-around, large folios) otherwise.
+fn fault_expectations(write: bool, shared: bool) -> Vec<Expectation> {
     let mut list = Vec::new();
     if write && !shared {
         list.push(Expectation::new(
@@ -134,6 +142,13 @@ fn expectations(p: &Params) -> Vec<Expectation> {
              512 pages",
         ));
     }
+    list
+}
+
+/// What the page cache holds at the start of a pass, and what is read from the device.
+fn cache_expectations(p: &Params) -> Vec<Expectation> {
+    let cold = p.str("cache") == "cold";
+    let mut list = Vec::new();
     if cold {
         list.push(Expectation::new(
             Metric::Fact("cached_share_at_start"),
@@ -174,6 +189,12 @@ fn expectations(p: &Params) -> Vec<Expectation> {
             "every page is cached: nothing is read from the device",
         ));
     }
+    list
+}
+
+/// What is written to the device: only a shared write dirties the file.
+fn dirty_expectations(write: bool, shared: bool) -> Vec<Expectation> {
+    let mut list = Vec::new();
     if write && shared {
         list.push(Expectation::new(
             Metric::Fact("oublock_per_page"),
