@@ -157,6 +157,25 @@ fn rusage_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<Rusage> {
     })
 }
 
+/// Where stored sample `sample_idx` sits among `indices`. The foreign keys make a row without
+/// its sample impossible unless the file was written with them off: say so (`detail`) rather
+/// than drop the row.
+fn sample_position(
+    indices: &[i64],
+    sample_idx: i64,
+    path: &Path,
+    what: &str,
+    detail: impl FnOnce() -> String,
+) -> Result<usize, StoreError> {
+    indices
+        .binary_search(&sample_idx)
+        .map_err(|_| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            what: what.to_string(),
+            detail: detail(),
+        })
+}
+
 /// Put the counter values of result `result_id` into its samples (`indices`: each sample's
 /// stored index, ascending).
 fn attach_counters(
@@ -185,15 +204,9 @@ fn attach_counters(
         .during(path, COUNTERS_OP)?;
     for counter in counters {
         let (sample_idx, name, value) = counter.during(path, COUNTERS_OP)?;
-        // The foreign key makes a counter without its sample impossible unless the file was
-        // written with foreign keys off; say so instead of dropping the value.
-        let Ok(position) = indices.binary_search(&sample_idx) else {
-            return Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: COUNTERS_OP.to_string(),
-                detail: format!("counter {name} of result {result_id} has no sample {sample_idx}"),
-            });
-        };
+        let position = sample_position(indices, sample_idx, path, COUNTERS_OP, || {
+            format!("counter {name} of result {result_id} has no sample {sample_idx}")
+        })?;
         samples[position].counters.insert(name, value);
     }
 
@@ -220,13 +233,9 @@ fn attach_others(
         .during(path, OTHERS_OP)?;
     for other in others {
         let (sample_idx, who, rusage) = other.during(path, OTHERS_OP)?;
-        let Ok(position) = indices.binary_search(&sample_idx) else {
-            return Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: OTHERS_OP.to_string(),
-                detail: format!("{who} figures of result {result_id} have no sample {sample_idx}"),
-            });
-        };
+        let position = sample_position(indices, sample_idx, path, OTHERS_OP, || {
+            format!("{who} figures of result {result_id} have no sample {sample_idx}")
+        })?;
         match who.as_str() {
             "partner" => samples[position].partner = Some(rusage),
             _ => samples[position].children = Some(rusage),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::platform::memory::parse_psi;
+use crate::platform::memory::PsiLine;
 
 #[test]
 fn sizes_leave_room_and_respect_memavailable() {
@@ -25,17 +25,23 @@ fn sizes_leave_room_and_respect_memavailable() {
 }
 
 #[test]
-fn psi_lines() {
-    let psi = parse_psi(
-        "some avg10=1.50 avg60=0.00 avg300=0.00 total=1234\n\
-             full avg10=0.25 avg60=0.00 avg300=0.00 total=567\n",
-    )
-    .unwrap();
-    assert_eq!(psi.some.avg10, 1.5);
-    assert_eq!(psi.some.total_us, 1234);
-    assert_eq!(psi.full.map(|f| f.total_us), Some(567));
-    let later = parse_psi("some avg10=0 avg60=0 avg300=0 total=2000\n").unwrap();
-    assert_eq!(later.full, None);
-    assert_eq!(describe_stall(&psi, &later), "some 766 µs");
-    assert_eq!(parse_psi(""), None);
+fn stalls_are_the_growth_of_the_totals() {
+    let line = |total_us| PsiLine {
+        avg10: 0.0,
+        total_us,
+    };
+    let before = Psi {
+        some: line(1234),
+        full: Some(line(567)),
+    };
+    let after = Psi {
+        some: line(2000),
+        full: None,
+    };
+    assert_eq!(describe_stall(&before, &after), "some 766 µs");
+    let both = Psi {
+        some: line(2000),
+        full: Some(line(600)),
+    };
+    assert_eq!(describe_stall(&before, &both), "some 766 µs, full 33 µs");
 }
