@@ -187,7 +187,7 @@ fn last_os_error(what: &str) -> String {
 
 /// Reap `pid` and check it exited with status 0: a child that failed (127 after a failed
 /// execve, a signal) makes the operation an error, not a measurement.
-fn reap(pid: libc::pid_t, what: &str) -> Result<(), String> {
+pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), String> {
     let mut status: libc::c_int = 0;
     loop {
         // SAFETY: `status` is a valid, writable int; `pid` is our own unreaped child.

@@ -36,29 +36,6 @@ pub(super) struct Cow {
     pub(super) region: Region,
 }
 
-pub(super) fn reap(pid: libc::pid_t) -> Result<(), String> {
-    let mut status: libc::c_int = 0;
-    loop {
-        // SAFETY: `status` is a valid, writable int; `pid` is our own unreaped child.
-        let ret = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if ret == pid {
-            break;
-        }
-        let err = io::Error::last_os_error();
-        if ret < 0 && err.kind() == io::ErrorKind::Interrupted {
-            continue;
-        }
-        return Err(format!("waitpid failed: {err}"));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "the writing child ended with wait status {status:#x}"
-        ))
-    }
-}
-
 impl Cow {
     /// Fork a child that writes one byte to each of the first `pages` pages and exits.
     pub(super) fn fork_writing(&self, pages: usize) -> Result<(), String> {
@@ -78,7 +55,7 @@ impl Cow {
         if pid < 0 {
             return Err(format!("fork failed: {}", io::Error::last_os_error()));
         }
-        reap(pid)
+        crate::experiment::process::reap(pid, "writing")
     }
 }
 
