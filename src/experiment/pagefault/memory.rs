@@ -112,9 +112,9 @@ pub(super) fn anon_huge_pages_kb(addr: usize) -> Result<f64, String> {
     crate::platform::maps::own_region_containing(addr as u64).map(|r| r.anon_huge_pages_kb as f64)
 }
 
-/// What this process may still allocate, bytes (`platform::memory::headroom`).
+/// What this process may still allocate, bytes (`platform::cgroup::headroom`).
 pub(super) fn memory_headroom() -> Option<usize> {
-    crate::platform::memory::headroom().map(|room| room as usize)
+    crate::platform::cgroup::headroom().map(|room| room as usize)
 }
 
 pub(super) fn ns_per_page(elapsed: Duration, pages: usize) -> f64 {

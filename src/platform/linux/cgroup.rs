@@ -68,6 +68,14 @@ pub fn room_for_this_process(available: u64) -> u64 {
         .fold(available, u64::min)
 }
 
+/// What this process may still allocate, bytes: MemAvailable, or less when a memory cgroup
+/// it is in (v1 or v2, or an ancestor of it) leaves less room — `--load memory` confines the
+/// worker in one. `None` when /proc/meminfo cannot be read.
+pub fn headroom() -> Option<u64> {
+    let available = super::memory::meminfo().ok()?.available;
+    Some(room_for_this_process(available))
+}
+
 /// Where oslab can create memory-limited cgroups.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hierarchy {

@@ -37,14 +37,6 @@ pub fn meminfo() -> io::Result<MemInfo> {
     })
 }
 
-/// What this process may still allocate, bytes: MemAvailable, or less when a memory cgroup
-/// it is in (v1 or v2, or an ancestor of it) leaves less room — `--load memory` confines the
-/// worker in one. `None` when /proc/meminfo cannot be read.
-pub fn headroom() -> Option<u64> {
-    let available = meminfo().ok()?.available;
-    Some(super::cgroup::room_for_this_process(available))
-}
-
 /// The size of a page, bytes (4096 when the system does not say).
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
@@ -179,8 +171,6 @@ mod tests {
     fn this_machine() {
         let m = meminfo().expect("/proc/meminfo");
         assert!(m.available > 0 && m.available <= m.total);
-        let room = headroom().expect("headroom");
-        assert!(room > 0 && room <= m.available);
         assert!(page_size().is_power_of_two());
         // This process's own peak resident size is at least its resident size.
         let pid = std::process::id() as libc::pid_t;

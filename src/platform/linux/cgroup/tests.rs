@@ -77,3 +77,10 @@ fn cgroup_dirs() {
     assert_eq!(cgroup_dir(m, "/a", "/a"), Some(m.to_path_buf()));
     assert_eq!(cgroup_dir(m, "/a", "/ab"), None);
 }
+
+#[test]
+fn headroom_is_at_most_what_is_available() {
+    let available = crate::platform::memory::meminfo().unwrap().available;
+    let room = headroom().expect("headroom");
+    assert!(room > 0 && room <= available, "{room} of {available}");
+}
