@@ -301,3 +301,90 @@ fn a_parameter_list_sweeps_and_suites_are_checked() {
     lab.oslab(&["run", "syscall.read", "--param", "size=1,,4"])
         .assert_user_error(&["size"]);
 }
+
+/// Without --repeat, each configuration is measured in three worker processes, interleaved:
+/// the JSON keeps each process's result and pools them per configuration, the settings say
+/// how many and which CPUs they took in turn, and the pooled interval holds every figure.
+#[test]
+fn a_default_run_measures_each_configuration_in_several_processes() {
+    let lab = Lab::new();
+    let out = lab.oslab_as_given(&[
+        "run",
+        "syscall.getppid",
+        "syscall.function_call",
+        "--quick",
+        "--budget",
+        "0.3",
+        "--json",
+    ]);
+    out.assert_code(0);
+    let doc = out.json();
+    check_run_contract(&doc);
+    assert_eq!(doc["settings"]["processes"], 3);
+    let names = experiment_names(&doc);
+    assert_eq!(names.len(), 6);
+    assert_ne!(names[0], names[1]);
+    assert!(
+        names[..2] == names[2..4] && names[2..4] == names[4..],
+        "interleaved: each round runs every experiment once: {names:?}"
+    );
+    let configs = doc["configurations"].as_array().expect("configurations");
+    assert_eq!(configs.len(), 2);
+    for c in configs {
+        assert_eq!(c["processes"], 3, "{c}");
+        let medians = c["process_medians"].as_array().expect("process medians");
+        assert_eq!(medians.len(), 3);
+        let (lo, hi, median) = (
+            num(&c["ci_low"], "ci_low"),
+            num(&c["ci_high"], "ci_high"),
+            num(&c["median"], "median"),
+        );
+        assert!(lo <= median && median <= hi, "{c}");
+        assert!(num(&c["between_processes"], "between") >= 0.0);
+    }
+    let turns = doc["settings"]["cpu_turns"].as_array().expect("cpu_turns");
+    let cpus: BTreeSet<String> = results(&doc)
+        .iter()
+        .map(|r| r["calibration"]["cpus"].to_string())
+        .collect();
+    if turns.len() > 1 {
+        assert_eq!(
+            cpus.len(),
+            turns.len(),
+            "the processes took the CPUs in turn: {cpus:?}"
+        );
+    } else {
+        assert_eq!(cpus.len(), 1, "one CPU for every process: {cpus:?}");
+    }
+    // The table says how the figures were pooled.
+    let shown = lab.oslab(&["show"]);
+    shown.assert_code(0);
+    assert!(
+        shown.stdout.contains("pools the 3 worker processes"),
+        "{shown}"
+    );
+}
+
+/// --repeat sets the number of processes, and --processes is the same option.
+#[test]
+fn repeat_and_processes_name_the_number_of_processes() {
+    let lab = Lab::new();
+    for flag in ["--repeat", "--processes"] {
+        let out = lab.oslab_as_given(&[
+            "run",
+            "syscall.function_call",
+            "--quick",
+            "--budget",
+            "0.2",
+            flag,
+            "2",
+            "--json",
+        ]);
+        out.assert_code(0);
+        let doc = out.json();
+        assert_eq!(doc["settings"]["processes"], 2, "{flag}");
+        assert_eq!(results(&doc).len(), 2, "{flag}");
+    }
+    lab.oslab_as_given(&["run", "syscall.function_call", "--repeat", "0"])
+        .assert_user_error(&["--repeat", "1 to 1000"]);
+}

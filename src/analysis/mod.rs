@@ -7,11 +7,14 @@
 //! - [`stats`]: the descriptive summary of one sample set (median, mean, spread, percentiles).
 //! - [`bootstrap`]: seeded percentile-bootstrap confidence intervals.
 //! - [`outliers`]: Tukey's fences; outliers are flagged, never dropped.
+//! - [`processes`]: the spread between the worker processes of one configuration, a cold
+//!   first process, and the interval that covers a rerun.
 //! - [`rng`]: the small seeded generator that makes the bootstrap reproducible.
 
 pub mod bootstrap;
 pub mod compare;
 pub mod outliers;
+pub mod processes;
 pub mod result;
 pub mod rng;
 pub mod stats;

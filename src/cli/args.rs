@@ -183,11 +183,12 @@ pub(super) struct RunArgs {
     /// removed afterwards [default: the current directory]
     #[arg(long, value_name = "PATH")]
     pub(super) dir: Option<PathBuf>,
-    /// Run the selected experiments this many times, interleaved, each time in a new worker
-    /// process: `show` pools them per configuration, `compare` resamples the processes (use 3
-    /// on both sides of a comparison)
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub(super) repeat: u32,
+    /// Measure each configuration in this many worker processes, interleaved across the
+    /// experiments, each with its own memory layout (and, without --cpu, the CPUs in turn);
+    /// the time budget is shared among them. The confidence interval resamples the processes,
+    /// so it covers what a rerun would give [default: 3]
+    #[arg(long, visible_alias = "processes", value_name = "N")]
+    pub(super) repeat: Option<u32>,
     /// A label stored with the run; `show` accepts it instead of a run id
     #[arg(long)]
     pub(super) tag: Option<String>,

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use crate::experiment::{ExperimentInfo, Params};
+use crate::harness::layout::ENV_PAD_VAR;
 use crate::harness::plan::Plan;
 use crate::harness::worker::{Job, Message};
 use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
@@ -86,6 +87,7 @@ pub(super) fn drive_worker(
         clock: plan.clock.clone(),
         sampler: plan.sampler.clone(),
         cgroup_procs,
+        layout: plan.layout,
     };
     let worker = match spawn(&exe, &job) {
         Ok(worker) => worker,
@@ -138,7 +140,11 @@ impl Dirs {
 /// Start `oslab worker` in a process group of its own, give it its job on stdin, and read its
 /// stdout and stderr on threads of their own.
 fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    if let Some(layout) = &job.layout {
+        command.env(ENV_PAD_VAR, layout.env_value());
+    }
+    let mut child = command
         .arg("worker")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1,8 +1,10 @@
 //! The harness: the parent side of a run (`runner`, which starts and follows each worker in
 //! `drive`), the child that measures one experiment in a fresh process (`worker`), and the
-//! children `oslab maps` maps (`maps`). `plan` is what the CLI hands the runner.
+//! children `oslab maps` maps (`maps`). `plan` is what the CLI hands the runner; `layout` is what differs between the processes
+//! that measure one configuration.
 
 mod drive;
+pub mod layout;
 pub mod maps;
 pub mod plan;
 pub mod runner;

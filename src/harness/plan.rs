@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::harness::layout::Layout;
 use crate::measure::load::Load;
 use crate::measure::sampler::SamplerConfig;
 use crate::model::ClockInfo;
@@ -27,10 +28,92 @@ pub struct Plan {
     /// The limit is the default one, which a whole-pass experiment may stretch once it knows
     /// how long a pass takes (see `fixed_batch_deadline`); `--timeout` is kept as given.
     pub stretch_timeout: bool,
+    /// How many worker processes measure each configuration (`--repeat`); `sampler` is what
+    /// each of them gets (see `SamplerConfig::per_process`).
+    pub processes: u32,
+    /// The seed the processes' layouts derive from: a new one for every run.
+    pub layout_seed: u64,
+    /// The CPUs the processes take in turn when the user did not pin them with `--cpu`
+    /// (empty: every process on `cpus`).
+    pub cpu_turns: Vec<usize>,
+    /// This process's layout; set by [`Plan::for_process`].
+    pub layout: Option<Layout>,
 }
 
 impl Plan {
+    /// The plan of the `process`-th worker of each configuration (from 0): its own layout
+    /// and, when the CPUs are the harness's choice, the next CPU in turn (the other side of a
+    /// cross-CPU experiment: the highest other one).
+    pub fn for_process(&self, process: u32) -> Plan {
+        let mut plan = self.clone();
+        plan.layout = Some(Layout::for_process(self.layout_seed, process));
+        let turns = &self.cpu_turns;
+        if !turns.is_empty() {
+            let cpu = turns[turns.len() - 1 - process as usize % turns.len()];
+            plan.cpus = vec![cpu];
+            plan.other_cpu = turns.iter().rev().copied().find(|&c| c != cpu);
+        }
+        plan
+    }
+
     pub fn default_timeout(sampler: &SamplerConfig) -> Duration {
         Duration::from_secs_f64(sampler.budget_s * 2.0 + 20.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(cpu_turns: Vec<usize>) -> Plan {
+        Plan {
+            sampler: SamplerConfig::quick(),
+            cpus: vec![3],
+            other_cpu: Some(2),
+            load: None,
+            dir: PathBuf::from("."),
+            clock: ClockInfo {
+                source: "tsc".into(),
+                reason: String::new(),
+                tsc_hz: None,
+                overhead_ns: 0.0,
+                resolution_ns: 1.0,
+            },
+            timeout: Duration::from_secs(1),
+            stretch_timeout: true,
+            processes: 3,
+            layout_seed: 7,
+            cpu_turns,
+            layout: None,
+        }
+    }
+
+    #[test]
+    fn processes_take_the_cpus_in_turn_from_the_last() {
+        let p = plan(vec![0, 2, 3]);
+        let cpus: Vec<(Vec<usize>, Option<usize>)> = (0..4)
+            .map(|k| {
+                let q = p.for_process(k);
+                (q.cpus, q.other_cpu)
+            })
+            .collect();
+        assert_eq!(
+            cpus,
+            [
+                (vec![3], Some(2)),
+                (vec![2], Some(3)),
+                (vec![0], Some(3)),
+                (vec![3], Some(2))
+            ]
+        );
+        assert_eq!(p.for_process(1).layout.map(|l| l.process), Some(1));
+    }
+
+    #[test]
+    fn pinned_cpus_stay_and_one_cpu_has_no_other() {
+        let pinned = plan(Vec::new()).for_process(2);
+        assert_eq!((pinned.cpus, pinned.other_cpu), (vec![3], Some(2)));
+        let alone = plan(vec![5]).for_process(1);
+        assert_eq!((alone.cpus, alone.other_cpu), (vec![5], None));
     }
 }

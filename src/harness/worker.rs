@@ -8,6 +8,7 @@ use std::io::{BufWriter, Read, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::{self, Context, ExperimentInfo, Params, SetupError};
+use crate::harness::layout::Layout;
 use crate::measure::clock::Clock;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
@@ -35,6 +36,9 @@ pub struct Job {
     /// it before setup maps anything, so the pressure falls on the experiment's own memory.
     #[serde(default)]
     pub cgroup_procs: Option<std::path::PathBuf>,
+    /// How this process's layout is varied (see `harness::layout`).
+    #[serde(default)]
+    pub layout: Option<Layout>,
 }
 
 /// One line of the worker's output.
@@ -91,6 +95,8 @@ fn send(out: &mut impl Write, message: &Message) -> Result<(), String> {
 fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
     let job = read_job()?;
     let info = prepare(&job)?;
+    // Before anything of the experiment's is allocated, and kept to the end.
+    let _heap_pad = job.layout.map(|l| l.pad_heap());
     let mut counters = if info.counters_in_samples {
         CounterSet::open()
     } else {

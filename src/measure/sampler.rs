@@ -58,6 +58,22 @@ impl SamplerConfig {
         }
     }
 
+    /// What each of `processes` worker processes gets when they share one configuration's
+    /// measurement: a share of the time budget and of the minimum time, and a looser
+    /// precision, since the pooled median's within-process error shrinks with the square root
+    /// of the number of processes. The warm-up stays: every process starts cold.
+    pub fn per_process(&self, processes: u32) -> SamplerConfig {
+        let n = f64::from(processes.max(1));
+        SamplerConfig {
+            precision: self.precision * n.sqrt(),
+            budget_s: self.budget_s / n,
+            min_time_s: self.min_time_s / n,
+            min_samples: (self.min_samples as f64 / n).ceil().max(5.0) as usize,
+            max_samples: (self.max_samples as f64 / n).ceil().max(5.0) as usize,
+            ..self.clone()
+        }
+    }
+
     /// `--quick`: 5% precision within 0.7 s, so the default suite takes well under a minute.
     pub fn quick() -> SamplerConfig {
         SamplerConfig {
@@ -358,5 +374,24 @@ fn empty_loop_ns_per_op(clock: Clock, ops: u64) -> f64 {
 fn empty_loop(ops: u64) {
     for i in 0..ops {
         black_box(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_share_the_budget_and_loosen_precision() {
+        let s = SamplerConfig::standard();
+        assert_eq!(s.per_process(1), s);
+        let three = s.per_process(3);
+        assert!((three.budget_s * 3.0 - s.budget_s).abs() < 1e-9);
+        assert!((three.min_time_s * 3.0 - s.min_time_s).abs() < 1e-9);
+        assert!((three.precision - s.precision * 3f64.sqrt()).abs() < 1e-12);
+        assert_eq!(three.warmup_ns, s.warmup_ns);
+        assert!(three.min_samples >= 5 && three.max_samples >= three.min_samples);
+        // Zero processes is read as one.
+        assert_eq!(s.per_process(0), s);
     }
 }

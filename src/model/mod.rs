@@ -337,13 +337,20 @@ pub struct RunSettings {
     pub quick: bool,
     /// Target half-width of the 95% CI of the median, as a fraction of the median.
     pub precision: f64,
-    /// Time budget per experiment, seconds.
+    /// Time budget per experiment, seconds (shared among its processes).
     pub budget_s: f64,
+    /// Worker processes per configuration (`--repeat`); runs stored before it was recorded
+    /// read as 1.
+    #[serde(default = "one_process")]
+    pub processes: u32,
     /// Minimum sampling time per experiment, seconds.
     pub min_time_s: f64,
     /// Hard time limit per worker, seconds.
     pub timeout_s: f64,
     pub cpus: Vec<usize>,
+    /// The CPUs the worker processes took in turn, when `--cpu` did not pin them (empty:
+    /// every process on `cpus`).
+    pub cpu_turns: Vec<usize>,
     /// Background load run beside every experiment (`cpu`, `cpu:all`), if any.
     pub load: Option<String>,
     /// The directory file experiments worked in (`--dir`), when the run had any.
@@ -353,6 +360,10 @@ pub struct RunSettings {
     pub dir_mount: Option<String>,
     /// The command line, for the record.
     pub argv: Vec<String>,
+}
+
+fn one_process() -> u32 {
+    1
 }
 
 /// One invocation of `oslab run`: the unit stored, shown and compared.

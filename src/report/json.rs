@@ -1,10 +1,13 @@
 //! The JSON contract of `oslab run --json` and `oslab show --json`: one document per run,
 //! times in nanoseconds per operation. Field names are stable; fields may be added.
+//! `results` holds one entry per worker process; `configurations` one per configuration,
+//! its processes pooled, with the figures `show` and the report print.
 
 use serde_json::{Value, json};
 
 use crate::analysis::result::{ResultFigures, figures};
 use crate::model::{ExperimentResult, Run};
+use crate::report::pool::{Pooled, pool};
 
 pub fn run_document(run: &Run) -> Value {
     json!({
@@ -17,6 +20,32 @@ pub fn run_document(run: &Run) -> Value {
         "clock": run.clock,
         "environment": run.environment,
         "results": run.results.iter().map(result_document).collect::<Vec<_>>(),
+        "configurations": pool(&run.results).iter().map(configuration_document).collect::<Vec<_>>(),
+    })
+}
+
+/// One configuration as every view shows it: its processes pooled (`report::pool`), with
+/// what differed between them. `results` above keeps each process apart.
+pub fn configuration_document(p: &Pooled) -> Value {
+    let f = p.figures();
+    let spread = p.spread.as_ref();
+    json!({
+        "experiment": p.result.experiment,
+        "label": p.result.label,
+        "params": p.result.params,
+        "unit": p.result.unit,
+        "status": p.result.status.as_str(),
+        "reason": p.result.reason,
+        "processes": p.processes,
+        "samples": p.result.samples.len(),
+        "median": f.stats.as_ref().map(|s| s.median),
+        "ci_low": f.ci.map(|c| c.0),
+        "ci_high": f.ci.map(|c| c.1),
+        "process_medians": spread.map(|s| s.medians.clone()),
+        "between_processes": spread.map(|s| s.between),
+        "within_process": spread.map(|s| s.within),
+        "layout_sensitive": spread.is_some_and(|s| s.layout_sensitive()),
+        "first_run_excess": spread.and_then(|s| s.first_run),
     })
 }
 

@@ -107,13 +107,21 @@ pub fn render(run: &Run) -> String {
     let processes = pooled.iter().map(|p| p.processes).max().unwrap_or(1);
     if processes > 1 {
         out.push_str(&format!(
-            "repeats: each row pools the samples of the {processes} worker processes that \
-             measured it (--repeat; `oslab compare` keeps them apart)\n"
+            "processes: each row pools the {processes} worker processes that measured it, each \
+             with its own memory layout (--repeat); its interval covers the spread between them\n"
         ));
     }
     let figured: Vec<(&ExperimentResult, ResultFigures)> =
         pooled.iter().map(|p| (&p.result, p.figures())).collect();
     let merged: Vec<ExperimentResult> = pooled.iter().map(|p| p.result.clone()).collect();
+    let process_notes: Vec<String> = pooled
+        .iter()
+        .flat_map(|p| {
+            p.process_notes()
+                .into_iter()
+                .map(|n| format!("{} {n}", label(&p.result)))
+        })
+        .collect();
 
     let mut measured: Vec<&(&ExperimentResult, ResultFigures)> =
         figured.iter().filter(|(_, f)| f.stats.is_some()).collect();
@@ -149,7 +157,7 @@ pub fn render(run: &Run) -> String {
     out.push_str(&counter_table(&measured));
     out.push_str(&facts_section(&merged));
     out.push_str(&loads_section(&run.results));
-    out.push_str(&notes(&figured));
+    out.push_str(&notes(&figured, &process_notes));
     out
 }
 
@@ -416,10 +424,10 @@ fn heading(run: &Run) -> String {
         .map(|l| format!("; --load {l}"))
         .unwrap_or_default();
     s.push_str(&format!(
-        "clock {clock} (read pair {}, resolution {}); pinned to CPU {}{load}; precision target ±{}% per median{}\n",
+        "clock {clock} (read pair {}, resolution {}); {}{load}; precision target ±{}% per median{}\n",
         time_ns(run.clock.overhead_ns),
         time_ns(run.clock.resolution_ns),
-        crate::platform::cpu::format_list(&run.settings.cpus),
+        pinning(&run.settings),
         sig3(run.settings.precision * 100.0),
         if run.settings.quick { " (--quick)" } else { "" },
     ));
@@ -532,7 +540,21 @@ fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
     format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }
 
-fn notes(figured: &[(&ExperimentResult, ResultFigures)]) -> String {
+/// Where the workers ran: one CPU, or the CPUs the processes took in turn.
+fn pinning(settings: &crate::model::RunSettings) -> String {
+    let list: Vec<String> = settings.cpu_turns.iter().map(|c| c.to_string()).collect();
+    match list.len() {
+        0 => format!(
+            "pinned to CPU {}",
+            crate::platform::cpu::format_list(&settings.cpus)
+        ),
+        _ => format!("processes pinned to CPUs {} in turn", list.join(", ")),
+    }
+}
+
+/// The notes under the tables: results that are not ok, what the processes showed
+/// (`process_notes`, already labelled), and counters that could not be read.
+fn notes(figured: &[(&ExperimentResult, ResultFigures)], process_notes: &[String]) -> String {
     let mut lines = Vec::new();
     for (r, _) in figured {
         match r.status {
@@ -547,6 +569,9 @@ fn notes(figured: &[(&ExperimentResult, ResultFigures)]) -> String {
                 lines.push(wrap(&text, 96, "  ", "    "));
             }
         }
+    }
+    for note in process_notes {
+        lines.push(wrap(note, 96, "  ", "    "));
     }
     // Counters that could not be read, said once with their reason.
     let mut unsupported: Vec<(String, String)> = Vec::new();

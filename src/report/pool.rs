@@ -4,6 +4,7 @@
 //! document and `compare` (whose unit is the process) keep them apart.
 
 use crate::analysis::bootstrap::grouped_median_ci;
+use crate::analysis::processes::{Spread, between_interval, hull};
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
@@ -15,12 +16,16 @@ pub struct Pooled {
     pub processes: usize,
     /// How many of the merged samples each measuring process contributed, in order.
     sample_counts: Vec<usize>,
+    /// What differed between the measuring processes (all of them, a cold first one
+    /// included); `None` when none measured.
+    pub spread: Option<Spread>,
 }
 
 impl Pooled {
     /// The figures of the merged result. With samples from several processes the CI of the
-    /// median is the two-stage bootstrap over them (processes, then their samples), as
-    /// `compare` does: the spread between processes widens it.
+    /// median is the two-stage bootstrap over them (processes, then their samples), widened
+    /// to Student's t interval over the process medians (`analysis::processes`), as `compare`
+    /// does: the spread between processes widens it.
     pub fn figures(&self) -> ResultFigures {
         let mut f = figures(&self.result);
         if self.sample_counts.len() > 1 {
@@ -32,7 +37,12 @@ impl Pooled {
                 groups.push(group);
                 rest = tail;
             }
-            f.ci = grouped_median_ci(&groups, 0.95, CI_RESAMPLES, CI_SEED);
+            let between = match (&self.spread, &f.stats) {
+                (Some(spread), Some(stats)) => between_interval(stats.median, spread.kept()),
+                _ => None,
+            };
+            f.ci =
+                grouped_median_ci(&groups, 0.95, CI_RESAMPLES, CI_SEED).map(|ci| hull(ci, between));
         }
         f
     }
@@ -50,29 +60,68 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
             None => groups.push(vec![r]),
         }
     }
-    groups
-        .into_iter()
-        .map(|g| Pooled {
-            processes: g.len(),
-            sample_counts: g
-                .iter()
-                .map(|r| r.samples.len())
-                .filter(|&n| n > 0)
-                .collect(),
-            result: merge(&g),
-        })
-        .collect()
+    groups.into_iter().map(|g| pooled(&g)).collect()
+}
+
+/// One configuration's processes pooled; a cold first process (`Spread::first_run`) is left
+/// out of the merged samples and figures, and the result says so.
+fn pooled(group: &[&ExperimentResult]) -> Pooled {
+    let values: Vec<Vec<f64>> = group
+        .iter()
+        .filter(|r| !r.samples.is_empty())
+        .map(|r| r.samples.iter().map(|s| s.ns_per_op).collect())
+        .collect();
+    let refs: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+    let spread = Spread::of(&refs, CI_SEED);
+    let cold_first = spread.as_ref().and_then(|s| s.first_run);
+    let measured: Vec<&ExperimentResult> = group
+        .iter()
+        .copied()
+        .filter(|r| !r.samples.is_empty())
+        .skip(usize::from(cold_first.is_some()))
+        .collect();
+    let result = merge(group, &measured);
+    Pooled {
+        processes: group.len(),
+        sample_counts: measured.iter().map(|r| r.samples.len()).collect(),
+        spread,
+        result,
+    }
+}
+
+impl Pooled {
+    /// What the processes add to the figures, for the notes: a cold first process left out,
+    /// a spread between processes larger than within one.
+    pub fn process_notes(&self) -> Vec<String> {
+        let Some(spread) = &self.spread else {
+            return Vec::new();
+        };
+        let mut notes = Vec::new();
+        if let Some(excess) = spread.first_run {
+            notes.push(format!(
+                "first-run effect: the first of {} processes was {:.1}% slower than every \
+                 other (cold caches), so it counts as a warm-up and is left out",
+                self.processes,
+                excess * 100.0
+            ));
+        }
+        if spread.layout_sensitive() {
+            notes.push(format!(
+                "layout-sensitive: ±{:.1}% between processes (each with its own layout and \
+                 CPU), against ±{:.2}% within one; the interval covers it",
+                spread.between * 100.0,
+                spread.within * 100.0
+            ));
+        }
+        notes
+    }
 }
 
 /// Merge the results of one configuration: samples concatenated, probe counts summed, each
 /// fact the median over the processes, the expectations checked again over the pooled
 /// counts. A process that failed or was unsupported makes the merged result say so.
-fn merge(group: &[&ExperimentResult]) -> ExperimentResult {
-    let measured: Vec<&ExperimentResult> = group
-        .iter()
-        .copied()
-        .filter(|r| !r.samples.is_empty())
-        .collect();
+/// `measured`: the processes whose samples count (those that measured, less a cold first one).
+fn merge(group: &[&ExperimentResult], measured: &[&ExperimentResult]) -> ExperimentResult {
     let Some(first) = measured.first() else {
         return group[0].clone();
     };
@@ -81,7 +130,7 @@ fn merge(group: &[&ExperimentResult]) -> ExperimentResult {
     }
     let mut merged = (*first).clone();
     merged.samples = measured.iter().flat_map(|r| r.samples.clone()).collect();
-    merged.probes = sum_probes(&measured);
+    merged.probes = sum_probes(measured);
     for r in &measured[1..] {
         for c in &r.counters {
             if !merged.counters.iter().any(|m| m.name == c.name) {
@@ -89,7 +138,7 @@ fn merge(group: &[&ExperimentResult]) -> ExperimentResult {
             }
         }
     }
-    merged.facts = median_facts(&measured);
+    merged.facts = median_facts(measured);
     merged.duration_s = group.iter().map(|r| r.duration_s).sum();
     let busy: Vec<f64> = group.iter().filter_map(|r| r.other_cpus_busy).collect();
     merged.other_cpus_busy =
@@ -248,5 +297,47 @@ mod tests {
             1,
             "what was measured is kept"
         );
+    }
+
+    #[test]
+    fn a_cold_first_process_is_left_out_and_said() {
+        let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
+        let results = vec![
+            result("syscall.stat", &around(130.0), Status::Ok),
+            result("syscall.stat", &around(100.0), Status::Ok),
+            result("syscall.stat", &around(100.3), Status::Ok),
+        ];
+        let pooled = &pool(&results)[0];
+        assert_eq!(pooled.processes, 3);
+        assert_eq!(
+            pooled.result.samples.len(),
+            40,
+            "the cold process's samples are out"
+        );
+        let f = pooled.figures();
+        assert!(f.stats.unwrap().median < 101.0);
+        let notes = pooled.process_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("first-run effect"), "{notes:?}");
+        assert_eq!(pooled.spread.as_ref().unwrap().medians.len(), 3);
+    }
+
+    #[test]
+    fn processes_far_apart_are_said_and_widen_the_interval() {
+        let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
+        let results = vec![
+            result("syscall.stat", &around(100.0), Status::Ok),
+            result("syscall.stat", &around(108.0), Status::Ok),
+            result("syscall.stat", &around(95.0), Status::Ok),
+        ];
+        let pooled = &pool(&results)[0];
+        let notes = pooled.process_notes();
+        assert!(
+            notes.iter().any(|n| n.starts_with("layout-sensitive")),
+            "{notes:?}"
+        );
+        // Student's t over three medians 6.6 apart (sd): ±16 around the pooled median.
+        let (lo, hi) = pooled.figures().ci.unwrap();
+        assert!(lo < 90.0 && hi > 110.0, "{lo} – {hi}");
     }
 }

@@ -71,6 +71,21 @@ pub struct Out {
     pub elapsed: Duration,
 }
 
+/// `run` measures each configuration in one worker process unless the test says how many
+/// (`--repeat`): most tests check what one experiment does, one result each. The default of
+/// several processes has tests of its own.
+fn one_process(args: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let says = args
+        .iter()
+        .any(|a| a.starts_with("--repeat") || a.starts_with("--processes"));
+    if args.first() == Some(&"run") && !says && !args.contains(&"--help") {
+        v.insert(1, "--repeat".into());
+        v.insert(2, "1".into());
+    }
+    v
+}
+
 impl Lab {
     pub fn new() -> Lab {
         let dir = tempfile::Builder::new()
@@ -96,6 +111,18 @@ impl Lab {
 
     /// Run `oslab --db DB ARGS...` with extra environment variables.
     pub fn oslab_with(&self, db: &Path, args: &[&str], envs: &[(&str, &str)]) -> Out {
+        let given = one_process(args);
+        let given: Vec<&str> = given.iter().map(String::as_str).collect();
+        self.invoke(db, &given, envs)
+    }
+
+    /// Run `oslab --db <this lab's db> ARGS...` exactly as given: a `run` keeps oslab's own
+    /// number of processes.
+    pub fn oslab_as_given(&self, args: &[&str]) -> Out {
+        self.invoke(&self.db, args, &[])
+    }
+
+    fn invoke(&self, db: &Path, args: &[&str], envs: &[(&str, &str)]) -> Out {
         let mut full: Vec<String> = vec!["--db".into(), db.display().to_string()];
         full.extend(args.iter().map(|a| a.to_string()));
         let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_oslab"));
@@ -126,7 +153,7 @@ impl Lab {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_oslab"));
         cmd.arg("--db")
             .arg(&self.db)
-            .args(args)
+            .args(one_process(args))
             .env_remove("OSLAB_DB")
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"));
         cmd

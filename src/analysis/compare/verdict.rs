@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::analysis::bootstrap::{grouped_two_sample_ci, two_sample_ci};
+use crate::analysis::processes::{hull, kept_groups, ratio_between_interval};
 use crate::analysis::stats::median;
 use crate::model::Run;
 
@@ -194,6 +195,8 @@ pub fn compare_samples(a: &[f64], b: &[f64], noise: f64) -> Option<Comparison> {
 /// from the two-stage bootstrap when a side has several processes, so that the spread between
 /// processes, not only within one, decides whether a change stands out of the noise.
 pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparison> {
+    // A cold first process is a warm-up on either side, as in every pooled figure.
+    let (a, b) = (&kept_groups(a)[..], &kept_groups(b)[..]);
     let pooled = |groups: &[&[f64]]| groups.iter().flat_map(|g| g.iter().copied()).collect();
     let (pa, pb): (Vec<f64>, Vec<f64>) = (pooled(a), pooled(b));
     let (ma, mb) = (median(&pa)?, median(&pb)?);
@@ -201,11 +204,17 @@ pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparis
         return None;
     }
     let r = ratio(ma, mb);
-    // The bootstrap combines (median of a resample of a, median of a resample of b).
+    // The bootstrap combines (median of a resample of a, median of a resample of b); with
+    // processes on both sides it is widened to what the spread of their medians implies.
     let ci = if a.len() == 1 && b.len() == 1 {
         two_sample_ci(&pa, &pb, ratio, 0.95, RESAMPLES, SEED)
     } else {
-        grouped_two_sample_ci(a, b, ratio, 0.95, RESAMPLES, SEED)
+        let medians =
+            |groups: &[&[f64]]| -> Option<Vec<f64>> { groups.iter().map(|g| median(g)).collect() };
+        let between = medians(a)
+            .zip(medians(b))
+            .and_then(|(ma, mb)| ratio_between_interval(r, &ma, &mb));
+        grouped_two_sample_ci(a, b, ratio, 0.95, RESAMPLES, SEED).map(|ci| hull(ci, between))
     };
     let p = mann_whitney_u(&pa, &pb).map(|t| t.p);
     let verdict = verdict(Some(p.unwrap_or(1.0)), r, ci, noise);

@@ -26,18 +26,28 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         dir,
         other_cpu,
         load,
+        processes,
     } = options;
     let plan = Plan {
         dir,
         other_cpu,
         load,
-        sampler,
+        sampler: sampler.per_process(processes),
         cpus,
         clock: clock_info,
         timeout,
         stretch_timeout: args.timeout.is_none(),
+        processes,
+        // A new layout for every run: the processes of one run differ, and so do runs.
+        layout_seed: (run.started_at * 1e9) as u64 ^ u64::from(std::process::id()),
+        cpu_turns: if args.cpu.is_none() {
+            crate::platform::cpu::allowed()
+        } else {
+            Vec::new()
+        },
+        layout: None,
     };
-    run_all(&jobs, &plan, args.repeat, &mut store, run_id)?;
+    run_all(&jobs, &plan, &mut store, run_id)?;
     let interrupted = crate::platform::interrupt::requested();
     if interrupted.is_none() {
         store.finish_run(run_id, runner::unix_now())?;
@@ -55,6 +65,17 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     Ok(exit_code(&stored))
+}
+
+/// The CPUs the processes take in turn, as recorded: those of `Plan::for_process`, in the
+/// order the processes take them; empty when `--cpu` pins every process or one CPU is all.
+fn cpu_turns(args: &RunArgs, processes: u32) -> Vec<usize> {
+    let allowed = crate::platform::cpu::allowed();
+    if args.cpu.is_some() || allowed.len() < 2 || processes < 2 {
+        return Vec::new();
+    }
+    let used = allowed.len().min(processes as usize);
+    allowed.iter().rev().take(used).copied().collect()
 }
 
 /// The run's record as stored before its first result: when, how and where it measures.
@@ -84,9 +105,11 @@ fn new_run(
             quick: args.quick,
             precision: sampler.precision,
             budget_s: sampler.budget_s,
+            processes: options.processes,
             min_time_s: sampler.min_time_s,
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
+            cpu_turns: cpu_turns(args, options.processes),
             load: load.as_ref().map(|l| l.name().to_string()),
             dir: uses_dir.then(|| dir.display().to_string()),
             dir_mount: uses_dir
@@ -106,21 +129,17 @@ fn new_run(
     }
 }
 
-/// Every job `repeat` times, each in a fresh worker, each result stored as it finishes; an
-/// interruption (Ctrl-C) ends the loop before the next job.
-fn run_all(
-    jobs: &[Planned],
-    plan: &Plan,
-    repeat: u32,
-    store: &mut Store,
-    run_id: i64,
-) -> Result<()> {
-    let total = jobs.len() * repeat as usize;
+/// Every job in `plan.processes` fresh workers, interleaved (each round runs every job once,
+/// with that round's layout and CPU), each result stored as it finishes; an interruption
+/// (Ctrl-C) ends the loop before the next job.
+fn run_all(jobs: &[Planned], plan: &Plan, store: &mut Store, run_id: i64) -> Result<()> {
+    let total = jobs.len() * plan.processes as usize;
     let mut done = 0;
     let mut progress =
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
     crate::platform::interrupt::install();
-    for _ in 0..repeat {
+    for process in 0..plan.processes {
+        let plan = plan.for_process(process);
         for job in jobs {
             if crate::platform::interrupt::requested().is_some() {
                 return Ok(());
@@ -129,7 +148,8 @@ fn run_all(
             let name =
                 report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
             progress.start(format!("[{done}/{total}] {name}"));
-            let result = runner::run_experiment(job, plan, &mut |samples| progress.sample(samples));
+            let result =
+                runner::run_experiment(job, &plan, &mut |samples| progress.sample(samples));
             store.add_result(run_id, &result)?;
             progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
         }

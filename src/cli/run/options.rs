@@ -12,7 +12,14 @@ pub(super) struct Options {
     pub(super) dir: PathBuf,
     pub(super) other_cpu: Option<usize>,
     pub(super) load: Option<Load>,
+    /// Worker processes per configuration (`--repeat`).
+    pub(super) processes: u32,
 }
+
+/// Worker processes per configuration without `--repeat`: enough to see the spread between
+/// processes (two would give one difference), few enough that each still gets a third of the
+/// time budget.
+pub(super) const DEFAULT_PROCESSES: u32 = 3;
 
 /// Check every option of `oslab run`; the first mistake is a [`UserError`] naming the fix.
 pub(super) fn options(args: &RunArgs) -> Result<Options> {
@@ -28,7 +35,8 @@ pub(super) fn options(args: &RunArgs) -> Result<Options> {
         }
         None => Plan::default_timeout(&sampler),
     };
-    if args.repeat == 0 || args.repeat > 1000 {
+    let processes = args.repeat.unwrap_or(DEFAULT_PROCESSES);
+    if processes == 0 || processes > 1000 {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
     let cpus = choose_cpus(args.cpu.as_deref())?;
@@ -48,6 +56,7 @@ pub(super) fn options(args: &RunArgs) -> Result<Options> {
         dir,
         other_cpu,
         load,
+        processes,
     })
 }
 

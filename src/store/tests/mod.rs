@@ -260,6 +260,8 @@ fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Ru
             quick: false,
             precision: 0.01,
             budget_s: 10.0,
+            processes: 3,
+            cpu_turns: vec![3, 2],
             min_time_s: 1.0,
             timeout_s: 40.0,
             load: Some("cpu".into()),

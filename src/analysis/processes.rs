@@ -1,0 +1,197 @@
+//! What differs between the worker processes that measured one configuration, and the
+//! interval that follows from it.
+//!
+//! Samples of one process share its memory layout, its CPU and a few seconds of the host's
+//! state; their confidence interval says how well that one process was measured, not what a
+//! rerun would give. With the medians of several processes (each with its own layout, see
+//! `harness::layout`), the spread between them is measured directly:
+//!
+//! - **between**: the standard deviation of the process medians, relative to their median;
+//! - **within**: the median of the processes' own 95% CI half-widths, relative likewise;
+//! - **layout-sensitive**: between exceeds within and 1%: where a process lands matters more
+//!   than how long it is measured;
+//! - **first-run effect**: with three or more processes, the first is slower than every other
+//!   by more than 2% and by more than three times the others' spread — cold caches (dentry,
+//!   page cache, the binary's pages) that only the first process of a run pays. Such a
+//!   process is a warm-up: the pooled figures leave it out, and say so.
+//!
+//! The interval of a pooled median covers both parts: the two-stage bootstrap (processes,
+//! then their samples), widened where needed to Student's t interval over the process medians,
+//! `t(0.975, n−1) · s / √n` around the pooled median — the bootstrap alone is too narrow with
+//! as few groups as a run has (it cannot see farther than the processes it drew).
+
+use super::bootstrap::median_ci;
+use super::stats::median;
+
+/// How far the first process must be above every other, relatively, to count as cold.
+const FIRST_RUN_MIN: f64 = 0.02;
+/// …and how many times the others' own spread.
+const FIRST_RUN_SPREADS: f64 = 3.0;
+/// Between-process spread above this (and above the within part) makes a configuration
+/// layout-sensitive.
+const LAYOUT_SENSITIVE_MIN: f64 = 0.01;
+/// Bootstrap resamples for each process's own interval.
+const RESAMPLES: usize = 400;
+
+/// The spread of one configuration's processes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// Each process's median, in the order they ran.
+    pub medians: Vec<f64>,
+    /// Standard deviation of the medians over their median (0 with one process), a cold
+    /// first process left out.
+    pub between: f64,
+    /// Median of the processes' 95% CI half-widths over their median's.
+    pub within: f64,
+    /// How much slower the first process was than the slowest other, relatively, when that
+    /// makes it a cold first run.
+    pub first_run: Option<f64>,
+}
+
+impl Spread {
+    /// From each process's samples (none empty, at least one process); `None` otherwise.
+    pub fn of(groups: &[&[f64]], seed: u64) -> Option<Spread> {
+        if groups.is_empty() || groups.iter().any(|g| g.is_empty()) {
+            return None;
+        }
+        let medians: Vec<f64> = groups.iter().map(|g| median(g)).collect::<Option<_>>()?;
+        let halves: Vec<f64> = groups
+            .iter()
+            .zip(&medians)
+            .filter_map(|(g, m)| {
+                let (lo, hi) = median_ci(g, 0.95, RESAMPLES, seed)?;
+                (*m != 0.0).then(|| (hi - lo) / 2.0 / m.abs())
+            })
+            .collect();
+        let first_run = first_run(&medians);
+        // A cold first process is a warm-up: the spread is that of the processes kept.
+        let kept = &medians[usize::from(first_run.is_some())..];
+        let center = median(kept)?;
+        Some(Spread {
+            between: relative_sd(kept, center),
+            within: median(&halves).unwrap_or(0.0),
+            first_run,
+            medians,
+        })
+    }
+
+    /// Where the process a configuration lands in matters more than how long it is measured.
+    pub fn layout_sensitive(&self) -> bool {
+        self.medians.len() >= 2
+            && self.between > self.within
+            && self.between >= LAYOUT_SENSITIVE_MIN
+    }
+
+    /// The medians the pooled figures use: all, or all but a cold first process.
+    pub fn kept(&self) -> &[f64] {
+        if self.first_run.is_some() {
+            &self.medians[1..]
+        } else {
+            &self.medians
+        }
+    }
+}
+
+/// The processes whose samples the pooled figures use: all, or all but a cold first one
+/// (see [`Spread::first_run`]). Every view and `compare` pool through this, so they agree.
+pub fn kept_groups<'a>(groups: &[&'a [f64]]) -> Vec<&'a [f64]> {
+    let medians: Option<Vec<f64>> = groups.iter().map(|g| median(g)).collect();
+    match medians.as_deref().and_then(first_run) {
+        Some(_) => groups[1..].to_vec(),
+        None => groups.to_vec(),
+    }
+}
+
+/// The interval of the ratio `b / a` of two sides' pooled medians that the spread between
+/// processes alone implies: Student's t on the logarithms of the process medians (Welch's
+/// standard error and degrees of freedom), around `ratio`.
+/// `None` unless both sides have two or more processes with positive medians.
+pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    let logs = |xs: &[f64]| -> Option<Vec<f64>> {
+        xs.iter().map(|&x| (x > 0.0).then(|| x.ln())).collect()
+    };
+    let (la, lb) = (logs(a)?, logs(b)?);
+    if la.len() < 2 || lb.len() < 2 || ratio.is_nan() || ratio <= 0.0 {
+        return None;
+    }
+    let var = |xs: &[f64]| {
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64
+    };
+    let (qa, qb) = (var(&la) / la.len() as f64, var(&lb) / lb.len() as f64);
+    let se = (qa + qb).sqrt();
+    if se == 0.0 {
+        return Some((ratio, ratio));
+    }
+    // Welch–Satterthwaite degrees of freedom, to the nearest whole number.
+    let df = (qa + qb).powi(2)
+        / (qa.powi(2) / (la.len() - 1) as f64 + qb.powi(2) / (lb.len() - 1) as f64);
+    let half = t975(df.round().max(1.0) as usize) * se;
+    half.is_finite()
+        .then(|| (ratio * (-half).exp(), ratio * half.exp()))
+}
+
+/// Student's t interval of the process medians' center, around `center`: `None` with fewer
+/// than two medians.
+pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
+    let n = medians.len();
+    if n < 2 || !center.is_finite() {
+        return None;
+    }
+    let mean = medians.iter().sum::<f64>() / n as f64;
+    let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t975(n - 1) * var.sqrt() / (n as f64).sqrt();
+    half.is_finite().then_some((center - half, center + half))
+}
+
+/// The hull of two intervals.
+pub fn hull(a: (f64, f64), b: Option<(f64, f64)>) -> (f64, f64) {
+    match b {
+        Some(b) => (a.0.min(b.0), a.1.max(b.1)),
+        None => a,
+    }
+}
+
+/// The 97.5% quantile of Student's t distribution with `df` degrees of freedom.
+pub fn t975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        // Past the table, the normal quantile plus the first term of its expansion.
+        _ => 1.960 + 2.4 / df as f64,
+    }
+}
+
+fn relative_sd(xs: &[f64], center: f64) -> f64 {
+    let n = xs.len();
+    if n < 2 || center == 0.0 {
+        return 0.0;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    var.sqrt() / center.abs()
+}
+
+/// The first median's excess over the slowest other, when it marks a cold first process.
+fn first_run(medians: &[f64]) -> Option<f64> {
+    let (first, others) = medians.split_first()?;
+    if others.len() < 2 {
+        return None;
+    }
+    let slowest = others.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let center = median(others)?;
+    if center <= 0.0 {
+        return None;
+    }
+    let excess = (first - slowest) / center;
+    let spread = relative_sd(others, center);
+    (excess > FIRST_RUN_MIN && excess > FIRST_RUN_SPREADS * spread).then_some(excess)
+}
+
+#[cfg(test)]
+mod tests;

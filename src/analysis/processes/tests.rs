@@ -1,0 +1,131 @@
+use super::*;
+use proptest::prelude::*;
+
+fn around(center: f64, n: usize, wiggle: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| center + wiggle * ((i * 7919) % 13) as f64 / 13.0)
+        .collect()
+}
+
+#[test]
+fn equal_processes_have_no_between_part() {
+    let a = around(100.0, 50, 0.5);
+    let s = Spread::of(&[&a, &a, &a], 1).unwrap();
+    assert_eq!(s.between, 0.0);
+    assert!(s.within > 0.0 && s.within < 0.01, "{s:?}");
+    assert!(!s.layout_sensitive());
+    assert_eq!(s.first_run, None);
+    assert_eq!(s.kept().len(), 3);
+}
+
+#[test]
+fn processes_far_apart_are_layout_sensitive() {
+    let (a, b, c) = (
+        around(100.0, 50, 0.2),
+        around(110.0, 50, 0.2),
+        around(95.0, 50, 0.2),
+    );
+    let s = Spread::of(&[&a, &b, &c], 1).unwrap();
+    assert!(s.between > 0.05, "{s:?}");
+    assert!(s.layout_sensitive());
+    // The first is not the slowest: no first-run effect.
+    assert_eq!(s.first_run, None);
+}
+
+#[test]
+fn a_cold_first_process_is_found_and_left_out() {
+    let (a, b, c, d) = (
+        around(130.0, 40, 0.2),
+        around(100.0, 40, 0.2),
+        around(100.5, 40, 0.2),
+        around(99.8, 40, 0.2),
+    );
+    let s = Spread::of(&[&a, &b, &c, &d], 1).unwrap();
+    let excess = s.first_run.expect("cold first process");
+    assert!((excess - 0.295).abs() < 0.01, "{excess}");
+    assert_eq!(s.kept().len(), 3);
+    // Two processes are too few to tell a cold one from noise.
+    assert_eq!(Spread::of(&[&a, &b], 1).unwrap().first_run, None);
+    // A first process within the others' spread is not cold.
+    let (e, f, g) = (
+        around(101.0, 40, 0.2),
+        around(98.0, 40, 0.2),
+        around(100.5, 40, 0.2),
+    );
+    assert_eq!(Spread::of(&[&e, &f, &g], 1).unwrap().first_run, None);
+}
+
+#[test]
+fn t_quantiles() {
+    assert_eq!(t975(2), 4.303);
+    assert!(t975(0).is_infinite());
+    assert!((t975(1000) - 1.962).abs() < 0.001);
+    let (lo, hi) = between_interval(100.0, &[99.0, 100.0, 101.0]).unwrap();
+    // s = 1, n = 3: t(2) / sqrt(3) = 2.484.
+    assert!((hi - 100.0 - 2.484).abs() < 0.001 && (100.0 - lo - 2.484).abs() < 0.001);
+    assert_eq!(between_interval(100.0, &[99.0]), None);
+    assert_eq!(hull((1.0, 2.0), Some((0.5, 1.5))), (0.5, 2.0));
+    assert_eq!(hull((1.0, 2.0), None), (1.0, 2.0));
+}
+
+#[test]
+fn kept_groups_drop_only_a_cold_first_process() {
+    let (cold, b, c) = (
+        around(130.0, 20, 0.2),
+        around(100.0, 20, 0.2),
+        around(100.4, 20, 0.2),
+    );
+    assert_eq!(kept_groups(&[&cold, &b, &c]).len(), 2);
+    assert_eq!(kept_groups(&[&b, &cold, &c]).len(), 3);
+    assert_eq!(kept_groups(&[&cold, &b]).len(), 2);
+}
+
+#[test]
+fn ratio_intervals_from_process_medians() {
+    let (lo, hi) =
+        ratio_between_interval(1.0, &[100.0, 101.0, 99.0], &[100.0, 102.0, 98.0]).unwrap();
+    assert!(lo < 1.0 && hi > 1.0 && lo > 0.9 && hi < 1.1, "{lo} {hi}");
+    // Identical processes on both sides: no width from between them.
+    assert_eq!(
+        ratio_between_interval(2.0, &[1.0, 1.0], &[2.0, 2.0]),
+        Some((2.0, 2.0))
+    );
+    assert_eq!(ratio_between_interval(1.0, &[1.0], &[1.0, 1.0]), None);
+    assert_eq!(ratio_between_interval(1.0, &[1.0, -1.0], &[1.0, 1.0]), None);
+}
+
+#[test]
+fn empty_input_has_no_spread() {
+    assert_eq!(Spread::of(&[], 1), None);
+    assert_eq!(Spread::of(&[&[1.0], &[]], 1), None);
+}
+
+proptest! {
+    #[test]
+    fn the_between_interval_contains_the_center_and_grows_with_spread(
+        medians in prop::collection::vec(1.0f64..1e6, 2..12),
+        stretch in 1.0f64..10.0,
+    ) {
+        let center = crate::analysis::median(&medians).unwrap();
+        let (lo, hi) = between_interval(center, &medians).unwrap();
+        prop_assert!(lo <= center && center <= hi);
+        let wider: Vec<f64> = medians.iter().map(|m| center + (m - center) * stretch).collect();
+        let (wlo, whi) = between_interval(center, &wider).unwrap();
+        prop_assert!(whi - wlo >= (hi - lo) * (stretch - 1e-9));
+    }
+
+    #[test]
+    fn spread_is_scale_free(
+        groups in prop::collection::vec(prop::collection::vec(1.0f64..1000.0, 5..30), 1..6),
+        scale in 0.001f64..1000.0,
+    ) {
+        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+        let scaled: Vec<Vec<f64>> = groups.iter().map(|g| g.iter().map(|x| x * scale).collect()).collect();
+        let srefs: Vec<&[f64]> = scaled.iter().map(|g| g.as_slice()).collect();
+        let a = Spread::of(&refs, 3).unwrap();
+        let b = Spread::of(&srefs, 3).unwrap();
+        prop_assert!((a.between - b.between).abs() <= 1e-9 * (1.0 + a.between));
+        prop_assert_eq!(a.first_run.is_some(), b.first_run.is_some());
+        prop_assert_eq!(a.medians.len(), groups.len());
+    }
+}
