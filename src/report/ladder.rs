@@ -48,6 +48,9 @@ pub struct Rung {
     pub ci: Option<(f64, f64)>,
     pub samples: String,
     pub status: String,
+    /// The median of each worker process the figure pools (`run --repeat`; empty for one
+    /// process and for derived rungs).
+    pub processes: Vec<f64>,
 }
 
 /// The rungs of the cost ladder, cheapest first (headline results plus the derived figures),
@@ -63,7 +66,15 @@ pub fn ladder(run: &Run) -> Ladder {
     let pooled = pool(&run.results);
     let figured: Vec<(&ExperimentResult, ResultFigures)> =
         pooled.iter().map(|p| (&p.result, p.figures())).collect();
-    ladder_of(&figured)
+    let mut l = ladder_of(&figured);
+    for rung in &mut l.rungs {
+        if let Some(p) = pooled.iter().find(|p| label(&p.result) == rung.label)
+            && p.processes > 1
+        {
+            rung.processes = p.process_medians();
+        }
+    }
+    l
 }
 
 fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
@@ -81,6 +92,7 @@ fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
             ci: f.ci,
             samples: r.samples.len().to_string(),
             status: r.status.as_str().to_string(),
+            processes: Vec::new(),
         })
         .collect();
     // The same order as the measured results: by median, ties in run order.
@@ -272,6 +284,7 @@ fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
                 ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED),
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
+                processes: Vec::new(),
             })
         })
         .collect()
