@@ -55,12 +55,14 @@ enum Ending {
     Ended(Option<Outcome>),
 }
 
-/// Run one experiment in a fresh worker, filling `result` with what it streams.
+/// Run one experiment in a fresh worker, filling `result` with what it streams. `process`:
+/// which of the configuration's `--repeat` processes this is, from 0.
 pub(super) fn drive_worker(
     info: &ExperimentInfo,
     params: &Params,
     plan: &Plan,
     cgroup_procs: Option<PathBuf>,
+    process: usize,
     result: &mut ExperimentResult,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Outcome {
@@ -87,7 +89,7 @@ pub(super) fn drive_worker(
         sampler: plan.sampler.clone(),
         cgroup_procs,
     };
-    let worker = match spawn(&exe, &job) {
+    let worker = match spawn(&exe, &job, process) {
         Ok(worker) => worker,
         Err(outcome) => return outcome,
     };
@@ -137,9 +139,10 @@ impl Dirs {
 
 /// Start `oslab worker` in a process group of its own, give it its job on stdin, and read its
 /// stdout and stderr on threads of their own.
-fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
+fn spawn(exe: &Path, job: &Job, process: usize) -> Result<Worker, Outcome> {
     let mut child = Command::new(exe)
         .arg("worker")
+        .env(crate::experiment::PROCESS_VAR, process.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

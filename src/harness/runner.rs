@@ -15,10 +15,12 @@ use crate::measure::load::{self, Load};
 use crate::model::{Calibration, ExperimentResult, Sample, Status};
 use crate::platform::cpustat::CpuTimes;
 
-/// Run one planned experiment in a fresh worker and judge it.
+/// Run one planned experiment in a fresh worker and judge it; `process` counts the repeats of
+/// the configuration from 0 (`run --repeat`).
 pub fn run_experiment(
     planned: &Planned,
     plan: &Plan,
+    process: usize,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> ExperimentResult {
     let (info, params) = (planned.info, &planned.params);
@@ -39,7 +41,15 @@ pub fn run_experiment(
     };
     let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
     let cpu_times = CpuTimes::now();
-    let outcome = drive_worker(info, params, plan, cgroup_procs, &mut result, on_sample);
+    let outcome = drive_worker(
+        info,
+        params,
+        plan,
+        cgroup_procs,
+        process,
+        &mut result,
+        on_sample,
+    );
     result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &plan.cpus);
     result.load = running_load.as_ref().map(load::Running::record);
     drop(running_load);

@@ -96,6 +96,20 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
         .collect()
 }
 
+/// For each result, in order: which of its configuration's worker processes it is (from 1)
+/// and how many there are.
+pub fn process_numbers(results: &[ExperimentResult]) -> Vec<(usize, usize)> {
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let same = |o: &&ExperimentResult| same_configuration(o, r);
+            let before = results[..i].iter().filter(same).count();
+            (before + 1, results.iter().filter(same).count())
+        })
+        .collect()
+}
+
 /// Merge the results of one configuration: samples concatenated, probe counts summed, each
 /// fact the median over the processes, the expectations checked again over the pooled
 /// counts. A process that failed or was unsupported makes the merged result say so.
@@ -260,6 +274,10 @@ mod tests {
         assert_eq!(pooled[0].figures().stats.unwrap().median, 3.0);
         assert!(pooled[0].is_of(&results[2]) && !pooled[0].is_of(&results[1]));
         assert_eq!(pooled[1].processes, 1);
+        assert_eq!(
+            process_numbers(&results),
+            vec![(1, 3), (1, 1), (2, 3), (3, 3)]
+        );
         assert_eq!(pooled[1].result, results[1]);
         // Processes at 1–2, 3 and 7–8 ns: the pooled CI covers the spread between them.
         let (lo, hi) = pooled[0].figures().ci.unwrap();

@@ -120,7 +120,7 @@ fn run_all(
     let mut progress =
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
     crate::platform::interrupt::install();
-    for _ in 0..repeat {
+    for process in 0..repeat as usize {
         for job in jobs {
             if crate::platform::interrupt::requested().is_some() {
                 return Ok(());
@@ -129,7 +129,8 @@ fn run_all(
             let name =
                 report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
             progress.start(format!("[{done}/{total}] {name}"));
-            let result = runner::run_experiment(job, plan, &mut |samples| progress.sample(samples));
+            let result =
+                runner::run_experiment(job, plan, process, &mut |samples| progress.sample(samples));
             store.add_result(run_id, &result)?;
             progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
         }
