@@ -426,6 +426,7 @@ fn chromium_check(file: &Path) {
     assert!(svgs >= 3, "the DOM has the svg charts: {svgs}");
     for part in [
         "<p class=\"lead\">",
+        "id=\"summary\"",
         "data-table=\"environment\"",
         "<table class=\"results\">",
         "</html>",
