@@ -285,7 +285,7 @@ fn row(name: &str, values: &[Option<String>], highlight: bool) -> String {
 
 /// The counters that do not work here, those with the same reason listed once: "10 counters
 /// (cycles, instructions, …): no hardware PMU is exposed here (…)".
-fn unsupported_counters(
+pub(super) fn unsupported_counters(
     counters: &std::collections::BTreeMap<String, crate::model::env::CounterAvailability>,
 ) -> Option<String> {
     let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
