@@ -8,10 +8,10 @@
 //! keep the processes apart as data.
 
 use crate::analysis::bootstrap::grouped_median_ci;
-use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
+use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
-use crate::model::{ExperimentResult, Fact, ProbeCount, Status};
+use crate::model::{ExperimentResult, Fact, Status};
 
 /// One configuration: its results merged, and how many worker processes measured it.
 pub struct Pooled {
@@ -170,23 +170,6 @@ fn merge(group: &[&ExperimentResult]) -> ExperimentResult {
         ));
     }
     merged
-}
-
-fn sum_probes(results: &[&ExperimentResult]) -> Vec<ProbeCount> {
-    let mut total: Vec<ProbeCount> = Vec::new();
-    for p in results.iter().flat_map(|r| &r.probes) {
-        match total.iter_mut().find(|t| t.name == p.name) {
-            Some(t) => {
-                t.ops += p.ops;
-                t.count.value = t.count.value.zip(p.count.value).map(|(a, b)| a + b);
-                t.count.raw += p.count.raw;
-                t.count.enabled_ns += p.count.enabled_ns;
-                t.count.running_ns += p.count.running_ns;
-            }
-            None => total.push(p.clone()),
-        }
-    }
-    total
 }
 
 /// Each fact as the median of its finite values over the processes (NaN when none has one),
