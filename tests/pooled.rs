@@ -111,6 +111,14 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
     let table = part(&page, "<table class=\"results\">", "</table>");
     let row = part(table, "(run 2)</td>", "</tr>");
     assert!(row.contains(&format!("<td>{shown} / spin</td>")), "{row}");
+    let medians: Vec<String> = each.iter().map(|m| time_ns(*m)).collect();
+    assert!(
+        row.contains(&format!(
+            "from 3 processes (medians {})",
+            medians.join(", ")
+        )),
+        "the processes are named as such: {row}"
+    );
 
     let ladder = part(&page, "data-chart=\"ladder-run2\"", "</svg>");
     assert!(ladder.contains(&format!(">{shown}</text>")), "{ladder}");

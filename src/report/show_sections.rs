@@ -4,7 +4,7 @@
 use crate::model::{ExperimentResult, LoadRecord};
 use crate::report::format::{Align, Table, sig3, time_ns, wrap};
 use crate::report::ladder::label;
-use crate::report::pool::Pooled;
+use crate::report::pool::{Pooled, process_numbers};
 
 /// The median of each worker process of every configuration measured by more than one
 /// (`run --repeat`), beside the pooled median the tables show.
@@ -70,16 +70,26 @@ pub(super) fn facts(results: &[ExperimentResult]) -> String {
 
 /// What each background load recorded (`--load`, or a suite configuration's own load).
 pub(super) fn loads(results: &[ExperimentResult]) -> String {
-    let with: Vec<(&ExperimentResult, &LoadRecord)> = results
+    let with: Vec<(&ExperimentResult, &LoadRecord, (usize, usize))> = results
         .iter()
-        .filter_map(|r| r.load.as_ref().map(|l| (r, l)))
+        .zip(process_numbers(results))
+        .filter_map(|(r, k)| r.load.as_ref().map(|l| (r, l, k)))
         .collect();
     if with.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nBackground load\n");
-    for (r, load) in with {
-        out.push_str(&format!("\n  {} beside load `{}`\n", label(r), load.kind));
+    for (r, load, (k, n)) in with {
+        let process = if n > 1 {
+            format!(" (process {k} of {n})")
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "\n  {}{process} beside load `{}`\n",
+            label(r),
+            load.kind
+        ));
         for (name, value) in &load.details {
             out.push_str(&wrap(&format!("{name}: {value}"), 96, "    ", "      "));
             out.push('\n');

@@ -88,7 +88,18 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
                 (Some(m), Some((lo, hi))) => time_range_ns(lo, hi, m),
                 _ => "–".into(),
             },
-            r.samples.len(),
+            match i.processes.len() {
+                n if n > 1 => format!(
+                    "{} from {n} processes (medians {})",
+                    r.samples.len(),
+                    i.processes
+                        .iter()
+                        .map(|&m| time_ns(m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                _ => r.samples.len().to_string(),
+            },
             r.status.as_str(),
             r.status.as_str(),
             warnings
