@@ -348,11 +348,13 @@ fn export_import_round_trip_of_a_real_run() {
     let mut lines = out.stdout.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
-        header[..16],
+        header[..18],
         [
             "run_id",
             "experiment",
             "params",
+            "label",
+            "process",
             "sample",
             "ops",
             "elapsed_ns",

@@ -179,7 +179,10 @@ fn synthetic_runs_render_every_chart() {
             );
         }
     }
-    assert!(page.contains("unsupported here: L1-dcache-load-misses: no hardware PMU"));
+    // The two PMU rates unsupported for one reason: one line naming both counters once.
+    assert!(
+        page.contains("unsupported here: L1-dcache-load-misses, dTLB-load-misses: no hardware PMU")
+    );
     assert!(page.contains("id=\"ladder-run1\""), "the ladder");
     assert!(
         page.contains("ctxswitch.pipe − pipe_noswitch, ÷ 2"),
@@ -215,11 +218,16 @@ fn metrics_with_nothing_to_draw_are_lines_and_ticks_are_round() {
          <b>Major page faults per operation</b>: 0 for every result</li>"
     ));
     assert!(!page.contains("<figure class=\"metric\" data-metric=\"majflt\""));
-    // The PMU rates: a line saying why, still marked unsupported.
+    // The PMU rates, unsupported for one reason: one line for both, each still marked.
     assert!(page.contains(
-        "<li class=\"metric-line unsupported\" data-metric=\"l1d_miss_rate\" \
+        "<li class=\"metric-line unsupported folded\"><span data-metric=\"l1d_miss_rate\" \
          data-family=\"syscall\" data-unsupported=\"syscall-l1d_miss_rate\">"
     ));
+    assert_eq!(
+        page.matches("no hardware PMU is exposed here (ENOENT)</li>")
+            .count(),
+        3
+    );
     assert!(!page.contains("<figure class=\"metric\" data-metric=\"l1d_miss_rate\""));
     // Measured metrics keep their chart.
     assert!(page.contains("<figure class=\"metric\" data-metric=\"stime\""));
@@ -240,6 +248,18 @@ fn two_runs_are_compared() {
     assert!(page.contains("kernel_release"), "the environment diff");
     assert!(page.contains("id=\"compare-grouped\""));
     assert!(page.contains("class=\"differs\""));
+    // The answer first, the machine last.
+    let at = |what: &str| page.find(what).unwrap_or_else(|| panic!("{what}"));
+    assert!(at("id=\"summary\"") < at("id=\"comparison\""));
+    assert!(at("id=\"comparison\"") < at("id=\"ladder-run1\""));
+    assert!(at("id=\"family-syscall\"") < at("id=\"environment\""));
+    assert!(
+        page.contains("<span class=\"verdict slower\">"),
+        "verdict counts"
+    );
+    // Rows alike on both fold into one line; the differing kernel stays on top.
+    assert!(page.contains("<summary>same on both: "));
+    assert!(at("<tr class=\"differs\"><th>kernel</th>") < at("<summary>same on both: "));
 }
 
 #[test]
@@ -406,6 +426,7 @@ fn chromium_check(file: &Path) {
     assert!(svgs >= 3, "the DOM has the svg charts: {svgs}");
     for part in [
         "<p class=\"lead\">",
+        "id=\"summary\"",
         "data-table=\"environment\"",
         "<table class=\"results\">",
         "</html>",

@@ -70,6 +70,25 @@ pub fn counter_per_op(name: &str, samples: &[Sample], probes: &[ProbeCount]) -> 
     Some(total / ops as f64)
 }
 
+/// The probe counts of several worker processes of one configuration, summed per counter
+/// (operations and counts): what a pooled figure, and `compare`, read a probe counter from.
+pub fn sum_probes(results: &[&ExperimentResult]) -> Vec<ProbeCount> {
+    let mut total: Vec<ProbeCount> = Vec::new();
+    for p in results.iter().flat_map(|r| &r.probes) {
+        match total.iter_mut().find(|t| t.name == p.name) {
+            Some(t) => {
+                t.ops += p.ops;
+                t.count.value = t.count.value.zip(p.count.value).map(|(a, b)| a + b);
+                t.count.raw += p.count.raw;
+                t.count.enabled_ns += p.count.enabled_ns;
+                t.count.running_ns += p.count.running_ns;
+            }
+            None => total.push(p.clone()),
+        }
+    }
+    total
+}
+
 /// Rusage fields per operation over the samples that have them (`maxrss_kb`: the largest);
 /// `None` when no sample has them.
 fn per_op_rusage(
@@ -239,6 +258,29 @@ mod tests {
         assert_eq!(f.outliers.total(), 1, "100 is flagged, not dropped");
         let (lo, hi) = f.ci.unwrap();
         assert!(lo <= 2.5 && 2.5 <= hi);
+    }
+
+    #[test]
+    fn probes_of_several_processes_are_summed() {
+        let probe = |ops: u64, v: f64| ProbeCount {
+            name: "syscalls".into(),
+            ops,
+            count: CounterValue {
+                value: Some(v),
+                raw: v as u64,
+                enabled_ns: 1,
+                running_ns: 1,
+            },
+        };
+        let mut a = result(&[1.0]);
+        a.probes = vec![probe(100, 100.0)];
+        let mut b = result(&[2.0]);
+        b.probes = vec![probe(300, 900.0)];
+        let total = sum_probes(&[&a, &b]);
+        assert_eq!(total.len(), 1);
+        assert_eq!((total[0].ops, total[0].count.value), (400, Some(1000.0)));
+        // 1000 / 400, not the first process's 1.0 per op.
+        assert_eq!(counter_per_op("syscalls", &[], &total), Some(2.5));
     }
 
     #[test]

@@ -28,6 +28,11 @@ pub const LINUX: &[Os] = &[Os::Linux];
 /// Runs on every system oslab knows.
 pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
 
+/// The environment variable that tells a worker which of its configuration's `--repeat`
+/// processes it is (from 0), set by the harness on every worker. Only the synthetic
+/// experiment's `spread` reads it, to give each process a known, different cost in tests.
+pub const PROCESS_VAR: &str = "OSLAB_PROCESS";
+
 /// Where an experiment may run, decided by the harness before setup.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {

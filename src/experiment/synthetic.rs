@@ -111,13 +111,18 @@ fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
         ));
     }
     let pages = params.u64("pages") as usize;
+    // Process k of a --repeat run spins `spread × k` ns more per operation.
+    let process: u64 = std::env::var(super::PROCESS_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let region = if pages > 0 {
         Some(Region::new(REGION_PAGES * PAGE)?)
     } else {
         None
     };
     Ok(Box::new(Spin {
-        ns: params.u64("ns"),
+        ns: params.u64("ns") + params.u64("spread") * process,
         mode,
         pages,
         region,
@@ -153,6 +158,16 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
             kind: ParamKind::Int { min: 0, max: 64 },
             default: "0",
             help: "fresh pages touched per operation (breaks its no-fault expectation)",
+        },
+        ParamSpec {
+            name: "spread",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 1_000_000,
+            },
+            default: "0",
+            help: "nanoseconds added per operation for each earlier --repeat process: process \
+                   k (from 0) spins ns + k × spread",
         },
     ],
     syscalls: &[],

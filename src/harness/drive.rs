@@ -146,6 +146,10 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
     }
     let mut child = command
         .arg("worker")
+        .env(
+            crate::experiment::PROCESS_VAR,
+            job.layout.map_or(0, |l| l.process).to_string(),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

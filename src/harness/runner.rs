@@ -15,7 +15,8 @@ use crate::measure::load::{self, Load};
 use crate::model::{Calibration, ExperimentResult, Sample, Status};
 use crate::platform::cpustat::CpuTimes;
 
-/// Run one planned experiment in a fresh worker and judge it.
+/// Run one planned experiment in a fresh worker and judge it (`plan.layout` says which of the
+/// configuration's processes it is).
 pub fn run_experiment(
     planned: &Planned,
     plan: &Plan,

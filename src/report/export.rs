@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::model::{Run, Rusage};
+use crate::report::pool::process_numbers;
 
 /// The `format` field of an export document.
 pub const FORMAT: &str = "oslab-run";
@@ -74,7 +75,9 @@ fn one_line(text: &str) -> String {
     text.replace('\n', " ")
 }
 
-/// One row per sample: run_id, experiment, params (`k=v;k=v`), sample, ops, elapsed_ns,
+/// One row per sample: run_id, experiment, params (`k=v;k=v`), label (a suite's name for the
+/// configuration), process (which of the configuration's `--repeat` worker processes took it,
+/// from 1), sample, ops, elapsed_ns,
 /// ns_per_op, every getrusage field, then one column per counter name that appears anywhere
 /// in the run (its multiplexing-scaled value; empty when not counted in that sample).
 pub fn csv(run: &Run) -> String {
@@ -88,6 +91,8 @@ pub fn csv(run: &Run) -> String {
         "run_id",
         "experiment",
         "params",
+        "label",
+        "process",
         "sample",
         "ops",
         "elapsed_ns",
@@ -99,7 +104,7 @@ pub fn csv(run: &Run) -> String {
     header.extend(Rusage::FIELDS.iter().map(|f| f.to_string()));
     header.extend(counters.iter().map(|c| c.to_string()));
     let mut out = csv_line(&header);
-    for r in &run.results {
+    for (r, (process, _)) in run.results.iter().zip(process_numbers(&run.results)) {
         let params = r
             .params
             .iter()
@@ -111,6 +116,8 @@ pub fn csv(run: &Run) -> String {
                 run.id.to_string(),
                 r.experiment.clone(),
                 params.clone(),
+                r.label.clone().unwrap_or_default(),
+                process.to_string(),
                 idx.to_string(),
                 s.ops.to_string(),
                 number(s.elapsed_ns),

@@ -1,13 +1,15 @@
 //! The JSON contract of `oslab run --json` and `oslab show --json`: one document per run,
 //! times in nanoseconds per operation. Field names are stable; fields may be added.
-//! `results` holds one entry per worker process; `configurations` one per configuration,
-//! its processes pooled, with the figures `show` and the report print.
+//!
+//! `results` keeps every worker process apart (one entry per process, numbered); the figure of
+//! a configuration — what every other view shows — is in `configurations`, from
+//! `Pooled::figures`.
 
 use serde_json::{Value, json};
 
 use crate::analysis::result::{ResultFigures, figures};
 use crate::model::{ExperimentResult, Run};
-use crate::report::pool::{Pooled, pool};
+use crate::report::pool::{Pooled, pool, process_numbers};
 
 pub fn run_document(run: &Run) -> Value {
     json!({
@@ -19,29 +21,40 @@ pub fn run_document(run: &Run) -> Value {
         "settings": run.settings,
         "clock": run.clock,
         "environment": run.environment,
-        "results": run.results.iter().map(result_document).collect::<Vec<_>>(),
         "configurations": pool(&run.results).iter().map(configuration_document).collect::<Vec<_>>(),
+        "results": run
+            .results
+            .iter()
+            .zip(process_numbers(&run.results))
+            .map(|(r, (k, n))| {
+                let mut doc = result_document(r);
+                doc["process"] = json!(k);
+                doc["processes"] = json!(n);
+                doc
+            })
+            .collect::<Vec<_>>(),
     })
 }
 
-/// One configuration as every view shows it: its processes pooled (`report::pool`), with
-/// what differed between them. `results` above keeps each process apart.
+/// One configuration (experiment, parameters, suite label) over the pooled samples of the
+/// worker processes that measured it: the figure every view of the run shows.
 pub fn configuration_document(p: &Pooled) -> Value {
     let f = p.figures();
+    let r = &p.result;
     let spread = p.spread.as_ref();
     json!({
-        "experiment": p.result.experiment,
-        "label": p.result.label,
-        "params": p.result.params,
-        "unit": p.result.unit,
-        "status": p.result.status.as_str(),
-        "reason": p.result.reason,
+        "experiment": r.experiment,
+        "label": r.label,
+        "params": r.params,
+        "unit": r.unit,
+        "status": r.status.as_str(),
+        "reason": r.reason,
         "processes": p.processes,
-        "samples": p.result.samples.len(),
+        "samples": r.samples.len(),
         "median": f.stats.as_ref().map(|s| s.median),
         "ci_low": f.ci.map(|c| c.0),
         "ci_high": f.ci.map(|c| c.1),
-        "process_medians": spread.map(|s| s.medians.clone()),
+        "process_medians": p.process_medians(),
         "between_processes": spread.map(|s| s.between),
         "within_process": spread.map(|s| s.within),
         "layout_sensitive": spread.is_some_and(|s| s.layout_sensitive()),

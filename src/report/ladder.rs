@@ -6,9 +6,10 @@
 use crate::analysis::bootstrap::two_sample_ci;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
-use crate::model::{ExperimentResult, LoadRecord, Run, Status};
+use crate::model::{ExperimentResult, Run, Status};
 use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
 use crate::report::pool::pool;
+use crate::report::show_sections as sections;
 
 /// The baseline every rung is compared with.
 const BASELINE: &str = "syscall.function_call";
@@ -48,6 +49,9 @@ pub struct Rung {
     pub ci: Option<(f64, f64)>,
     pub samples: String,
     pub status: String,
+    /// The median of each worker process the figure pools (`run --repeat`; empty for one
+    /// process and for derived rungs).
+    pub processes: Vec<f64>,
 }
 
 /// The rungs of the cost ladder, cheapest first (headline results plus the derived figures),
@@ -63,7 +67,15 @@ pub fn ladder(run: &Run) -> Ladder {
     let pooled = pool(&run.results);
     let figured: Vec<(&ExperimentResult, ResultFigures)> =
         pooled.iter().map(|p| (&p.result, p.figures())).collect();
-    ladder_of(&figured)
+    let mut l = ladder_of(&figured);
+    for rung in &mut l.rungs {
+        if let Some(p) = pooled.iter().find(|p| label(&p.result) == rung.label)
+            && p.processes > 1
+        {
+            rung.processes = p.process_medians();
+        }
+    }
+    l
 }
 
 fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
@@ -81,6 +93,7 @@ fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
             ci: f.ci,
             samples: r.samples.len().to_string(),
             status: r.status.as_str().to_string(),
+            processes: Vec::new(),
         })
         .collect();
     // The same order as the measured results: by median, ties in run order.
@@ -154,62 +167,11 @@ pub fn render(run: &Run) -> String {
         }
     }
     out.push_str(&other_results(&others, baseline));
+    out.push_str(&sections::processes(&pooled));
     out.push_str(&counter_table(&measured));
-    out.push_str(&facts_section(&merged));
-    out.push_str(&loads_section(&run.results));
+    out.push_str(&sections::facts(&merged));
+    out.push_str(&sections::loads(&run.results));
     out.push_str(&notes(&figured, &process_notes));
-    out
-}
-
-/// The figures experiments measured besides their timed operation (`Routine::facts`).
-fn facts_section(results: &[ExperimentResult]) -> String {
-    let with: Vec<&ExperimentResult> = results.iter().filter(|r| !r.facts.is_empty()).collect();
-    if with.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nOther figures (measured besides the timed operation)\n");
-    for r in with {
-        out.push_str(&format!("\n  {}\n", label(r)));
-        let mut table = Table::new(&[
-            ("figure", Align::Left),
-            ("value", Align::Right),
-            ("unit", Align::Left),
-            ("how", Align::Left),
-        ]);
-        for fact in &r.facts {
-            table.row(vec![
-                fact.name.clone(),
-                if fact.value.is_finite() {
-                    sig3(fact.value)
-                } else {
-                    "–".into()
-                },
-                fact.unit.clone(),
-                fact.note.clone(),
-            ]);
-        }
-        out.push_str(&table.render(4));
-    }
-    out
-}
-
-/// What each background load recorded (`--load`, or a suite configuration's own load).
-fn loads_section(results: &[ExperimentResult]) -> String {
-    let with: Vec<(&ExperimentResult, &LoadRecord)> = results
-        .iter()
-        .filter_map(|r| r.load.as_ref().map(|l| (r, l)))
-        .collect();
-    if with.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nBackground load\n");
-    for (r, load) in with {
-        out.push_str(&format!("\n  {} beside load `{}`\n", label(r), load.kind));
-        for (name, value) in &load.details {
-            out.push_str(&wrap(&format!("{name}: {value}"), 96, "    ", "      "));
-            out.push('\n');
-        }
-    }
     out
 }
 
@@ -280,6 +242,7 @@ fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
                 ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED),
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
+                processes: Vec::new(),
             })
         })
         .collect()

@@ -12,3 +12,4 @@ pub mod list;
 pub mod maps;
 pub mod pool;
 pub mod progress;
+mod show_sections;

@@ -1,20 +1,25 @@
 //! Repeats merged for presentation: `oslab run --repeat N` measures each configuration in N
-//! worker processes, interleaved, and stores N results. The tables and the HTML page show one
-//! row per configuration over the pooled samples of its processes; the store, the JSON
-//! document and `compare` (whose unit is the process) keep them apart.
+//! worker processes, interleaved, and stores N results. Every figure of a configuration (run,
+//! experiment, parameters) that oslab shows — the tables of `show`, the cost ladder, the HTML
+//! page's tables and charts, the comparison's medians, the `configurations` of the JSON
+//! document — is `Pooled::figures` over the pooled samples of its processes; no view picks one
+//! process. The per-process medians (`Pooled::process_medians`) are shown beside it, labelled
+//! as such. The store, the JSON document's `results` and `compare` (whose unit is the process)
+//! keep the processes apart as data.
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::processes::{Spread, between_interval, hull};
-use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures};
+use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
-use crate::model::{ExperimentResult, Fact, ProbeCount, Status};
+use crate::model::{ExperimentResult, Fact, Status};
 
 /// One configuration: its results merged, and how many worker processes measured it.
 pub struct Pooled {
     pub result: ExperimentResult,
     pub processes: usize,
-    /// How many of the merged samples each measuring process contributed, in order.
+    /// How many of the merged samples each measuring process contributed, in order (a cold
+    /// first process left out).
     sample_counts: Vec<usize>,
     /// What differed between the measuring processes (all of them, a cold first one
     /// included); `None` when none measured.
@@ -22,21 +27,16 @@ pub struct Pooled {
 }
 
 impl Pooled {
-    /// The figures of the merged result. With samples from several processes the CI of the
-    /// median is the two-stage bootstrap over them (processes, then their samples), widened
-    /// to Student's t interval over the process medians (`analysis::processes`), as `compare`
-    /// does: the spread between processes widens it.
+    /// The figures of the configuration: the one function every view takes its median and CI
+    /// from. With samples from several processes the CI of the median is the two-stage
+    /// bootstrap over them (processes, then their samples), widened to Student's t interval
+    /// over the process medians (`analysis::processes`), as `compare` does: the spread between
+    /// processes widens it.
     pub fn figures(&self) -> ResultFigures {
         let mut f = figures(&self.result);
         if self.sample_counts.len() > 1 {
-            let values: Vec<f64> = self.result.samples.iter().map(|s| s.ns_per_op).collect();
-            let mut groups: Vec<&[f64]> = Vec::new();
-            let mut rest = values.as_slice();
-            for &n in &self.sample_counts {
-                let (group, tail) = rest.split_at(n.min(rest.len()));
-                groups.push(group);
-                rest = tail;
-            }
+            let values = self.values();
+            let groups = self.groups(&values);
             let between = match (&self.spread, &f.stats) {
                 (Some(spread), Some(stats)) => between_interval(stats.median, spread.kept()),
                 _ => None,
@@ -46,6 +46,41 @@ impl Pooled {
         }
         f
     }
+
+    /// The median time per operation of each process that took samples, in run order (a
+    /// cold first process included, though the pooled figure leaves it out): what the pooled
+    /// figure is made of, shown beside it (never instead of it).
+    pub fn process_medians(&self) -> Vec<f64> {
+        self.spread
+            .as_ref()
+            .map(|s| s.medians.clone())
+            .unwrap_or_default()
+    }
+
+    fn values(&self) -> Vec<f64> {
+        self.result.samples.iter().map(|s| s.ns_per_op).collect()
+    }
+
+    /// `values` cut into the samples of each measuring process.
+    fn groups<'a>(&self, values: &'a [f64]) -> Vec<&'a [f64]> {
+        let mut groups: Vec<&[f64]> = Vec::new();
+        let mut rest = values;
+        for &n in &self.sample_counts {
+            let (group, tail) = rest.split_at(n.min(rest.len()));
+            groups.push(group);
+            rest = tail;
+        }
+        groups
+    }
+
+    /// Whether this is the configuration of `r` (experiment, parameters, suite label).
+    pub fn is_of(&self, r: &ExperimentResult) -> bool {
+        same_configuration(&self.result, r)
+    }
+}
+
+fn same_configuration(a: &ExperimentResult, b: &ExperimentResult) -> bool {
+    a.experiment == b.experiment && a.params == b.params && a.label == b.label
 }
 
 /// The results of a run with those of one configuration (experiment, parameters, suite
@@ -53,9 +88,7 @@ impl Pooled {
 pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
     let mut groups: Vec<Vec<&ExperimentResult>> = Vec::new();
     for r in results {
-        match groups.iter_mut().find(|g| {
-            g[0].experiment == r.experiment && g[0].params == r.params && g[0].label == r.label
-        }) {
+        match groups.iter_mut().find(|g| same_configuration(g[0], r)) {
             Some(g) => g.push(r),
             None => groups.push(vec![r]),
         }
@@ -117,6 +150,20 @@ impl Pooled {
     }
 }
 
+/// For each result, in order: which of its configuration's worker processes it is (from 1)
+/// and how many there are.
+pub fn process_numbers(results: &[ExperimentResult]) -> Vec<(usize, usize)> {
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let same = |o: &&ExperimentResult| same_configuration(o, r);
+            let before = results[..i].iter().filter(same).count();
+            (before + 1, results.iter().filter(same).count())
+        })
+        .collect()
+}
+
 /// Merge the results of one configuration: samples concatenated, probe counts summed, each
 /// fact the median over the processes, the expectations checked again over the pooled
 /// counts. A process that failed or was unsupported makes the merged result say so.
@@ -173,23 +220,6 @@ fn merge(group: &[&ExperimentResult], measured: &[&ExperimentResult]) -> Experim
         ));
     }
     merged
-}
-
-fn sum_probes(results: &[&ExperimentResult]) -> Vec<ProbeCount> {
-    let mut total: Vec<ProbeCount> = Vec::new();
-    for p in results.iter().flat_map(|r| &r.probes) {
-        match total.iter_mut().find(|t| t.name == p.name) {
-            Some(t) => {
-                t.ops += p.ops;
-                t.count.value = t.count.value.zip(p.count.value).map(|(a, b)| a + b);
-                t.count.raw += p.count.raw;
-                t.count.enabled_ns += p.count.enabled_ns;
-                t.count.running_ns += p.count.running_ns;
-            }
-            None => total.push(p.clone()),
-        }
-    }
-    total
 }
 
 /// Each fact as the median of its finite values over the processes (NaN when none has one),
@@ -273,7 +303,14 @@ mod tests {
         assert_eq!(pooled[0].result.samples.len(), 5);
         assert_eq!(pooled[0].result.facts[0].value, 3.0, "median of 1, 3, 7");
         assert_eq!(pooled[0].result.duration_s, 3.0);
+        assert_eq!(pooled[0].process_medians(), vec![1.5, 3.0, 7.5]);
+        assert_eq!(pooled[0].figures().stats.unwrap().median, 3.0);
+        assert!(pooled[0].is_of(&results[2]) && !pooled[0].is_of(&results[1]));
         assert_eq!(pooled[1].processes, 1);
+        assert_eq!(
+            process_numbers(&results),
+            vec![(1, 3), (1, 1), (2, 3), (3, 3)]
+        );
         assert_eq!(pooled[1].result, results[1]);
         // Processes at 1–2, 3 and 7–8 ns: the pooled CI covers the spread between them.
         let (lo, hi) = pooled[0].figures().ci.unwrap();

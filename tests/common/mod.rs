@@ -365,6 +365,19 @@ pub fn check_run_contract(doc: &Value) {
     for r in results(doc) {
         check_result_contract(r);
     }
+    // Every result is one process of one configuration.
+    let configurations = doc["configurations"]
+        .as_array()
+        .expect("configurations is an array");
+    let processes: u64 = configurations
+        .iter()
+        .map(|c| c["processes"].as_u64().expect("configurations[].processes"))
+        .sum();
+    assert_eq!(processes as usize, results(doc).len());
+    for c in configurations {
+        assert!(c["median"].is_null() || c["median"].is_f64(), "{c:#}");
+        assert!(c["process_medians"].is_array(), "{c:#}");
+    }
 }
 
 /// The contract of one result: every field present with its type, statuses from the allowed

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::result::counter_per_op;
+use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
 use crate::model::{ExperimentResult, Run, Rusage, Sample};
 
@@ -147,11 +147,13 @@ enum Side {
 
 fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
     if let Metric::Counter(name) = metric
-        && let Some(r) = results
+        && results
             .iter()
-            .find(|r| r.probes.iter().any(|p| p.name == *name))
+            .any(|r| r.probes.iter().any(|p| p.name == *name))
     {
-        return counter_per_op(name, &r.samples, &r.probes).map(Side::Figure);
+        // Counted over untimed batches: the probes of every process summed, as the pooled
+        // figure of the configuration reads them.
+        return counter_per_op(name, &[], &sum_probes(results)).map(Side::Figure);
     }
     let groups: Vec<Vec<f64>> = results
         .iter()

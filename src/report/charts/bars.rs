@@ -19,6 +19,15 @@ pub struct Bar {
     pub title: String,
     /// CSS class of the bar: `ok`, `suspect`, `derived`, `failed`, or `s0`…`s5` for series.
     pub class: String,
+    /// Values drawn as labelled dots on the bar: the median of each worker process a pooled
+    /// figure is made of (empty for a single process).
+    pub dots: Vec<Dot>,
+}
+
+/// A value marked on a bar, with its tooltip.
+pub struct Dot {
+    pub value: f64,
+    pub title: String,
 }
 
 /// Horizontal bars, one row each, with optional whiskers and their figure printed after them;
@@ -35,6 +44,7 @@ pub fn hbars(
     let left = label_width(bars.iter().map(|b| b.label.chars().count()));
     let height = TOP + ROW * bars.len() as f64 + AXIS;
     let mut values: Vec<f64> = bars.iter().filter_map(|b| b.value).collect();
+    values.extend(bars.iter().flat_map(|b| b.dots.iter().map(|d| d.value)));
     values.extend(
         bars.iter()
             .filter_map(|b| b.whisker)
@@ -82,6 +92,7 @@ pub fn hbars(
             );
             right = right.max(c);
         }
+        right = right.max(draw_dots(&mut out, &axis, scale, &b.dots, mid));
         let _ = write!(
             out,
             r#"<text class="value" x="{}" y="{}">{}</text>"#,
@@ -92,6 +103,32 @@ pub fn hbars(
     }
     out.push_str("</svg>");
     out
+}
+
+/// The dots of one bar on its middle line (`class="process"`); returns the rightmost x.
+fn draw_dots(out: &mut String, axis: &Axis, scale: Scale, dots: &[Dot], mid: f64) -> f64 {
+    let mut right = axis.x0;
+    out.push_str(if dots.is_empty() {
+        ""
+    } else {
+        "<g class=\"processes\">"
+    });
+    for d in dots
+        .iter()
+        .filter(|d| d.value.is_finite() && (scale == Scale::Linear || d.value > 0.0))
+    {
+        let x = axis.px(d.value);
+        right = right.max(x + 3.0);
+        let _ = write!(
+            out,
+            r#"<circle class="process" cx="{}" cy="{}" r="3"><title>{}</title></circle>"#,
+            f1(x),
+            f1(mid),
+            esc(&d.title)
+        );
+    }
+    out.push_str(if dots.is_empty() { "" } else { "</g>" });
+    right
 }
 
 /// The bar of `b` in the row at `y` (none without a drawable value); returns where it ends.

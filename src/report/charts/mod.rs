@@ -18,7 +18,7 @@ mod strips;
 mod tests;
 pub mod ticks;
 
-pub use bars::{Bar, hbars};
+pub use bars::{Bar, Dot, hbars};
 pub use curve::{Point, curve};
 pub use strips::{Strip, strips};
 pub use ticks::Unit;

@@ -28,6 +28,10 @@ fn text_is_escaped() {
             text: "2".into(),
             title: "two".into(),
             class: "ok".into(),
+            dots: vec![Dot {
+                value: 1.8,
+                title: "process 1 <of 2>".into(),
+            }],
         }],
         Scale::Linear,
         Unit::Decimal,
@@ -35,6 +39,7 @@ fn text_is_escaped() {
         WIDTH,
     );
     assert!(svg.contains("x&lt;y") && svg.ends_with("</svg>"));
+    assert!(svg.contains(r#"class="process""#) && svg.contains("process 1 &lt;of 2&gt;"));
 }
 
 #[test]

@@ -1,36 +1,47 @@
 //! The comparison section: the first run against each other one, as `oslab compare` does,
 //! and every result's median per run side by side.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::cost_ladder::process_dots;
 use super::run_name;
 use crate::analysis::compare::{
     DEFAULT_NOISE, Metric, Pair, RunComparison, compare_runs, default_noise,
 };
-use crate::analysis::result::figures;
 use crate::model::Run;
 use crate::report::charts::{self, Bar, Scale, Unit, esc};
 use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
+use crate::report::pool::Pooled;
 
-pub(super) fn section(runs: &[Run]) -> String {
+/// The first run against each other one, as `oslab compare` does (time per operation, the
+/// default noise band).
+pub(super) fn compare_all(runs: &[Run]) -> Vec<RunComparison> {
+    runs.iter()
+        .skip(1)
+        .map(|b| {
+            let (noise, _) = default_noise(&runs[0], b);
+            compare_runs(&runs[0], b, &Metric::Time, noise)
+        })
+        .collect()
+}
+
+pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunComparison]) -> String {
     let mut s = String::from("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
     let _ = writeln!(
         s,
         "<p class=\"caption\">A = {} against each other run; B/A above 1 means B costs more. \
+         A and B are the medians over each run's pooled worker processes. \
          A change is claimed when the Mann-Whitney p &lt; 0.05 and the 95% CI of B/A lies \
          outside the noise band: ±{}%, or the runs' precision target when larger (as \
          <code>oslab compare</code>).</p>",
         run_name(&runs[0]),
         sig3(DEFAULT_NOISE * 100.0)
     );
-    for b in &runs[1..] {
-        let (noise, _) = default_noise(&runs[0], b);
-        let cmp = compare_runs(&runs[0], b, &Metric::Time, noise);
-        s.push_str(&comparison_table(&runs[0], b, &cmp));
+    for (b, cmp) in runs[1..].iter().zip(cmps) {
+        s.push_str(&comparison_table(&runs[0], b, cmp));
     }
-    s.push_str(&grouped_bars(runs));
+    s.push_str(&grouped_bars(runs, pooled));
     s.push_str("</section>\n");
     s
 }
@@ -87,48 +98,35 @@ pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String 
     s
 }
 
-/// Time per operation of every result, one bar per run side by side.
-pub(super) fn grouped_bars(runs: &[Run]) -> String {
-    let mut keys: Vec<(String, BTreeMap<String, String>, String)> = Vec::new();
-    for r in runs.iter().flat_map(|r| &r.results) {
-        if !keys
-            .iter()
-            .any(|(e, p, _)| *e == r.experiment && *p == r.params)
-        {
-            keys.push((r.experiment.clone(), r.params.clone(), label(r)));
+/// Time per operation of every configuration, one bar per run side by side: each bar is the
+/// pooled figure of the run's worker processes (`Pooled::figures`, as everywhere on the page),
+/// with each process's median as a labelled dot on it.
+pub(super) fn grouped_bars(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
+    let mut keys: Vec<&Pooled> = Vec::new();
+    for p in pooled.iter().flatten() {
+        if !keys.iter().any(|k| k.is_of(&p.result)) {
+            keys.push(p);
         }
     }
     let mut bars = Vec::new();
-    for (experiment, params, name) in &keys {
-        for (i, run) in runs.iter().enumerate() {
-            let found = run
-                .results
-                .iter()
-                .find(|r| r.experiment == *experiment && r.params == *params);
-            let f = found.map(figures);
-            let median = f.as_ref().and_then(|f| f.stats.as_ref()).map(|s| s.median);
-            bars.push(Bar {
-                label: if i == 0 { name.clone() } else { String::new() },
-                value: median.filter(|m| *m > 0.0),
-                whisker: f.as_ref().and_then(|f| f.ci),
-                text: match (found, median) {
-                    (_, Some(m)) => format!("{} · run {}", time_ns(m), run.id),
-                    (Some(r), None) => format!("{} in run {}", r.status.as_str(), run.id),
-                    (None, None) => format!("not in run {}", run.id),
-                },
-                title: format!(
-                    "{name}, {}: {}",
-                    run_name(run),
-                    median.map_or("no samples".into(), time_ns)
-                ),
-                class: format!("s{}", i % 6),
-            });
+    for key in &keys {
+        let name = label(&key.result);
+        for (i, (run, pooled)) in runs.iter().zip(pooled).enumerate() {
+            let found = pooled.iter().find(|p| p.is_of(&key.result));
+            bars.push(side_bar(&name, i, run, found));
         }
     }
     let mut s = String::from(
         "<h3>Time per operation, side by side</h3>\n<p class=\"caption\">Median per run \
-         (log scale), whisker: 95% CI. ",
+         (log scale), whisker: 95% CI",
     );
+    if bars.iter().any(|b| !b.dots.is_empty()) {
+        s.push_str(
+            "; a run measured with --repeat pools its worker processes, and the dots on its bar \
+             mark each process's median (hover for which)",
+        );
+    }
+    s.push_str(". ");
     for (i, run) in runs.iter().enumerate() {
         let _ = write!(
             s,
@@ -149,6 +147,51 @@ pub(super) fn grouped_bars(runs: &[Run]) -> String {
     ));
     s.push('\n');
     s
+}
+
+/// The bar of run number `i` for one configuration (`found`: its pooled result, if measured).
+fn side_bar(name: &str, i: usize, run: &Run, found: Option<&Pooled>) -> Bar {
+    let f = found.map(Pooled::figures);
+    let median = f.as_ref().and_then(|f| f.stats.as_ref()).map(|s| s.median);
+    let medians = found
+        .filter(|p| p.processes > 1)
+        .map(Pooled::process_medians)
+        .unwrap_or_default();
+    let spread = match (
+        medians.iter().copied().reduce(f64::min),
+        medians.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) if medians.len() > 1 => {
+            format!(
+                " · {} processes {} – {}",
+                medians.len(),
+                time_ns(lo),
+                time_ns(hi)
+            )
+        }
+        _ => String::new(),
+    };
+    Bar {
+        label: if i == 0 {
+            name.to_string()
+        } else {
+            String::new()
+        },
+        value: median.filter(|m| *m > 0.0),
+        whisker: f.as_ref().and_then(|f| f.ci),
+        text: match (found, median) {
+            (_, Some(m)) => format!("{} · run {}{spread}", time_ns(m), run.id),
+            (Some(p), None) => format!("{} in run {}", p.result.status.as_str(), run.id),
+            (None, None) => format!("not in run {}", run.id),
+        },
+        title: format!(
+            "{name}, {}: {}{spread}",
+            run_name(run),
+            median.map_or("no samples".into(), time_ns)
+        ),
+        class: format!("s{}", i % 6),
+        dots: process_dots(&format!("{name}, {}", run_name(run)), &medians),
+    }
 }
 
 /// One row of the comparison table: A, B, B/A with its CI, p and the verdict.

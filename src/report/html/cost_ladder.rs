@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::run_name;
 use crate::model::Run;
-use crate::report::charts::{self, Bar, Scale, Unit, esc};
+use crate::report::charts::{self, Bar, Dot, Scale, Unit, esc};
 use crate::report::format::{time_ns, time_range_ns, times};
 use crate::report::ladder::{self, Rung};
 
@@ -32,7 +32,13 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
     let _ = writeln!(
         s,
         "<p class=\"caption\">Time per operation, log scale, cheapest first; whiskers: 95% CI \
-         of the median{}. Derived rungs (purple) are computed from two results.</p>",
+         of the median{}{}. Derived rungs (purple) are computed from two results.</p>",
+        if l.rungs.iter().any(|r| r.processes.len() > 1) {
+            "; bars pool the worker processes of a configuration, dots mark each process's \
+             median"
+        } else {
+            ""
+        },
         if l.baseline.is_some() {
             "; labels give each figure as a multiple of a plain function call \
              (syscall.function_call)"
@@ -96,5 +102,27 @@ fn rung_bar(r: &Rung, baseline: Option<f64>) -> Bar {
             r.status
         ),
         class: class.into(),
+        dots: process_dots(&r.label, &r.processes),
     }
+}
+
+/// The medians of the worker processes a pooled figure is made of, as labelled dots (none for
+/// a single process).
+pub(super) fn process_dots(label: &str, medians: &[f64]) -> Vec<Dot> {
+    if medians.len() < 2 {
+        return Vec::new();
+    }
+    medians
+        .iter()
+        .enumerate()
+        .map(|(k, &m)| Dot {
+            value: m,
+            title: format!(
+                "{label}: process {} of {}, median {}",
+                k + 1,
+                medians.len(),
+                time_ns(m)
+            ),
+        })
+        .collect()
 }

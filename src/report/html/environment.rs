@@ -1,5 +1,6 @@
-//! The environment section: the machine-spec table a lab write-up starts with, one column
-//! per run, rows that differ highlighted.
+//! The environment section, last on the page: the machine-spec table a lab write-up needs,
+//! one column per run; with several runs the rows that differ first and highlighted, the
+//! identical ones folded into one line.
 
 use std::fmt::Write as _;
 
@@ -177,14 +178,7 @@ const SECURITY_AND_TOOLS: &[(&str, Field)] = &[
         (!ok.is_empty()).then(|| ok.join(", "))
     }),
     ("counters unsupported here", |r| {
-        let no: Vec<String> = r
-            .environment
-            .counters
-            .iter()
-            .filter(|(_, c)| !c.supported)
-            .map(|(n, c)| format!("{n}: {}", c.reason.as_deref().unwrap_or("no reason")))
-            .collect();
-        (!no.is_empty()).then(|| no.join("\n"))
+        unsupported_counters(&r.environment.counters)
     }),
     ("kernel command line", |r| {
         r.environment.kernel_cmdline.clone()
@@ -213,47 +207,103 @@ const SECURITY_AND_TOOLS: &[(&str, Field)] = &[
     ("hostname", |r| r.environment.hostname.clone()),
 ];
 
+/// The machine last: one column per run. With several runs the rows that differ come first,
+/// highlighted, and the rows identical in every run fold into one `<details>` line.
 pub(super) fn section(runs: &[Run]) -> String {
-    let rows = MACHINE.iter().chain(SYSTEM).chain(SECURITY_AND_TOOLS);
-    let mut s = String::from(
-        "<section id=\"environment\">\n<h2>Environment</h2>\n<table class=\"env\" \
-         data-table=\"environment\">\n<thead><tr><th></th>",
-    );
+    let mut s = String::from("<section id=\"environment\">\n<h2>Environment</h2>\n");
+    let mut head = String::from("<thead><tr><th></th>");
     for r in runs {
-        let _ = write!(s, "<th>{}</th>", run_name(r));
+        let _ = write!(head, "<th>{}</th>", run_name(r));
     }
-    s.push_str("</tr></thead>\n<tbody>\n");
-    for (name, field) in rows {
+    head.push_str("</tr></thead>\n");
+    let (mut differ, mut same) = (String::new(), String::new());
+    let (mut same_rows, mut highlighted) = (0, 0);
+    for (name, field) in MACHINE.iter().chain(SYSTEM).chain(SECURITY_AND_TOOLS) {
         let values: Vec<Option<String>> = runs.iter().map(field).collect();
         if values.iter().all(Option::is_none) {
             continue;
         }
         let differs = runs.len() > 1 && values.windows(2).any(|w| w[0] != w[1]);
-        let _ = write!(
-            s,
-            "<tr{}><th>{}</th>",
-            if differs && *name != "started" {
-                " class=\"differs\""
-            } else {
-                ""
-            },
-            esc(name)
-        );
-        for v in values {
+        // When and under which tag a run was taken always differ: they name the columns.
+        let naming = matches!(*name, "started" | "tag");
+        let row = row(name, &values, differs && !naming);
+        highlighted += usize::from(differs && !naming);
+        if runs.len() > 1 && !differs {
+            same.push_str(&row);
+            same_rows += 1;
+        } else {
+            differ.push_str(&row);
+        }
+    }
+    let _ = write!(
+        s,
+        "<table class=\"env\" data-table=\"environment\">\n{head}<tbody>\n{differ}</tbody></table>\n"
+    );
+    if runs.len() > 1 {
+        s.push_str(if highlighted > 0 {
+            "<p class=\"note\">Highlighted rows differ between the runs.</p>\n"
+        } else {
+            "<p class=\"note\">The machines are described alike: no row differs but when and \
+             under which tag each run was taken.</p>\n"
+        });
+        if same_rows > 0 {
             let _ = write!(
                 s,
-                "<td>{}</td>",
-                v.map_or("–".into(), |v| esc(&v).replace('\n', "<br>"))
+                "<details class=\"same\" data-same-rows=\"{same_rows}\"><summary>same {}: {same_rows} \
+                 row{}</summary>\n<table class=\"env\" data-table=\"environment-same\">\n{head}\
+                 <tbody>\n{same}</tbody></table></details>\n",
+                if runs.len() == 2 {
+                    "on both".to_string()
+                } else {
+                    format!("on all {}", runs.len())
+                },
+                if same_rows == 1 { "" } else { "s" }
             );
         }
-        s.push_str("</tr>\n");
-    }
-    s.push_str("</tbody></table>\n");
-    if runs.len() > 1 {
-        s.push_str("<p class=\"note\">Highlighted rows differ between the runs.</p>\n");
     }
     s.push_str("</section>\n");
     s
+}
+
+fn row(name: &str, values: &[Option<String>], highlight: bool) -> String {
+    let mut s = format!(
+        "<tr{}><th>{}</th>",
+        if highlight { " class=\"differs\"" } else { "" },
+        esc(name)
+    );
+    for v in values {
+        let _ = write!(
+            s,
+            "<td>{}</td>",
+            v.as_ref()
+                .map_or("–".into(), |v| esc(v).replace('\n', "<br>"))
+        );
+    }
+    s.push_str("</tr>\n");
+    s
+}
+
+/// The counters that do not work here, those with the same reason listed once: "10 counters
+/// (cycles, instructions, …): no hardware PMU is exposed here (…)".
+pub(super) fn unsupported_counters(
+    counters: &std::collections::BTreeMap<String, crate::model::env::CounterAvailability>,
+) -> Option<String> {
+    let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, c) in counters.iter().filter(|(_, c)| !c.supported) {
+        let reason = c.reason.as_deref().unwrap_or("no reason recorded");
+        match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, names)) => names.push(name),
+            None => by_reason.push((reason, vec![name])),
+        }
+    }
+    let lines: Vec<String> = by_reason
+        .iter()
+        .map(|(reason, names)| match names.as_slice() {
+            [one] => format!("{one}: {reason}"),
+            many => format!("{} counters ({}): {reason}", many.len(), many.join(", ")),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 pub(super) fn join_some(parts: &[Option<String>]) -> Option<String> {

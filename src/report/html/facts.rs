@@ -82,10 +82,14 @@ fn loads(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
         };
         let _ = writeln!(
             s,
-            "<details class=\"load\"><summary>{} ran beside load <code>{}</code></summary>\
+            "<details class=\"load\"><summary>{} ran beside load <code>{}</code>{}</summary>\
              <table class=\"env\"><tbody>",
             esc(&name(i)),
-            esc(&load.kind)
+            esc(&load.kind),
+            match i.processes.len() {
+                n if n > 1 => format!(" (what it recorded beside the first of its {n} processes)"),
+                _ => String::new(),
+            }
         );
         for (k, v) in &load.details {
             let _ = writeln!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));

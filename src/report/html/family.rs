@@ -88,7 +88,18 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
                 (Some(m), Some((lo, hi))) => time_range_ns(lo, hi, m),
                 _ => "–".into(),
             },
-            r.samples.len(),
+            match i.processes.len() {
+                n if n > 1 => format!(
+                    "{} from {n} processes (medians {})",
+                    r.samples.len(),
+                    i.processes
+                        .iter()
+                        .map(|&m| time_ns(m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                _ => r.samples.len().to_string(),
+            },
             r.status.as_str(),
             r.status.as_str(),
             warnings
@@ -102,7 +113,8 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
 }
 
 /// The metric charts two to a row, then one compact list of the metrics with nothing to
-/// draw (all zero or unsupported), in page order: a line each instead of an empty card.
+/// draw (all zero or unsupported), in page order: a line each instead of an empty card, and
+/// one line for all the metrics unsupported for the same reason.
 fn metric_figures(family: &str, items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
     let mut charts = String::new();
     let mut lines: Vec<Line> = Vec::new();
@@ -116,18 +128,72 @@ fn metric_figures(family: &str, items: &[&Item], name: &dyn Fn(&Item) -> String)
     if !charts.is_empty() {
         let _ = write!(s, "<div class=\"grid\">\n{charts}</div>\n");
     }
+    let lines = fold(lines);
     match lines.as_slice() {
         [] => {}
-        [one] => {
-            let _ = writeln!(s, "<p {}>{}</p>", one.attributes, one.html);
+        [(attributes, html)] => {
+            let _ = writeln!(s, "<p {attributes}>{html}</p>");
         }
         many => {
             s.push_str("<ul class=\"metric-lines\">\n");
-            for l in many {
-                let _ = writeln!(s, "<li {}>{}</li>", l.attributes, l.html);
+            for (attributes, html) in many {
+                let _ = writeln!(s, "<li {attributes}>{html}</li>");
             }
             s.push_str("</ul>\n");
         }
     }
     s
+}
+
+/// The lines as (attributes, HTML), those unsupported for one shared reason folded into one
+/// line where the first of them stood: "<b>L1D…</b>, <b>dTLB…</b>: unsupported here:
+/// L1-dcache-load-misses, dTLB-load-misses: no hardware PMU…".
+fn fold(lines: Vec<Line>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut done = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        if done[i] {
+            continue;
+        }
+        let Some((_, reason)) = &line.unsupported else {
+            out.push((line.attributes.clone(), line.html.clone()));
+            continue;
+        };
+        let same: Vec<usize> = (i..lines.len())
+            .filter(|&j| {
+                !done[j]
+                    && lines[j]
+                        .unsupported
+                        .as_ref()
+                        .is_some_and(|(_, r)| r == reason)
+            })
+            .collect();
+        if same.len() < 2 {
+            out.push((line.attributes.clone(), line.html.clone()));
+            continue;
+        }
+        let mut counters: Vec<&str> = Vec::new();
+        for &j in &same {
+            done[j] = true;
+            for c in lines[j].unsupported.iter().flat_map(|(c, _)| c) {
+                if !counters.contains(&c.as_str()) {
+                    counters.push(c);
+                }
+            }
+        }
+        let titles: Vec<&str> = same
+            .iter()
+            .map(|&j| lines[j].marked_title.as_str())
+            .collect();
+        out.push((
+            "class=\"metric-line unsupported folded\"".into(),
+            format!(
+                "{}: unsupported here: {}: {}",
+                titles.join(", "),
+                esc(&counters.join(", ")),
+                esc(reason)
+            ),
+        ));
+    }
+    out
 }

@@ -1,5 +1,7 @@
 //! The twelve per-family metric charts (time, PMU miss rates, getrusage figures): what
 //! each shows, how its value is read from a result, and the chart of one metric.
+use std::fmt::Write as _;
+
 use super::{Item, SMALL, kib};
 use crate::analysis::result::ResultFigures;
 use crate::model::ExperimentResult;
@@ -145,6 +147,11 @@ pub(super) enum Figure {
 pub(super) struct Line {
     pub attributes: String,
     pub html: String,
+    /// For a metric unsupported for every result for one reason: the counters and that
+    /// reason, so that lines sharing it fold into one.
+    pub unsupported: Option<(Vec<String>, String)>,
+    /// The metric's own part of a folded line: its title, marked with its `data-*` attributes.
+    pub marked_title: String,
 }
 
 /// The figure of metric `m` across `items`: a bar chart when some result has a value other
@@ -217,9 +224,34 @@ fn nothing_to_draw(
         },
     );
     Some(Line {
-        attributes,
         html: format!("<b>{}</b>: {}", esc(m.title), esc(&what)),
+        unsupported: if all_unsupported {
+            one_reason(&reasons)
+        } else {
+            None
+        },
+        marked_title: format!(
+            "<span {}><b>{}</b></span>",
+            attributes.replacen("class=\"metric-line unsupported\" ", "", 1),
+            esc(m.title)
+        ),
+        attributes,
     })
+}
+
+/// `counter: reason` texts that all give one reason: the counters and that reason.
+fn one_reason(reasons: &[String]) -> Option<(Vec<String>, String)> {
+    let mut counters = Vec::new();
+    let mut shared: Option<&str> = None;
+    for r in reasons {
+        let (counter, why) = r.split_once(": ")?;
+        if shared.is_some_and(|s| s != why) {
+            return None;
+        }
+        shared = Some(why);
+        counters.push(counter.to_string());
+    }
+    shared.map(|why| (counters, why.to_string()))
 }
 
 /// The bar chart of `m`, one bar per result.
@@ -256,6 +288,10 @@ fn bar_chart(
                 text: truncate_text(&text, 60),
                 title: format!("{}: {}", name(i), text),
                 class: i.result.status.as_str().into(),
+                dots: match m.kind {
+                    Kind::Time => super::cost_ladder::process_dots(&name(i), &i.processes),
+                    _ => Vec::new(),
+                },
             }
         })
         .collect();
@@ -277,8 +313,16 @@ fn bar_chart(
         &fmt,
         SMALL,
     ));
+    let mut notes: Vec<&str> = Vec::new();
     if scale == Scale::Log {
-        s.push_str("<p class=\"note\">log scale</p>");
+        notes.push("log scale");
+    }
+    if bars.iter().any(|b| !b.dots.is_empty()) {
+        notes
+            .push("bars pool the worker processes of a configuration; dots: each process's median");
+    }
+    if !notes.is_empty() {
+        let _ = write!(s, "<p class=\"note\">{}</p>", notes.join("; "));
     }
     s.push_str("</figure>\n");
     s

@@ -1,7 +1,8 @@
 //! `oslab report`: one or more stored runs as one self-contained HTML page (inline CSS and
-//! SVG, no script, no network) — the machine table a lab write-up starts with, the cost ladder,
-//! per family one chart per metric across variants, the distribution of samples, curves for
-//! parameter sweeps, and with two or more runs the comparison of the first with each other.
+//! SVG, no script, no network) — a summary (runs, verdicts, biggest changes, results to read
+//! with care), with two or more runs the comparison of the first with each other, the cost
+//! ladder, per family one chart per metric across variants, the distribution of samples,
+//! curves for parameter sweeps, and last the machine table a lab write-up needs.
 //!
 //! Charts are hand-written SVG (see `report::charts` for why). Every chart carries
 //! `data-chart="<id>"`; a metric with nothing to draw gets one line instead of an empty
@@ -25,6 +26,7 @@ mod environment;
 mod facts;
 mod family;
 mod metrics;
+mod summary;
 mod sweeps;
 #[cfg(test)]
 mod tests;
@@ -63,6 +65,8 @@ struct Item<'a> {
     run_id: i64,
     result: &'a ExperimentResult,
     figures: ResultFigures,
+    /// The median of each worker process pooled into `figures` (empty for one process).
+    processes: Vec<f64>,
 }
 
 /// The page for `runs` (the first is the baseline of any comparison).
@@ -82,6 +86,11 @@ pub fn render(runs: &[Run]) -> String {
                     run_id: run.id,
                     result: &p.result,
                     figures: p.figures(),
+                    processes: if p.processes > 1 {
+                        p.process_medians()
+                    } else {
+                        Vec::new()
+                    },
                 })
                 .collect()
         })
@@ -105,17 +114,18 @@ pub fn render(runs: &[Run]) -> String {
         esc(env!("CARGO_PKG_VERSION"))
     );
     out.push_str(&toc(runs));
-    out.push_str(&environment::section(runs));
+    // The answer first (summary, comparison, ladder, families), the machine last.
+    let cmps = comparison::compare_all(runs);
+    out.push_str(&summary::section(runs, &pooled, &cmps));
     if multi {
+        out.push_str(&comparison::section(runs, &pooled, &cmps));
         out.push_str("<div id=\"ladder\"></div>\n");
     }
     for run in runs {
         out.push_str(&cost_ladder::section(run, multi));
     }
-    if multi {
-        out.push_str(&comparison::section(runs));
-    }
     out.push_str(&family::sections(runs, &items));
+    out.push_str(&environment::section(runs));
     out.push_str("</main>\n</body>\n</html>\n");
     out
 }
@@ -130,12 +140,11 @@ fn run_name(r: &Run) -> String {
 }
 
 fn toc(runs: &[Run]) -> String {
-    let mut s = String::from(
-        "<nav><a href=\"#environment\">Environment</a> · <a href=\"#ladder\">Cost ladder</a>",
-    );
+    let mut s = String::from("<nav><a href=\"#summary\">Summary</a>");
     if runs.len() > 1 {
         s.push_str(" · <a href=\"#comparison\">Comparison</a>");
     }
+    s.push_str(" · <a href=\"#ladder\">Cost ladder</a>");
     for family in families(runs) {
         let _ = write!(
             s,
@@ -144,7 +153,7 @@ fn toc(runs: &[Run]) -> String {
             esc(&family)
         );
     }
-    s.push_str("</nav>\n");
+    s.push_str(" · <a href=\"#environment\">Environment</a></nav>\n");
     s
 }
 
@@ -207,6 +216,7 @@ svg .bar.suspect{fill:var(--suspect)}
 svg .bar.failed{fill:var(--failed)}
 svg .bar.derived{fill:var(--derived);fill-opacity:.75}
 svg .bar.s0{fill:#3a6fd8}svg .bar.s1{fill:#e07b39}svg .bar.s2{fill:#2e9e6a}svg .bar.s3{fill:#a04fc2}svg .bar.s4{fill:#c23b3b}svg .bar.s5{fill:#6b7280}
+svg .process{fill:#fff;stroke:#1d2330;stroke-width:1.3}
 svg .whisker{stroke:#1d2330;stroke-width:1.3;fill:none}
 svg .box{fill:#dfe7f8;stroke:#8aa4dc}
 svg .median{stroke:#1d2330;stroke-width:2}
@@ -225,6 +235,11 @@ tr.slower td{background:#fde8e8}tr.faster td{background:#e6f6ec}
 .key{display:inline-block;width:10px;height:10px;border-radius:2px;margin-left:8px}
 .key.s0{background:#3a6fd8}.key.s1{background:#e07b39}.key.s2{background:#2e9e6a}.key.s3{background:#a04fc2}.key.s4{background:#c23b3b}.key.s5{background:#6b7280}
 details{margin:6px 0;font-size:13px}
+details.same>summary{color:var(--muted);cursor:pointer}
+ul.summary{margin:8px 0;padding-left:20px}
+ul.summary li{margin:4px 0}
+ul.not-ok{font-size:13px;margin:4px 0;padding-left:20px}
+.verdict.slower{color:var(--failed);font-weight:600}.verdict.faster{color:#1f7a4d;font-weight:600}
 code{font-size:13px}
 "#;
 

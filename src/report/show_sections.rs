@@ -1,0 +1,99 @@
+//! The parts of `oslab show` after the ladder and the results: each repeated configuration's
+//! processes, the figures measured besides the timed operation, the background loads.
+
+use crate::model::{ExperimentResult, LoadRecord};
+use crate::report::format::{Align, Table, sig3, time_ns, wrap};
+use crate::report::ladder::label;
+use crate::report::pool::{Pooled, process_numbers};
+
+/// The median of each worker process of every configuration measured by more than one
+/// (`run --repeat`), beside the pooled median the tables show.
+pub(super) fn processes(pooled: &[Pooled]) -> String {
+    let repeated: Vec<&Pooled> = pooled.iter().filter(|p| p.processes > 1).collect();
+    if repeated.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nPer worker process (the median of each; the tables above pool them)\n\n");
+    let mut table = Table::new(&[
+        ("experiment", Align::Left),
+        ("pooled", Align::Right),
+        ("processes", Align::Left),
+    ]);
+    for p in repeated {
+        let medians = p.process_medians();
+        table.row(vec![
+            label(&p.result),
+            p.figures().stats.map_or("–".into(), |s| time_ns(s.median)),
+            medians
+                .iter()
+                .map(|&m| time_ns(m))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+    }
+    out.push_str(&table.render(2));
+    out
+}
+
+/// The figures experiments measured besides their timed operation (`Routine::facts`).
+pub(super) fn facts(results: &[ExperimentResult]) -> String {
+    let with: Vec<&ExperimentResult> = results.iter().filter(|r| !r.facts.is_empty()).collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nOther figures (measured besides the timed operation)\n");
+    for r in with {
+        out.push_str(&format!("\n  {}\n", label(r)));
+        let mut table = Table::new(&[
+            ("figure", Align::Left),
+            ("value", Align::Right),
+            ("unit", Align::Left),
+            ("how", Align::Left),
+        ]);
+        for fact in &r.facts {
+            table.row(vec![
+                fact.name.clone(),
+                if fact.value.is_finite() {
+                    sig3(fact.value)
+                } else {
+                    "–".into()
+                },
+                fact.unit.clone(),
+                fact.note.clone(),
+            ]);
+        }
+        out.push_str(&table.render(4));
+    }
+    out
+}
+
+/// What each background load recorded (`--load`, or a suite configuration's own load).
+pub(super) fn loads(results: &[ExperimentResult]) -> String {
+    let with: Vec<(&ExperimentResult, &LoadRecord, (usize, usize))> = results
+        .iter()
+        .zip(process_numbers(results))
+        .filter_map(|(r, k)| r.load.as_ref().map(|l| (r, l, k)))
+        .collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nBackground load\n");
+    for (r, load, (k, n)) in with {
+        let process = if n > 1 {
+            format!(" (process {k} of {n})")
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "\n  {}{process} beside load `{}`\n",
+            label(r),
+            load.kind
+        ));
+        for (name, value) in &load.details {
+            out.push_str(&wrap(&format!("{name}: {value}"), 96, "    ", "      "));
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -1,0 +1,224 @@
+//! One truth per figure: a `--repeat 3` run whose worker processes differ by a known amount
+//! (synthetic.spin's `spread`: process k spins k × spread ns more) shows the same pooled
+//! median in every view — the HTML results table, cost ladder, time chart, side-by-side
+//! chart and comparison, the terminal `show` and `compare`, the JSON document, the CSV and
+//! JSON exports — and each process's own median only as such (dots on the bars, labelled).
+//! No timing value is asserted: only that the views agree, and ratios with wide margins.
+
+mod common;
+
+use common::Lab;
+use oslab::report::format::time_ns;
+use serde_json::Value;
+
+const PARAMS: [&str; 6] = [
+    "synthetic.spin",
+    "--param",
+    "ns=2000",
+    "--param",
+    "spread=2000",
+    "--quick",
+];
+
+/// The one configuration of a run document.
+fn configuration(doc: &Value) -> &Value {
+    let all = doc["configurations"].as_array().expect("configurations");
+    assert_eq!(all.len(), 1, "{doc:#}");
+    &all[0]
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("a number: {v}"))
+}
+
+/// The part of `page` from `start` to the next `end` after it.
+fn part<'a>(page: &'a str, start: &str, end: &str) -> &'a str {
+    let from = page
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} in the page"));
+    let rest = &page[from..];
+    &rest[..rest.find(end).unwrap_or(rest.len())]
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn every_view_shows_the_pooled_figure() {
+    let lab = Lab::new();
+    let mut args = PARAMS.to_vec();
+    args.extend(["--tag", "r1"]);
+    lab.run_json(&args, 0);
+    let mut args = PARAMS.to_vec();
+    args.extend(["--repeat", "3", "--tag", "r2"]);
+    let doc = lab.run_json(&args, 0);
+    common::check_run_contract(&doc);
+
+    // The JSON document: three processes kept apart, numbered, and one configuration.
+    let c = configuration(&doc);
+    assert_eq!(c["processes"], 3);
+    let pooled = f(&c["median"]);
+    let each: Vec<f64> = c["process_medians"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(f)
+        .collect();
+    assert_eq!(each.len(), 3);
+    // 2, 4 and 6 µs per operation: process k costs more than process k-1 (wide margins).
+    assert!(
+        each[1] / each[0] > 1.3 && each[2] / each[1] > 1.2,
+        "{each:?}"
+    );
+    let results = common::results(&doc);
+    for (k, r) in results.iter().enumerate() {
+        assert_eq!(r["process"], k + 1);
+        assert_eq!(r["processes"], 3);
+        assert_eq!(f(&r["median"]), each[k], "a process's median is its own");
+    }
+    let shown = time_ns(pooled);
+    // The pooled median falls in the middle process; the first (which a view picking one
+    // process would show) and the last are far from it.
+    for m in [each[0], each[2]] {
+        assert_ne!(time_ns(m), shown, "no process stands in for the pool");
+    }
+    assert_eq!(
+        f(&configuration(&lab.oslab(&["show", "r2", "--json"]).json())["median"]),
+        pooled,
+        "show --json gives the same document"
+    );
+
+    html_views(&lab, &shown, &each);
+    terminal_views(&lab, pooled, &shown, &each);
+    exports(&lab, pooled, &each);
+}
+
+/// The report of r1 and r2: the results table, the ladder, the time chart, the comparison and
+/// the side-by-side chart all carry the pooled median; the process medians are dots.
+fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
+    let file = lab.dir().join("r.html");
+    lab.oslab(&["report", "r1", "r2", "-o", file.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(&file).unwrap();
+
+    let table = part(&page, "<table class=\"results\">", "</table>");
+    let row = part(table, "(run 2)</td>", "</tr>");
+    assert!(row.contains(&format!("<td>{shown} / spin</td>")), "{row}");
+    let medians: Vec<String> = each.iter().map(|m| time_ns(*m)).collect();
+    assert!(
+        row.contains(&format!(
+            "from 3 processes (medians {})",
+            medians.join(", ")
+        )),
+        "the processes are named as such: {row}"
+    );
+
+    let ladder = part(&page, "data-chart=\"ladder-run2\"", "</svg>");
+    assert!(ladder.contains(&format!(">{shown}</text>")), "{ladder}");
+    assert_eq!(ladder.matches("class=\"process\"").count(), 3);
+
+    let time = part(&page, "data-chart=\"synthetic-time\"", "</svg>");
+    assert!(time.contains(&format!(">{shown}</text>")), "{time}");
+
+    let cmp = part(&page, "data-table=\"comparison-1-2\"", "</table>");
+    let row = part(cmp, "<td>synthetic.spin", "</tr>");
+    assert!(row.contains(&format!("<td>{shown}</td>")), "B: {row}");
+
+    let side = part(&page, "data-chart=\"compare-grouped\"", "</svg>");
+    assert!(
+        side.contains(&format!(">{shown} · run 2 · 3 processes ")),
+        "{side}"
+    );
+    assert_eq!(side.matches("class=\"process\"").count(), 3, "{side}");
+    for (k, m) in each.iter().enumerate() {
+        assert!(
+            side.contains(&format!("process {} of 3, median {}", k + 1, time_ns(*m))),
+            "process {k} is a labelled dot: {side}"
+        );
+    }
+}
+
+/// `show` and `compare`, as text and JSON.
+fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64]) {
+    let show = lab.oslab(&["show", "r2"]);
+    show.assert_code(0);
+    let rung = show
+        .stdout
+        .lines()
+        .find(|l| l.contains("synthetic.spin") && l.contains(" spin "))
+        .unwrap_or_else(|| panic!("the ladder row\n{show}"));
+    assert!(rung.contains(shown), "{rung}");
+    let per_process = show
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Per worker process"))
+        .find(|l| l.contains("synthetic.spin"))
+        .unwrap_or_else(|| panic!("the per-process table\n{show}"));
+    assert!(per_process.contains(shown));
+    for m in each {
+        assert!(per_process.contains(&time_ns(*m)), "{per_process}");
+    }
+
+    let cmp = lab.oslab(&["compare", "r1", "r2", "--json"]);
+    cmp.assert_code(0);
+    let doc = cmp.json();
+    let pair = &doc["results"][0];
+    assert_eq!(pair["processes"], serde_json::json!([1, 3]));
+    assert_eq!(f(&pair["b"]), pooled, "compare's B is the pooled median");
+    let text = lab.oslab(&["compare", "r1", "r2"]);
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("synthetic.spin"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains(shown), "{row}");
+}
+
+/// The CSV rows of the configuration pool to the same median; the JSON export, imported
+/// elsewhere, gives the same document.
+fn exports(lab: &Lab, pooled: f64, each: &[f64]) {
+    let csv = lab.oslab(&["export", "r2", "--format", "csv"]);
+    csv.assert_code(0);
+    let mut lines = csv.stdout.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (process, ns) = (col("process"), col("ns_per_op"));
+    let mut all = Vec::new();
+    let mut by_process = vec![Vec::new(); 3];
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let v: f64 = cells[ns].parse().unwrap();
+        let k: usize = cells[process].parse().unwrap();
+        all.push(v);
+        by_process[k - 1].push(v);
+    }
+    let csv_median = median(&mut all);
+    assert!(
+        ((csv_median - pooled) / pooled).abs() < 1e-12,
+        "{csv_median} vs {pooled}"
+    );
+    for (k, rows) in by_process.iter_mut().enumerate() {
+        let m = median(rows);
+        assert!(((m - each[k]) / each[k]).abs() < 1e-12, "process {k}");
+    }
+
+    let export = lab.oslab(&["export", "r2", "--format", "json"]);
+    export.assert_code(0);
+    let other = Lab::new();
+    let file = other.dir().join("r2.json");
+    std::fs::write(&file, &export.stdout).unwrap();
+    other
+        .oslab(&["import", file.to_str().unwrap()])
+        .assert_code(0);
+    let doc = other.oslab(&["show", "--json"]).json();
+    let c = configuration(&doc);
+    assert_eq!(f(&c["median"]), pooled, "lossless: the same pooled figure");
+    assert_eq!(c["process_medians"].as_array().unwrap().len(), 3);
+}
