@@ -137,6 +137,13 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
         "{side}"
     );
     assert_eq!(side.matches("class=\"process\"").count(), 3, "{side}");
+    // Processes 2, 4 and 6 µs apart, each precise: the summary says the spread between them
+    // outweighs the uncertainty within one.
+    let summary = part(&page, "<section id=\"summary\">", "</section>");
+    assert!(
+        summary.contains("synthetic.spin ns=2000 spread=2000 in run 2 [r2]: layout-sensitive"),
+        "{summary}"
+    );
     for (k, m) in each.iter().enumerate() {
         assert!(
             side.contains(&format!("process {} of 3, median {}", k + 1, time_ns(*m))),
@@ -162,6 +169,10 @@ fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64]) {
         .find(|l| l.contains("synthetic.spin"))
         .unwrap_or_else(|| panic!("the per-process table\n{show}"));
     assert!(per_process.contains(shown));
+    assert!(
+        show.stdout.contains("spread=2000 layout-sensitive: ±"),
+        "the notes say the processes differ\n{show}"
+    );
     for m in each {
         assert!(per_process.contains(&time_ns(*m)), "{per_process}");
     }

@@ -1,6 +1,7 @@
 //! The summary the page opens with: which runs, how many results each holds and how many
 //! processes measured them, the verdicts of each comparison with its biggest changes, and
-//! every result that is not plainly `ok` (suspect, failed, unsupported) with its reason.
+//! every result that is not plainly `ok` (suspect, failed, unsupported) with its reason, and
+//! what the worker processes showed (a cold first process, a layout-sensitive configuration).
 
 use std::fmt::Write as _;
 
@@ -32,6 +33,7 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunCompariso
     }
     s.push_str("</ul>\n");
     s.push_str(&not_ok(runs, pooled));
+    s.push_str(&process_notes(runs, pooled));
     s.push_str("</section>\n");
     s
 }
@@ -159,4 +161,30 @@ fn not_ok(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
             .into();
     }
     format!("<p>Results to read with care:</p>\n<ul class=\"not-ok\">\n{rows}</ul>\n")
+}
+
+/// What the worker processes showed beyond the figures: a cold first process left out, a
+/// configuration whose processes differ more than each is uncertain (`Pooled::process_notes`).
+fn process_notes(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
+    let mut rows = String::new();
+    for (run, pooled) in runs.iter().zip(pooled) {
+        for p in pooled {
+            for note in p.process_notes() {
+                let _ = writeln!(
+                    rows,
+                    "<li data-process-note>{} in {}: {}</li>",
+                    esc(&label(&p.result)),
+                    run_name(run),
+                    esc(&note)
+                );
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<p>Between the worker processes (each with its own memory layout):</p>\n\
+         <ul class=\"process-notes\">\n{rows}</ul>\n"
+    )
 }
