@@ -16,6 +16,10 @@ pub(super) struct Options {
     pub(super) processes: u32,
 }
 
+/// The longest `--timeout`, seconds: a week. Longer is a typo, and a deadline that far
+/// overflows the clock's arithmetic.
+const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
+
 /// Worker processes per configuration without `--repeat`: enough to see the spread between
 /// processes (two would give one difference), few enough that each still gets a third of the
 /// time budget.
@@ -26,10 +30,10 @@ pub(super) fn options(args: &RunArgs) -> Result<Options> {
     let jobs = planned_jobs(args)?;
     let sampler = sampler(args)?;
     let timeout = match args.timeout {
-        Some(t) if t.is_finite() && t > 0.0 => Duration::from_secs_f64(t),
+        Some(t) if t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S => Duration::from_secs_f64(t),
         Some(t) => {
             return Err(UserError::BadOption(format!(
-                "--timeout {t}: give a positive number of seconds"
+                "--timeout {t}: give seconds between 0 and {MAX_TIMEOUT_S} (a week)"
             ))
             .into());
         }
@@ -182,6 +186,24 @@ pub(super) fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> 
         why: "not a CPU list (write e.g. 3, 0,2 or 0-3)".into(),
         allowed: allowed_text.clone(),
     })?;
+    // The list parser folds repeats: look at the parts as written.
+    let mut seen: Vec<usize> = Vec::new();
+    let twice = text.split(',').find_map(|part| {
+        let part = cpu::parse_list(part)?;
+        let again = part.iter().copied().find(|c| seen.contains(c));
+        seen.extend(part);
+        again
+    });
+    if let Some(twice) = twice {
+        return Err(UserError::BadCpu {
+            given: text.to_string(),
+            why: format!(
+                "CPU {twice} is named twice (the second CPU is the other side of cross-CPU \
+                 experiments)"
+            ),
+            allowed: allowed_text,
+        });
+    }
     if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
         return Err(UserError::BadCpu {
             given: text.to_string(),

@@ -16,24 +16,49 @@ pub enum Unit {
 /// always leaves three or more.
 pub const MIN_MAX: usize = 6;
 
+/// Candidate steps tried at most: three per decade over the whole range of a float.
+const MAX_STEPS: usize = 3 * 700;
+
 /// Ticks of a linear axis over `lo..=hi`: equally spaced multiples of the smallest round step
 /// that needs at most `max` of them (at least [`MIN_MAX`]). A range of one value is widened.
 pub fn linear(lo: f64, hi: f64, unit: Unit, max: usize) -> Vec<f64> {
     let max = max.max(MIN_MAX);
     let (lo, hi) = widen(lo, hi);
     let span = hi - lo;
-    let count = |step: f64| ((hi / step - 1e-9).ceil() - (lo / step + 1e-9).floor()) as usize + 1;
-    // Candidate steps from about a hundredth of the span upwards.
+    // Counted in floating point: a step far below the span would overflow an integer.
+    let count = |step: f64| ((hi / step - 1e-9).ceil() - (lo / step + 1e-9).floor()) + 1.0;
+    // Candidate steps from about a hundredth of the span upwards; a span past the largest
+    // float (from −1e308 to 1e308) has no round step: its ends are the ticks.
     let mut step = Step::below(span / 100.0, unit);
-    while count(step.value()) > max {
+    let mut tries = 0;
+    let too_many = |step: Step| {
+        let n = count(step.value());
+        n.is_nan() || n > max as f64
+    };
+    while too_many(step) {
         step = step.next();
+        tries += 1;
+        if tries > MAX_STEPS || !span.is_finite() {
+            return vec![lo, hi];
+        }
     }
     let s = step.value();
     let (first, last) = (
         (lo / s + 1e-9).floor() as i64,
         (hi / s - 1e-9).ceil() as i64,
     );
-    (first..=last).map(|k| step.times(k)).collect()
+    finite_or_ends((first..=last).map(|k| step.times(k)).collect(), lo, hi)
+}
+
+/// The ticks that are finite numbers (a round step past 1e308 overflows), or the range's
+/// ends when fewer than two are.
+fn finite_or_ends(mut ticks: Vec<f64>, lo: f64, hi: f64) -> Vec<f64> {
+    ticks.retain(|x| x.is_finite());
+    if ticks.len() >= 2 {
+        ticks
+    } else {
+        vec![lo, hi]
+    }
 }
 
 /// Ticks of a log axis over `lo..=hi` (`lo > 0`): whole decades (or powers of two), every
@@ -63,7 +88,7 @@ pub fn log(lo: f64, hi: f64, unit: Unit, max: usize) -> Vec<f64> {
             .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
             .collect();
         t.push(10f64.powi(e1));
-        return t;
+        return finite_or_ends(t, lo, hi);
     }
     let fits = |s: i32| (e1.div_euclid(s) + (e1.rem_euclid(s) != 0) as i32 - e0.div_euclid(s)) + 1;
     let stride = strides
@@ -75,7 +100,8 @@ pub fn log(lo: f64, hi: f64, unit: Unit, max: usize) -> Vec<f64> {
         e0.div_euclid(stride),
         e0.div_euclid(stride) + fits(stride) - 1,
     );
-    (k0..=k1).map(|k| base.powi(k * stride)).collect()
+    let ticks = (k0..=k1).map(|k| base.powi(k * stride)).collect();
+    finite_or_ends(ticks, lo, hi)
 }
 
 /// `lo < hi`, widening an empty or inverted range around its value.
@@ -91,7 +117,7 @@ fn widen(lo: f64, hi: f64) -> (f64, f64) {
         (0.0, 1.0)
     } else {
         let pad = lo.abs() / 2.0;
-        (lo - pad, hi + pad)
+        ((lo - pad).max(f64::MIN), (hi + pad).min(f64::MAX))
     }
 }
 
@@ -261,6 +287,22 @@ mod tests {
             prop_assert!(t[0] <= lo * (1.0 + 1e-9) && *t.last().unwrap() >= hi * (1.0 - 1e-9), "{t:?}");
             for x in &t {
                 prop_assert!(if binary { is_pow2(*x) } else { is_125(*x) }, "{x}");
+            }
+        }
+
+        /// Any pair of numbers — huge, tiny, negative, infinite, NaN (an imported run can hold
+        /// any of them) — gives a bounded set of finite ticks, at once.
+        #[test]
+        fn any_range_gives_few_finite_ticks(
+            lo in prop_oneof![any::<f64>(), Just(1.7e308), Just(-1.7e308), Just(f64::MIN_POSITIVE), Just(0.0)],
+            hi in prop_oneof![any::<f64>(), Just(1.7e308), Just(f64::INFINITY), Just(f64::NAN), Just(5e-324)],
+            binary in any::<bool>(),
+            max in MIN_MAX..=12usize,
+        ) {
+            let unit = if binary { Unit::Binary } else { Unit::Decimal };
+            for t in [linear(lo, hi, unit, max), log(lo, hi, unit, max)] {
+                prop_assert!(!t.is_empty() && t.len() <= 2 * max + 2, "{lo} {hi}: {t:?}");
+                prop_assert!(t.iter().all(|x| x.is_finite()), "{lo} {hi}: {t:?}");
             }
         }
     }
