@@ -22,12 +22,7 @@ pub(super) fn export(
     match output {
         None => write_stdout(&text)?,
         Some(file) => {
-            std::fs::write(&file, text).map_err(|e| {
-                UserError::BadOption(format!(
-                    "cannot write {}: {e}; check the path and its permissions",
-                    file.display()
-                ))
-            })?;
+            write_file(&file, &text)?;
             eprintln!("exported run {} to {}", run.id, file.display());
         }
     }

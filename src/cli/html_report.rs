@@ -18,12 +18,7 @@ pub(super) fn html_report(
             .collect::<Result<_>>()?
     };
     let page = report::html::render(&runs);
-    std::fs::write(output, page).map_err(|e| {
-        UserError::BadOption(format!(
-            "cannot write {}: {e}; check the path and its permissions",
-            output.display()
-        ))
-    })?;
+    write_file(output, &page)?;
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     eprintln!(
         "wrote the report of run {} to {}",

@@ -14,6 +14,19 @@ pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<Exit
     })?;
     let run = report::export::read_document(&text)
         .map_err(|e| UserError::BadOption(format!("{} {e}", file.display())))?;
+    let problems = report::plausible::problems(&run);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}: {p}", file.display()))
+            .collect();
+        return Err(UserError::BadOption(format!(
+            "{}\n{}: holds values no measurement can produce; nothing was imported",
+            lines.join("\n"),
+            file.display()
+        ))
+        .into());
+    }
     let path = db_path(db)?;
     let mut store = Store::open(&path)?;
     match store.import_run(&run)? {

@@ -51,6 +51,7 @@ use shell::*;
 
 /// Parse the command line and run it.
 pub fn main() -> ExitCode {
+    crate::platform::interrupt::ignore_file_size_limit_signal();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let command = Cli::command().color(color_choice(&argv));
     let cli = match command
@@ -164,11 +165,53 @@ fn db_path(given: Option<PathBuf>) -> Result<PathBuf> {
     Ok(dir.join("oslab.db"))
 }
 
-/// Write to stdout; a closed pipe (`| head`) is not an error.
+/// Write to stdout; a closed pipe (`| head`) is not an error, any other failure (a full disk,
+/// the file-size limit) is the one output error every command gives.
 pub(super) fn write_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write to stdout"),
+        Err(e) => Err(UserError::output("stdout".into(), &e).into()),
+        Ok(()) => Ok(()),
     }
+}
+
+/// Write `text` to `path` whole or not at all: into a temporary file in the same directory,
+/// renamed into place once complete, so Ctrl-C, a full disk or the file-size limit never
+/// leave a truncated file at the user's path (the temporary one is removed). A symbolic link
+/// is followed; a path that is not a regular file (a device, a pipe: `-o /dev/stdout`) is
+/// written directly, since it cannot be replaced.
+pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
+    let fail = |e: &std::io::Error| {
+        // Without the temporary file's name that some errors carry: the user named `path`.
+        let bare = e.raw_os_error().map_or_else(
+            || std::io::Error::from(e.kind()),
+            std::io::Error::from_raw_os_error,
+        );
+        UserError::output(path.display().to_string(), &bare)
+    };
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if std::fs::metadata(&target).is_ok_and(|m| !m.file_type().is_file()) {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(|e| fail(&e))?;
+        return match file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other.map_err(|e| fail(&e).into()),
+        };
+    }
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".oslab-out-")
+        .tempfile_in(dir)
+        .map_err(|e| fail(&e))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| fail(&e))?;
+    tmp.persist(&target).map_err(|e| fail(&e.error))?;
+    Ok(())
 }

@@ -215,8 +215,8 @@ fn exit_status(status: libc::c_int, what: &str) -> Result<(), String> {
         }
     } else if libc::WIFSIGNALED(status) {
         Err(format!(
-            "the {what} child was killed by signal {}",
-            libc::WTERMSIG(status)
+            "the {what} child was killed by {}",
+            crate::platform::interrupt::signal_name(libc::WTERMSIG(status))
         ))
     } else {
         Err(format!(

@@ -346,8 +346,8 @@ fn describe_exit(status: Option<i32>, stderr: &str, samples: usize) -> String {
         Some(s) if libc::WIFSIGNALED(s) => {
             let sig = libc::WTERMSIG(s);
             format!(
-                "the worker was killed by signal {} ({sig})",
-                signal_name(sig)
+                "the worker was killed by {} (signal {sig})",
+                crate::platform::interrupt::signal_name(sig)
             )
         }
         Some(s) if libc::WIFEXITED(s) => {
@@ -359,18 +359,4 @@ fn describe_exit(status: Option<i32>, stderr: &str, samples: usize) -> String {
         _ => "the worker vanished".to_string(),
     };
     format!("{how}{tail} ({samples} samples kept)")
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGINT => "SIGINT",
-        _ => "signal",
-    }
 }

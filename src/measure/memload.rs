@@ -367,13 +367,7 @@ fn describe_exit(exit: &Exit, oom_kills: Option<u64>) -> String {
                  cannot be paged out; the limit was met by killing the competitor"
             )
         } else {
-            let name = match signal {
-                libc::SIGKILL => "SIGKILL".to_string(),
-                libc::SIGINT | libc::SIGTERM | libc::SIGHUP => {
-                    crate::platform::interrupt::signal_name(signal).to_string()
-                }
-                other => format!("signal {other}"),
-            };
+            let name = crate::platform::interrupt::signal_name(signal);
             format!("killed by {name} {after:.2} s after it started")
         }
     } else {

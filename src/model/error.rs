@@ -29,4 +29,36 @@ pub enum UserError {
     BadOption(String),
     #[error("no run {0} in {1}; `oslab show --list` lists the runs")]
     NoSuchRun(String, String),
+    /// Output that could not be written, to stdout or a file: nothing partial is left.
+    #[error("cannot write {what}: {error}; {fix}")]
+    Output {
+        what: String,
+        error: String,
+        fix: &'static str,
+    },
+}
+
+impl UserError {
+    /// An output failure, with the fix its error kind suggests.
+    pub fn output(what: String, error: &std::io::Error) -> UserError {
+        use std::io::ErrorKind;
+        let fix = match error.kind() {
+            ErrorKind::FileTooLarge => {
+                "the file-size limit (ulimit -f) is reached: raise it or write less"
+            }
+            ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+                "the disk is full: free space or write elsewhere"
+            }
+            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
+                "check the path and its permissions"
+            }
+            ErrorKind::NotFound => "its directory does not exist: create it or write elsewhere",
+            _ => "check the path, its permissions and the free space",
+        };
+        UserError::Output {
+            what,
+            error: error.to_string(),
+            fix,
+        }
+    }
 }

@@ -63,8 +63,10 @@ pub enum StoreError {
     Locked { path: PathBuf },
 
     #[error(
-        "database {} is damaged or was edited by hand ({what}: {detail}); restore it from a \
-         copy or pass another --db",
+        "database {} is corrupt ({what}: {detail}); nothing was written to it: restore it \
+         from a copy, recover what it holds with `sqlite3 {} .recover | sqlite3 NEW.db`, or \
+         pass another --db",
+        path.display(),
         path.display()
     )]
     Corrupt {
@@ -129,6 +131,13 @@ impl StoreError {
             Some(ErrorCode::NotADatabase) => return StoreError::NotSqlite { path },
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
                 return StoreError::Locked { path };
+            }
+            Some(ErrorCode::DatabaseCorrupt) => {
+                return StoreError::Corrupt {
+                    path,
+                    what: op.to_string(),
+                    detail: one_line(&source),
+                };
             }
             _ => {}
         }

@@ -125,7 +125,7 @@ fn sample(i: u64, with_counters: bool) -> Sample {
     }
 }
 
-fn syscall_result() -> ExperimentResult {
+pub(crate) fn syscall_result() -> ExperimentResult {
     ExperimentResult {
         experiment: "syscall.getpid".into(),
         params: BTreeMap::from([("mode".into(), "raw".into()), ("n".into(), "1".into())]),
@@ -249,7 +249,7 @@ fn pagefault_result() -> ExperimentResult {
     }
 }
 
-fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Run {
+pub(crate) fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Run {
     Run {
         id: 0,
         started_at,
