@@ -257,7 +257,12 @@ mod tests {
         let planned = expand(&[info], &given(&[("size", "1,8, 64"), call]), false).unwrap();
         let bytes: Vec<&str> = planned.iter().map(|p| p.params.str("size")).collect();
         assert_eq!(bytes, ["1", "8", "64"]);
-        let one = expand(&[info], &given(&[("size", "1,8"), ("size", "4"), call]), false).unwrap();
+        let one = expand(
+            &[info],
+            &given(&[("size", "1,8"), ("size", "4"), call]),
+            false,
+        )
+        .unwrap();
         assert_eq!(one.len(), 1, "the last --param of a name wins");
         let both = expand(&[info], &given(&[("size", "1,8")]), false).unwrap();
         let combos: Vec<(&str, &str)> = both
@@ -266,7 +271,12 @@ mod tests {
             .collect();
         assert_eq!(
             combos,
-            [("call", "1"), ("call", "8"), ("inline", "1"), ("inline", "8")],
+            [
+                ("call", "1"),
+                ("call", "8"),
+                ("inline", "1"),
+                ("inline", "8")
+            ],
             "the declared sweep varies outermost"
         );
         assert!(expand(&[info], &given(&[("size", "1,,8")]), false).is_err());
@@ -288,7 +298,11 @@ mod tests {
             .copied()
             .filter(|e| e.family() == "syscall" && e.param("entry").is_some())
             .collect();
-        assert_eq!(rungs.len(), 8, "every rung that enters the kernel but getppid_libc");
+        assert_eq!(
+            rungs.len(),
+            8,
+            "every rung that enters the kernel but getppid_libc"
+        );
         let planned = expand(&rungs, &[], true).unwrap();
         assert_eq!(planned.len(), 2 * rungs.len(), "each rung twice");
         for pair in planned.chunks(2) {
@@ -297,7 +311,11 @@ mod tests {
             assert_eq!(pair[1].params.str("entry"), "inline");
         }
         let libc = expand(&rungs[1..], &given(&[("entry", "libc")]), false).unwrap();
-        assert_eq!(libc.len(), rungs.len() - 1, "a pinned path is measured once");
+        assert_eq!(
+            libc.len(),
+            rungs.len() - 1,
+            "a pinned path is measured once"
+        );
         let clock = find("syscall.clock_gettime").unwrap();
         assert!(
             expand(&[clock], &given(&[("entry", "libc")]), false).is_err(),

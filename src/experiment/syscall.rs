@@ -172,7 +172,6 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     quick_params: &[],
 };
 
-
 pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     name: "syscall.clock_gettime",
     os: crate::experiment::LINUX,
@@ -196,7 +195,6 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
 
 // --- getpid, getppid ---
 
-
 pub static GETPID: ExperimentInfo = ExperimentInfo {
     name: "syscall.getpid",
     os: crate::experiment::LINUX,
@@ -218,7 +216,6 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
     quick_params: &[],
 };
 
-
 pub static GETPPID: ExperimentInfo = ExperimentInfo {
     name: "syscall.getppid",
     os: crate::experiment::LINUX,
@@ -239,7 +236,6 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
     sweep: ENTRY_SWEEP,
     quick_params: &[],
 };
-
 
 pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     name: "syscall.getppid_libc",
@@ -265,8 +261,6 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
 
 // --- read, write ---
 
-
-
 pub static READ: ExperimentInfo = ExperimentInfo {
     name: "syscall.read",
     os: crate::experiment::LINUX,
@@ -287,7 +281,6 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     sweep: ENTRY_SWEEP,
     quick_params: &[],
 };
-
 
 pub static WRITE: ExperimentInfo = ExperimentInfo {
     name: "syscall.write",
@@ -312,9 +305,6 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
 
 // --- stat, fstat, open+close ---
 
-
-
-
 pub static FSTAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.fstat",
     os: crate::experiment::LINUX,
@@ -336,7 +326,6 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
     quick_params: &[],
 };
 
-
 pub static STAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.stat",
     os: crate::experiment::LINUX,
@@ -357,7 +346,6 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
     sweep: ENTRY_SWEEP,
     quick_params: &[],
 };
-
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     name: "syscall.open_close",
@@ -409,6 +397,10 @@ mod tests {
                 tried += 1;
             }
         }
-        assert_eq!(tried, 2 + 7 * 3, "clock_gettime on two paths, the others on three");
+        assert_eq!(
+            tried,
+            2 + 7 * 3,
+            "clock_gettime on two paths, the others on three"
+        );
     }
 }

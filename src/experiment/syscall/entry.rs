@@ -111,7 +111,11 @@ mod tests {
         assert_eq!(of("inline"), Entry::Inline);
         assert_eq!(of("libc"), Entry::Libc);
         assert_eq!(of("call"), Entry::Call);
-        assert_eq!(Entry::of(&Params::default()), Entry::Call, "call is the default");
+        assert_eq!(
+            Entry::of(&Params::default()),
+            Entry::Call,
+            "call is the default"
+        );
         for spec in [ENTRY_PARAM, ENTRY_PARAM_NO_LIBC] {
             assert!(spec.kind.check(spec.default).is_ok());
             assert!(spec.kind.check("inline").is_ok());

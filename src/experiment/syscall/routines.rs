@@ -193,7 +193,11 @@ pub fn setup_fstat(params: &Params, _: &Context) -> Result<Box<dyn Routine>, Set
 fn stat<T: Trap>(path: CString) -> Box<dyn Routine> {
     let mut buf: StatBuf = [0; 32];
     boxed("stat", move |_| {
-        let (dir, p, b) = (libc::AT_FDCWD as i64, path.as_ptr() as i64, buf.as_mut_ptr() as i64);
+        let (dir, p, b) = (
+            libc::AT_FDCWD as i64,
+            path.as_ptr() as i64,
+            buf.as_mut_ptr() as i64,
+        );
         // SAFETY: `path` is NUL-terminated and `buf` large enough for struct stat.
         let ret = unsafe { T::call4(nr::NEWFSTATAT, dir, p, b, 0) };
         black_box(&buf);

@@ -492,8 +492,20 @@ mod tests {
         // SAFETY: a NUL-terminated path and buffers larger than struct stat.
         let (ra, rb) = unsafe {
             (
-                Inline::call4(nr::NEWFSTATAT, libc::AT_FDCWD as i64, path.as_ptr() as i64, a.as_mut_ptr() as i64, 0),
-                Called::call4(nr::NEWFSTATAT, libc::AT_FDCWD as i64, path.as_ptr() as i64, b.as_mut_ptr() as i64, 0),
+                Inline::call4(
+                    nr::NEWFSTATAT,
+                    libc::AT_FDCWD as i64,
+                    path.as_ptr() as i64,
+                    a.as_mut_ptr() as i64,
+                    0,
+                ),
+                Called::call4(
+                    nr::NEWFSTATAT,
+                    libc::AT_FDCWD as i64,
+                    path.as_ptr() as i64,
+                    b.as_mut_ptr() as i64,
+                    0,
+                ),
             )
         };
         assert_eq!((ra, rb), (0, 0));

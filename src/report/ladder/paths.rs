@@ -56,12 +56,18 @@ pub struct Paths {
     pub gap: Option<Gap>,
 }
 
+/// The rung a result belongs to: experiment, parameters other than the path, suite label.
+type RungKey<'a> = (&'a str, BTreeMap<&'a str, &'a str>, Option<&'a str>);
+
 /// A result's place on the ladder: the rung it belongs to (experiment, other parameters,
 /// suite label) and its path (`None`: the experiment has no path parameter).
-fn rung_key(r: &ExperimentResult) -> ((&str, BTreeMap<&str, &str>, Option<&str>), Option<&str>) {
+fn rung_key(r: &ExperimentResult) -> (RungKey<'_>, Option<&str>) {
     let (experiment, entry) = match ALIASES.iter().find(|(alias, _, _)| *alias == r.experiment) {
         Some((_, experiment, entry)) => (*experiment, Some(*entry)),
-        None => (r.experiment.as_str(), r.params.get(ENTRY).map(String::as_str)),
+        None => (
+            r.experiment.as_str(),
+            r.params.get(ENTRY).map(String::as_str),
+        ),
     };
     let others = r
         .params
@@ -85,7 +91,7 @@ pub enum Place {
 /// experiment, parameters and suite label on the called path when the run has one.
 pub fn arrange(figured: &[(&ExperimentResult, &ResultFigures)]) -> Vec<Place> {
     let keys: Vec<_> = figured.iter().map(|(r, _)| rung_key(r)).collect();
-    let called = |key: &(&str, BTreeMap<&str, &str>, Option<&str>)| {
+    let called = |key: &RungKey| {
         keys.iter()
             .position(|(k, entry)| k == key && *entry == Some("call"))
     };

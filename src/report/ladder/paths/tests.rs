@@ -50,9 +50,21 @@ fn run_of(results: &[ExperimentResult]) -> super::super::Ladder {
 fn inline_and_libc_join_their_called_rung() {
     let results = vec![
         result("syscall.function_call", &[], &[1.0, 1.0, 1.0]),
-        result("syscall.stat", &[("entry", "call"), ("path", "/etc/passwd")], &[990.0, 1000.0, 1010.0]),
-        result("syscall.stat", &[("entry", "inline"), ("path", "/etc/passwd")], &[650.0, 660.0, 670.0]),
-        result("syscall.stat", &[("entry", "libc"), ("path", "/etc/passwd")], &[995.0, 1005.0]),
+        result(
+            "syscall.stat",
+            &[("entry", "call"), ("path", "/etc/passwd")],
+            &[990.0, 1000.0, 1010.0],
+        ),
+        result(
+            "syscall.stat",
+            &[("entry", "inline"), ("path", "/etc/passwd")],
+            &[650.0, 660.0, 670.0],
+        ),
+        result(
+            "syscall.stat",
+            &[("entry", "libc"), ("path", "/etc/passwd")],
+            &[995.0, 1005.0],
+        ),
         result("syscall.getppid", &[("entry", "call")], &[166.0, 166.0]),
         result("syscall.getppid", &[("entry", "inline")], &[117.0, 117.0]),
         result("syscall.getppid_libc", &[], &[170.0, 170.0]),
@@ -75,7 +87,11 @@ fn inline_and_libc_join_their_called_rung() {
     assert!(lo <= 340.0 && 340.0 <= hi, "{lo} – {hi}");
     assert_eq!(gap.text(), "+340 ns +52%");
     let getppid = &ladder.rungs[1];
-    assert_eq!(getppid.paths.libc, Some(170.0), "the older libc name joins its rung");
+    assert_eq!(
+        getppid.paths.libc,
+        Some(170.0),
+        "the older libc name joins its rung"
+    );
     assert_eq!(ladder.rungs[0].paths, Paths::default());
     assert!(ladder.has_gap() && ladder.has_libc());
 }
@@ -83,13 +99,25 @@ fn inline_and_libc_join_their_called_rung() {
 #[test]
 fn a_path_without_its_called_rung_stands_alone() {
     let results = vec![
-        result("syscall.read", &[("entry", "inline"), ("size", "1")], &[200.0]),
-        result("syscall.read", &[("entry", "call"), ("size", "64")], &[300.0]),
+        result(
+            "syscall.read",
+            &[("entry", "inline"), ("size", "1")],
+            &[200.0],
+        ),
+        result(
+            "syscall.read",
+            &[("entry", "call"), ("size", "64")],
+            &[300.0],
+        ),
         // An older run's result, measured before the path was a parameter.
         result("syscall.getpid", &[], &[100.0]),
     ];
     let ladder = run_of(&results);
-    assert_eq!(ladder.rungs.len(), 3, "nothing joins a rung of other parameters");
+    assert_eq!(
+        ladder.rungs.len(),
+        3,
+        "nothing joins a rung of other parameters"
+    );
     assert!(ladder.rungs.iter().all(|r| r.paths == Paths::default()));
     assert!(!ladder.has_gap());
     let labels: Vec<&str> = ladder.rungs.iter().map(|r| r.label.as_str()).collect();
@@ -108,17 +136,22 @@ fn a_negative_gap_reads_as_one() {
 
 #[test]
 fn the_footer_names_the_mitigations() {
-    let mut env = Environment::default();
-    env.vulnerabilities = BTreeMap::from([
-        ("spec_rstack_overflow".into(), "Mitigation: Safe RET".into()),
-        ("meltdown".into(), "Not affected".into()),
-        ("spectre_v2".into(), "Mitigation: Retpolines".into()),
-    ]);
+    let env = Environment {
+        vulnerabilities: BTreeMap::from([
+            ("spec_rstack_overflow".into(), "Mitigation: Safe RET".into()),
+            ("meltdown".into(), "Not affected".into()),
+            ("spectre_v2".into(), "Mitigation: Retpolines".into()),
+        ]),
+        ..Default::default()
+    };
     let found = mitigations(&env);
     let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["spec_rstack_overflow", "spectre_v2"]);
     let text = footer(true, &found);
-    assert!(text.contains("spec_rstack_overflow: Mitigation: Safe RET"), "{text}");
+    assert!(
+        text.contains("spec_rstack_overflow: Mitigation: Safe RET"),
+        "{text}"
+    );
     assert!(text.contains("docs/syscall-path.md"));
     assert!(!text.contains("meltdown"));
     assert_eq!(footer(false, &found), "");
