@@ -192,7 +192,7 @@ fn out_of_range_parameter_is_a_user_error() {
 #[test]
 fn parameter_no_selected_experiment_has_is_a_user_error() {
     let lab = Lab::new();
-    lab.oslab(&["run", "syscall.getppid", "--param", "size=4"])
+    lab.oslab(&["run", "syscall.function_call", "--param", "size=4"])
         .assert_user_error(&["size", "oslab list"]);
 }
 

@@ -307,9 +307,18 @@ fn real_quick_run() {
             )));
         }
     }
+    // getppid was measured on the called and the inline path: one rung, both in its table.
+    assert!(page.contains("data-table=\"paths\""), "the path table");
+    assert!(page.contains("<tr data-rung=\"syscall.getppid\">"));
     // Where the environment says the PMU counters do not work, the page says so.
     let env = lab.oslab(&["env", "--json"]);
     let doc = env.json();
+    if let Some(state) = doc["environment"]["vulnerabilities"]["spec_rstack_overflow"].as_str() {
+        assert!(
+            page.contains(state),
+            "the mitigation beside the gap: {state}"
+        );
+    }
     if doc["environment"]["counters"]["L1-dcache-load-misses"]["supported"] == false {
         assert!(page.contains("data-unsupported=\"syscall-l1d_miss_rate\""));
         assert!(page.contains("unsupported here"));

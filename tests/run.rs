@@ -13,6 +13,7 @@ use common::{
     Lab, SYSCALL_EXPERIMENTS, check_run_contract, counter_per_op, experiment_names, num, result,
     results,
 };
+use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
 
@@ -34,9 +35,10 @@ fn syscall_family_json_contract_and_validation() {
     assert!(out.stderr.contains("stored as run"), "{out}");
     check_run_contract(&doc);
 
+    let mut names = experiment_names(&doc);
+    names.dedup();
     assert_eq!(
-        experiment_names(&doc),
-        SYSCALL_EXPERIMENTS,
+        names, SYSCALL_EXPERIMENTS,
         "the syscall family, in registry order"
     );
     for r in results(&doc) {
@@ -62,6 +64,8 @@ fn syscall_family_json_contract_and_validation() {
         "a function call ({call} ns) is cheaper than getppid ({getppid} ns)"
     );
 
+    check_both_paths(&doc);
+
     // Kernel entries per operation, where the tracepoint counter works here.
     for (name, expected) in [
         ("syscall.function_call", 0.0),
@@ -73,6 +77,46 @@ fn syscall_family_json_contract_and_validation() {
             assert!(
                 (per_op - expected).abs() <= 0.05,
                 "{name}: {per_op} syscalls per op, expected {expected} ± 0.05"
+            );
+        }
+    }
+}
+
+/// Every rung that enters the kernel was measured on the called and the inline path, one after
+/// the other, making the same system calls, at costs of the same order.
+fn check_both_paths(doc: &Value) {
+    let all = results(doc);
+    let with_entry: Vec<&Value> = all
+        .iter()
+        .filter(|r| !r["params"]["entry"].is_null())
+        .collect();
+    assert_eq!(with_entry.len(), 16, "eight rungs on two paths each");
+    for pair in with_entry.chunks(2) {
+        let name = pair[0]["experiment"].as_str().unwrap();
+        assert_eq!(pair[1]["experiment"], name);
+        assert_eq!(
+            (
+                pair[0]["params"]["entry"].as_str(),
+                pair[1]["params"]["entry"].as_str()
+            ),
+            (Some("call"), Some("inline")),
+            "{name}: the called path first"
+        );
+        let (call, inline) = (
+            num(&pair[0]["median"], "median"),
+            num(&pair[1]["median"], "median"),
+        );
+        // Wide margins: the gap is 0–60% here; a factor of 4 either way means a broken path.
+        assert!(
+            call / inline > 0.25 && call / inline < 4.0,
+            "{name}: call {call} ns and inline {inline} ns are of the same order"
+        );
+        let counted: Vec<Option<f64>> =
+            pair.iter().map(|r| counter_per_op(r, "syscalls")).collect();
+        if let [Some(a), Some(b)] = counted[..] {
+            assert!(
+                (a - b).abs() <= 0.05,
+                "{name}: the same calls on both paths ({a}, {b})"
             );
         }
     }
@@ -244,7 +288,14 @@ fn repeat_gives_one_result_per_experiment_and_repetition() {
     let lab = Lab::new();
     let doc = lab.run_json(
         &args(
-            &["syscall.getppid", "syscall.function_call", "--repeat", "2"],
+            &[
+                "syscall.getppid",
+                "syscall.function_call",
+                "--repeat",
+                "2",
+                "--param",
+                "entry=call",
+            ],
             &QUICK,
         ),
         0,
@@ -276,7 +327,19 @@ fn repeat_gives_one_result_per_experiment_and_repetition() {
 #[test]
 fn a_parameter_list_sweeps_and_suites_are_checked() {
     let lab = Lab::new();
-    let doc = lab.run_json(&args(&["syscall.read", "--param", "size=1,4K"], &QUICK), 0);
+    let doc = lab.run_json(
+        &args(
+            &[
+                "syscall.read",
+                "--param",
+                "size=1,4K",
+                "--param",
+                "entry=call",
+            ],
+            &QUICK,
+        ),
+        0,
+    );
     let sizes: Vec<&str> = doc["results"]
         .as_array()
         .unwrap()
@@ -310,7 +373,7 @@ fn a_default_run_measures_each_configuration_in_several_processes() {
     let lab = Lab::new();
     let out = lab.oslab_as_given(&[
         "run",
-        "syscall.getppid",
+        "syscall.vdso_clock_gettime",
         "syscall.function_call",
         "--quick",
         "--budget",

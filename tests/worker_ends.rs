@@ -270,6 +270,8 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
             "synthetic.spin",
             "--param",
             "mode=hang",
+            "--param",
+            "entry=call",
             "--precision",
             "0.01",
             "--quick",
@@ -343,4 +345,16 @@ fn interrupted_run_keeps_what_it_measured_and_leaves_no_worker() {
     assert_eq!(hung["status"], "failed", "{hung:#}");
     let reason = hung["reason"].as_str().unwrap_or("");
     assert!(reason.contains("interrupted by SIGINT"), "{reason}");
+    // The table marks it as partial wherever it shows a figure of it.
+    let text = lab.oslab(&["show"]);
+    text.assert_code(0);
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("synthetic.spin"))
+        .unwrap_or_else(|| panic!("a row of the interrupted experiment\n{text}"));
+    if hung["samples"].as_u64().unwrap_or(0) > 0 {
+        assert!(row.contains("failed (partial)"), "{row}");
+    }
+    assert!(text.stdout.contains("this run was interrupted"), "{text}");
 }

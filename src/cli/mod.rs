@@ -59,7 +59,7 @@ pub fn main() -> ExitCode {
         .and_then(|m| Cli::from_arg_matches(&m))
     {
         Ok(cli) => cli,
-        Err(err) => return usage_error(err),
+        Err(err) => return usage_error(err, &argv),
     };
     match cli.command {
         Command::Worker => return ExitCode::from(crate::harness::worker::main() as u8),
@@ -92,9 +92,32 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// clap's tip for a value that looks like an option (`--precision -1`) says to put it after
+/// `--`, where oslab would read it as an experiment name: name the option's own form instead.
+fn value_tip(tip: &str, argv: &[std::ffi::OsString]) -> String {
+    let Some(value) = tip
+        .strip_prefix("to pass '")
+        .and_then(|rest| rest.split_once('\''))
+        .map(|(v, _)| v)
+    else {
+        return tip.to_string();
+    };
+    let option = argv
+        .windows(2)
+        .find(|w| w[1] == value)
+        .and_then(|w| w[0].to_str())
+        .filter(|o| o.starts_with("--"));
+    match option {
+        Some(option) => {
+            format!("to pass '{value}' as the value of {option}, write {option}={value}")
+        }
+        None => format!("to pass '{value}' as an option's value, write it as --OPTION={value}"),
+    }
+}
+
 /// Help and version go to stdout as clap prints them; a mistake becomes one line on stderr
 /// that names the fix, like every other user error.
-fn usage_error(err: clap::Error) -> ExitCode {
+fn usage_error(err: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
         err.kind(),
@@ -114,7 +137,7 @@ fn usage_error(err: clap::Error) -> ExitCode {
         .lines()
         .map(str::trim)
         .find_map(|l| l.strip_prefix("tip: "))
-        .map(|t| format!("; {t}"))
+        .map(|t| format!("; {}", value_tip(t, argv)))
         .unwrap_or_default();
     eprintln!("oslab: {first}{tip}; `oslab --help` lists the commands and options");
     ExitCode::from(2)

@@ -253,21 +253,70 @@ mod tests {
     #[test]
     fn a_list_sweeps_a_parameter() {
         let info = find("syscall.read").unwrap();
-        let planned = expand(&[info], &given(&[("size", "1,8, 64")]), false).unwrap();
+        let call = ("entry", "call");
+        let planned = expand(&[info], &given(&[("size", "1,8, 64"), call]), false).unwrap();
         let bytes: Vec<&str> = planned.iter().map(|p| p.params.str("size")).collect();
         assert_eq!(bytes, ["1", "8", "64"]);
-        let one = expand(&[info], &given(&[("size", "1,8"), ("size", "4")]), false).unwrap();
+        let one = expand(
+            &[info],
+            &given(&[("size", "1,8"), ("size", "4"), call]),
+            false,
+        )
+        .unwrap();
         assert_eq!(one.len(), 1, "the last --param of a name wins");
+        let both = expand(&[info], &given(&[("size", "1,8")]), false).unwrap();
+        let combos: Vec<(&str, &str)> = both
+            .iter()
+            .map(|p| (p.params.str("entry"), p.params.str("size")))
+            .collect();
+        assert_eq!(
+            combos,
+            [
+                ("call", "1"),
+                ("call", "8"),
+                ("inline", "1"),
+                ("inline", "8")
+            ],
+            "the declared sweep varies outermost"
+        );
         assert!(expand(&[info], &given(&[("size", "1,,8")]), false).is_err());
         assert!(expand(&[info], &given(&[("size", "1,x")]), false).is_err());
     }
 
     #[test]
     fn no_parameters_means_one_run() {
-        let info = find("syscall.getpid").unwrap();
+        let info = find("syscall.function_call").unwrap();
         let planned = expand(&[info], &[], true).unwrap();
         assert_eq!(planned.len(), 1);
         assert!(planned[0].label.is_none());
+    }
+
+    #[test]
+    fn syscall_rungs_are_measured_on_both_paths() {
+        let rungs: Vec<_> = crate::experiment::REGISTRY
+            .iter()
+            .copied()
+            .filter(|e| e.family() == "syscall" && e.param("entry").is_some())
+            .collect();
+        assert_eq!(
+            rungs.len(),
+            8,
+            "every rung that enters the kernel but getppid_libc"
+        );
+        let planned = expand(&rungs, &[], true).unwrap();
+        assert_eq!(planned.len(), 2 * rungs.len(), "each rung twice");
+        for pair in planned.chunks(2) {
+            assert_eq!(pair[0].info.name, pair[1].info.name);
+            assert_eq!(pair[0].params.str("entry"), "call", "the headline first");
+            assert_eq!(pair[1].params.str("entry"), "inline");
+        }
+        let libc = expand(&rungs, &given(&[("entry", "libc")]), false).unwrap();
+        assert_eq!(libc.len(), rungs.len(), "a pinned path is measured once");
+        let all = expand(&rungs, &given(&[("entry", "call,inline,libc")]), false).unwrap();
+        assert_eq!(all.len(), 3 * rungs.len());
+        assert!(expand(&rungs, &given(&[("entry", "trap")]), false).is_err());
+        let fixed = find("syscall.function_call").unwrap();
+        assert_eq!(expand(&[fixed], &[], false).unwrap().len(), 1);
     }
 
     #[test]

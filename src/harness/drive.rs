@@ -14,6 +14,7 @@ use tempfile::TempDir;
 use crate::experiment::{ExperimentInfo, Params};
 use crate::harness::layout::ENV_PAD_VAR;
 use crate::harness::plan::Plan;
+use crate::harness::scratch;
 use crate::harness::worker::{Job, Message};
 use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
 
@@ -111,20 +112,14 @@ pub(super) fn drive_worker(
 
 impl Dirs {
     fn create(info: &ExperimentInfo, plan: &Plan) -> Result<Dirs, Outcome> {
-        let scratch = tempfile::Builder::new()
-            .prefix("oslab-worker-")
-            .tempdir()
-            .ok();
+        let scratch = scratch::create(&std::env::temp_dir(), scratch::SCRATCH_PREFIX).ok();
         if !info.work_dir {
             return Ok(Dirs {
                 scratch,
                 work: None,
             });
         }
-        match tempfile::Builder::new()
-            .prefix(".oslab-")
-            .tempdir_in(&plan.dir)
-        {
+        match scratch::create(&plan.dir, scratch::WORK_PREFIX) {
             Ok(dir) => Ok(Dirs {
                 scratch,
                 work: Some(dir),

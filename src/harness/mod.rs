@@ -8,4 +8,5 @@ pub mod layout;
 pub mod maps;
 pub mod plan;
 pub mod runner;
+pub mod scratch;
 pub mod worker;

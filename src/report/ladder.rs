@@ -7,9 +7,15 @@ use crate::analysis::bootstrap::two_sample_ci;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
-use crate::report::format::{Align, Table, per_op, sig3, time_ns, time_range_ns, times, wrap};
+use crate::report::format::{Align, Table, sig3, time_ns, time_range_ns, times, wrap};
 use crate::report::pool::pool;
 use crate::report::show_sections as sections;
+
+mod counters;
+pub mod paths;
+
+use counters::counter_table;
+use paths::{Paths, Place};
 
 /// The baseline every rung is compared with.
 const BASELINE: &str = "syscall.function_call";
@@ -52,6 +58,8 @@ pub struct Rung {
     /// The median of each worker process the figure pools (`run --repeat`; empty for one
     /// process and for derived rungs).
     pub processes: Vec<f64>,
+    /// The same operation on the other paths into the kernel, and the gap.
+    pub paths: Paths,
 }
 
 /// The rungs of the cost ladder, cheapest first (headline results plus the derived figures),
@@ -61,6 +69,20 @@ pub struct Ladder {
     pub rungs: Vec<Rung>,
     pub baseline: Option<f64>,
     pub explanations: Vec<(&'static str, &'static str)>,
+    /// The state of the CPU mitigations that make the called path dearer (`paths`).
+    pub mitigations: Vec<(String, String)>,
+}
+
+impl Ladder {
+    /// Some rung was measured on both the called and the inline path.
+    pub fn has_gap(&self) -> bool {
+        self.rungs.iter().any(|r| r.paths.gap.is_some())
+    }
+
+    /// Some rung was measured through libc's wrapper too.
+    pub fn has_libc(&self) -> bool {
+        self.rungs.iter().any(|r| r.paths.libc.is_some())
+    }
 }
 
 pub fn ladder(run: &Run) -> Ladder {
@@ -75,6 +97,7 @@ pub fn ladder(run: &Run) -> Ladder {
             rung.processes = p.process_medians();
         }
     }
+    l.mitigations = paths::mitigations(&run.environment);
     l
 }
 
@@ -83,17 +106,26 @@ fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
         .iter()
         .find(|(r, f)| r.experiment == BASELINE && f.stats.is_some() && r.status != Status::Failed)
         .map(|(_, f)| median(f));
-    let mut rungs: Vec<Rung> = figured
+    let on: Vec<(&ExperimentResult, &ResultFigures)> = figured
         .iter()
         .filter(|(r, f)| f.stats.is_some() && on_the_ladder(r))
-        .map(|(r, f)| Rung {
-            label: label(r),
-            per: op_of(r),
-            median: median(f),
-            ci: f.ci,
-            samples: r.samples.len().to_string(),
-            status: r.status.as_str().to_string(),
-            processes: Vec::new(),
+        .map(|(r, f)| (*r, f))
+        .collect();
+    let mut rungs: Vec<Rung> = on
+        .iter()
+        .zip(paths::arrange(&on))
+        .filter_map(|((r, f), place)| match place {
+            Place::Joined(_) => None,
+            Place::Rung(paths) => Some(Rung {
+                label: rung_label(r, &paths),
+                per: op_of(r),
+                median: median(f),
+                ci: f.ci,
+                samples: r.samples.len().to_string(),
+                status: status_text(r),
+                processes: Vec::new(),
+                paths,
+            }),
         })
         .collect();
     // The same order as the measured results: by median, ties in run order.
@@ -110,7 +142,19 @@ fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
         rungs,
         baseline,
         explanations,
+        mitigations: Vec::new(),
     }
+}
+
+/// A called-path rung that has other paths beside it is named without its `entry`; any other
+/// rung by its full label.
+fn rung_label(r: &ExperimentResult, paths: &Paths) -> String {
+    if *paths == Paths::default() {
+        return label(r);
+    }
+    let mut params = r.params.clone();
+    params.remove(paths::ENTRY);
+    label_of(&r.experiment, &params, r.label.as_deref())
 }
 
 pub fn render(run: &Run) -> String {
@@ -145,28 +189,30 @@ pub fn render(run: &Run) -> String {
         .copied()
         .filter(|(r, _)| !on_the_ladder(r))
         .collect();
-    let Ladder {
-        rungs,
-        baseline,
-        explanations,
-    } = ladder_of(&figured);
-    let explanations: Vec<String> = explanations
+    let mut ladder = ladder_of(&figured);
+    ladder.mitigations = paths::mitigations(&run.environment);
+    let explanations: Vec<String> = ladder
+        .explanations
         .iter()
         .map(|(label, explain)| wrap(&format!("{label}: {explain}"), 96, "  ", "    "))
         .collect();
-
-    if !rungs.is_empty() {
+    if !ladder.rungs.is_empty() {
         out.push_str(
             "\nCost ladder (time per operation: median and its 95% confidence interval)\n\n",
         );
-        out.push_str(&ladder_table(&rungs, baseline));
+        out.push_str(&ladder_table(&ladder));
+        let footer = paths::footer(ladder.has_gap(), &ladder.mitigations);
+        if !footer.is_empty() {
+            out.push('\n');
+            out.push_str(&footer);
+        }
         for text in &explanations {
             out.push('\n');
             out.push_str(text);
             out.push('\n');
         }
     }
-    out.push_str(&other_results(&others, baseline));
+    out.push_str(&other_results(&others, ladder.baseline));
     out.push_str(&sections::processes(&pooled));
     out.push_str(&counter_table(&measured));
     out.push_str(&sections::facts(&merged));
@@ -180,31 +226,52 @@ fn on_the_ladder(r: &ExperimentResult) -> bool {
     experiment::find(&r.experiment).is_none_or(|info| info.ladder)
 }
 
-fn ladder_table(rungs: &[Rung], baseline: Option<f64>) -> String {
-    let mut table = Table::new(&[
+fn ladder_table(ladder: &Ladder) -> String {
+    let (gap, libc) = (ladder.has_gap(), ladder.has_libc());
+    let mut header = vec![
         ("experiment", Align::Left),
         ("per", Align::Left),
         ("median", Align::Right),
         ("95% CI", Align::Right),
+    ];
+    if gap {
+        header.extend([("inline", Align::Right), ("call − inline", Align::Right)]);
+    }
+    if libc {
+        header.push(("libc", Align::Right));
+    }
+    header.extend([
         ("× call", Align::Right),
         ("× prev", Align::Right),
         ("samples", Align::Right),
         ("status", Align::Left),
     ]);
+    let mut table = Table::new(&header);
     let mut previous: Option<f64> = None;
-    for rung in rungs {
+    for rung in &ladder.rungs {
         let m = rung.median;
-        table.row(vec![
+        let mut row = vec![
             rung.label.clone(),
             rung.per.clone(),
             time_ns(m),
             rung.ci
                 .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m)),
-            baseline.map_or("–".into(), |b| times(m / b)),
+        ];
+        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
+        if gap {
+            row.push(or_dash(rung.paths.inline.map(time_ns)));
+            row.push(or_dash(rung.paths.gap.as_ref().map(paths::Gap::text)));
+        }
+        if libc {
+            row.push(or_dash(rung.paths.libc.map(time_ns)));
+        }
+        row.extend([
+            ladder.baseline.map_or("–".into(), |b| times(m / b)),
             previous.map_or("".into(), |p| times(m / p)),
             rung.samples.clone(),
             rung.status.clone(),
         ]);
+        table.row(row);
         previous = Some(m);
     }
     table.render(2)
@@ -243,6 +310,7 @@ fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
                 processes: Vec::new(),
+                paths: Paths::default(),
             })
         })
         .collect()
@@ -292,7 +360,7 @@ fn other_results(others: &[&(&ExperimentResult, ResultFigures)], baseline: Optio
                 f.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m)),
                 baseline.map_or("–".into(), |b| times(m / b)),
                 r.samples.len().to_string(),
-                r.status.as_str().to_string(),
+                status_text(r),
             ]);
         }
     }
@@ -400,107 +468,22 @@ fn heading(run: &Run) -> String {
         _ => {}
     }
     if run.finished_at.is_none() {
-        s.push_str("this run was interrupted: the results below are the experiments it finished\n");
+        s.push_str(
+            "this run was interrupted: the results below are the experiments it finished, and \
+             the one it was measuring, `failed (partial)` with the samples it had\n",
+        );
     }
     s
 }
 
-/// Columns worth showing: counters some result could read, in a fixed order.
-const COUNTER_COLUMNS: &[(&str, &str)] = &[
-    ("syscalls", "syscalls"),
-    ("tasks", "tasks"),
-    ("cycles", "cycles"),
-    ("instructions", "instr"),
-    ("L1-dcache-load-misses", "L1D ld miss"),
-    ("dTLB-load-misses", "dTLB ld miss"),
-];
-
-fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) -> String {
-    if measured.is_empty() {
-        return String::new();
+/// A result's status as the tables show it: a failed result that kept samples (interrupted,
+/// crashed, timed out) is `failed (partial)`, so its median is not read as a measurement.
+pub fn status_text(r: &ExperimentResult) -> String {
+    if r.status == Status::Failed && !r.samples.is_empty() {
+        "failed (partial)".to_string()
+    } else {
+        r.status.as_str().to_string()
     }
-    let columns: Vec<&(&str, &str)> = COUNTER_COLUMNS
-        .iter()
-        .filter(|(name, _)| {
-            measured
-                .iter()
-                .any(|(_, f)| f.counters.get(*name).is_some_and(|c| c.per_op.is_some()))
-        })
-        .collect();
-    let mut header = vec![("experiment", Align::Left)];
-    header.extend(columns.iter().map(|(_, h)| (*h, Align::Right)));
-    let with_partner = measured.iter().any(|(_, f)| f.partner.is_some());
-    let with_children = measured.iter().any(|(_, f)| f.children.is_some());
-    header.extend([("faults", Align::Right), ("switches v+i", Align::Right)]);
-    if with_partner {
-        header.push(("partner v+i", Align::Right));
-    }
-    if with_children {
-        header.push(("child faults", Align::Right));
-    }
-    header.extend([("sys %", Align::Right), ("preempted", Align::Right)]);
-    let mut table = Table::new(&header);
-    for (r, f) in measured {
-        let mut row = vec![label(r)];
-        for (name, _) in &columns {
-            row.push(
-                f.counters
-                    .get(*name)
-                    .and_then(|c| c.per_op)
-                    .map_or("–".into(), per_op),
-            );
-        }
-        let rate = |field: &str| f.rusage.get(field).copied().unwrap_or(0.0);
-        row.push(per_op(rate("minflt") + rate("majflt")));
-        row.push(format!(
-            "{}+{}",
-            per_op(rate("nvcsw")),
-            per_op(rate("nivcsw"))
-        ));
-        let other = |figures: &Option<std::collections::BTreeMap<String, f64>>, fields: &[&str]| {
-            figures.as_ref().map_or("–".to_string(), |m| {
-                per_op(
-                    fields
-                        .iter()
-                        .map(|k| m.get(*k).copied().unwrap_or(0.0))
-                        .sum(),
-                )
-            })
-        };
-        if with_partner {
-            row.push(match &f.partner {
-                Some(_) => format!(
-                    "{}+{}",
-                    other(&f.partner, &["nvcsw"]),
-                    other(&f.partner, &["nivcsw"])
-                ),
-                None => "–".into(),
-            });
-        }
-        if with_children {
-            row.push(other(&f.children, &["minflt", "majflt"]));
-        }
-        let (u, s) = (rate("utime_us"), rate("stime_us"));
-        row.push(if u + s > 0.0 {
-            format!("{:.0}", 100.0 * s / (u + s))
-        } else {
-            "–".into()
-        });
-        row.push(format!(
-            "{}/{}",
-            f.contamination.samples_preempted,
-            r.samples.len()
-        ));
-        table.row(row);
-    }
-    let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
-                   over the timed samples (a partner process's from the proc file system, \
-                   reaped children's from RUSAGE_CHILDREN); switches are \
-                   voluntary+involuntary; sys % is the system share of CPU time; preempted counts samples with an involuntary switch (part \
-                   of the operation in a same-CPU ping-pong, contamination elsewhere); syscalls \
-                   and tasks were counted in untimed batches after the samples, because the \
-                   tracepoints slow every system call.";
-    format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }
 
 /// Where the workers ran: one CPU, or the CPUs the processes took in turn.

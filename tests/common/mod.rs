@@ -315,11 +315,13 @@ pub fn experiment_names(doc: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The one result of `experiment` in a run document.
+/// The one result of `experiment` in a run document: for a system-call rung measured on
+/// several paths into the kernel, the one on the called path (`entry=call`, the headline).
 pub fn result<'a>(doc: &'a Value, experiment: &str) -> &'a Value {
     let found: Vec<&Value> = results(doc)
         .iter()
         .filter(|r| r["experiment"] == experiment)
+        .filter(|r| r["params"]["entry"].is_null() || r["params"]["entry"] == "call")
         .collect();
     assert_eq!(
         found.len(),

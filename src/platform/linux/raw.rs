@@ -1,6 +1,8 @@
-//! System calls made with the architecture's trap instruction directly, without libc: the
-//! cheapest path into the kernel, so what is measured is the kernel's entry and exit and the
-//! call's own work, not a library wrapper (FINDINGS: glibc's wrapper adds ~40 ns here).
+//! System calls made with the architecture's trap instruction directly, without libc, on
+//! two paths: inline in the caller's loop (`syscall0`…`syscall4`, [`Inline`]: the floor) or from
+//! a function of their own that is never inlined ([`called`], [`Called`]: what a program pays,
+//! as through a libc wrapper). The ladder measures both and shows the gap
+//! (docs/syscall-path.md).
 //!
 //! Each function returns the raw kernel result: a negative value is `-errno`.
 //!
@@ -306,6 +308,135 @@ mod arch {
 
 pub use arch::*;
 
+/// How the trap instruction is reached: written inline in the caller's loop ([`Inline`], the
+/// floor) or from a function of its own that is never inlined ([`Called`], what a program
+/// pays: glibc's wrappers are such functions). On CPUs whose return-stack mitigations make
+/// every `ret` dearer (AMD's SRSO "Safe RET", retbleed untraining) the kernel's own work costs
+/// more when it was entered from inside a call, not only by the call's few instructions: see
+/// docs/syscall-path.md.
+pub trait Trap: 'static {
+    /// Make system call `n` with no argument.
+    ///
+    /// # Safety
+    /// As [`syscall0`].
+    unsafe fn call0(n: i64) -> i64;
+    /// # Safety
+    /// As [`syscall1`].
+    unsafe fn call1(n: i64, a1: i64) -> i64;
+    /// # Safety
+    /// As [`syscall2`].
+    unsafe fn call2(n: i64, a1: i64, a2: i64) -> i64;
+    /// # Safety
+    /// As [`syscall3`].
+    unsafe fn call3(n: i64, a1: i64, a2: i64, a3: i64) -> i64;
+    /// # Safety
+    /// As [`syscall4`].
+    unsafe fn call4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64;
+}
+
+/// The trap instruction inline in the caller (`#[inline(always)]` all the way down).
+pub struct Inline;
+
+/// The trap instruction inside a function that is never inlined: one `call` and one `ret`
+/// around every system call, as through any library wrapper.
+pub struct Called;
+
+impl Trap for Inline {
+    #[inline(always)]
+    unsafe fn call0(n: i64) -> i64 {
+        // SAFETY: the caller upholds syscall0's contract.
+        unsafe { syscall0(n) }
+    }
+    #[inline(always)]
+    unsafe fn call1(n: i64, a1: i64) -> i64 {
+        // SAFETY: the caller upholds syscall1's contract.
+        unsafe { syscall1(n, a1) }
+    }
+    #[inline(always)]
+    unsafe fn call2(n: i64, a1: i64, a2: i64) -> i64 {
+        // SAFETY: the caller upholds syscall2's contract.
+        unsafe { syscall2(n, a1, a2) }
+    }
+    #[inline(always)]
+    unsafe fn call3(n: i64, a1: i64, a2: i64, a3: i64) -> i64 {
+        // SAFETY: the caller upholds syscall3's contract.
+        unsafe { syscall3(n, a1, a2, a3) }
+    }
+    #[inline(always)]
+    unsafe fn call4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 {
+        // SAFETY: the caller upholds syscall4's contract.
+        unsafe { syscall4(n, a1, a2, a3, a4) }
+    }
+}
+
+impl Trap for Called {
+    #[inline(always)]
+    unsafe fn call0(n: i64) -> i64 {
+        // SAFETY: the caller upholds syscall0's contract.
+        unsafe { called::syscall0(n) }
+    }
+    #[inline(always)]
+    unsafe fn call1(n: i64, a1: i64) -> i64 {
+        // SAFETY: the caller upholds syscall1's contract.
+        unsafe { called::syscall1(n, a1) }
+    }
+    #[inline(always)]
+    unsafe fn call2(n: i64, a1: i64, a2: i64) -> i64 {
+        // SAFETY: the caller upholds syscall2's contract.
+        unsafe { called::syscall2(n, a1, a2) }
+    }
+    #[inline(always)]
+    unsafe fn call3(n: i64, a1: i64, a2: i64, a3: i64) -> i64 {
+        // SAFETY: the caller upholds syscall3's contract.
+        unsafe { called::syscall3(n, a1, a2, a3) }
+    }
+    #[inline(always)]
+    unsafe fn call4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 {
+        // SAFETY: the caller upholds syscall4's contract.
+        unsafe { called::syscall4(n, a1, a2, a3, a4) }
+    }
+}
+
+/// The system-call functions of the [`Called`] path: each is a real function (never inlined)
+/// whose body is the trap instruction, like a libc wrapper without errno handling.
+pub mod called {
+    /// # Safety
+    /// As [`super::syscall0`].
+    #[inline(never)]
+    pub unsafe fn syscall0(n: i64) -> i64 {
+        // SAFETY: the caller upholds syscall0's contract.
+        unsafe { super::syscall0(n) }
+    }
+    /// # Safety
+    /// As [`super::syscall1`].
+    #[inline(never)]
+    pub unsafe fn syscall1(n: i64, a1: i64) -> i64 {
+        // SAFETY: the caller upholds syscall1's contract.
+        unsafe { super::syscall1(n, a1) }
+    }
+    /// # Safety
+    /// As [`super::syscall2`].
+    #[inline(never)]
+    pub unsafe fn syscall2(n: i64, a1: i64, a2: i64) -> i64 {
+        // SAFETY: the caller upholds syscall2's contract.
+        unsafe { super::syscall2(n, a1, a2) }
+    }
+    /// # Safety
+    /// As [`super::syscall3`].
+    #[inline(never)]
+    pub unsafe fn syscall3(n: i64, a1: i64, a2: i64, a3: i64) -> i64 {
+        // SAFETY: the caller upholds syscall3's contract.
+        unsafe { super::syscall3(n, a1, a2, a3) }
+    }
+    /// # Safety
+    /// As [`super::syscall4`].
+    #[inline(never)]
+    pub unsafe fn syscall4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 {
+        // SAFETY: the caller upholds syscall4's contract.
+        unsafe { super::syscall4(n, a1, a2, a3, a4) }
+    }
+}
+
 /// The numbers of the system calls the ladder makes, as this architecture numbers them
 /// (libc supplies each target's table: getppid is 110 on x86_64, 173 on aarch64, where the
 /// generic table has no `stat` and `newfstatat` is the path lookup).
@@ -348,6 +479,37 @@ mod tests {
         let (want_pid, want_ppid) = unsafe { (libc::getpid(), libc::getppid()) };
         assert_eq!(pid, want_pid as i64);
         assert_eq!(ppid, want_ppid as i64);
+    }
+
+    #[test]
+    fn both_paths_answer_alike() {
+        // SAFETY: getppid takes no argument and cannot fail.
+        let (inline, called) = unsafe { (Inline::call0(nr::GETPPID), Called::call0(nr::GETPPID)) };
+        assert_eq!(inline, called);
+        let mut a = [0u64; 32];
+        let mut b = [0u64; 32];
+        let path = c"/";
+        // SAFETY: a NUL-terminated path and buffers larger than struct stat.
+        let (ra, rb) = unsafe {
+            (
+                Inline::call4(
+                    nr::NEWFSTATAT,
+                    libc::AT_FDCWD as i64,
+                    path.as_ptr() as i64,
+                    a.as_mut_ptr() as i64,
+                    0,
+                ),
+                Called::call4(
+                    nr::NEWFSTATAT,
+                    libc::AT_FDCWD as i64,
+                    path.as_ptr() as i64,
+                    b.as_mut_ptr() as i64,
+                    0,
+                ),
+            )
+        };
+        assert_eq!((ra, rb), (0, 0));
+        assert_eq!(a[..2], b[..2], "same device and inode");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::run_name;
 use crate::model::Run;
 use crate::report::charts::{self, Bar, Dot, Scale, Unit, esc};
 use crate::report::format::{time_ns, time_range_ns, times};
-use crate::report::ladder::{self, Rung};
+use crate::report::ladder::{self, Ladder, Rung};
 
 pub(super) fn section(run: &Run, multi: bool) -> String {
     let l = ladder::ladder(run);
@@ -56,6 +56,7 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
         &time_ns,
         charts::WIDTH,
     ));
+    s.push_str(&paths_table(&l));
     for (label, explain) in &l.explanations {
         let _ = write!(
             s,
@@ -65,6 +66,53 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
         );
     }
     s.push_str("\n</section>\n");
+    s
+}
+
+/// The path into the kernel, per rung measured on more than one: the called path (the bar
+/// above), the inline floor, the gap between them, libc's wrapper where measured, and the
+/// CPU mitigations that make the gap.
+fn paths_table(l: &Ladder) -> String {
+    if !l.has_gap() && !l.has_libc() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n<h3>Path into the kernel</h3>\n<p class=\"caption\">call: the system call made from a \
+         function, as programs make it (the bars above); inline: the trap instruction inline in \
+         the measuring loop, the floor; call − inline: what entering the kernel from inside a \
+         call costs here, with the 95% CI of the difference of medians, and as a share of the \
+         floor; libc: the C library's wrapper, where measured. See docs/syscall-path.md.</p>\n\
+         <table class=\"results\" data-table=\"paths\"><thead><tr><th>experiment</th><th>call</th>\
+         <th>inline</th><th>call − inline</th><th>95% CI</th><th>libc</th></tr></thead><tbody>\n",
+    );
+    let cell = |v: Option<f64>| v.map_or("–".into(), time_ns);
+    for r in l.rungs.iter().filter(|r| r.paths != Default::default()) {
+        let gap = r.paths.gap.as_ref();
+        let _ = writeln!(
+            s,
+            "<tr data-rung=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td></tr>",
+            esc(&r.label),
+            esc(&r.label),
+            time_ns(r.median),
+            cell(r.paths.inline),
+            esc(&gap.map_or("–".into(), |g| g.text())),
+            gap.and_then(|g| g.ci.map(|(lo, hi)| time_range_ns(lo, hi, g.ns)))
+                .unwrap_or_else(|| "–".into()),
+            cell(r.paths.libc),
+        );
+    }
+    s.push_str("</tbody></table>\n");
+    if l.has_gap() && !l.mitigations.is_empty() {
+        s.push_str(
+            "<p class=\"note\">The CPU mitigations that tax a return or an indirect call, and so \
+             the called path, as the kernel reports them:</p>\n<table class=\"env\"><tbody>",
+        );
+        for (name, state) in &l.mitigations {
+            let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(name), esc(state));
+        }
+        s.push_str("</tbody></table>\n");
+    }
     s
 }
 
@@ -83,12 +131,16 @@ fn rung_bar(r: &Rung, baseline: Option<f64>) -> Bar {
     } else {
         r.status.as_str()
     };
+    let inline = match (&r.paths.inline, &r.paths.gap) {
+        (Some(i), Some(g)) => format!(" · inline {} ({})", time_ns(*i), g.text()),
+        _ => String::new(),
+    };
     Bar {
         label: format!("{} (per {})", r.label, r.per),
         value: (r.median > 0.0).then_some(r.median),
         whisker: r.ci,
         text: if r.median > 0.0 {
-            format!("{}{multiple}", time_ns(r.median))
+            format!("{}{multiple}{inline}", time_ns(r.median))
         } else {
             format!("{} (≤ 0: not drawn on a log scale)", time_ns(r.median))
         },
