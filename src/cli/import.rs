@@ -16,14 +16,15 @@ pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<Exit
         .map_err(|e| UserError::BadOption(format!("{} {e}", file.display())))?;
     let problems = report::plausible::problems(&run);
     if !problems.is_empty() {
+        // One line per problem; the last one also says what happened.
         let lines: Vec<String> = problems
             .iter()
             .map(|p| format!("{}: {p}", file.display()))
             .collect();
         return Err(UserError::BadOption(format!(
-            "{}\n{}: holds values no measurement can produce; nothing was imported",
-            lines.join("\n"),
-            file.display()
+            "{}; no measurement gives that, so nothing was imported (export the run again \
+             from the database that holds it)",
+            lines.join("\n")
         ))
         .into());
     }

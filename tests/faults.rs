@@ -1,0 +1,222 @@
+//! The fault drill, for real: oslab killed with SIGKILL mid-run, full disks and file-size
+//! limits, a damaged database, impossible imports, absurd options. Each drill asserts what a
+//! user must be able to count on: the database intact (or refused untouched), no partial
+//! output file, nothing left behind, one line on stderr naming the fix, a documented exit
+//! code — and no panic.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Lab, MARKER_VAR, unique_marker, workers};
+
+/// Every file in `dir` whose name starts with `prefix`.
+fn named(dir: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A lab with one quick single-process run stored.
+fn lab_with_a_run() -> Lab {
+    let lab = Lab::new();
+    lab.oslab(&["run", "syscall.function_call", "--quick", "--budget", "0.2"])
+        .assert_code(0);
+    lab
+}
+
+/// `kill -9` of oslab while a worker measures in `--dir`: its work directory stays behind
+/// (nothing can remove it then), and the next run removes it; the database keeps the run as
+/// interrupted and stays readable.
+#[test]
+fn a_killed_oslab_leaves_nothing_the_next_run_keeps() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = unique_marker("kill9");
+    let dir_arg = dir.path().to_str().unwrap();
+    let mut child = lab.command(&[
+        "run",
+        "synthetic.spin",
+        "--param",
+        "mode=hang",
+        "fs.stat",
+        "--quick",
+        "--dir",
+        dir_arg,
+        "--timeout",
+        "60",
+    ]);
+    let _turn = common::measuring_turn();
+    let mut child = child
+        .env(MARKER_VAR, &marker)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start oslab");
+    // Wait until the hanging worker runs, then kill oslab itself, not the worker.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while workers(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!workers(&marker).is_empty(), "a worker started");
+    child.kill().expect("SIGKILL oslab");
+    child.wait().expect("reap oslab");
+    // Its worker dies with it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !workers(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        workers(&marker).is_empty(),
+        "no worker outlives a killed oslab"
+    );
+    drop(_turn);
+
+    // The database holds the interrupted run and reads fine.
+    let show = lab.oslab(&["show", "--list"]);
+    show.assert_code(0);
+    assert!(show.stdout.contains("interrupted"), "{show}");
+
+    // A left-behind work directory in --dir (the fs experiment did not start: plant one as
+    // the killed oslab's would be named) goes with the next run.
+    let planted = dir.path().join(format!(".oslab-{}-left", 1u32 << 30));
+    std::fs::create_dir(&planted).unwrap();
+    lab.oslab(&[
+        "run", "fs.stat", "--quick", "--budget", "0.2", "--dir", dir_arg,
+    ])
+    .assert_code(0);
+    assert!(!planted.exists(), "the dead oslab's directory was removed");
+    assert_eq!(common::leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// Output that cannot be written — a full disk, the file-size limit, a missing directory —
+/// exits 2 with one line naming the fix, the same for stdout and `-o`, and leaves no file.
+#[test]
+fn output_failures_are_one_line_exit_2_and_leave_no_file() {
+    let lab = lab_with_a_run();
+    let out = lab.oslab(&["export", "1", "-o", "/dev/full"]);
+    let line = out.assert_user_error(&["cannot write /dev/full", "disk is full"]);
+    assert!(!line.is_empty());
+
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let status = lab
+        .command(&["export", "1"])
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run oslab");
+    assert_eq!(status.status.code(), Some(2), "{status:?}");
+    let err = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        err.contains("cannot write stdout") && err.lines().count() == 1,
+        "{err}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("run.json");
+    let script = format!(
+        "ulimit -f 1; exec {} --db {} export 1 -o {}",
+        env!("CARGO_BIN_EXE_oslab"),
+        lab.db().display(),
+        target.display()
+    );
+    let limited = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(limited.status.code(), Some(2), "{limited:?}");
+    let err = String::from_utf8_lossy(&limited.stderr);
+    assert!(err.contains("file-size limit"), "{err}");
+    assert!(!target.exists(), "no truncated file at the user's path");
+    assert_eq!(named(dir.path(), ".oslab-out-"), Vec::<String>::new());
+
+    lab.oslab(&["report", "1", "-o", "/nonexistent-dir/r.html"])
+        .assert_user_error(&["cannot write /nonexistent-dir/r.html", "does not exist"]);
+}
+
+/// A database with damaged pages is refused before anything is written to it.
+#[test]
+fn a_corrupt_database_is_refused_untouched() {
+    let lab = lab_with_a_run();
+    let mut bytes = std::fs::read(lab.db()).unwrap();
+    let page = 4096;
+    assert!(bytes.len() > 6 * page, "a database of several pages");
+    for off in (2 * page + 100..6 * page).step_by(7) {
+        bytes[off] = 0xAB;
+    }
+    std::fs::write(lab.db(), &bytes).unwrap();
+    lab.oslab(&["run", "syscall.function_call", "--quick", "--budget", "0.2"])
+        .assert_user_error(&["is corrupt", ".recover", "another --db"]);
+    assert_eq!(
+        std::fs::read(lab.db()).unwrap(),
+        bytes,
+        "nothing was written"
+    );
+}
+
+/// An export edited into values no measurement gives is refused, one line per problem, and
+/// the database is left as it was.
+#[test]
+fn an_impossible_import_is_refused_line_by_line() {
+    let lab = lab_with_a_run();
+    let out = lab.oslab(&["export", "1"]);
+    out.assert_code(0);
+    let mut doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let result = &mut doc["run"]["results"][0];
+    result["experiment"] = "syscall.teleport".into();
+    result["samples"][0]["elapsed_ns"] = (-1.0).into();
+    result["samples"][1]["ops"] = 0.into();
+    result["samples"][2]["ns_per_op"] = 1.7e308.into();
+    let file = lab.dir().join("edited.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+
+    let other = Lab::new();
+    let refused = other.oslab(&["import", file.to_str().unwrap()]);
+    refused.assert_code(2);
+    for needle in [
+        "no such experiment",
+        "sample 1 took -1 ns",
+        "sample 2 has 0 operations",
+        "nothing was imported",
+    ] {
+        assert!(refused.stderr.contains(needle), "{needle}\n{refused}");
+    }
+    assert!(
+        !other.db().exists(),
+        "no database was created for a refused import"
+    );
+
+    doc["run"]["results"] = serde_json::json!([]);
+    std::fs::write(&file, doc.to_string()).unwrap();
+    other
+        .oslab(&["import", file.to_str().unwrap()])
+        .assert_user_error(&["the run has no results"]);
+}
+
+/// Options no run can honour are refused in one line, before anything is measured or stored.
+#[test]
+fn absurd_options_are_one_line_errors() {
+    let lab = Lab::new();
+    for (args, needles) in [
+        (vec!["--timeout=1e19"], vec!["--timeout", "a week"]),
+        (vec!["--timeout=1e20"], vec!["--timeout", "a week"]),
+        (vec!["--timeout=nan"], vec!["--timeout"]),
+        (vec!["--budget=1e300"], vec!["--budget", "3600"]),
+        (vec!["--cpu", "0,0"], vec!["CPU 0 is named twice"]),
+        (vec!["--precision", "-1"], vec!["--precision=-1"]),
+        (vec!["--repeat", "0"], vec!["--repeat", "1 to 1000"]),
+    ] {
+        let mut full = vec!["run", "syscall.function_call"];
+        full.extend(args);
+        lab.oslab(&full).assert_user_error(&needles);
+    }
+    assert!(!lab.db().exists(), "nothing was stored");
+}
