@@ -100,7 +100,7 @@ def configurations(doc):
     out = {}
     for r in rows:
         key = r["experiment"] + "".join(
-            f" {k}={v}" for k, v in sorted(r["params"].items()) if k in ("placement", "memory", "thp"))
+            f" {k}={v}" for k, v in sorted(r["params"].items()) if k in ("placement", "memory", "thp", "entry"))
         if r.get("median") is None:
             continue
         out[key] = (r["median"], r["ci_low"], r["ci_high"], r.get("processes", 1))

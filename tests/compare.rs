@@ -106,7 +106,7 @@ Only in A:
 Only in B:
   ipc.unix_latency
 
-Each side is one worker process: the CI shows the spread within it, not between runs; `oslab run --repeat 3` on both sides makes the comparison robust to run-to-run noise.
+Each side is one worker process: the CI shows the spread within it, not between runs; runs measured with several processes (`oslab run`'s default of 3) make the comparison robust to run-to-run noise.
 3 compared: 1 slower, 0 faster, 1 no change, 1 within noise; !! marks 1 change(s) of 1.5× or more
 "#;
 

@@ -28,6 +28,33 @@ pub fn render(cmp: &RunComparison) -> String {
     out.push_str(&diff_section("Settings", &cmp.settings_diff));
     out.push('\n');
 
+    out.push_str(&results_table(cmp));
+    out.push_str(&unpaired(cmp));
+    out.push_str(&footnotes(cmp));
+    out.push_str(&summary_line(cmp));
+    out.push('\n');
+    out
+}
+
+/// `experiment (label) k=v …`: how a configuration is named in the tables.
+fn config_name(
+    experiment: &str,
+    label: Option<&str>,
+    params: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let mut name = experiment.to_string();
+    if let Some(label) = label {
+        name.push_str(&format!(" ({label})"));
+    }
+    for (k, v) in params {
+        name.push_str(&format!(" {k}={v}"));
+    }
+    name
+}
+
+/// One row per configuration measured in both runs: A, B, B/A, its CI, p, the verdict.
+fn results_table(cmp: &RunComparison) -> String {
+    let mut out = String::new();
     let mut table = Table::new(&[
         ("experiment", Align::Left),
         ("A", Align::Right),
@@ -39,13 +66,7 @@ pub fn render(cmp: &RunComparison) -> String {
         ("", Align::Left),
     ]);
     for pair in &cmp.pairs {
-        let mut name = pair.experiment.clone();
-        if let Some(label) = &pair.label {
-            name.push_str(&format!(" ({label})"));
-        }
-        for (k, v) in &pair.params {
-            name.push_str(&format!(" {k}={v}"));
-        }
+        let name = config_name(&pair.experiment, pair.label.as_deref(), &pair.params);
         let row = match &pair.comparison {
             Some(c) => vec![
                 name,
@@ -82,19 +103,19 @@ pub fn render(cmp: &RunComparison) -> String {
         out.push_str(&table.render(0));
     }
 
+    out
+}
+
+/// The configurations measured in one run only.
+fn unpaired(cmp: &RunComparison) -> String {
+    let mut out = String::new();
     for (side, label) in [("a", "A"), ("b", "B")] {
         let only: Vec<String> = cmp
             .unpaired
             .iter()
             .filter(|u| u.only_in == side)
             .map(|u| {
-                let mut name = u.experiment.clone();
-                if let Some(label) = &u.label {
-                    name.push_str(&format!(" ({label})"));
-                }
-                for (k, v) in &u.params {
-                    name.push_str(&format!(" {k}={v}"));
-                }
+                let name = config_name(&u.experiment, u.label.as_deref(), &u.params);
                 match u.other_status {
                     Some(status) => format!("{name} ({status} in the other)"),
                     None => name,
@@ -109,6 +130,12 @@ pub fn render(cmp: &RunComparison) -> String {
         }
     }
 
+    out
+}
+
+/// What the p column and the CI rest on.
+fn footnotes(cmp: &RunComparison) -> String {
+    let mut out = String::new();
     let ratio_only = cmp
         .pairs
         .iter()
@@ -127,18 +154,17 @@ pub fn render(cmp: &RunComparison) -> String {
         .any(|p| p.processes.0 > 1 || p.processes.1 > 1)
     {
         out.push_str(
-            "Where a run has repeats (--repeat), the CI resamples its worker processes and then \
-             their samples, so the spread between processes counts.\n",
+            "Where a run has several worker processes (--repeat; 3 by default), the CI resamples \
+             them and then their samples, widened to Student's t over the process medians, so \
+             the spread between processes counts.\n",
         );
     } else if !cmp.pairs.is_empty() {
         out.push_str(
             "Each side is one worker process: the CI shows the spread within it, not between \
-             runs; `oslab run --repeat 3` on both sides makes the comparison robust to \
-             run-to-run noise.\n",
+             runs; runs measured with several processes (`oslab run`'s default of 3) make the \
+             comparison robust to run-to-run noise.\n",
         );
     }
-    out.push_str(&summary_line(cmp));
-    out.push('\n');
     out
 }
 

@@ -58,3 +58,83 @@ fn an_empty_run_and_long_lists_are_said_briefly() {
     assert_eq!(got.len(), MAX_LISTED + 1);
     assert!(got.last().unwrap().starts_with("… and "), "{got:?}");
 }
+
+mod fuzz {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::report::export::{json_document, read_document};
+
+    /// A valid export document to damage.
+    fn document() -> Value {
+        json_document(&run(None, 1.0, vec![syscall_result()]))
+    }
+
+    /// Every number and string leaf of `v`, as paths of keys and indices.
+    fn leaves(v: &Value, path: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    path.push(Value::String(k.clone()));
+                    leaves(x, path, out);
+                    path.pop();
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    path.push(Value::from(i));
+                    leaves(x, path, out);
+                    path.pop();
+                }
+            }
+            _ => out.push(path.clone()),
+        }
+    }
+
+    fn at<'a>(v: &'a mut Value, path: &[Value]) -> &'a mut Value {
+        path.iter().fold(v, |v, key| match key {
+            Value::String(k) => &mut v[k.as_str()],
+            Value::Number(i) => &mut v[i.as_u64().unwrap_or(0) as usize],
+            _ => v,
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Any text: read as an export or refused, never a panic.
+        #[test]
+        fn any_text_is_read_or_refused(text in ".{0,400}") {
+            if let Ok(run) = read_document(&text) {
+                let _ = problems(&run);
+            }
+        }
+
+        /// A valid export with one value replaced by any number, string, null or huge
+        /// value: refused with a reason, or read and then judged, never a panic.
+        #[test]
+        fn a_damaged_export_is_judged(
+            pick in any::<prop::sample::Index>(),
+            replacement in prop_oneof![
+                any::<f64>().prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+                any::<i64>().prop_map(Value::from),
+                Just(Value::from(1.7e308)),
+                Just(Value::from(-1)),
+                ".{0,12}".prop_map(Value::String),
+                Just(Value::Null),
+            ],
+        ) {
+            let mut doc = document();
+            let mut paths = Vec::new();
+            leaves(&doc, &mut Vec::new(), &mut paths);
+            let path = pick.get(&paths).clone();
+            *at(&mut doc, &path) = replacement;
+            if let Ok(run) = read_document(&doc.to_string()) {
+                for line in problems(&run) {
+                    prop_assert!(!line.contains('\n'));
+                }
+            }
+        }
+    }
+}
