@@ -35,6 +35,21 @@ pub struct Rusage {
 }
 
 impl Rusage {
+    /// The values in the order of [`Rusage::FIELDS`].
+    pub fn values(&self) -> [i64; 9] {
+        [
+            self.utime_us,
+            self.stime_us,
+            self.maxrss_kb,
+            self.minflt,
+            self.majflt,
+            self.inblock,
+            self.oublock,
+            self.nvcsw,
+            self.nivcsw,
+        ]
+    }
+
     /// Field names in a stable order: the JSON contract and the database columns use them.
     pub const FIELDS: [&'static str; 9] = [
         "utime_us",

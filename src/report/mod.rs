@@ -10,6 +10,7 @@ pub mod json;
 pub mod ladder;
 pub mod list;
 pub mod maps;
+pub mod names;
 pub mod plausible;
 pub mod pool;
 pub mod progress;

@@ -73,17 +73,7 @@ fn result_problems(r: &ExperimentResult, say: &mut dyn FnMut(String)) {
 
 /// The first getrusage figure below zero: a delta of counters that only grow cannot be.
 fn negative_field(r: &Rusage) -> Option<&'static str> {
-    let values = [
-        r.utime_us,
-        r.stime_us,
-        r.maxrss_kb,
-        r.minflt,
-        r.majflt,
-        r.inblock,
-        r.oublock,
-        r.nvcsw,
-        r.nivcsw,
-    ];
+    let values = r.values();
     Rusage::FIELDS
         .iter()
         .zip(values)

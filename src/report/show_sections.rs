@@ -3,7 +3,7 @@
 
 use crate::model::{ExperimentResult, LoadRecord};
 use crate::report::format::{Align, Table, sig3, time_ns, wrap};
-use crate::report::ladder::label;
+use crate::report::names::label;
 use crate::report::pool::{Pooled, process_numbers};
 
 /// The median of each worker process of every configuration measured by more than one

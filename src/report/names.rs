@@ -1,0 +1,39 @@
+//! How a result is named in every table and chart: the experiment, then the parameters that
+//! differ from its defaults (or its suite label).
+
+use crate::experiment;
+use crate::model::ExperimentResult;
+
+/// The experiment name with the suite's name for its configuration, or with any parameter
+/// that differs from its default or that the experiment sweeps (`thp=off` and `thp=on`
+/// both say which they are).
+pub fn label(r: &ExperimentResult) -> String {
+    label_of(&r.experiment, &r.params, r.label.as_deref())
+}
+
+/// [`label`] from its parts, for a run not measured yet (the progress line).
+pub fn label_of(
+    experiment: &str,
+    params: &std::collections::BTreeMap<String, String>,
+    suite_label: Option<&str>,
+) -> String {
+    if let Some(config) = suite_label {
+        return format!("{experiment} ({config})");
+    }
+    let Some(info) = experiment::find(experiment) else {
+        return experiment.to_string();
+    };
+    let changed: Vec<String> = params
+        .iter()
+        .filter(|(k, v)| {
+            info.param(k).is_none_or(|p| p.default != v.as_str())
+                || info.sweep.iter().any(|(swept, _)| swept == k)
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if changed.is_empty() {
+        experiment.to_string()
+    } else {
+        format!("{experiment} {}", changed.join(" "))
+    }
+}
