@@ -124,7 +124,7 @@ CREATE TABLE sample_counters (
 ) WITHOUT ROWID;
 
 -- getrusage-shaped figures of other tasks over a sample: `partner` (the other process of a
--- two-process experiment, from /proc) and `children` (RUSAGE_CHILDREN delta).
+-- two-process experiment, read by the platform layer) and `children` (RUSAGE_CHILDREN delta).
 CREATE TABLE sample_rusage (
     result_id   INTEGER NOT NULL,
     sample_idx  INTEGER NOT NULL,
