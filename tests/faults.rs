@@ -210,6 +210,7 @@ fn absurd_options_are_one_line_errors() {
         (vec!["--timeout=1e20"], vec!["--timeout", "a week"]),
         (vec!["--timeout=nan"], vec!["--timeout"]),
         (vec!["--budget=1e300"], vec!["--budget", "3600"]),
+        (vec!["--budget=1e-9"], vec!["--budget", "0.01"]),
         (vec!["--cpu", "0,0"], vec!["CPU 0 is named twice"]),
         (vec!["--precision", "-1"], vec!["--precision=-1"]),
         (vec!["--repeat", "0"], vec!["--repeat", "1 to 1000"]),

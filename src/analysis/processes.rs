@@ -13,7 +13,8 @@
 //! - **first-run effect**: with three or more processes, the first is slower than every other
 //!   by more than 2% and by more than three times the others' spread — cold caches (dentry,
 //!   page cache, the binary's pages) that only the first process of a run pays. Such a
-//!   process is a warm-up: the pooled figures leave it out, and say so.
+//!   process is a warm-up: with four processes or more the pooled figures leave it out; with
+//!   three it stays (two medians alone give an interval that says nothing); both are said.
 //!
 //! The interval of a pooled median covers both parts: the two-stage bootstrap (processes,
 //! then their samples), widened where needed to Student's t interval over the process medians,
@@ -30,6 +31,9 @@ const FIRST_RUN_SPREADS: f64 = 3.0;
 /// Between-process spread above this (and above the within part) makes a configuration
 /// layout-sensitive.
 const LAYOUT_SENSITIVE_MIN: f64 = 0.01;
+/// A cold first process is left out only when at least three others remain: with two, the
+/// interval over their medians has one degree of freedom (t = 12.7) and says nothing.
+const MIN_TO_DROP: usize = 4;
 /// Bootstrap resamples for each process's own interval.
 const RESAMPLES: usize = 400;
 
@@ -65,7 +69,7 @@ impl Spread {
             .collect();
         let first_run = first_run(&medians);
         // A cold first process is a warm-up: the spread is that of the processes kept.
-        let kept = &medians[usize::from(first_run.is_some())..];
+        let kept = &medians[usize::from(leaves_out(first_run, medians.len()))..];
         let center = median(kept)?;
         Some(Spread {
             between: relative_sd(kept, center),
@@ -82,9 +86,15 @@ impl Spread {
             && self.between >= LAYOUT_SENSITIVE_MIN
     }
 
+    /// Whether the pooled figures leave the first process out: it was cold, and enough others
+    /// remain.
+    pub fn drops_first(&self) -> bool {
+        leaves_out(self.first_run, self.medians.len())
+    }
+
     /// The medians the pooled figures use: all, or all but a cold first process.
     pub fn kept(&self) -> &[f64] {
-        if self.first_run.is_some() {
+        if self.drops_first() {
             &self.medians[1..]
         } else {
             &self.medians
@@ -97,8 +107,8 @@ impl Spread {
 pub fn kept_groups<'a>(groups: &[&'a [f64]]) -> Vec<&'a [f64]> {
     let medians: Option<Vec<f64>> = groups.iter().map(|g| median(g)).collect();
     match medians.as_deref().and_then(first_run) {
-        Some(_) => groups[1..].to_vec(),
-        None => groups.to_vec(),
+        Some(_) if groups.len() >= MIN_TO_DROP => groups[1..].to_vec(),
+        _ => groups.to_vec(),
     }
 }
 
@@ -131,6 +141,10 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
         .then(|| (ratio * (-half).exp(), ratio * half.exp()))
 }
 
+fn leaves_out(first_run: Option<f64>, processes: usize) -> bool {
+    first_run.is_some() && processes >= MIN_TO_DROP
+}
+
 /// Student's t interval of the process medians' center, around `center`: `None` with fewer
 /// than two medians.
 pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
@@ -141,7 +155,13 @@ pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
     let mean = medians.iter().sum::<f64>() / n as f64;
     let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let half = t975(n - 1) * var.sqrt() / (n as f64).sqrt();
-    half.is_finite().then_some((center - half, center + half))
+    // A positive figure (a time, a count) cannot have a negative value in its interval.
+    let lo = if center >= 0.0 {
+        (center - half).max(0.0)
+    } else {
+        center - half
+    };
+    half.is_finite().then_some((lo, center + half))
 }
 
 /// The hull of two intervals.

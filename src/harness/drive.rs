@@ -305,8 +305,10 @@ fn fixed_batch_deadline(
     }
     let pass_s = calibration.warmup_ns / 1e9;
     let need = plan.sampler.budget_s + 5.0 * pass_s + 10.0;
-    need.is_finite()
-        .then(|| Instant::now() + Duration::from_secs_f64(need))
+    // A pass time from a garbled message must not overflow the clock: no limit past a week.
+    (need.is_finite() && need > 0.0)
+        .then(|| Duration::from_secs_f64(need.min(7.0 * 86_400.0)))
+        .and_then(|d| Instant::now().checked_add(d))
 }
 
 fn kill_group(pid: libc::pid_t) {

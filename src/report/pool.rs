@@ -106,12 +106,12 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
         .collect();
     let refs: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
     let spread = Spread::of(&refs, CI_SEED);
-    let cold_first = spread.as_ref().and_then(|s| s.first_run);
+    let drop_first = spread.as_ref().is_some_and(Spread::drops_first);
     let measured: Vec<&ExperimentResult> = group
         .iter()
         .copied()
         .filter(|r| !r.samples.is_empty())
-        .skip(usize::from(cold_first.is_some()))
+        .skip(usize::from(drop_first))
         .collect();
     let result = merge(group, &measured);
     Pooled {
@@ -131,9 +131,15 @@ impl Pooled {
         };
         let mut notes = Vec::new();
         if let Some(excess) = spread.first_run {
+            let fate = if spread.drops_first() {
+                "so it counts as a warm-up and is left out"
+            } else {
+                "a warm-up it stays in (with three processes, two would give no interval); \
+                 --repeat 4 or more leaves it out"
+            };
             notes.push(format!(
                 "first-run effect: the first of {} processes was {:.1}% slower than every \
-                 other (cold caches), so it counts as a warm-up and is left out",
+                 other (cold caches), {fate}",
                 self.processes,
                 excess * 100.0
             ));
@@ -339,16 +345,17 @@ mod tests {
     #[test]
     fn a_cold_first_process_is_left_out_and_said() {
         let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
-        let results = vec![
+        let mut results = vec![
             result("syscall.stat", &around(130.0), Status::Ok),
             result("syscall.stat", &around(100.0), Status::Ok),
             result("syscall.stat", &around(100.3), Status::Ok),
+            result("syscall.stat", &around(100.1), Status::Ok),
         ];
         let pooled = &pool(&results)[0];
-        assert_eq!(pooled.processes, 3);
+        assert_eq!(pooled.processes, 4);
         assert_eq!(
             pooled.result.samples.len(),
-            40,
+            60,
             "the cold process's samples are out"
         );
         let f = pooled.figures();
@@ -356,7 +363,15 @@ mod tests {
         let notes = pooled.process_notes();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].starts_with("first-run effect"), "{notes:?}");
-        assert_eq!(pooled.spread.as_ref().unwrap().medians.len(), 3);
+        assert!(notes[0].ends_with("is left out"), "{notes:?}");
+        assert_eq!(pooled.process_medians().len(), 4, "its dot is still shown");
+
+        // With three processes two would remain: it is said, and kept.
+        results.pop();
+        let pooled = &pool(&results)[0];
+        assert_eq!(pooled.result.samples.len(), 60);
+        let notes = pooled.process_notes();
+        assert!(notes[0].contains("stays in"), "{notes:?}");
     }
 
     #[test]

@@ -69,15 +69,20 @@ fn t_quantiles() {
 }
 
 #[test]
-fn kept_groups_drop_only_a_cold_first_process() {
-    let (cold, b, c) = (
+fn kept_groups_drop_only_a_cold_first_process_with_three_others() {
+    let (cold, b, c, d) = (
         around(130.0, 20, 0.2),
         around(100.0, 20, 0.2),
         around(100.4, 20, 0.2),
+        around(99.9, 20, 0.2),
     );
-    assert_eq!(kept_groups(&[&cold, &b, &c]).len(), 2);
-    assert_eq!(kept_groups(&[&b, &cold, &c]).len(), 3);
-    assert_eq!(kept_groups(&[&cold, &b]).len(), 2);
+    assert_eq!(kept_groups(&[&cold, &b, &c, &d]).len(), 3);
+    assert_eq!(kept_groups(&[&b, &cold, &c, &d]).len(), 4);
+    // With two others it is said (`first_run`) but kept.
+    assert_eq!(kept_groups(&[&cold, &b, &c]).len(), 3);
+    let s = Spread::of(&[&cold, &b, &c], 1).unwrap();
+    assert!(s.first_run.is_some() && !s.drops_first());
+    assert_eq!(s.kept().len(), 3);
 }
 
 #[test]
@@ -111,7 +116,9 @@ proptest! {
         prop_assert!(lo <= center && center <= hi);
         let wider: Vec<f64> = medians.iter().map(|m| center + (m - center) * stretch).collect();
         let (wlo, whi) = between_interval(center, &wider).unwrap();
-        prop_assert!(whi - wlo >= (hi - lo) * (stretch - 1e-9));
+        let _ = wlo;
+        prop_assert!(whi - center >= (hi - center) * (stretch - 1e-9));
+        prop_assert!(lo >= 0.0, "a positive figure's interval stays positive");
     }
 
     #[test]

@@ -108,9 +108,9 @@ fn sampler(args: &RunArgs) -> Result<SamplerConfig> {
         sampler.precision = parse_precision(p)?;
     }
     if let Some(b) = args.budget {
-        if !(b.is_finite() && b > 0.0 && b <= 3600.0) {
+        if !(b.is_finite() && (0.01..=3600.0).contains(&b)) {
             return Err(UserError::BadOption(format!(
-                "--budget {b}: give seconds between 0 and 3600"
+                "--budget {b}: give seconds between 0.01 and 3600"
             ))
             .into());
         }
