@@ -22,7 +22,7 @@
 //! as few groups as a run has (it cannot see farther than the processes it drew).
 
 use super::bootstrap::median_ci;
-use super::stats::median;
+use super::stats::{median, summarize};
 
 /// How far the first process must be above every other, relatively, to count as cold.
 const FIRST_RUN_MIN: f64 = 0.02;
@@ -124,11 +124,9 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
     if la.len() < 2 || lb.len() < 2 || ratio.is_nan() || ratio <= 0.0 {
         return None;
     }
-    let var = |xs: &[f64]| {
-        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64
-    };
-    let (qa, qb) = (var(&la) / la.len() as f64, var(&lb) / lb.len() as f64);
+    // The squared standard error of each side's mean log.
+    let q = |xs: &[f64]| Some(summarize(xs)?.stddev.powi(2) / xs.len() as f64);
+    let (qa, qb) = (q(&la)?, q(&lb)?);
     let se = (qa + qb).sqrt();
     if se == 0.0 {
         return Some((ratio, ratio));
@@ -152,9 +150,7 @@ pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
     if n < 2 || !center.is_finite() {
         return None;
     }
-    let mean = medians.iter().sum::<f64>() / n as f64;
-    let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let half = t975(n - 1) * var.sqrt() / (n as f64).sqrt();
+    let half = t975(n - 1) * summarize(medians)?.stddev / (n as f64).sqrt();
     // A positive figure (a time, a count) cannot have a negative value in its interval.
     let lo = if center >= 0.0 {
         (center - half).max(0.0)
@@ -187,14 +183,12 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// The sample standard deviation of `xs` relative to `center` (0 for fewer than two values).
 fn relative_sd(xs: &[f64], center: f64) -> f64 {
-    let n = xs.len();
-    if n < 2 || center == 0.0 {
-        return 0.0;
+    match summarize(xs) {
+        Some(summary) if center != 0.0 => summary.stddev / center.abs(),
+        _ => 0.0,
     }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    var.sqrt() / center.abs()
 }
 
 /// The first median's excess over the slowest other, when it marks a cold first process.

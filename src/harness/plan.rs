@@ -47,18 +47,33 @@ impl Plan {
     pub fn for_process(&self, process: u32) -> Plan {
         let mut plan = self.clone();
         plan.layout = Some(Layout::for_process(self.layout_seed, process));
-        let turns = &self.cpu_turns;
-        if !turns.is_empty() {
-            let cpu = turns[turns.len() - 1 - process as usize % turns.len()];
+        if let Some(cpu) = cpu_in_turn(&self.cpu_turns, process) {
             plan.cpus = vec![cpu];
-            plan.other_cpu = turns.iter().rev().copied().find(|&c| c != cpu);
+            plan.other_cpu = self.cpu_turns.iter().rev().copied().find(|&c| c != cpu);
         }
         plan
+    }
+
+    /// The CPUs `processes` processes take in turn from `turns`, each once, in the order they
+    /// take them: what a run records of [`Plan::for_process`]'s choices.
+    pub fn cpus_taken(turns: &[usize], processes: u32) -> Vec<usize> {
+        let mut taken = Vec::new();
+        for cpu in (0..processes).filter_map(|k| cpu_in_turn(turns, k)) {
+            if !taken.contains(&cpu) {
+                taken.push(cpu);
+            }
+        }
+        taken
     }
 
     pub fn default_timeout(sampler: &SamplerConfig) -> Duration {
         Duration::from_secs_f64(sampler.budget_s * 2.0 + 20.0)
     }
+}
+
+/// The CPU process `process` takes from `turns`, from the last one down; `None` without turns.
+fn cpu_in_turn(turns: &[usize], process: u32) -> Option<usize> {
+    (!turns.is_empty()).then(|| turns[turns.len() - 1 - process as usize % turns.len()])
 }
 
 #[cfg(test)]
@@ -107,6 +122,9 @@ mod tests {
             ]
         );
         assert_eq!(p.for_process(1).layout.map(|l| l.process), Some(1));
+        assert_eq!(Plan::cpus_taken(&[0, 2, 3], 2), [3, 2]);
+        assert_eq!(Plan::cpus_taken(&[0, 2, 3], 7), [3, 2, 0]);
+        assert_eq!(Plan::cpus_taken(&[], 3), Vec::<usize>::new());
     }
 
     #[test]

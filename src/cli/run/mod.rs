@@ -74,8 +74,7 @@ fn cpu_turns(args: &RunArgs, processes: u32) -> Vec<usize> {
     if args.cpu.is_some() || allowed.len() < 2 || processes < 2 {
         return Vec::new();
     }
-    let used = allowed.len().min(processes as usize);
-    allowed.iter().rev().take(used).copied().collect()
+    Plan::cpus_taken(&allowed, processes)
 }
 
 /// The run's record as stored before its first result: when, how and where it measures.
