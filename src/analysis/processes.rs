@@ -120,23 +120,46 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
     let logs = |xs: &[f64]| -> Option<Vec<f64>> {
         xs.iter().map(|&x| (x > 0.0).then(|| x.ln())).collect()
     };
-    let (la, lb) = (logs(a)?, logs(b)?);
-    if la.len() < 2 || lb.len() < 2 || ratio.is_nan() || ratio <= 0.0 {
+    if ratio.is_nan() || ratio <= 0.0 {
         return None;
     }
-    // The squared standard error of each side's mean log.
-    let q = |xs: &[f64]| Some(summarize(xs)?.stddev.powi(2) / xs.len() as f64);
-    let (qa, qb) = (q(&la)?, q(&lb)?);
-    let se = (qa + qb).sqrt();
-    if se == 0.0 {
-        return Some((ratio, ratio));
+    let half = welch_half_width(&logs(a)?, &logs(b)?)?;
+    Some((ratio * (-half).exp(), ratio * half.exp()))
+}
+
+/// The interval of the difference `(a − b) / divisor` of two sides' pooled medians that the
+/// spread between processes alone implies: Welch's t interval on the process medians, around
+/// `center`. `None` unless both sides have two or more processes.
+pub fn difference_between_interval(
+    center: f64,
+    a: &[f64],
+    b: &[f64],
+    divisor: f64,
+) -> Option<(f64, f64)> {
+    if !center.is_finite() || !divisor.is_finite() || divisor == 0.0 {
+        return None;
     }
-    // Welch–Satterthwaite degrees of freedom, to the nearest whole number.
-    let df = (qa + qb).powi(2)
-        / (qa.powi(2) / (la.len() - 1) as f64 + qb.powi(2) / (lb.len() - 1) as f64);
-    let half = t975(df.round().max(1.0) as usize) * se;
-    half.is_finite()
-        .then(|| (ratio * (-half).exp(), ratio * half.exp()))
+    let half = welch_half_width(a, b)? / divisor.abs();
+    Some((center - half, center + half))
+}
+
+/// Half the width of Welch's 95% t interval of the difference of the means of `a` and `b`:
+/// the standard error of that difference times t at the Welch–Satterthwaite degrees of
+/// freedom. `None` unless both have two or more values and the width is finite.
+fn welch_half_width(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    // The squared standard error of each side's mean.
+    let q = |xs: &[f64]| Some(summarize(xs)?.stddev.powi(2) / xs.len() as f64);
+    let (qa, qb) = (q(a)?, q(b)?);
+    if qa + qb == 0.0 {
+        return Some(0.0);
+    }
+    let df =
+        (qa + qb).powi(2) / (qa.powi(2) / (a.len() - 1) as f64 + qb.powi(2) / (b.len() - 1) as f64);
+    let half = t975(df.round().max(1.0) as usize) * (qa + qb).sqrt();
+    half.is_finite().then_some(half)
 }
 
 fn leaves_out(first_run: Option<f64>, processes: usize) -> bool {

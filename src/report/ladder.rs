@@ -4,16 +4,19 @@
 //! warning next to the result it concerns.
 
 use crate::analysis::bootstrap::two_sample_ci;
+use crate::analysis::processes::{difference_between_interval, hull};
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
 use crate::report::format::{Align, Table, sig3, time_ns, time_range_ns, times, wrap};
 pub use crate::report::names::{label, label_of};
-use crate::report::pool::pool;
+use crate::report::pool::{Pooled, pool};
 use crate::report::show_sections as sections;
 
 mod counters;
 pub mod paths;
+#[cfg(test)]
+mod tests;
 
 use counters::counter_table;
 use paths::{Paths, Place};
@@ -88,21 +91,14 @@ impl Ladder {
 
 pub fn ladder(run: &Run) -> Ladder {
     let pooled = pool(&run.results);
-    let figured: Vec<(&ExperimentResult, ResultFigures)> =
-        pooled.iter().map(|p| (&p.result, p.figures())).collect();
-    let mut l = ladder_of(&figured);
-    for rung in &mut l.rungs {
-        if let Some(p) = pooled.iter().find(|p| label(&p.result) == rung.label)
-            && p.processes > 1
-        {
-            rung.processes = p.process_medians();
-        }
-    }
+    let mut l = ladder_of(&pooled);
     l.mitigations = paths::mitigations(&run.environment);
     l
 }
 
-fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
+fn ladder_of(pooled: &[Pooled]) -> Ladder {
+    let figured: Vec<(&ExperimentResult, ResultFigures)> =
+        pooled.iter().map(|p| (&p.result, p.figures())).collect();
     let baseline = figured
         .iter()
         .find(|(r, f)| r.experiment == BASELINE && f.stats.is_some() && r.status != Status::Failed)
@@ -124,14 +120,18 @@ fn ladder_of(figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
                 ci: f.ci,
                 samples: r.samples.len().to_string(),
                 status: status_text(r),
-                processes: Vec::new(),
+                processes: pooled
+                    .iter()
+                    .find(|p| p.is_of(r) && p.processes > 1)
+                    .map(Pooled::process_medians)
+                    .unwrap_or_default(),
                 paths,
             }),
         })
         .collect();
     // The same order as the measured results: by median, ties in run order.
     rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
-    let derived = derived_rungs(figured);
+    let derived = derived_rungs(pooled, &figured);
     let explanations = derived
         .iter()
         .filter_map(|r| DERIVED.iter().find(|d| d.label == r.label))
@@ -190,7 +190,7 @@ pub fn render(run: &Run) -> String {
         .copied()
         .filter(|(r, _)| !on_the_ladder(r))
         .collect();
-    let mut ladder = ladder_of(&figured);
+    let mut ladder = ladder_of(&pooled);
     ladder.mitigations = paths::mitigations(&run.environment);
     let explanations: Vec<String> = ladder
         .explanations
@@ -278,11 +278,14 @@ fn ladder_table(ladder: &Ladder) -> String {
     table.render(2)
 }
 
-/// Rungs computed from two results at their default parameters, with a two-sample bootstrap
-/// CI of the difference of medians.
-fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
+/// Rungs computed from two results at their default parameters. The CI of the difference of
+/// medians is the two-sample bootstrap over the samples, widened, where the results pool
+/// several processes, to Welch's t interval over the two sides' process medians
+/// (`analysis::processes::difference_between_interval`): the samples of one process are not
+/// independent of each other, so the spread between processes bounds the difference too.
+fn derived_rungs(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
     let at_defaults = |name: &str| {
-        figured.iter().find(|(r, f)| {
+        pooled.iter().zip(figured).find(|(_, (r, f))| {
             r.experiment == name
                 && label(r) == r.experiment
                 && f.stats.is_some()
@@ -292,8 +295,8 @@ fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
     DERIVED
         .iter()
         .filter_map(|d| {
-            let (a, fa) = at_defaults(d.minuend)?;
-            let (b, fb) = at_defaults(d.subtrahend)?;
+            let (pa, (a, fa)) = at_defaults(d.minuend)?;
+            let (pb, (b, fb)) = at_defaults(d.subtrahend)?;
             let xs: Vec<f64> = a.samples.iter().map(|s| s.ns_per_op).collect();
             let ys: Vec<f64> = b.samples.iter().map(|s| s.ns_per_op).collect();
             let divisor = d.divisor;
@@ -303,11 +306,14 @@ fn derived_rungs(figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
             } else {
                 "derived, suspect"
             };
+            let center = combine(median(fa), median(fb));
+            let between = difference_between_interval(center, &pa.kept(), &pb.kept(), divisor);
             Some(Rung {
                 label: d.label.to_string(),
                 per: d.per.to_string(),
-                median: combine(median(fa), median(fb)),
-                ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED),
+                median: center,
+                ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED)
+                    .map(|ci| hull(ci, between)),
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
                 processes: Vec::new(),

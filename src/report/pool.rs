@@ -57,6 +57,15 @@ impl Pooled {
             .unwrap_or_default()
     }
 
+    /// The process medians the pooled figure is made of (a cold first process left out
+    /// where the figures leave it out); empty when none measured.
+    pub fn kept(&self) -> Vec<f64> {
+        self.spread
+            .as_ref()
+            .map(|s| s.kept().to_vec())
+            .unwrap_or_default()
+    }
+
     fn values(&self) -> Vec<f64> {
         self.result.samples.iter().map(|s| s.ns_per_op).collect()
     }

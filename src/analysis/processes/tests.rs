@@ -100,6 +100,30 @@ fn ratio_intervals_from_process_medians() {
 }
 
 #[test]
+fn difference_intervals_from_process_medians() {
+    // (a − b) / 2 with a's processes at 5000 ± 500 and b's at 1400 ± 50: the spread of a
+    // alone makes the interval hundreds of ns wide, whatever the samples within say.
+    let a = [4500.0, 5000.0, 5500.0];
+    let b = [1350.0, 1400.0, 1450.0];
+    let (lo, hi) = difference_between_interval(1800.0, &a, &b, 2.0).unwrap();
+    // Welch: se = sqrt(500²/3 + 50²/3) = 290.1, df = 2 (rounded), t = 4.303; ÷ 2.
+    let half = 4.303 * (500f64.powi(2) / 3.0 + 50f64.powi(2) / 3.0).sqrt() / 2.0;
+    assert!((hi - 1800.0 - half).abs() < 1e-6 && (1800.0 - lo - half).abs() < 1e-6);
+    assert_eq!(
+        difference_between_interval(1.0, &[3.0, 3.0], &[1.0, 1.0], 2.0),
+        Some((1.0, 1.0))
+    );
+    assert_eq!(
+        difference_between_interval(1.0, &[3.0], &[1.0, 1.0], 2.0),
+        None
+    );
+    assert_eq!(
+        difference_between_interval(1.0, &[3.0, 3.0], &[1.0, 1.0], 0.0),
+        None
+    );
+}
+
+#[test]
 fn empty_input_has_no_spread() {
     assert_eq!(Spread::of(&[], 1), None);
     assert_eq!(Spread::of(&[&[1.0], &[]], 1), None);

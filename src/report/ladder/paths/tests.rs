@@ -1,49 +1,8 @@
+use super::super::tests::result;
 use super::*;
-use crate::analysis::result::figures;
-use crate::model::{Calibration, Rusage, Sample, Status};
-
-fn result(experiment: &str, params: &[(&str, &str)], values: &[f64]) -> ExperimentResult {
-    ExperimentResult {
-        experiment: experiment.into(),
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        unit: "ns/call".into(),
-        status: Status::Ok,
-        reason: None,
-        stop_reason: None,
-        calibration: Calibration::default(),
-        samples: values
-            .iter()
-            .map(|&v| Sample {
-                ops: 100,
-                elapsed_ns: v * 100.0,
-                ns_per_op: v,
-                rusage: Rusage::default(),
-                partner: None,
-                children: None,
-                counters: Default::default(),
-            })
-            .collect(),
-        probes: vec![],
-        counters: vec![],
-        validation: vec![],
-        facts: vec![],
-        label: None,
-        load: None,
-        other_cpus_busy: None,
-        started_at: 0.0,
-        duration_s: 1.0,
-    }
-}
-
-fn figured(results: &[ExperimentResult]) -> Vec<(&ExperimentResult, ResultFigures)> {
-    results.iter().map(|r| (r, figures(r))).collect()
-}
 
 fn run_of(results: &[ExperimentResult]) -> super::super::Ladder {
-    super::super::ladder_of(&figured(results))
+    super::super::ladder_of(&crate::report::pool::pool(results))
 }
 
 #[test]

@@ -1,0 +1,97 @@
+//! The ladder's own figures: derived rungs over processes.
+
+use super::*;
+use crate::model::{Calibration, Rusage, Sample};
+
+pub(super) fn result(
+    experiment: &str,
+    params: &[(&str, &str)],
+    values: &[f64],
+) -> ExperimentResult {
+    ExperimentResult {
+        experiment: experiment.into(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        unit: "ns/call".into(),
+        status: Status::Ok,
+        reason: None,
+        stop_reason: None,
+        calibration: Calibration::default(),
+        samples: values
+            .iter()
+            .map(|&v| Sample {
+                ops: 100,
+                elapsed_ns: v * 100.0,
+                ns_per_op: v,
+                rusage: Rusage::default(),
+                partner: None,
+                children: None,
+                counters: Default::default(),
+            })
+            .collect(),
+        probes: vec![],
+        counters: vec![],
+        validation: vec![],
+        facts: vec![],
+        label: None,
+        load: None,
+        other_cpus_busy: None,
+        started_at: 0.0,
+        duration_s: 1.0,
+    }
+}
+
+/// A configuration measured by one process per center: 100 precise samples around each
+/// (±0.1%), so that the samples alone say the figure is known to a fraction of a percent.
+fn processes(experiment: &str, centers: &[f64]) -> Vec<ExperimentResult> {
+    centers
+        .iter()
+        .map(|c| {
+            let values: Vec<f64> = (0..100)
+                .map(|i| c * (1.0 + (i % 5) as f64 * 2e-4))
+                .collect();
+            result(experiment, &[], &values)
+        })
+        .collect()
+}
+
+#[test]
+fn a_derived_rung_covers_the_spread_between_processes() {
+    // Each process is precise (samples within ±0.1%), the processes of ctxswitch.pipe differ
+    // by ±10%: the difference must not claim the precision of the samples.
+    let mut results = processes("ctxswitch.pipe", &[4500.0, 5000.0, 5500.0]);
+    results.extend(processes(
+        "ctxswitch.pipe_noswitch",
+        &[1400.0, 1380.0, 1420.0],
+    ));
+    let ladder = ladder_of(&pool(&results));
+    let rung = ladder
+        .rungs
+        .iter()
+        .find(|r| r.status.starts_with("derived"))
+        .expect("the derived rung");
+    let (lo, hi) = rung.ci.unwrap();
+    assert!(lo <= rung.median && rung.median <= hi);
+    // Welch over the medians: se = sqrt(500²/3 + 20²/3) ≈ 289, t(2) = 4.303, ÷ 2 ≈ ±622.
+    assert!(hi - lo > 1000.0, "{lo} – {hi}");
+    // One process each: the samples' bootstrap alone, narrow.
+    let single = [
+        result("ctxswitch.pipe", &[], &[5000.0, 5001.0, 4999.0, 5000.5]),
+        result(
+            "ctxswitch.pipe_noswitch",
+            &[],
+            &[1400.0, 1401.0, 1399.0, 1400.5],
+        ),
+    ];
+    let ladder = ladder_of(&pool(&single));
+    let (lo, hi) = ladder
+        .rungs
+        .iter()
+        .find(|r| r.status == "derived")
+        .unwrap()
+        .ci
+        .unwrap();
+    assert!(hi - lo < 5.0, "{lo} – {hi}");
+}
