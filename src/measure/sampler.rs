@@ -49,11 +49,11 @@ impl SamplerConfig {
         SamplerConfig {
             precision: 0.01,
             budget_s: 5.0,
-            min_time_s: 1.0,
+            min_time_s: 0.6,
             min_samples: 20,
             max_samples: 5000,
             min_sample_ns: 2e6,
-            warmup_ns: 100e6,
+            warmup_ns: 50e6,
             seed: 0x05_1ab,
         }
     }

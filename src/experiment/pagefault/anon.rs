@@ -261,5 +261,5 @@ pub static ANON: ExperimentInfo = ExperimentInfo {
     preflight: None,
     batch: crate::experiment::Batch::Fixed(anon_pages),
     sweep: &[("thp", &["off", "on"])],
-    quick_params: &[("size", "128M")],
+    quick_params: &[("size", "64M")],
 };

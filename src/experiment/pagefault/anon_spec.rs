@@ -25,8 +25,8 @@ pub(super) const ANON_PARAMS: &[ParamSpec] = &[
             min: 1 << 20,
             max: 4 << 30,
         },
-        default: "1G",
-        help: "the region one sample touches, each 4 KiB page once (128M with --quick)",
+        default: "256M",
+        help: "the region one sample touches, each 4 KiB page once (64M with --quick)",
     },
     ParamSpec {
         name: "order",
