@@ -185,64 +185,41 @@ pub fn figures(result: &ExperimentResult) -> ResultFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Calibration, CounterStatus, CounterValue, Sample, Status};
+    use crate::model::{CounterStatus, CounterValue};
 
     fn result(values: &[f64]) -> ExperimentResult {
-        ExperimentResult {
-            experiment: "x.y".into(),
-            params: Default::default(),
-            unit: "ns/call".into(),
-            status: Status::Ok,
-            reason: None,
-            stop_reason: None,
-            calibration: Calibration::default(),
-            samples: values
-                .iter()
-                .map(|&v| Sample {
-                    ops: 10,
-                    elapsed_ns: v * 10.0,
-                    ns_per_op: v,
-                    rusage: Rusage {
-                        minflt: 1,
-                        nivcsw: 1,
-                        maxrss_kb: 7,
-                        ..Rusage::default()
-                    },
-                    partner: None,
-                    children: None,
-                    counters: [(
-                        "syscalls".to_string(),
-                        CounterValue {
-                            value: Some(10.0),
-                            raw: 10,
-                            enabled_ns: 5,
-                            running_ns: 5,
-                        },
-                    )]
-                    .into(),
-                })
-                .collect(),
-            probes: vec![],
-            counters: vec![
-                CounterStatus {
-                    name: "syscalls".into(),
-                    supported: true,
-                    reason: None,
+        let mut r = ExperimentResult::from_values("x.y", &[], values, 10);
+        for s in &mut r.samples {
+            s.rusage = Rusage {
+                minflt: 1,
+                nivcsw: 1,
+                maxrss_kb: 7,
+                ..Rusage::default()
+            };
+            s.counters = [(
+                "syscalls".to_string(),
+                CounterValue {
+                    value: Some(10.0),
+                    raw: 10,
+                    enabled_ns: 5,
+                    running_ns: 5,
                 },
-                CounterStatus {
-                    name: "cycles".into(),
-                    supported: false,
-                    reason: Some("no PMU".into()),
-                },
-            ],
-            validation: vec![],
-            other_cpus_busy: None,
-            facts: Vec::new(),
-            label: None,
-            load: None,
-            started_at: 0.0,
-            duration_s: 0.0,
+            )]
+            .into();
         }
+        r.counters = vec![
+            CounterStatus {
+                name: "syscalls".into(),
+                supported: true,
+                reason: None,
+            },
+            CounterStatus {
+                name: "cycles".into(),
+                supported: false,
+                reason: Some("no PMU".into()),
+            },
+        ];
+        r
     }
 
     #[test]

@@ -330,6 +330,52 @@ pub struct ExperimentResult {
     pub duration_s: f64,
 }
 
+impl ExperimentResult {
+    /// An `ok` result of `experiment` at `params` whose samples timed `values` ns per
+    /// operation, `ops` operations each, with nothing else measured: the smallest result every
+    /// view reads, which the tests' fixtures start from.
+    pub fn from_values(
+        experiment: &str,
+        params: &[(&str, &str)],
+        values: &[f64],
+        ops: u64,
+    ) -> ExperimentResult {
+        ExperimentResult {
+            experiment: experiment.into(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            unit: "ns/call".into(),
+            status: Status::Ok,
+            reason: None,
+            stop_reason: None,
+            calibration: Calibration::default(),
+            samples: values
+                .iter()
+                .map(|&v| Sample {
+                    ops,
+                    elapsed_ns: v * ops as f64,
+                    ns_per_op: v,
+                    rusage: Rusage::default(),
+                    partner: None,
+                    children: None,
+                    counters: BTreeMap::new(),
+                })
+                .collect(),
+            probes: vec![],
+            counters: vec![],
+            validation: vec![],
+            facts: vec![],
+            label: None,
+            load: None,
+            other_cpus_busy: None,
+            started_at: 0.0,
+            duration_s: 0.0,
+        }
+    }
+}
+
 /// The clock every sample of a run was timed with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockInfo {

@@ -264,43 +264,20 @@ fn median_facts(results: &[&ExperimentResult]) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Calibration, Rusage, Sample};
 
     fn result(experiment: &str, values: &[f64], status: Status) -> ExperimentResult {
         ExperimentResult {
-            experiment: experiment.into(),
-            params: Default::default(),
-            unit: "ns/call".into(),
             status,
             reason: (status != Status::Ok).then(|| "broke".to_string()),
-            stop_reason: None,
-            calibration: Calibration::default(),
-            samples: values
-                .iter()
-                .map(|&v| Sample {
-                    ops: 100,
-                    elapsed_ns: v * 100.0,
-                    ns_per_op: v,
-                    rusage: Rusage::default(),
-                    partner: None,
-                    children: None,
-                    counters: Default::default(),
-                })
-                .collect(),
-            probes: vec![],
-            counters: vec![],
-            validation: vec![],
             facts: vec![Fact::new(
                 "f",
                 values.first().copied().unwrap_or(f64::NAN),
                 "x",
                 "n",
             )],
-            label: None,
-            load: None,
             other_cpus_busy: Some(0.5),
-            started_at: 0.0,
             duration_s: 1.0,
+            ..ExperimentResult::from_values(experiment, &[], values, 100)
         }
     }
 

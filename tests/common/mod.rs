@@ -385,41 +385,9 @@ pub fn synthetic_result(
     params: &[(&str, &str)],
     values: &[f64],
 ) -> oslab::model::ExperimentResult {
-    oslab::model::ExperimentResult {
-        experiment: experiment.into(),
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        unit: "ns/call".into(),
-        status: oslab::model::Status::Ok,
-        reason: None,
-        stop_reason: None,
-        calibration: oslab::model::Calibration::default(),
-        samples: values
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| oslab::model::Sample {
-                ops: 1000,
-                elapsed_ns: v * 1000.0,
-                ns_per_op: v,
-                rusage: oslab::model::Rusage {
-                    minflt: (i % 2) as i64,
-                    ..oslab::model::Rusage::default()
-                },
-                partner: None,
-                children: None,
-                counters: std::collections::BTreeMap::new(),
-            })
-            .collect(),
-        probes: vec![],
-        counters: vec![],
-        validation: vec![],
-        other_cpus_busy: None,
-        facts: Vec::new(),
-        label: None,
-        load: None,
-        started_at: 0.0,
-        duration_s: 0.0,
+    let mut r = oslab::model::ExperimentResult::from_values(experiment, params, values, 1000);
+    for (i, s) in r.samples.iter_mut().enumerate() {
+        s.rusage.minflt = (i % 2) as i64;
     }
+    r
 }

@@ -1,7 +1,6 @@
 //! The ladder's own figures: derived rungs over processes.
 
 use super::*;
-use crate::model::{Calibration, Rusage, Sample};
 
 pub(super) fn result(
     experiment: &str,
@@ -9,37 +8,8 @@ pub(super) fn result(
     values: &[f64],
 ) -> ExperimentResult {
     ExperimentResult {
-        experiment: experiment.into(),
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        unit: "ns/call".into(),
-        status: Status::Ok,
-        reason: None,
-        stop_reason: None,
-        calibration: Calibration::default(),
-        samples: values
-            .iter()
-            .map(|&v| Sample {
-                ops: 100,
-                elapsed_ns: v * 100.0,
-                ns_per_op: v,
-                rusage: Rusage::default(),
-                partner: None,
-                children: None,
-                counters: Default::default(),
-            })
-            .collect(),
-        probes: vec![],
-        counters: vec![],
-        validation: vec![],
-        facts: vec![],
-        label: None,
-        load: None,
-        other_cpus_busy: None,
-        started_at: 0.0,
         duration_s: 1.0,
+        ..ExperimentResult::from_values(experiment, params, values, 100)
     }
 }
 
