@@ -42,57 +42,7 @@ pub(super) fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) ->
     header.extend([("sys %", Align::Right), ("preempted", Align::Right)]);
     let mut table = Table::new(&header);
     for (r, f) in measured {
-        let mut row = vec![label(r)];
-        for (name, _) in &columns {
-            row.push(
-                f.counters
-                    .get(*name)
-                    .and_then(|c| c.per_op)
-                    .map_or("–".into(), per_op),
-            );
-        }
-        let rate = |field: &str| f.rusage.get(field).copied().unwrap_or(0.0);
-        row.push(per_op(rate("minflt") + rate("majflt")));
-        row.push(format!(
-            "{}+{}",
-            per_op(rate("nvcsw")),
-            per_op(rate("nivcsw"))
-        ));
-        let other = |figures: &Option<std::collections::BTreeMap<String, f64>>, fields: &[&str]| {
-            figures.as_ref().map_or("–".to_string(), |m| {
-                per_op(
-                    fields
-                        .iter()
-                        .map(|k| m.get(*k).copied().unwrap_or(0.0))
-                        .sum(),
-                )
-            })
-        };
-        if with_partner {
-            row.push(match &f.partner {
-                Some(_) => format!(
-                    "{}+{}",
-                    other(&f.partner, &["nvcsw"]),
-                    other(&f.partner, &["nivcsw"])
-                ),
-                None => "–".into(),
-            });
-        }
-        if with_children {
-            row.push(other(&f.children, &["minflt", "majflt"]));
-        }
-        let (u, s) = (rate("utime_us"), rate("stime_us"));
-        row.push(if u + s > 0.0 {
-            format!("{:.0}", 100.0 * s / (u + s))
-        } else {
-            "–".into()
-        });
-        row.push(format!(
-            "{}/{}",
-            f.contamination.samples_preempted,
-            r.samples.len()
-        ));
-        table.row(row);
+        table.row(counter_row(r, f, &columns, with_partner, with_children));
     }
     let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
                    over the timed samples (a partner process's from the proc file system, \
@@ -102,4 +52,67 @@ pub(super) fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) ->
                    and tasks were counted in untimed batches after the samples, because the \
                    tracepoints slow every system call.";
     format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
+}
+
+/// One experiment's row of the counter table: the `columns` it shows, then faults, switches,
+/// the partner's switches and the children's faults where the table has them, sys % and the
+/// preempted samples.
+fn counter_row(
+    r: &ExperimentResult,
+    f: &ResultFigures,
+    columns: &[&(&str, &str)],
+    with_partner: bool,
+    with_children: bool,
+) -> Vec<String> {
+    let mut row = vec![label(r)];
+    for (name, _) in columns {
+        row.push(
+            f.counters
+                .get(*name)
+                .and_then(|c| c.per_op)
+                .map_or("–".into(), per_op),
+        );
+    }
+    let rate = |field: &str| f.rusage.get(field).copied().unwrap_or(0.0);
+    row.push(per_op(rate("minflt") + rate("majflt")));
+    row.push(format!(
+        "{}+{}",
+        per_op(rate("nvcsw")),
+        per_op(rate("nivcsw"))
+    ));
+    let other = |figures: &Option<std::collections::BTreeMap<String, f64>>, fields: &[&str]| {
+        figures.as_ref().map_or("–".to_string(), |m| {
+            per_op(
+                fields
+                    .iter()
+                    .map(|k| m.get(*k).copied().unwrap_or(0.0))
+                    .sum(),
+            )
+        })
+    };
+    if with_partner {
+        row.push(match &f.partner {
+            Some(_) => format!(
+                "{}+{}",
+                other(&f.partner, &["nvcsw"]),
+                other(&f.partner, &["nivcsw"])
+            ),
+            None => "–".into(),
+        });
+    }
+    if with_children {
+        row.push(other(&f.children, &["minflt", "majflt"]));
+    }
+    let (u, s) = (rate("utime_us"), rate("stime_us"));
+    row.push(if u + s > 0.0 {
+        format!("{:.0}", 100.0 * s / (u + s))
+    } else {
+        "–".into()
+    });
+    row.push(format!(
+        "{}/{}",
+        f.contamination.samples_preempted,
+        r.samples.len()
+    ));
+    row
 }

@@ -357,18 +357,26 @@ mod cpuid {
             ));
         }
         raw.into_iter()
-            .filter(|(_, entries, assoc)| *entries > 0 && *assoc != Associativity::Disabled)
-            .map(|(name, entries, assoc)| Tlb {
-                name: name.to_string(),
-                entries,
-                ways: match assoc {
-                    Associativity::DirectMapped => Some("direct".to_string()),
-                    Associativity::NWay(n) => Some(format!("{n}-way")),
-                    Associativity::FullyAssociative => Some("full".to_string()),
-                    Associativity::Disabled | Associativity::Unknown => None,
-                },
-            })
+            .filter_map(|(name, entries, assoc)| amd_tlb(name, entries, assoc))
             .collect()
+    }
+
+    /// One TLB from AMD's leaves: none where it has no entries or is disabled.
+    fn amd_tlb(name: &str, entries: u32, assoc: Associativity) -> Option<Tlb> {
+        if entries == 0 || assoc == Associativity::Disabled {
+            return None;
+        }
+        let ways = match assoc {
+            Associativity::DirectMapped => Some("direct".to_string()),
+            Associativity::NWay(n) => Some(format!("{n}-way")),
+            Associativity::FullyAssociative => Some("full".to_string()),
+            Associativity::Disabled | Associativity::Unknown => None,
+        };
+        Some(Tlb {
+            name: name.to_string(),
+            entries,
+            ways,
+        })
     }
 
     /// Intel leaf 2 descriptors, for CPUs older than leaf 0x18.
