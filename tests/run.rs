@@ -315,6 +315,16 @@ fn repeat_gives_one_result_per_experiment_and_repetition() {
     for r in results(&doc) {
         assert_eq!(r["status"], "ok", "{r:#}");
     }
+    // Only the last process of a configuration counts the probe events (supported or not,
+    // their status is there); the pooled configuration has them.
+    let probed: Vec<bool> = results(&doc)
+        .iter()
+        .map(|r| !r["counters"]["syscalls"].is_null())
+        .collect();
+    assert_eq!(probed, [false, false, true, true], "{probed:?}");
+    for c in doc["configurations"].as_array().unwrap() {
+        assert!(!c["counters"]["syscalls"].is_null(), "{c:#}");
+    }
     // `show` has the four results as well.
     let out = lab.oslab(&["show", "--json"]);
     out.assert_code(0);

@@ -89,6 +89,7 @@ pub(super) fn drive_worker(
         sampler: plan.sampler.clone(),
         cgroup_procs,
         layout: plan.layout,
+        probes: plan.probes,
     };
     let worker = match spawn(&exe, &job) {
         Ok(worker) => worker,

@@ -38,15 +38,23 @@ pub struct Plan {
     pub cpu_turns: Vec<usize>,
     /// This process's layout; set by [`Plan::for_process`].
     pub layout: Option<Layout>,
+    /// This process counts the probe events after its samples (`syscalls`, `tasks`; see
+    /// [`Plan::for_process`]).
+    pub probes: bool,
 }
 
 impl Plan {
     /// The plan of the `process`-th worker of each configuration (from 0): its own layout
     /// and, when the CPUs are the harness's choice, the next CPU in turn (the other side of a
-    /// cross-CPU experiment: the highest other one).
+    /// cross-CPU experiment: the highest other one). Only the last process counts the probe
+    /// events: what they count (the system calls and tasks of an operation) is the routine's
+    /// code, the same in every process, while closing the tracepoint events costs a worker
+    /// ~60 ms here (the kernel waits for RCU grace periods to unregister them) — 8 s of the
+    /// default suite when every process paid it.
     pub fn for_process(&self, process: u32) -> Plan {
         let mut plan = self.clone();
         plan.layout = Some(Layout::for_process(self.layout_seed, process));
+        plan.probes = process + 1 >= self.processes;
         if let Some(cpu) = cpu_in_turn(&self.cpu_turns, process) {
             plan.cpus = vec![cpu];
             plan.other_cpu = self.cpu_turns.iter().rev().copied().find(|&c| c != cpu);
@@ -100,6 +108,7 @@ mod tests {
             layout_seed: 7,
             cpu_turns,
             layout: None,
+            probes: true,
         }
     }
 
@@ -122,6 +131,12 @@ mod tests {
             ]
         );
         assert_eq!(p.for_process(1).layout.map(|l| l.process), Some(1));
+        let probing: Vec<bool> = (0..3).map(|k| p.for_process(k).probes).collect();
+        assert_eq!(
+            probing,
+            [false, false, true],
+            "the last process of three counts probes"
+        );
         assert_eq!(Plan::cpus_taken(&[0, 2, 3], 2), [3, 2]);
         assert_eq!(Plan::cpus_taken(&[0, 2, 3], 7), [3, 2, 0]);
         assert_eq!(Plan::cpus_taken(&[], 3), Vec::<usize>::new());

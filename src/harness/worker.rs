@@ -39,6 +39,13 @@ pub struct Job {
     /// How this process's layout is varied (see `harness::layout`).
     #[serde(default)]
     pub layout: Option<Layout>,
+    /// Count the probe events after the samples (see `Plan::for_process`).
+    #[serde(default = "counts_probes")]
+    pub probes: bool,
+}
+
+fn counts_probes() -> bool {
+    true
 }
 
 /// One line of the worker's output.
@@ -126,19 +133,21 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
 
     // Only now, with the timed samples done, the events that would have slowed them.
     drop(counters);
-    let mut probes = CounterSet::open_probes(!info.counters_in_samples);
-    let counts = sampler::count_probes(
-        routine.as_mut(),
-        &mut probes,
-        sampled.ops_per_sample,
-        fixed_ops.is_some(),
-    )
-    .map_err(SetupError::Failed)?;
-    let message = Message::Probes {
-        counters: probes.statuses().to_vec(),
-        probes: counts,
-    };
-    send(out, &message).map_err(SetupError::Failed)?;
+    if job.probes {
+        let mut probes = CounterSet::open_probes(!info.counters_in_samples);
+        let counts = sampler::count_probes(
+            routine.as_mut(),
+            &mut probes,
+            sampled.ops_per_sample,
+            fixed_ops.is_some(),
+        )
+        .map_err(SetupError::Failed)?;
+        let message = Message::Probes {
+            counters: probes.statuses().to_vec(),
+            probes: counts,
+        };
+        send(out, &message).map_err(SetupError::Failed)?;
+    }
     let facts = routine.facts();
     if !facts.is_empty() {
         send(out, &Message::Facts { facts }).map_err(SetupError::Failed)?;

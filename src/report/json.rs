@@ -59,6 +59,10 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "within_process": spread.map(|s| s.within),
         "layout_sensitive": spread.is_some_and(|s| s.layout_sensitive()),
         "first_run_excess": spread.and_then(|s| s.first_run),
+        "counters": f.counters,
+        "rusage": f.rusage,
+        "validation": r.validation,
+        "facts": r.facts,
     })
 }
 

@@ -46,6 +46,7 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             Vec::new()
         },
         layout: None,
+        probes: true,
     };
     run_all(&jobs, &plan, &mut store, run_id)?;
     let interrupted = crate::platform::interrupt::requested();

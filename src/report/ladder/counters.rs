@@ -49,8 +49,9 @@ pub(super) fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) ->
                    reaped children's from RUSAGE_CHILDREN); switches are \
                    voluntary+involuntary; sys % is the system share of CPU time; preempted counts samples with an involuntary switch (part \
                    of the operation in a same-CPU ping-pong, contamination elsewhere); syscalls \
-                   and tasks were counted in untimed batches after the samples, because the \
-                   tracepoints slow every system call.";
+                   and tasks were counted in untimed batches after the samples (by the last \
+                   process of each configuration), because the tracepoints slow every system \
+                   call.";
     format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }
 
