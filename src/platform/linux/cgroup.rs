@@ -243,6 +243,16 @@ fn remove_orphans(parent: &Path) {
     }
 }
 
+/// Remove the empty cgroups killed oslabs left, wherever this oslab would create its own
+/// (cheap: two small /proc files and one directory listing; only `oslab-<pid>-<n>` whose
+/// oslab no longer runs, and `rmdir` removes only empty ones). Nothing to do where there is
+/// no memory cgroup.
+pub fn remove_orphaned() {
+    if let Ok(h) = hierarchy() {
+        remove_orphans(&h.parent);
+    }
+}
+
 /// Move the calling process into the cgroup whose `cgroup.procs` file is `procs`.
 pub fn join(procs: &Path) -> io::Result<()> {
     std::fs::write(procs, std::process::id().to_string())
