@@ -48,6 +48,7 @@ fn ctrl_c_at_any_moment_of_a_run_keeps_it_interrupted_and_leaves_nothing() {
         let stderr = oslab.stderr();
         eprintln!("round {round}: Ctrl-C after {after:?} (group: {group}): {status:?}");
         assert_interrupted(status, &stderr);
+        assert_no_journal(&lab);
         oslab.assert_no_process_left();
         assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "{stderr}");
         assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{stderr}");
@@ -169,6 +170,7 @@ fn ctrl_c_during_import_imports_all_or_nothing() {
         let status = oslab.wait();
         let stderr = oslab.stderr();
         eprintln!("round {round}: Ctrl-C after {after:?} (group: {group}): {status:?}");
+        assert_no_journal(&fresh);
         let runs = listed_runs(&assert_db_intact(&fresh));
         if status.success() {
             assert_eq!(runs, [1, 2], "the whole run was imported: {stderr}");

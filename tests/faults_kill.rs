@@ -211,3 +211,71 @@ fn two_runs_at_once_on_one_database_both_store() {
         assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
     }
 }
+
+/// `export -o` killed with SIGKILL while it writes leaves its temporary file (nothing can
+/// remove it then) but never a file at the user's path; the next write into the same
+/// directory removes it.
+#[test]
+fn a_killed_export_leaves_no_file_the_next_one_keeps() {
+    let lab = lab_with_a_run();
+    let big = big_export(&lab, 4, 2500);
+    let big_lab = Lab::new();
+    big_lab
+        .oslab(&["import", big.to_str().unwrap()])
+        .assert_code(0);
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("run.json");
+    let args = ["export", "1", "-o", target.to_str().unwrap()];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut oslab = start(&big_lab, &args, tmp.path(), false);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while named(out.path(), ".oslab-out-").is_empty() && !oslab.ended() {
+        assert!(Instant::now() < deadline, "no temporary file appeared");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    oslab.child.0.kill().expect("SIGKILL oslab");
+    oslab.wait();
+    assert!(!target.exists(), "a half-written file at the user's path");
+    let left = named(out.path(), ".oslab-out-");
+    eprintln!("left by the killed export: {left:?}");
+
+    big_lab
+        .oslab(&[
+            "export",
+            "1",
+            "--format",
+            "csv",
+            "-o",
+            target.to_str().unwrap(),
+        ])
+        .assert_code(0);
+    assert_eq!(leftovers(out.path()), ["run.json"]);
+}
+
+/// A worker whose oslab died before the worker could tie its life to it (the instants
+/// between fork and prctl) stops at once instead of running on unwatched.
+#[test]
+fn a_worker_whose_oslab_is_gone_stops_at_once() {
+    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_oslab"))
+        .arg("worker")
+        // pid_max is at most 2^22: no process has this pid, so it is not the parent.
+        .env("OSLAB_WORKER_PARENT", (1u32 << 30).to_string())
+        // Its job never comes: a worker that waited for it would hang here.
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start a worker");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = worker.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = worker.kill();
+            panic!("the orphaned worker did not stop");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(1));
+}

@@ -228,7 +228,8 @@ pub(super) fn write_stdout(text: &str) -> Result<()> {
 /// Write `text` to `path` whole or not at all: into a temporary file in the same directory,
 /// renamed into place once complete, so Ctrl-C, a full disk or the file-size limit never
 /// leave a truncated file at the user's path (the temporary one is removed: Ctrl-C, SIGTERM
-/// and SIGHUP are only noted while it exists, and end the write between two chunks). The
+/// and SIGHUP are only noted while it exists, and end the write between two chunks; one a
+/// killed oslab left is removed by the next write into the same directory). The
 /// file gets the mode a plain create would give (0666 less the umask). A symbolic link is
 /// followed; a path that is not a regular file (a device, a pipe: `-o /dev/stdout`) is
 /// written directly, since it cannot be replaced.
@@ -260,8 +261,12 @@ pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
     crate::platform::interrupt::install();
     let nothing = || format!("nothing was written to {}", path.display());
     check_interrupt(nothing)?;
+    // Named after this oslab, so that the next one removes it if this one is killed.
+    crate::harness::scratch::remove_orphans(dir, crate::harness::scratch::OUTPUT_PREFIX);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".oslab-out-")
+        .prefix(&crate::harness::scratch::own_prefix(
+            crate::harness::scratch::OUTPUT_PREFIX,
+        ))
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| fail(&e))?;

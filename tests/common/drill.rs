@@ -181,6 +181,16 @@ pub fn assert_db_intact(lab: &Lab) -> String {
     list.stdout
 }
 
+/// No rollback journal beside the database: oslab did not die in the middle of a
+/// transaction (SQLite would roll it back at the next open, but Ctrl-C must not come to that).
+pub fn assert_no_journal(lab: &Lab) {
+    let journal = lab.db().with_extension("db-journal");
+    assert!(
+        !journal.exists(),
+        "oslab was stopped in the middle of a transaction"
+    );
+}
+
 /// The ids of the runs a `show --list` lists, in increasing order.
 pub fn listed_runs(list: &str) -> Vec<i64> {
     let mut ids: Vec<i64> = list
