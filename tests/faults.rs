@@ -117,6 +117,17 @@ fn output_failures_are_one_line_exit_2_and_leave_no_file() {
     assert!(!target.exists(), "no truncated file at the user's path");
     assert_eq!(named(dir.path(), ".oslab-out-"), Vec::<String>::new());
 
+    // What -o writes has the mode a plain create gives (0666 less the umask), not a
+    // temporary file's 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let written = dir.path().join("whole.json");
+    lab.oslab(&["export", "1", "-o", written.to_str().unwrap()])
+        .assert_code(0);
+    let plain = dir.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
+    assert_eq!(mode(&written), mode(&plain));
+
     lab.oslab(&["report", "1", "-o", "/nonexistent-dir/r.html"])
         .assert_user_error(&["cannot write /nonexistent-dir/r.html", "does not exist"]);
 }

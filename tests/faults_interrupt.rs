@@ -59,6 +59,47 @@ fn ctrl_c_at_any_moment_of_a_run_keeps_it_interrupted_and_leaves_nothing() {
     }
 }
 
+/// Ctrl-C to the process group at a random moment of a run under a memory load (the
+/// competitor in oslab's group gets it too): exit 130, no cgroup, no process left.
+#[test]
+fn ctrl_c_to_the_group_under_a_memory_load_leaves_no_cgroup() {
+    let Ok(hierarchy) = oslab::platform::cgroup::hierarchy() else {
+        eprintln!("skipped: no memory cgroup oslab may use here");
+        return;
+    };
+    let lab = Lab::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "synthetic.spin",
+        "--param",
+        "mode=hang",
+        "--quick",
+        "--load",
+        "memory",
+        "--timeout",
+        "60",
+    ];
+    let mut moments = Moments::new();
+    let _turn = measuring_turn();
+    for round in 0..2 {
+        let mut oslab = start(&lab, &args, tmp.path(), true);
+        let after = moments.upto(Duration::from_millis(2500));
+        std::thread::sleep(after);
+        oslab.signal(libc::SIGINT, true);
+        let status = oslab.wait();
+        let stderr = oslab.stderr();
+        eprintln!("round {round}: Ctrl-C after {after:?}: {status:?}");
+        assert_interrupted(status, &stderr);
+        assert_no_journal(&lab);
+        oslab.assert_no_process_left();
+        let left = oslab::platform::cgroup::cgroups_of(&hierarchy.parent, oslab.pid());
+        assert_eq!(left, Vec::<std::path::PathBuf>::new(), "{stderr}");
+        assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "{stderr}");
+        assert_db_intact(&lab);
+    }
+}
+
 /// How Ctrl-C at a random moment of a command writing `target` may end: whole (exit 0, the
 /// file complete) or not at all (exit 130, no file) — and never a temporary file left.
 fn drill_output(lab: &Lab, args: &[&str], target: &Path, check_whole: &dyn Fn(&str)) {
