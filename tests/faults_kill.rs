@@ -154,7 +154,7 @@ fn a_memory_cgroup_a_killed_oslab_left_goes_with_the_next_run() {
         assert!(Instant::now() < deadline, "no cgroup appeared");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let after = moments.upto(Duration::from_millis(500));
+    let after = moments.upto(Duration::from_millis(1500));
     std::thread::sleep(after);
     oslab.child.0.kill().expect("SIGKILL oslab");
     oslab.wait();
