@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// Ctrl-C at a random moment of a run — while it starts, stores, measures a file-system
-/// experiment in `--dir` or waits on a hanging worker — ends it with 130; the run, if it was
-/// stored, is listed as interrupted; nothing of it is left running or on disk.
+/// Ctrl-C (also SIGTERM, SIGHUP) at a random moment of a run — while it starts, stores,
+/// measures a file-system experiment in `--dir` or waits on a hanging worker — ends it with
+/// 130; the run, if it was stored, is listed as interrupted; nothing of it is left running
+/// or on disk.
 #[test]
 fn ctrl_c_at_any_moment_of_a_run_keeps_it_interrupted_and_leaves_nothing() {
     let lab = Lab::new();
@@ -38,16 +39,24 @@ fn ctrl_c_at_any_moment_of_a_run_keeps_it_interrupted_and_leaves_nothing() {
     ];
     let mut moments = Moments::new();
     let _turn = measuring_turn();
-    for round in 0..4 {
-        let group = round % 2 == 1;
+    // Ctrl-C to oslab and to its group, and the other signals oslab stops for: `kill`'s
+    // SIGTERM, and SIGHUP to the group as when the terminal closes.
+    let rounds = [
+        (libc::SIGINT, false),
+        (libc::SIGINT, true),
+        (libc::SIGTERM, false),
+        (libc::SIGINT, true),
+        (libc::SIGHUP, true),
+    ];
+    for (round, (signal, group)) in rounds.into_iter().enumerate() {
         let mut oslab = start(&lab, &args, tmp.path(), group);
         let after = moments.upto(Duration::from_millis(1200));
         std::thread::sleep(after);
-        oslab.signal(libc::SIGINT, group);
+        oslab.signal(signal, group);
         let status = oslab.wait();
         let stderr = oslab.stderr();
-        eprintln!("round {round}: Ctrl-C after {after:?} (group: {group}): {status:?}");
-        assert_interrupted(status, &stderr);
+        eprintln!("round {round}: signal {signal} after {after:?} (group: {group}): {status:?}");
+        assert_stopped_by(signal, status, &stderr);
         assert_no_journal(&lab);
         oslab.assert_no_process_left();
         assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "{stderr}");

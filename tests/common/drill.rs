@@ -137,12 +137,17 @@ impl Drilled {
 }
 
 /// oslab ended as Ctrl-C must end it: exit code 130 and, on stderr, exactly one `oslab: `
-/// line saying it was interrupted — or, when the signal came before oslab could install its
-/// handler (the first instants of the process), killed by SIGINT with nothing to say.
-/// Returns whether the handler saw it.
+/// line saying it was interrupted — or, when the signal came before oslab noted it (the
+/// first instants of the process, or before a command starts writing), killed by SIGINT with
+/// nothing to say. Returns whether oslab noted it.
 pub fn assert_interrupted(status: ExitStatus, stderr: &str) -> bool {
+    assert_stopped_by(libc::SIGINT, status, stderr)
+}
+
+/// [`assert_interrupted`] for any of the signals oslab notes (SIGINT, SIGTERM, SIGHUP).
+pub fn assert_stopped_by(signal: i32, status: ExitStatus, stderr: &str) -> bool {
     use std::os::unix::process::ExitStatusExt;
-    if status.signal() == Some(libc::SIGINT) {
+    if status.signal() == Some(signal) {
         assert!(stderr.is_empty(), "killed at once, yet it said: {stderr}");
         return false;
     }
@@ -152,7 +157,11 @@ pub fn assert_interrupted(status: ExitStatus, stderr: &str) -> bool {
         .filter(|l| l.starts_with("oslab: "))
         .collect();
     assert_eq!(lines.len(), 1, "one error line: {stderr}");
-    assert!(lines[0].contains("interrupted by SIGINT"), "{stderr}");
+    let name = oslab::platform::interrupt::signal_name(signal);
+    assert!(
+        lines[0].contains(&format!("interrupted by {name}")),
+        "{stderr}"
+    );
     true
 }
 
