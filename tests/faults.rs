@@ -328,4 +328,42 @@ fn a_full_file_system_is_one_line_and_leaves_no_file() {
     let mut left = leftovers(fs.path());
     left.sort();
     assert_eq!(left, ["filler", "oslab.db"], "no journal, nothing else");
+    std::fs::remove_file(fs.path().join("filler")).unwrap();
+
+    // The disk fills while a worker measures: the result cannot be stored; the run stays as
+    // interrupted, the worker goes, the database reads fine.
+    let tmp = tempfile::tempdir().unwrap();
+    let hang = [
+        "run",
+        "synthetic.spin",
+        "--param",
+        "mode=hang",
+        "--quick",
+        "--timeout",
+        "1",
+    ];
+    let mut oslab = {
+        let _turn = common::measuring_turn();
+        let mut oslab = common::start_on(&lab, &db_lab_db, &hang, tmp.path(), false);
+        assert!(oslab.first_worker().is_some(), "{}", oslab.stderr());
+        fs.fill();
+        let status = oslab.wait();
+        assert_eq!(status.code(), Some(2), "{}", oslab.stderr());
+        oslab
+    };
+    let stderr = oslab.stderr();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("oslab: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("the disk is full"), "{stderr}");
+    assert!(oslab.ended());
+    oslab.assert_no_process_left();
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
+    let list = lab.oslab_with(&db_lab_db, &["show", "--list"], &[]);
+    list.assert_code(0);
+    assert_eq!(common::listed_runs(&list.stdout), [1, 2], "{list}");
+    assert!(list.stdout.contains("interrupted"), "{list}");
+    assert_eq!(common::quick_check(&db_lab_db), "ok");
 }

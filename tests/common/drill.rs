@@ -49,11 +49,21 @@ pub struct Drilled {
 /// (where its workers' scratch directories go), SIGINT at its default disposition, and —
 /// when `own_group` — leading a process group of its own, as a shell's foreground job does.
 pub fn start(lab: &Lab, args: &[&str], tmp: &Path, own_group: bool) -> Drilled {
+    start_on(lab, lab.db(), args, tmp, own_group)
+}
+
+/// [`start`] with another database than the lab's.
+pub fn start_on(lab: &Lab, db: &Path, args: &[&str], tmp: &Path, own_group: bool) -> Drilled {
     use std::os::unix::process::CommandExt;
     let marker = unique_marker("drill");
     let stderr = lab.dir().join(format!("stderr-{marker}"));
-    let mut cmd = lab.command(args);
-    cmd.env(MARKER_VAR, &marker)
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_oslab"));
+    cmd.arg("--db")
+        .arg(db)
+        .args(one_process(args))
+        .env_remove("OSLAB_DB")
+        .env("XDG_DATA_HOME", lab.dir().join("xdg"))
+        .env(MARKER_VAR, &marker)
         .env("TMPDIR", tmp)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
