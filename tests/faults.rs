@@ -10,28 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Lab, MARKER_VAR, unique_marker, workers};
-
-/// Every file in `dir` whose name starts with `prefix`.
-fn named(dir: &Path, prefix: &str) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(prefix))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A lab with one quick single-process run stored.
-fn lab_with_a_run() -> Lab {
-    let lab = Lab::new();
-    lab.oslab(&["run", "syscall.function_call", "--quick", "--budget", "0.2"])
-        .assert_code(0);
-    lab
-}
+use common::{Lab, MARKER_VAR, lab_with_a_run, leftovers, named, unique_marker, workers};
 
 /// `kill -9` of oslab while a worker measures in `--dir`: its work directory stays behind
 /// (nothing can remove it then), and the next run removes it; the database keeps the run as
@@ -138,6 +117,17 @@ fn output_failures_are_one_line_exit_2_and_leave_no_file() {
     assert!(!target.exists(), "no truncated file at the user's path");
     assert_eq!(named(dir.path(), ".oslab-out-"), Vec::<String>::new());
 
+    // What -o writes has the mode a plain create gives (0666 less the umask), not a
+    // temporary file's 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let written = dir.path().join("whole.json");
+    lab.oslab(&["export", "1", "-o", written.to_str().unwrap()])
+        .assert_code(0);
+    let plain = dir.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
+    assert_eq!(mode(&written), mode(&plain));
+
     lab.oslab(&["report", "1", "-o", "/nonexistent-dir/r.html"])
         .assert_user_error(&["cannot write /nonexistent-dir/r.html", "does not exist"]);
 }
@@ -220,4 +210,160 @@ fn absurd_options_are_one_line_errors() {
         lab.oslab(&full).assert_user_error(&needles);
     }
     assert!(!lab.db().exists(), "nothing was stored");
+}
+
+/// A tmpfs of `size` mounted on a temporary directory, unmounted when dropped.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    /// Mount one, or say why it cannot be done here (not root, no mount(8);
+    /// `OSLAB_DRILL_NO_MOUNT=1` tries the fallback where mounting works).
+    fn mount(size: &str) -> Result<Tmpfs, String> {
+        if std::env::var_os("OSLAB_DRILL_NO_MOUNT").is_some() {
+            return Err("OSLAB_DRILL_NO_MOUNT is set".into());
+        }
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("mount: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Tmpfs(dir))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// Fill what is left of it.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(self.path().join("filler")).unwrap();
+        let block = vec![0xA5u8; 4096];
+        while filler.write_all(&block).is_ok() {}
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.path()).status();
+    }
+}
+
+/// `oslab ARGS` under a file-size limit of `blocks` (sh's `ulimit -f`).
+fn limited(lab: &Lab, db: &Path, blocks: u32, args: &str) -> common::Out {
+    let script = format!(
+        "ulimit -f {blocks}; exec {} --db {} {args}",
+        env!("CARGO_BIN_EXE_oslab"),
+        db.display()
+    );
+    let start = Instant::now();
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("XDG_DATA_HOME", lab.dir().join("xdg"))
+        .output()
+        .unwrap();
+    common::Out {
+        args: vec![script],
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// A full file system — a 64 KiB tmpfs where mounting is allowed, else the file-size limit —
+/// under a new database and under `export -o`: one line that says so, exit 2, and no file
+/// left (not even an empty database). A database on a file system that fills up later keeps
+/// what it held and reads fine.
+#[test]
+fn a_full_file_system_is_one_line_and_leaves_no_file() {
+    let lab = lab_with_a_run();
+    let run = "run syscall.function_call --quick --budget 0.2 --repeat 1";
+    let fs = match Tmpfs::mount("64k") {
+        Ok(fs) => fs,
+        Err(why) => {
+            // Not root (CI): the file-size limit fails the same writes.
+            eprintln!("no tmpfs here ({why}): the file-size limit stands in for a full disk");
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("x.db");
+            let _turn = common::measuring_turn();
+            limited(&lab, &db, 0, run).assert_user_error(&["x.db", "another --db"]);
+            assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+            let target = dir.path().join("out.json");
+            let export = format!("export 1 -o {}", target.display());
+            limited(&lab, lab.db(), 1, &export).assert_user_error(&["file-size limit"]);
+            assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+            return;
+        }
+    };
+    let db = fs.path().join("x.db");
+    let args: Vec<&str> = run.split(' ').collect();
+    lab.oslab_with(&db, &args, &[]).assert_user_error(&[
+        "x.db",
+        "the disk is full",
+        "another --db",
+    ]);
+    assert_eq!(leftovers(fs.path()), Vec::<String>::new());
+    let target = fs.path().join("out.json");
+    lab.oslab(&["export", "1", "-o", target.to_str().unwrap()])
+        .assert_user_error(&["cannot write", "out.json", "the disk is full"]);
+    assert_eq!(leftovers(fs.path()), Vec::<String>::new());
+    drop(fs);
+
+    // Room for a database with a run, then none.
+    let fs = Tmpfs::mount("512k").expect("a second tmpfs");
+    let db_lab_db = fs.path().join("oslab.db");
+    lab.oslab_with(&db_lab_db, &args, &[]).assert_code(0);
+    fs.fill();
+    lab.oslab_with(&db_lab_db, &args, &[])
+        .assert_user_error(&["oslab.db", "the disk is full"]);
+    let list = lab.oslab_with(&db_lab_db, &["show", "--list"], &[]);
+    list.assert_code(0);
+    assert_eq!(common::listed_runs(&list.stdout), [1], "{list}");
+    assert_eq!(common::quick_check(&db_lab_db), "ok");
+    let mut left = leftovers(fs.path());
+    left.sort();
+    assert_eq!(left, ["filler", "oslab.db"], "no journal, nothing else");
+    std::fs::remove_file(fs.path().join("filler")).unwrap();
+
+    // The disk fills while a worker measures: the result cannot be stored; the run stays as
+    // interrupted, the worker goes, the database reads fine.
+    let tmp = tempfile::tempdir().unwrap();
+    let hang = [
+        "run",
+        "synthetic.spin",
+        "--param",
+        "mode=hang",
+        "--quick",
+        "--timeout",
+        "1",
+    ];
+    let mut oslab = {
+        let _turn = common::measuring_turn();
+        let mut oslab = common::start_on(&lab, &db_lab_db, &hang, tmp.path(), false);
+        assert!(oslab.first_worker().is_some(), "{}", oslab.stderr());
+        fs.fill();
+        let status = oslab.wait();
+        assert_eq!(status.code(), Some(2), "{}", oslab.stderr());
+        oslab
+    };
+    let stderr = oslab.stderr();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("oslab: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("the disk is full"), "{stderr}");
+    assert!(oslab.ended());
+    oslab.assert_no_process_left();
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
+    let list = lab.oslab_with(&db_lab_db, &["show", "--list"], &[]);
+    list.assert_code(0);
+    assert_eq!(common::listed_runs(&list.stdout), [1, 2], "{list}");
+    assert!(list.stdout.contains("interrupted"), "{list}");
+    assert_eq!(common::quick_check(&db_lab_db), "ok");
 }

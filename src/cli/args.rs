@@ -14,9 +14,11 @@ use super::*;
                   what it claims; every run is stored with a description of the machine, and \
                   runs can be compared, exported and reported as HTML.",
     after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
-                  2 usage or database error, 3 an experiment failed, 4 a result is suspect; \
-                  `compare --fail-on-regression`: 1 when something got slower; 130 a run \
-                  interrupted by Ctrl-C (what it finished is stored)."
+                  2 usage or database error or output that cannot be written (a full disk), \
+                  3 an experiment failed, 4 a result is suspect; `compare \
+                  --fail-on-regression`: 1 when something got slower; 130 interrupted by \
+                  Ctrl-C (a run keeps what it finished; import, export -o and report -o leave \
+                  nothing half-done)."
 )]
 pub struct Cli {
     /// The results database [default: $XDG_DATA_HOME/oslab/oslab.db]

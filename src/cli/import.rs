@@ -29,8 +29,14 @@ pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<Exit
         .into());
     }
     let path = db_path(db)?;
+    // Ctrl-C during the import rolls it back and says so, instead of killing oslab mid-write.
+    crate::platform::interrupt::install();
+    let nothing = || format!("nothing was imported into {}", path.display());
+    check_interrupt(nothing)?;
     let mut store = Store::open(&path)?;
-    match store.import_run(&run)? {
+    let stop = || crate::platform::interrupt::requested().is_some();
+    match store.import_run(&run, &stop)? {
+        Imported::Stopped => check_interrupt(nothing)?,
         Imported::New(id) => eprintln!(
             "imported {} (run {} where it was measured) as run {id} in {}",
             file.display(),

@@ -1,8 +1,10 @@
 //! The command line: parse, dispatch, and map outcomes to exit codes.
 //!
 //! Exit codes: 0 everything measured (unsupported experiments included), 1 internal error,
-//! 2 a mistake in the command line or the database named (one line says the fix), 3 an
-//! experiment failed, 4 a result is suspect (its counters contradict what it measures).
+//! 2 a mistake in the command line or the database named, or output that cannot be written
+//! (one line says the fix), 3 an experiment failed, 4 a result is suspect (its counters
+//! contradict what it measures), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP: one line says what
+//! was kept).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -78,7 +80,10 @@ pub fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => code,
         Err(err) => {
-            if let Some(user) = err.downcast_ref::<UserError>() {
+            if let Some(stop) = err.downcast_ref::<Interrupted>() {
+                eprintln!("oslab: {stop}");
+                ExitCode::from(130)
+            } else if let Some(user) = err.downcast_ref::<UserError>() {
                 eprintln!("oslab: {user}");
                 ExitCode::from(2)
             } else if let Some(store) = err.downcast_ref::<crate::store::StoreError>() {
@@ -89,6 +94,27 @@ pub fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// Ctrl-C (or SIGTERM, SIGHUP) stopped a command before it changed anything the user sees:
+/// one line says what was kept, and oslab exits with 130 as a shell does for Ctrl-C.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by {}; {kept}", crate::platform::interrupt::signal_name(*.signal))]
+pub(super) struct Interrupted {
+    pub signal: i32,
+    pub kept: String,
+}
+
+/// `Err(Interrupted)` if Ctrl-C (SIGTERM, SIGHUP) came since the handlers were installed.
+pub(super) fn check_interrupt(kept: impl FnOnce() -> String) -> Result<()> {
+    match crate::platform::interrupt::requested() {
+        Some(signal) => Err(Interrupted {
+            signal,
+            kept: kept(),
+        }
+        .into()),
+        None => Ok(()),
     }
 }
 
@@ -201,10 +227,14 @@ pub(super) fn write_stdout(text: &str) -> Result<()> {
 
 /// Write `text` to `path` whole or not at all: into a temporary file in the same directory,
 /// renamed into place once complete, so Ctrl-C, a full disk or the file-size limit never
-/// leave a truncated file at the user's path (the temporary one is removed). A symbolic link
-/// is followed; a path that is not a regular file (a device, a pipe: `-o /dev/stdout`) is
+/// leave a truncated file at the user's path (the temporary one is removed: Ctrl-C, SIGTERM
+/// and SIGHUP are only noted while it exists, and end the write between two chunks; one a
+/// killed oslab left is removed by the next write into the same directory). The
+/// file gets the mode a plain create would give (0666 less the umask). A symbolic link is
+/// followed; a path that is not a regular file (a device, a pipe: `-o /dev/stdout`) is
 /// written directly, since it cannot be replaced.
 pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let fail = |e: &std::io::Error| {
         // Without the temporary file's name that some errors carry: the user named `path`.
         let bare = e.raw_os_error().map_or_else(
@@ -228,13 +258,25 @@ pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
+    crate::platform::interrupt::install();
+    let nothing = || format!("nothing was written to {}", path.display());
+    check_interrupt(nothing)?;
+    // Named after this oslab, so that the next one removes it if this one is killed.
+    crate::harness::scratch::remove_orphans(dir, crate::harness::scratch::OUTPUT_PREFIX);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".oslab-out-")
+        .prefix(&crate::harness::scratch::own_prefix(
+            crate::harness::scratch::OUTPUT_PREFIX,
+        ))
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| fail(&e))?;
-    tmp.write_all(text.as_bytes())
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| fail(&e))?;
+    // Dropping `tmp` on any early return removes the temporary file.
+    for chunk in text.as_bytes().chunks(1 << 20) {
+        check_interrupt(nothing)?;
+        tmp.write_all(chunk).map_err(|e| fail(&e))?;
+    }
+    tmp.as_file().sync_all().map_err(|e| fail(&e))?;
+    check_interrupt(nothing)?;
     tmp.persist(&target).map_err(|e| fail(&e.error))?;
     Ok(())
 }

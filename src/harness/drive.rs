@@ -143,6 +143,10 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
     let mut child = command
         .arg("worker")
         .env(
+            crate::harness::worker::PARENT_VAR,
+            std::process::id().to_string(),
+        )
+        .env(
             crate::experiment::PROCESS_VAR,
             job.layout.map_or(0, |l| l.process).to_string(),
         )

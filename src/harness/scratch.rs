@@ -2,7 +2,8 @@
 //! directory, and for file experiments one in `--dir` — named after the oslab that made them
 //! (`oslab-worker-<pid>-…`, `.oslab-<pid>-…`). oslab removes its own when a worker ends; one
 //! that was killed (`kill -9`, a crash) cannot, so every new one first removes those whose
-//! oslab is gone.
+//! oslab is gone. The temporary files `-o` writes through (`.oslab-out-<pid>-…`) are named
+//! and swept the same way.
 
 use std::io;
 use std::path::Path;
@@ -13,13 +14,15 @@ use tempfile::TempDir;
 pub const SCRATCH_PREFIX: &str = "oslab-worker-";
 /// The work directories' prefix, in `--dir`.
 pub const WORK_PREFIX: &str = ".oslab-";
+/// The prefix of the temporary files output is written to before it is renamed into place.
+pub const OUTPUT_PREFIX: &str = ".oslab-out-";
 
 /// A new directory `<prefix><this pid>-<random>` in `parent`, after removing those a killed
 /// oslab left there.
 pub fn create(parent: &Path, prefix: &str) -> io::Result<TempDir> {
     remove_orphans(parent, prefix);
     tempfile::Builder::new()
-        .prefix(&format!("{prefix}{}-", std::process::id()))
+        .prefix(&own_prefix(prefix))
         .tempdir_in(parent)
 }
 
@@ -31,9 +34,15 @@ fn owner(name: &str, prefix: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Remove every `<prefix><pid>-…` directory in `parent` whose oslab no longer runs. Best
-/// effort: what cannot be read or removed is left for the next run.
-fn remove_orphans(parent: &Path, prefix: &str) {
+/// `<prefix><this pid>-`: the start of the name of a file or directory this oslab makes in
+/// a place [`remove_orphans`] sweeps.
+pub fn own_prefix(prefix: &str) -> String {
+    format!("{prefix}{}-", std::process::id())
+}
+
+/// Remove every `<prefix><pid>-…` directory or file in `parent` whose oslab no longer runs.
+/// Best effort: what cannot be read or removed is left for the next run.
+pub fn remove_orphans(parent: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
@@ -42,9 +51,13 @@ fn remove_orphans(parent: &Path, prefix: &str) {
         let Some(pid) = name.to_str().and_then(|n| owner(n, prefix)) else {
             continue;
         };
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && !crate::platform::process::is_alive(pid) {
-            let _ = std::fs::remove_dir_all(entry.path());
+        if crate::platform::process::is_alive(pid) {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => drop(std::fs::remove_dir_all(entry.path())),
+            Ok(t) if t.is_file() => drop(std::fs::remove_file(entry.path())),
+            _ => {}
         }
     }
 }
@@ -76,9 +89,14 @@ mod tests {
         std::fs::create_dir(&live).unwrap();
         let unrelated = parent.path().join("oslab-workerish");
         std::fs::create_dir(&unrelated).unwrap();
+        let dead_file = parent
+            .path()
+            .join(format!("{SCRATCH_PREFIX}{}-half.json", 1u32 << 30));
+        std::fs::write(&dead_file, "{").unwrap();
 
         let new = create(parent.path(), SCRATCH_PREFIX).unwrap();
         assert!(!dead.exists(), "a killed oslab's directory is removed");
+        assert!(!dead_file.exists(), "and its file");
         assert!(live.exists() && unrelated.exists());
         let name = new
             .path()

@@ -77,10 +77,19 @@ pub enum Message {
     },
 }
 
+/// The variable that carries the pid of the oslab that started the worker.
+pub const PARENT_VAR: &str = "OSLAB_WORKER_PARENT";
+
 /// Entry point of `oslab worker`. Returns the process exit code.
 pub fn main() -> i32 {
-    // Die with the parent (Ctrl-C, kill): a worker must never outlive oslab.
-    crate::platform::process::die_with_parent();
+    // Die with the parent (Ctrl-C, kill): a worker must never outlive oslab. An oslab killed
+    // before this line ran cannot stop the worker any more, so the worker stops itself.
+    let parent = std::env::var(PARENT_VAR).ok().and_then(|p| p.parse().ok());
+    match parent {
+        Some(parent) if !crate::platform::process::die_with_parent_of(parent) => return 1,
+        Some(_) => {}
+        None => crate::platform::process::die_with_parent(),
+    }
 
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());

@@ -75,6 +75,12 @@ pub enum StoreError {
         detail: String,
     },
 
+    #[error(
+        "database {}: {op} failed: the disk is full; free space or pass another --db",
+        path.display()
+    )]
+    Full { path: PathBuf, op: &'static str },
+
     /// SQLite integers are signed 64-bit; a `u64` above `i64::MAX` cannot be stored as a
     /// number, and wrapping it would store a wrong one.
     #[error(
@@ -132,6 +138,7 @@ impl StoreError {
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
                 return StoreError::Locked { path };
             }
+            Some(ErrorCode::DiskFull) => return StoreError::Full { path, op },
             Some(ErrorCode::DatabaseCorrupt) => {
                 return StoreError::Corrupt {
                     path,

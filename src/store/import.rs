@@ -21,6 +21,8 @@ pub enum Imported {
     AlreadyImported(i64),
     /// The same run is already in this database, measured here (exported and brought back).
     AlreadyStored(i64),
+    /// `stop` said to stop before the import was committed: nothing was stored.
+    Stopped,
 }
 
 /// The identity of a run independent of the database it is in: 32 hex digits.
@@ -46,8 +48,14 @@ fn fnv1a128(bytes: &[u8]) -> u128 {
 
 impl Store {
     /// Store `run` (with its environment and every result, `run.id` ignored) unless the same
-    /// run is already here; all in one transaction, so a failure stores nothing.
-    pub fn import_run(&mut self, run: &Run) -> Result<Imported, StoreError> {
+    /// run is already here; all in one transaction, so a failure stores nothing. `stop` is
+    /// asked before each result and before the commit (Ctrl-C): when it says yes, the
+    /// transaction is rolled back and nothing is stored.
+    pub fn import_run(
+        &mut self,
+        run: &Run,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Imported, StoreError> {
         let print = fingerprint(run);
         let tx = self
             .conn
@@ -77,7 +85,13 @@ impl Store {
         let environment_id = write::environment_id(&tx, &self.path, &run.environment)?;
         let run_id = write::insert_run(&tx, &self.path, run, environment_id)?;
         for (position, result) in (0_i64..).zip(&run.results) {
+            if stop() {
+                return Ok(Imported::Stopped); // dropping `tx` rolls back
+            }
             write::insert_result(&tx, &self.path, run_id, position, result)?;
+        }
+        if stop() {
+            return Ok(Imported::Stopped);
         }
         tx.prepare_cached(schema::INSERT_IMPORT)
             .during(&self.path, "recording the import")?

@@ -85,9 +85,20 @@ impl Store {
                 });
             }
         }
-        let store = Store::connect(path, OpenFlags::SQLITE_OPEN_CREATE)?;
-        store.check_pages()?;
-        Ok(store)
+        let existed = path.try_exists().unwrap_or(true);
+        let opened = Store::connect(path, OpenFlags::SQLITE_OPEN_CREATE).and_then(|store| {
+            store.check_pages()?;
+            Ok(store)
+        });
+        if opened.is_err() && !existed {
+            // A file this call created and could not set up (a full disk) holds nothing: it
+            // goes, instead of staying behind as an empty "database". Only while still empty,
+            // in case another oslab created the same file meanwhile and wrote to it.
+            if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        opened
     }
 
     /// Before writing into a file: SQLite's `PRAGMA quick_check` (every page and record

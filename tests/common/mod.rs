@@ -15,11 +15,14 @@ use serde_json::{Map, Value};
 use tempfile::TempDir;
 
 mod contract;
+mod drill;
 mod procs;
 
 // Each test binary uses some of these.
 #[allow(unused_imports)]
 pub use contract::*;
+#[allow(unused_imports)]
+pub use drill::*;
 #[allow(unused_imports)]
 pub use procs::*;
 

@@ -7,6 +7,12 @@ use options::*;
 
 pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     let options = options(&args)?;
+    // From here on Ctrl-C (SIGTERM, SIGHUP) is noted, not fatal: before the run is stored it
+    // stops oslab with nothing stored, after it the run keeps what was measured.
+    crate::platform::interrupt::install();
+    // What killed oslabs left: their memory cgroups (their scratch directories go when the
+    // first worker makes its own).
+    crate::platform::cgroup::remove_orphaned();
 
     let path = db_path(db)?;
     let mut store = Store::open(&path)?;
@@ -16,6 +22,7 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     environment.counters = counters::probe();
 
     let run = new_run(&args, &options, clock_info.clone(), environment);
+    check_interrupt(|| "nothing was measured or stored".to_string())?;
     let run_id = store.begin_run(&run)?;
 
     let Options {
@@ -137,7 +144,6 @@ fn run_all(jobs: &[Planned], plan: &Plan, store: &mut Store, run_id: i64) -> Res
     let mut done = 0;
     let mut progress =
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
-    crate::platform::interrupt::install();
     for process in 0..plan.processes {
         let plan = plan.for_process(process);
         for job in jobs {

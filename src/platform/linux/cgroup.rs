@@ -226,8 +226,10 @@ fn owner_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Remove the cgroups left by oslab processes that were killed before cleaning up (their
-/// competitor and worker died with them, so the directories are empty).
+/// Remove the cgroups left by oslab processes that were killed before cleaning up. Their
+/// competitor and worker die with them, but may still be dying (a large region takes a
+/// moment to free): what is left inside is killed and waited for, as [`Cgroup::remove`]
+/// does — only processes oslab started ever join an `oslab-<pid>-<n>` cgroup.
 fn remove_orphans(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -238,8 +240,44 @@ fn remove_orphans(parent: &Path) {
             continue;
         };
         if !super::process::is_alive(pid) {
-            let _ = std::fs::remove_dir(entry.path());
+            let _ = remove_killing(&entry.path());
         }
+    }
+}
+
+/// The processes in the cgroup whose `cgroup.procs` file is `procs`.
+fn pids_in(procs: &Path) -> Vec<libc::pid_t> {
+    std::fs::read_to_string(procs)
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Kill what is left in the oslab cgroup `dir` and remove it, waiting (at most
+/// `REMOVE_TIMEOUT`) for dying processes to leave it.
+fn remove_killing(dir: &Path) -> io::Result<()> {
+    let deadline = Instant::now() + REMOVE_TIMEOUT;
+    loop {
+        for pid in pids_in(&dir.join("cgroup.procs")) {
+            // SAFETY: signalling a process of an oslab cgroup, which only oslab's
+            // competitor and worker (and the worker's children) join.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+/// Remove the empty cgroups killed oslabs left, wherever this oslab would create its own
+/// (cheap: two small /proc files and one directory listing; only `oslab-<pid>-<n>` whose
+/// oslab no longer runs, and `rmdir` removes only empty ones). Nothing to do where there is
+/// no memory cgroup.
+pub fn remove_orphaned() {
+    if let Ok(h) = hierarchy() {
+        remove_orphans(&h.parent);
     }
 }
 
@@ -386,28 +424,13 @@ impl Cgroup {
 
     /// The processes in the cgroup.
     pub fn pids(&self) -> Vec<libc::pid_t> {
-        std::fs::read_to_string(self.procs())
-            .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
-            .unwrap_or_default()
+        pids_in(&self.procs())
     }
 
     /// Kill what is left inside (only processes oslab started ever join) and remove the
     /// directory, waiting for dying processes to leave it.
     pub fn remove(&self) -> io::Result<()> {
-        let deadline = Instant::now() + REMOVE_TIMEOUT;
-        loop {
-            for pid in self.pids() {
-                // SAFETY: signalling a process of our own cgroup, which only oslab's
-                // competitor and worker (and the worker's children) join.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            match std::fs::remove_dir(&self.dir) {
-                Ok(()) => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-                Err(e) if Instant::now() >= deadline => return Err(e),
-                Err(_) => std::thread::sleep(Duration::from_millis(10)),
-            }
-        }
+        remove_killing(&self.dir)
     }
 }
 
