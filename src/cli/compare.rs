@@ -2,20 +2,19 @@
 
 use super::*;
 
+/// `--noise`: a percentage from 0 to 50, as a fraction.
+pub(super) fn parse_noise(text: &str) -> Result<f64, UserError> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=50.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(UserError::BadOption(format!(
+            "--noise {text}: give a percentage between 0 and 50, e.g. --noise 2"
+        ))),
+    }
+}
+
 pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
     use crate::analysis::compare::{Metric, compare_runs, default_noise};
-    let noise = match &args.noise {
-        None => None,
-        Some(text) => match text.trim().trim_end_matches('%').parse::<f64>() {
-            Ok(p) if (0.0..=50.0).contains(&p) => Some(p / 100.0),
-            _ => {
-                return Err(UserError::BadOption(format!(
-                    "--noise {text}: give a percentage between 0 and 50, e.g. --noise 2"
-                ))
-                .into());
-            }
-        },
-    };
+    let noise = args.noise.as_deref().map(parse_noise).transpose()?;
     let path = db_path(db)?;
     let store = Store::open_existing(&path)?;
     let a = resolve_run(&store, &path, Some(&args.a))?;

@@ -6,28 +6,13 @@ use super::*;
 /// file leaves the database exactly as it was.
 pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<ExitCode> {
     use crate::store::Imported;
-    let text = std::fs::read_to_string(file).map_err(|e| {
+    let bytes = std::fs::read(file).map_err(|e| {
         UserError::BadOption(format!(
             "cannot read {}: {e}; pass a file written by `oslab export --format json`",
             file.display()
         ))
     })?;
-    let run = report::export::read_document(&text)
-        .map_err(|e| UserError::BadOption(format!("{} {e}", file.display())))?;
-    let problems = report::plausible::problems(&run);
-    if !problems.is_empty() {
-        // One line per problem; the last one also says what happened.
-        let lines: Vec<String> = problems
-            .iter()
-            .map(|p| format!("{}: {p}", file.display()))
-            .collect();
-        return Err(UserError::BadOption(format!(
-            "{}; no measurement gives that, so nothing was imported (export the run again \
-             from the database that holds it)",
-            lines.join("\n")
-        ))
-        .into());
-    }
+    let run = read_import(&bytes, &file.display().to_string())?;
     let path = db_path(db)?;
     // Ctrl-C during the import rolls it back and says so, instead of killing oslab mid-write.
     crate::platform::interrupt::install();
@@ -55,4 +40,30 @@ pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<Exit
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An exported run checked as strictly as `oslab import` checks it before it opens the
+/// database: UTF-8, the versioned JSON document of `oslab export`, and every value one a
+/// measurement can produce ([`report::plausible::problems`]). `name` (the file) starts each
+/// line of the error. Nothing is stored; the fuzz target `import_json` and its regression
+/// tests call this on arbitrary bytes, so it must return, never panic.
+pub fn read_import(bytes: &[u8], name: &str) -> Result<Run, UserError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        UserError::BadOption(format!(
+            "{name} is not UTF-8 text ({e}); pass a file written by `oslab export --format json`"
+        ))
+    })?;
+    let run = report::export::read_document(text)
+        .map_err(|e| UserError::BadOption(format!("{name} {e}")))?;
+    let problems = report::plausible::problems(&run);
+    if !problems.is_empty() {
+        // One line per problem; the last one also says what happened.
+        let lines: Vec<String> = problems.iter().map(|p| format!("{name}: {p}")).collect();
+        return Err(UserError::BadOption(format!(
+            "{}; no measurement gives that, so nothing was imported (export the run again \
+             from the database that holds it)",
+            lines.join("\n")
+        )));
+    }
+    Ok(run)
 }

@@ -43,6 +43,7 @@ use export::*;
 mod html_report;
 use html_report::*;
 mod import;
+pub use import::read_import;
 use import::*;
 mod env;
 use env::*;
@@ -116,6 +117,32 @@ pub(super) fn check_interrupt(kept: impl FnOnce() -> String) -> Result<()> {
         .into()),
         None => Ok(()),
     }
+}
+
+/// Parse `argv` (the program name first) as `oslab` does and check the numbers and names in
+/// it as the command would before it does anything: for `run` every option but `--dir` (whose
+/// check creates a directory), for `compare` the `--noise`. Nothing is measured, read,
+/// stored or written; help and version requests come back as clap's errors. The fuzz target
+/// `cli_numbers` and its regression tests call this on arbitrary argument vectors, so it
+/// must return, never panic.
+pub fn check_command_line<I, T>(argv: I) -> Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = Cli::try_parse_from(argv)?;
+    match &cli.command {
+        Command::Run(args) => {
+            run::check_options(args)?;
+        }
+        Command::Compare(args) => {
+            if let Some(noise) = &args.noise {
+                parse_noise(noise)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// clap's tip for a value that looks like an option (`--precision -1`) says to put it after

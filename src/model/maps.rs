@@ -177,12 +177,13 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Saturating: the figures come from text that may be garbled, whose sum can pass u64.
     fn add(&mut self, region: &Region) {
         self.count += 1;
-        self.size_bytes += region.size_bytes();
-        self.rss_kb += region.rss_kb;
-        self.anonymous_kb += region.anonymous_kb;
-        self.swap_kb += region.swap_kb;
+        self.size_bytes = self.size_bytes.saturating_add(region.size_bytes());
+        self.rss_kb = self.rss_kb.saturating_add(region.rss_kb);
+        self.anonymous_kb = self.anonymous_kb.saturating_add(region.anonymous_kb);
+        self.swap_kb = self.swap_kb.saturating_add(region.swap_kb);
     }
 }
 

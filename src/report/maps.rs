@@ -276,7 +276,7 @@ fn bytes(n: u64) -> String {
 }
 
 fn kb(n: u64) -> String {
-    bytes(n * 1024)
+    bytes(n.saturating_mul(1024))
 }
 
 #[cfg(test)]

@@ -5,6 +5,11 @@ use super::*;
 mod options;
 use options::*;
 
+/// `run`'s options checked as [`run`] checks them, but for `--dir`; nothing is written.
+pub(in crate::cli) fn check_options(args: &RunArgs) -> Result<()> {
+    options_but_dir(args).map(drop)
+}
+
 pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     let options = options(&args)?;
     // From here on Ctrl-C (SIGTERM, SIGHUP) is noted, not fatal: before the run is stored it

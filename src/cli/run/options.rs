@@ -27,6 +27,14 @@ pub(super) const DEFAULT_PROCESSES: u32 = 3;
 
 /// Check every option of `oslab run`; the first mistake is a [`UserError`] naming the fix.
 pub(super) fn options(args: &RunArgs) -> Result<Options> {
+    let mut options = options_but_dir(args)?;
+    options.dir = check_dir(args.dir.as_deref(), &options.jobs)?;
+    Ok(options)
+}
+
+/// Every option but `--dir`, whose check creates a directory in it: only names, numbers and
+/// CPU lists are looked at, nothing is written (`dir` is left empty).
+pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     let jobs = planned_jobs(args)?;
     let sampler = sampler(args)?;
     let timeout = match args.timeout {
@@ -44,7 +52,6 @@ pub(super) fn options(args: &RunArgs) -> Result<Options> {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
     let cpus = choose_cpus(args.cpu.as_deref())?;
-    let dir = check_dir(args.dir.as_deref(), &jobs)?;
     let other_cpu = other_cpu(&cpus);
     let load = match args.load.as_deref() {
         None => None,
@@ -57,7 +64,7 @@ pub(super) fn options(args: &RunArgs) -> Result<Options> {
         sampler,
         timeout,
         cpus,
-        dir,
+        dir: PathBuf::new(),
         other_cpu,
         load,
         processes,

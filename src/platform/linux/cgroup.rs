@@ -287,7 +287,7 @@ pub fn join(procs: &Path) -> io::Result<()> {
 }
 
 /// `key value` lines (memory.stat, memory.events, v1 memory.oom_control) as a map.
-fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
+pub(super) fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
     text.lines()
         .filter_map(|line| {
             let (key, value) = line.split_once(' ')?;

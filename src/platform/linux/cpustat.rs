@@ -25,14 +25,14 @@ impl CpuTimes {
             let Some((b0, t0)) = self.0.get(cpu) else {
                 continue;
             };
-            busy += b1.saturating_sub(*b0);
-            total += t1.saturating_sub(*t0);
+            busy = busy.saturating_add(b1.saturating_sub(*b0));
+            total = total.saturating_add(t1.saturating_sub(*t0));
         }
         (total > 0).then(|| busy as f64 / total as f64)
     }
 }
 
-fn parse(text: &str) -> CpuTimes {
+pub(super) fn parse(text: &str) -> CpuTimes {
     let mut times = BTreeMap::new();
     for line in text.lines() {
         let mut fields = line.split_whitespace();
@@ -47,9 +47,13 @@ fn parse(text: &str) -> CpuTimes {
         if values.len() < 4 {
             continue;
         }
-        let total: u64 = values.iter().take(8).sum();
+        // Saturating: a garbled line must not overflow (found by fuzzing).
+        let total = values
+            .iter()
+            .take(8)
+            .fold(0u64, |a, v| a.saturating_add(*v));
         // idle (4th) and iowait (5th) are not busy; guest time is already in user.
-        let idle = values[3] + values.get(4).copied().unwrap_or(0);
+        let idle = values[3].saturating_add(values.get(4).copied().unwrap_or(0));
         times.insert(cpu, (total - idle.min(total), total));
     }
     CpuTimes(times)
@@ -68,5 +72,17 @@ mod tests {
         assert_eq!(a.busy_since(&b, &[]), Some(100.0 / 200.0));
         assert_eq!(a.busy_since(&b, &[0, 1]), None);
         assert_eq!(parse("garbage"), CpuTimes::default());
+    }
+
+    /// Found by the fuzz target proc_text: the sum of a line's figures overflowed.
+    #[test]
+    fn huge_figures_saturate() {
+        let max = u64::MAX;
+        let a = parse(&format!(
+            "cpu0 {max} {max} 0 {max} {max}\ncpu1 {max} 1 1 1\n"
+        ));
+        assert_eq!(a.0[&0], (0, max));
+        let zero = parse("cpu0 0 0 0 0\ncpu1 0 0 0 0\n");
+        assert!(zero.busy_since(&a, &[]).is_some());
     }
 }

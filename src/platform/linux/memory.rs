@@ -119,7 +119,7 @@ pub fn thp_mode() -> io::Result<String> {
 }
 
 /// The bracketed word of `always [madvise] never`.
-fn parse_thp_mode(text: &str) -> Option<String> {
+pub(super) fn parse_thp_mode(text: &str) -> Option<String> {
     let (_, rest) = text.split_once('[')?;
     let (mode, _) = rest.split_once(']')?;
     Some(mode.to_string())

@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod maps;
 pub mod memory;
 pub mod mount;
+pub mod parsers;
 pub mod pipe;
 pub mod process;
 pub mod raw;

@@ -35,7 +35,8 @@ impl Mount {
     }
 }
 
-/// mountinfo escapes space, tab, newline and backslash in paths as `\ooo` octal.
+/// mountinfo escapes space, tab, newline and backslash in paths as `\ooo` octal; a
+/// backslash not followed by an octal byte (at most `\377`) is kept as it is.
 fn unescape(field: &str) -> String {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -43,7 +44,8 @@ fn unescape(field: &str) -> String {
     while i < bytes.len() {
         if bytes[i] == b'\\'
             && i + 3 < bytes.len()
-            && bytes[i + 1..i + 4]
+            && (b'0'..=b'3').contains(&bytes[i + 1])
+            && bytes[i + 2..i + 4]
                 .iter()
                 .all(|b| (b'0'..=b'7').contains(b))
         {
@@ -158,6 +160,9 @@ mod tests {
         assert!(parse_line("1 2 3 - ext4").is_none());
         assert!(mount_of_path("garbage\n", "/").is_none());
         assert_eq!(unescape("a\\134b\\0"), "a\\b\\0");
+        // Found by the fuzz target proc_text: \777 overflowed a byte.
+        assert_eq!(unescape("a\\777b\\400"), "a\\777b\\400");
+        assert_eq!(unescape("\\377"), "\u{fffd}");
     }
 
     #[test]

@@ -38,7 +38,12 @@ fn clock_ticks_per_second() -> i64 {
 }
 
 /// Parse /proc task files (pure, for tests).
-fn parse_task(stat: &str, status: &str, process_status: &str, ticks_per_s: i64) -> Option<Rusage> {
+pub(super) fn parse_task(
+    stat: &str,
+    status: &str,
+    process_status: &str,
+    ticks_per_s: i64,
+) -> Option<Rusage> {
     // The command name (field 2) may hold spaces and parentheses: fields start after the
     // last ')'. Field 3 (state) is then the first.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -49,10 +54,11 @@ fn parse_task(stat: &str, status: &str, process_status: &str, ticks_per_s: i64) 
             .find_map(|l| l.strip_prefix(key))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
     };
-    let us = |ticks: i64| ticks * 1_000_000 / ticks_per_s;
+    // A tick count too large for microseconds in an i64 is no process's (a garbled file).
+    let us = |ticks: i64| Some(ticks.checked_mul(1_000_000)? / ticks_per_s.max(1));
     Some(Rusage {
-        utime_us: us(field(14)?),
-        stime_us: us(field(15)?),
+        utime_us: us(field(14)?)?,
+        stime_us: us(field(15)?)?,
         maxrss_kb: status_field(process_status, "VmHWM:").unwrap_or(0),
         minflt: field(10)?,
         majflt: field(12)?,
@@ -94,6 +100,9 @@ mod tests {
         assert_eq!((r.utime_us, r.stime_us), (2_500_000, 750_000));
         assert_eq!((r.nvcsw, r.nivcsw, r.maxrss_kb), (17, 3, 2048));
         assert!(parse_task("garbage", status, pstatus, 100).is_none());
+        // Found by the fuzz target proc_text: ticks beyond i64 microseconds overflowed.
+        let huge = stat.replace(" 250 75 ", " 9223372036854775807 75 ");
+        assert!(parse_task(&huge, status, pstatus, 100).is_none());
     }
 
     #[test]

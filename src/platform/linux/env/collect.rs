@@ -409,3 +409,23 @@ mod cpuid {
 
 #[cfg(test)]
 mod tests;
+
+/// Every parser of this module run on `text`, results dropped: for [`super::super::parsers`].
+pub(in crate::platform) fn parse_texts(text: &str) {
+    let cpuinfo = parse_cpuinfo(text);
+    let _ = cpuinfo.signature();
+    let _ = flags_of_note(&cpuinfo.flags);
+    let _ = parse_meminfo(text);
+    let _ = parse_size(text);
+    let _ = parse_cpu_list(text);
+    let _ = selected_option(text);
+    let _ = os_release_name(text);
+    let _ = kconfig_value(text, "CONFIG_HZ");
+    let _ = preemption_model(Some(text), Some(text), Some(text), Some(text));
+    let _ = parse_status(text);
+    let _ = parse_acpi_oem_id(text.as_bytes());
+    let _ = hypervisor_name(text);
+    for line in text.lines() {
+        let _ = parse_leaf2_tlb(line);
+    }
+}

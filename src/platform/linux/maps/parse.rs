@@ -40,9 +40,12 @@ pub fn parse_smaps(text: &[u8]) -> Result<Vec<Region>, ParseError> {
             };
             let mut words = line[first.len()..].split_ascii_whitespace();
             *slot = match (words.next(), words.next()) {
+                // A figure whose bytes pass u64 is no memory's.
                 (Some(value), Some("kB")) => value
-                    .parse()
-                    .map_err(|_| fail(format!("{key}: {value} is not a number of kB")))?,
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|kb| kb.checked_mul(1024).is_some())
+                    .ok_or_else(|| fail(format!("{key}: {value} is not a number of kB")))?,
                 _ => return Err(fail(format!("{key}: expected `N kB`"))),
             };
         } else {

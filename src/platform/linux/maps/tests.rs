@@ -320,6 +320,21 @@ fn render(regions: &[Region]) -> String {
     text
 }
 
+/// Found by the fuzz target smaps: garbled figures summed past u64 (overlapping ranges of
+/// nearly 2^64 bytes), and a kB figure whose bytes pass u64 was shown times 1024.
+#[test]
+fn garbled_figures_neither_overflow_nor_pass() {
+    let huge = "0-ffffffffffffff00 r--p 00000000 00:00 0 \n";
+    let regions = parse_smaps(format!("{huge}{huge}").as_bytes()).unwrap();
+    let (_, all) = crate::model::maps::summarize(&classify(regions, None));
+    assert_eq!(all.size_bytes, u64::MAX);
+    let too_big = format!("{huge}Rss: {} kB\n", u64::MAX / 1024 + 1);
+    let err = parse_smaps(too_big.as_bytes()).unwrap_err();
+    assert!(err.what.contains("not a number of kB"), "{err}");
+    let fits = format!("{huge}Rss: {} kB\n", u64::MAX / 1024);
+    assert!(parse_smaps(fits.as_bytes()).is_ok());
+}
+
 proptest! {
     #[test]
     fn parse_inverts_the_kernel_format(regions in prop::collection::vec(region_strategy(), 0..20)) {
