@@ -91,14 +91,19 @@ impl Ladder {
 
 pub fn ladder(run: &Run) -> Ladder {
     let pooled = pool(&run.results);
-    let mut l = ladder_of(&pooled);
+    let figured = figures_of(&pooled);
+    let mut l = ladder_of(&pooled, &figured);
     l.mitigations = paths::mitigations(&run.environment);
     l
 }
 
-fn ladder_of(pooled: &[Pooled]) -> Ladder {
-    let figured: Vec<(&ExperimentResult, ResultFigures)> =
-        pooled.iter().map(|p| (&p.result, p.figures())).collect();
+/// Each pooled configuration's result with its figures (`Pooled::figures`), in order.
+fn figures_of(pooled: &[Pooled]) -> Vec<(&ExperimentResult, ResultFigures)> {
+    pooled.iter().map(|p| (&p.result, p.figures())).collect()
+}
+
+/// The ladder of `pooled`, whose figures are `figured` (from [`figures_of`], same order).
+fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) -> Ladder {
     let baseline = figured
         .iter()
         .find(|(r, f)| r.experiment == BASELINE && f.stats.is_some() && r.status != Status::Failed)
@@ -131,7 +136,7 @@ fn ladder_of(pooled: &[Pooled]) -> Ladder {
         .collect();
     // The same order as the measured results: by median, ties in run order.
     rungs.sort_by(|a, b| a.median.total_cmp(&b.median));
-    let derived = derived_rungs(pooled, &figured);
+    let derived = derived_rungs(pooled, figured);
     let explanations = derived
         .iter()
         .filter_map(|r| DERIVED.iter().find(|d| d.label == r.label))
@@ -169,8 +174,7 @@ pub fn render(run: &Run) -> String {
              with its own memory layout (--repeat); its interval covers the spread between them\n"
         ));
     }
-    let figured: Vec<(&ExperimentResult, ResultFigures)> =
-        pooled.iter().map(|p| (&p.result, p.figures())).collect();
+    let figured = figures_of(&pooled);
     let merged: Vec<ExperimentResult> = pooled.iter().map(|p| p.result.clone()).collect();
     let process_notes: Vec<String> = pooled
         .iter()
@@ -190,7 +194,7 @@ pub fn render(run: &Run) -> String {
         .copied()
         .filter(|(r, _)| !on_the_ladder(r))
         .collect();
-    let mut ladder = ladder_of(&pooled);
+    let mut ladder = ladder_of(&pooled, &figured);
     ladder.mitigations = paths::mitigations(&run.environment);
     let explanations: Vec<String> = ladder
         .explanations

@@ -13,6 +13,12 @@ pub(super) fn result(
     }
 }
 
+/// The ladder of `results`, pooled as every view pools them.
+pub(super) fn ladder_of_results(results: &[ExperimentResult]) -> Ladder {
+    let pooled = pool(results);
+    ladder_of(&pooled, &figures_of(&pooled))
+}
+
 /// A configuration measured by one process per center: 100 precise samples around each
 /// (±0.1%), so that the samples alone say the figure is known to a fraction of a percent.
 fn processes(experiment: &str, centers: &[f64]) -> Vec<ExperimentResult> {
@@ -36,7 +42,7 @@ fn a_derived_rung_covers_the_spread_between_processes() {
         "ctxswitch.pipe_noswitch",
         &[1400.0, 1380.0, 1420.0],
     ));
-    let ladder = ladder_of(&pool(&results));
+    let ladder = ladder_of_results(&results);
     let rung = ladder
         .rungs
         .iter()
@@ -55,7 +61,7 @@ fn a_derived_rung_covers_the_spread_between_processes() {
             &[1400.0, 1401.0, 1399.0, 1400.5],
         ),
     ];
-    let ladder = ladder_of(&pool(&single));
+    let ladder = ladder_of_results(&single);
     let (lo, hi) = ladder
         .rungs
         .iter()

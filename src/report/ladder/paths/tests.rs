@@ -2,7 +2,7 @@ use super::super::tests::result;
 use super::*;
 
 fn run_of(results: &[ExperimentResult]) -> super::super::Ladder {
-    super::super::ladder_of(&crate::report::pool::pool(results))
+    super::super::tests::ladder_of_results(results)
 }
 
 #[test]
