@@ -113,6 +113,19 @@ runs = [configurations(d) for d in docs]
 keys = [k for k in runs[0] if all(k in r for r in runs)]
 TARGET_COVERAGE, TARGET_SPREAD = 0.90, 0.02
 families = ("syscall.", "ctxswitch.", "pagefault.")
+def covered_pairs(k, among):
+    """(covered, pairs) of configuration k over the ordered pairs of distinct runs in
+    `among`: how often run i's 95% CI holds run j's median."""
+    c = p = 0
+    for i in among:
+        for j in among:
+            if i == j:
+                continue
+            lo, hi = runs[i][k][1], runs[i][k][2]
+            p += 1
+            c += lo is not None and hi is not None and lo <= runs[j][k][0] <= hi
+    return c, p
+
 print()
 print(f"{'configuration':<36} {'processes':>9} {'medians (ns)':<44} {'spread':>7} {'coverage':>9}  verdict")
 covered = pairs = 0
@@ -120,15 +133,7 @@ misses = []
 for k in keys:
     meds = [r[k][0] for r in runs]
     spread = max(meds) / min(meds) - 1 if min(meds) > 0 else float("inf")
-    c = p = 0
-    for i, ri in enumerate(runs):
-        for j, rj in enumerate(runs):
-            if i == j:
-                continue
-            lo, hi = ri[k][1], ri[k][2]
-            p += 1
-            if lo is not None and hi is not None and lo <= rj[k][0] <= hi:
-                c += 1
+    c, p = covered_pairs(k, range(len(runs)))
     covered += c
     pairs += p
     half = sum((r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None) / len(runs)
@@ -162,14 +167,7 @@ print("whole-run drift (median over configurations of run / median of runs − 1
 DRIFT = 0.01
 steady = [i for i, d in enumerate(drift) if abs(d) < DRIFT]
 if len(steady) < len(runs) and len(steady) >= 2:
-    c = p = 0
-    for k in keys:
-        for i in steady:
-            for j in steady:
-                if i != j:
-                    lo, hi = runs[i][k][1], runs[i][k][2]
-                    p += 1
-                    c += lo is not None and hi is not None and lo <= runs[j][k][0] <= hi
+    c, p = map(sum, zip(*(covered_pairs(k, steady) for k in keys)))
     print(f"coverage among the runs that drifted less than {DRIFT*100:.0f}% as a whole "
           f"({', '.join(str(i + 1) for i in steady)}): {c}/{p} = {c / p * 100:.1f}%")
 print(f"spread <= {TARGET_SPREAD*100:.0f}% (syscall, ctxswitch, pagefault): "
