@@ -78,17 +78,7 @@ fn ctrl_c_to_the_group_under_a_memory_load_leaves_no_cgroup() {
     };
     let lab = Lab::new();
     let tmp = tempfile::tempdir().unwrap();
-    let args = [
-        "run",
-        "synthetic.spin",
-        "--param",
-        "mode=hang",
-        "--quick",
-        "--load",
-        "memory",
-        "--timeout",
-        "60",
-    ];
+    let args = HANG_UNDER_MEMORY_LOAD;
     let mut moments = Moments::new();
     let _turn = measuring_turn();
     for round in 0..2 {

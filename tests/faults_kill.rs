@@ -130,17 +130,7 @@ fn a_memory_cgroup_a_killed_oslab_left_goes_with_the_next_run() {
     };
     let lab = Lab::new();
     let tmp = tempfile::tempdir().unwrap();
-    let args = [
-        "run",
-        "synthetic.spin",
-        "--param",
-        "mode=hang",
-        "--quick",
-        "--load",
-        "memory",
-        "--timeout",
-        "60",
-    ];
+    let args = HANG_UNDER_MEMORY_LOAD;
     let mut moments = Moments::new();
     let turn = measuring_turn();
     let mut oslab = start(&lab, &args, tmp.path(), false);

@@ -241,17 +241,7 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
     let turn = common::measuring_turn();
     let mut child = common::spawn_interruptible(
         &lab,
-        &[
-            "run",
-            "synthetic.spin",
-            "--param",
-            "mode=hang",
-            "--quick",
-            "--load",
-            "memory",
-            "--timeout",
-            "60",
-        ],
+        &common::HANG_UNDER_MEMORY_LOAD,
         &marker,
         Stdio::null(),
     );

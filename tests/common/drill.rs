@@ -9,6 +9,20 @@ use std::process::ExitStatus;
 
 use super::*;
 
+/// A run whose worker hangs beside a memory load (a competitor in a memory cgroup) until it is
+/// interrupted or killed, or the 60 s limit passes: the drills' and the load tests' target.
+pub const HANG_UNDER_MEMORY_LOAD: [&str; 9] = [
+    "run",
+    "synthetic.spin",
+    "--param",
+    "mode=hang",
+    "--quick",
+    "--load",
+    "memory",
+    "--timeout",
+    "60",
+];
+
 /// A tiny xorshift generator: the drills pick their moments at random, and print the seed so
 /// that a failure can be replayed (`OSLAB_DRILL_SEED=N`).
 pub struct Moments(u64);
