@@ -38,14 +38,14 @@ fn synthetic_spin_median_is_at_least_the_busy_wait() {
     assert!(num(&r["min"], "min") >= 20000.0 * 0.99, "{r:#}");
 }
 
-#[test]
-fn synthetic_crash_is_a_failed_result_and_the_run_is_stored() {
-    let lab = Lab::new();
+/// A run of `synthetic.spin` in `mode`, whose worker ends without a result: exit code 3, the
+/// run document keeps the contract, and its one result failed. The document and the reason.
+fn failed_spin(lab: &Lab, mode: &str) -> (Value, String) {
     let doc = lab.run_json(
         &[
             "synthetic.spin",
             "--param",
-            "mode=crash",
+            &format!("mode={mode}"),
             "--precision",
             "0.01",
             "--quick",
@@ -55,7 +55,14 @@ fn synthetic_crash_is_a_failed_result_and_the_run_is_stored() {
     check_run_contract(&doc);
     let r = result(&doc, "synthetic.spin");
     assert_eq!(r["status"], "failed", "{r:#}");
-    let reason = r["reason"].as_str().unwrap();
+    let reason = r["reason"].as_str().unwrap().to_string();
+    (doc, reason)
+}
+
+#[test]
+fn synthetic_crash_is_a_failed_result_and_the_run_is_stored() {
+    let lab = Lab::new();
+    let (doc, reason) = failed_spin(&lab, "crash");
     assert!(
         reason.contains("SIGABRT"),
         "the reason names the signal: {reason}"
@@ -142,21 +149,7 @@ fn synthetic_hang_times_out_and_leaves_no_worker() {
 #[test]
 fn synthetic_fail_is_a_failed_result_with_its_message() {
     let lab = Lab::new();
-    let doc = lab.run_json(
-        &[
-            "synthetic.spin",
-            "--param",
-            "mode=fail",
-            "--precision",
-            "0.01",
-            "--quick",
-        ],
-        3,
-    );
-    check_run_contract(&doc);
-    let r = result(&doc, "synthetic.spin");
-    assert_eq!(r["status"], "failed", "{r:#}");
-    let reason = r["reason"].as_str().unwrap();
+    let (_, reason) = failed_spin(&lab, "fail");
     assert!(
         reason.contains("synthetic failure requested by mode=fail"),
         "{reason}"
