@@ -20,6 +20,15 @@
 //! then their samples), widened where needed to Student's t interval over the process medians,
 //! `t(0.975, n−1) · s / √n` around the pooled median — the bootstrap alone is too narrow with
 //! as few groups as a run has (it cannot see farther than the processes it drew).
+//!
+//! That is a confidence interval of this run's median; what a user bets on is where a rerun's
+//! median falls. A rerun's median varies as much as this one, so the difference of the two
+//! varies twice as much: the **rerun interval** ([`rerun_interval`]) has √2 times the half
+//! widths (with three processes a 95% confidence interval covers a rerun's median only about
+//! 90% of the time, with many about 83%). Host phases that last longer than a run's processes
+//! move all of a run's processes alike, which no spread inside the run can show; where the
+//! machine has measured the configuration before (with the same settings), the spread of
+//! those runs' medians floors the interval ([`between_runs`]).
 
 use super::bootstrap::median_ci;
 use super::stats::{median, summarize};
@@ -181,6 +190,58 @@ pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
         center - half
     };
     half.is_finite().then_some((lo, center + half))
+}
+
+/// Earlier runs of a configuration needed before their spread floors its rerun interval: with
+/// fewer, t (4.3 at two degrees of freedom) times their rough spread floors it far wider than
+/// the runs differ (bench/calibration.sh, three earlier runs: coverage 97–98% for a median half-width of ±6–8%).
+pub const MIN_EARLIER_RUNS: usize = 4;
+/// …and the most that count: the most recent, so that a state of the machine ages out.
+pub const MAX_EARLIER_RUNS: usize = 9;
+
+/// Where a rerun's median falls, 95%, around this run's `center`: the confidence interval `ci`
+/// of the median with its half-widths times √2 when `processes` (two or more) measured it,
+/// floored by the spread of the `earlier` runs' medians ([`between_runs`]). With one process
+/// `ci` is only that process's and is kept as it is (it says nothing of a rerun), floored
+/// likewise.
+pub fn rerun_interval(
+    center: f64,
+    ci: (f64, f64),
+    processes: usize,
+    earlier: &[f64],
+) -> (f64, f64) {
+    let widened = if processes >= 2 && center.is_finite() {
+        let lo = center - (center - ci.0) * std::f64::consts::SQRT_2;
+        let lo = if center >= 0.0 { lo.max(0.0) } else { lo };
+        (lo, center + (ci.1 - center) * std::f64::consts::SQRT_2)
+    } else {
+        ci
+    };
+    let Some(s) = between_runs(center, earlier) else {
+        return widened;
+    };
+    let used = earlier.len().min(MAX_EARLIER_RUNS);
+    // A rerun's median and this one's, each off by the spread of runs: √2 of it between them.
+    let half = t975(used) * s * std::f64::consts::SQRT_2;
+    hull(widened, Some((center * (-half).exp(), center * half.exp())))
+}
+
+/// The spread between runs: the standard deviation of the logarithms of this run's median
+/// `center` and the last [`MAX_EARLIER_RUNS`] of the `earlier` runs' medians (oldest first),
+/// i.e. relative to the median. `None` with fewer than [`MIN_EARLIER_RUNS`] earlier runs or
+/// with a median that is not positive and finite.
+pub fn between_runs(center: f64, earlier: &[f64]) -> Option<f64> {
+    if earlier.len() < MIN_EARLIER_RUNS {
+        return None;
+    }
+    let recent = &earlier[earlier.len().saturating_sub(MAX_EARLIER_RUNS)..];
+    let logs: Vec<f64> = recent
+        .iter()
+        .chain([&center])
+        .map(|&m| (m > 0.0 && m.is_finite()).then(|| m.ln()))
+        .collect::<Option<_>>()?;
+    let s = summarize(&logs)?.stddev;
+    s.is_finite().then_some(s)
 }
 
 /// The hull of two intervals.

@@ -187,8 +187,9 @@ pub(super) struct RunArgs {
     pub(super) dir: Option<PathBuf>,
     /// Measure each configuration in this many worker processes, interleaved across the
     /// experiments, each with its own memory layout (and, without --cpu, the CPUs in turn);
-    /// the time budget is shared among them. The confidence interval resamples the processes,
-    /// so it covers what a rerun would give [default: 3]
+    /// the time budget is shared among them. The interval of a median is where a rerun's
+    /// median falls, 95%: it covers the spread between the processes, and between this
+    /// machine's earlier runs of the same configuration [default: 3]
     #[arg(long, visible_alias = "processes", value_name = "N")]
     pub(super) repeat: Option<u32>,
     /// A label stored with the run; `show` accepts it instead of a run id

@@ -4,6 +4,7 @@
 //! that measure one configuration.
 
 mod drive;
+pub mod history;
 pub mod layout;
 pub mod maps;
 pub mod plan;

@@ -67,6 +67,7 @@ fn new_result(planned: &Planned) -> ExperimentResult {
         facts: Vec::new(),
         label: planned.label.clone(),
         load: None,
+        earlier_medians: Vec::new(),
         started_at: unix_now(),
         duration_s: 0.0,
     }

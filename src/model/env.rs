@@ -128,3 +128,53 @@ pub struct Environment {
     pub rustc_version: Option<String>,
     pub is_root: bool,
 }
+
+impl Environment {
+    /// Whether a run described by `other` measured on the same machine, in the same state that
+    /// decides what a figure is, with the same oslab build: the same host and CPU (model,
+    /// logical CPUs, microcode), kernel (release, command line, vulnerability mitigations) and
+    /// oslab (version and commit). What drifts from run to run (free memory, frequency, the
+    /// counters this run could open) does not count.
+    pub fn same_machine(&self, other: &Environment) -> bool {
+        self.hostname == other.hostname
+            && self.cpu_model == other.cpu_model
+            && self.logical_cpus == other.logical_cpus
+            && self.microcode == other.microcode
+            && self.kernel_release == other.kernel_release
+            && self.kernel_cmdline == other.kernel_cmdline
+            && self.vulnerabilities == other.vulnerabilities
+            && self.oslab_version == other.oslab_version
+            && self.oslab_commit == other.oslab_commit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_machine_is_told_by_what_decides_a_figure() {
+        let a = Environment {
+            hostname: Some("lab1".into()),
+            kernel_release: Some("6.18.44".into()),
+            mem_available_bytes: Some(1 << 30),
+            ..Environment::default()
+        };
+        let drifted = Environment {
+            mem_available_bytes: Some(2 << 30),
+            cpu_mhz: Some(2400.0),
+            ..a.clone()
+        };
+        assert!(a.same_machine(&drifted));
+        let upgraded = Environment {
+            kernel_release: Some("6.19.0".into()),
+            ..a.clone()
+        };
+        assert!(!a.same_machine(&upgraded));
+        let mut mitigated = a.clone();
+        mitigated
+            .vulnerabilities
+            .insert("spec_rstack_overflow".into(), "Mitigation: Safe RET".into());
+        assert!(!a.same_machine(&mitigated));
+    }
+}

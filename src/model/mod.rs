@@ -325,6 +325,13 @@ pub struct ExperimentResult {
     /// `platform::cpustat`): a cross-CPU figure depends on it (FINDINGS: waking an idle vCPU is slow).
     #[serde(default)]
     pub other_cpus_busy: Option<f64>,
+    /// The medians of this configuration in the store's earlier runs on this machine with the
+    /// same settings, oldest first (at most `analysis::processes::MAX_EARLIER_RUNS`), as the
+    /// store held them when this run began: what reruns have given here. They floor the
+    /// interval of the pooled median (`analysis::processes::rerun_interval`); every process of
+    /// a configuration carries the same list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_medians: Vec<f64>,
     /// Unix time in seconds when the worker started, and the wall time it took.
     pub started_at: f64,
     pub duration_s: f64,
@@ -370,6 +377,7 @@ impl ExperimentResult {
             label: None,
             load: None,
             other_cpus_busy: None,
+            earlier_medians: vec![],
             started_at: 0.0,
             duration_s: 0.0,
         }
@@ -427,6 +435,27 @@ fn one_process() -> u32 {
     1
 }
 
+impl RunSettings {
+    /// Whether a run with `other`'s settings measured each configuration as these would: the
+    /// same precision, budget, processes, minimum time, CPUs, load, and directory with its file
+    /// system where both worked in one (a run without file experiments records none). The tag,
+    /// the time limit and the command line's wording do not count.
+    pub fn measures_like(&self, other: &RunSettings) -> bool {
+        fn both_or_either<T: PartialEq>(a: &Option<T>, b: &Option<T>) -> bool {
+            a.is_none() || b.is_none() || a == b
+        }
+        self.quick == other.quick
+            && self.precision == other.precision
+            && self.budget_s == other.budget_s
+            && self.processes == other.processes
+            && self.min_time_s == other.min_time_s
+            && self.cpus == other.cpus
+            && self.load == other.load
+            && both_or_either(&self.dir, &other.dir)
+            && both_or_either(&self.dir_mount, &other.dir_mount)
+    }
+}
+
 /// One invocation of `oslab run`: the unit stored, shown and compared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -445,6 +474,38 @@ pub struct Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_measure_alike_whatever_the_tag_and_the_file_experiments() {
+        let a = RunSettings {
+            precision: 0.01,
+            processes: 3,
+            argv: vec!["oslab".into(), "run".into()],
+            ..RunSettings::default()
+        };
+        let b = RunSettings {
+            argv: vec!["oslab".into(), "run".into(), "--tag".into(), "x".into()],
+            timeout_s: 99.0,
+            dir: Some("/tmp".into()),
+            ..a.clone()
+        };
+        assert!(a.measures_like(&b) && b.measures_like(&a));
+        let elsewhere = RunSettings {
+            dir: Some("/srv".into()),
+            ..b.clone()
+        };
+        assert!(!b.measures_like(&elsewhere));
+        let quick = RunSettings {
+            quick: true,
+            ..a.clone()
+        };
+        assert!(!a.measures_like(&quick));
+        let more = RunSettings {
+            processes: 5,
+            ..a.clone()
+        };
+        assert!(!a.measures_like(&more));
+    }
 
     #[test]
     fn a_fact_that_was_not_measured_survives_json() {

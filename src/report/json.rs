@@ -59,6 +59,8 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "within_process": spread.map(|s| s.within),
         "layout_sensitive": spread.is_some_and(|s| s.layout_sensitive()),
         "first_run_excess": spread.and_then(|s| s.first_run),
+        "earlier_medians": r.earlier_medians,
+        "between_runs": p.between_runs().map(|(spread, _)| spread),
         "counters": f.counters,
         "rusage": f.rusage,
         "validation": r.validation,

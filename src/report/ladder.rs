@@ -4,7 +4,7 @@
 //! warning next to the result it concerns.
 
 use crate::analysis::bootstrap::two_sample_ci;
-use crate::analysis::processes::{difference_between_interval, hull};
+use crate::analysis::processes::{difference_between_interval, hull, rerun_interval};
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
@@ -171,7 +171,8 @@ pub fn render(run: &Run) -> String {
     if processes > 1 {
         out.push_str(&format!(
             "processes: each row pools the {processes} worker processes that measured it, each \
-             with its own memory layout (--repeat); its interval covers the spread between them\n"
+             with its own memory layout (--repeat); its interval is where a rerun's median falls, \
+             95%: it covers the spread between them, and between this machine's earlier runs\n"
         ));
     }
     let figured = figures_of(&pooled);
@@ -203,7 +204,7 @@ pub fn render(run: &Run) -> String {
         .collect();
     if !ladder.rungs.is_empty() {
         out.push_str(
-            "\nCost ladder (time per operation: median and its 95% confidence interval)\n\n",
+            "\nCost ladder (time per operation: median, and where a rerun's median falls, 95%)\n\n",
         );
         out.push_str(&ladder_table(&ladder));
         let footer = paths::footer(ladder.has_gap(), &ladder.mitigations);
@@ -237,7 +238,7 @@ fn ladder_table(ladder: &Ladder) -> String {
         ("experiment", Align::Left),
         ("per", Align::Left),
         ("median", Align::Right),
-        ("95% CI", Align::Right),
+        ("rerun 95%", Align::Right),
     ];
     if gap {
         header.extend([("inline", Align::Right), ("call − inline", Align::Right)]);
@@ -287,6 +288,8 @@ fn ladder_table(ladder: &Ladder) -> String {
 /// several processes, to Welch's t interval over the two sides' process medians
 /// (`analysis::processes::difference_between_interval`): the samples of one process are not
 /// independent of each other, so the spread between processes bounds the difference too.
+/// Like a measured rung's, the interval shown is where a rerun's difference falls
+/// (`analysis::processes::rerun_interval`, without earlier runs: their medians need not pair).
 fn derived_rungs(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) -> Vec<Rung> {
     let at_defaults = |name: &str| {
         pooled.iter().zip(figured).find(|(_, (r, f))| {
@@ -316,8 +319,10 @@ fn derived_rungs(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures
                 label: d.label.to_string(),
                 per: d.per.to_string(),
                 median: center,
-                ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED)
-                    .map(|ci| hull(ci, between)),
+                ci: two_sample_ci(&xs, &ys, combine, 0.95, CI_RESAMPLES, CI_SEED).map(|ci| {
+                    let processes = pa.kept().len().min(pb.kept().len());
+                    rerun_interval(center, hull(ci, between), processes, &[])
+                }),
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
                 processes: Vec::new(),
@@ -356,7 +361,7 @@ fn other_results(others: &[&(&ExperimentResult, ResultFigures)], baseline: Optio
                 ("experiment", Align::Left),
                 ("per", Align::Left),
                 ("median", Align::Right),
-                ("95% CI", Align::Right),
+                ("rerun 95%", Align::Right),
                 ("× call", Align::Right),
                 ("samples", Align::Right),
                 ("status", Align::Left),

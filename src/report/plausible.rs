@@ -3,6 +3,7 @@
 //! bad value stored would poison every comparison with it (a time of 1.7e308 ns, a negative
 //! fault count, an experiment this oslab cannot name).
 
+use crate::analysis::processes::MAX_EARLIER_RUNS;
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Rusage, Status};
 
@@ -37,6 +38,19 @@ fn result_problems(r: &ExperimentResult, say: &mut dyn FnMut(String)) {
     }
     if matches!(r.status, Status::Ok | Status::Suspect) && r.samples.is_empty() {
         say(format!("status {} but no samples", r.status.as_str()));
+    }
+    if r.earlier_medians.len() > MAX_EARLIER_RUNS {
+        say(format!(
+            "{} earlier runs' medians, where a run keeps at most {MAX_EARLIER_RUNS}",
+            r.earlier_medians.len()
+        ));
+    }
+    if let Some(m) = r
+        .earlier_medians
+        .iter()
+        .find(|m| !(m.is_finite() && **m > 0.0 && **m <= MAX_ELAPSED_NS))
+    {
+        say(format!("an earlier run's median of {m} ns per operation"));
     }
     // What the harness may take off a sample's time per operation.
     let c = &r.calibration;

@@ -8,11 +8,17 @@
 //! keep the processes apart as data.
 
 use crate::analysis::bootstrap::grouped_median_ci;
-use crate::analysis::processes::{Spread, between_interval, hull};
+use crate::analysis::processes::{
+    MAX_EARLIER_RUNS, Spread, between_interval, between_runs, hull, rerun_interval,
+};
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
 use crate::model::{ExperimentResult, Fact, Status};
+
+/// Runs that differ by more than this (and more than the run's processes do) make a
+/// configuration run-sensitive.
+const RUN_SENSITIVE_MIN: f64 = 0.01;
 
 /// One configuration: its results merged, and how many worker processes measured it.
 pub struct Pooled {
@@ -27,11 +33,13 @@ pub struct Pooled {
 }
 
 impl Pooled {
-    /// The figures of the configuration: the one function every view takes its median and CI
-    /// from. With samples from several processes the CI of the median is the two-stage
-    /// bootstrap over them (processes, then their samples), widened to Student's t interval
-    /// over the process medians (`analysis::processes`), as `compare` does: the spread between
-    /// processes widens it.
+    /// The figures of the configuration: the one function every view takes its median and
+    /// interval from. The interval is where a rerun's median falls, 95%
+    /// (`analysis::processes::rerun_interval`): with samples from several processes, the
+    /// two-stage bootstrap over them (processes, then their samples) widened to Student's t
+    /// interval over the process medians, as `compare` does, its half-widths times √2; floored
+    /// by the spread of this machine's earlier runs of the configuration where there are
+    /// enough. With one process and no such runs it is that process's confidence interval.
     pub fn figures(&self) -> ResultFigures {
         let mut f = figures(&self.result);
         if self.sample_counts.len() > 1 {
@@ -44,7 +52,29 @@ impl Pooled {
             f.ci =
                 grouped_median_ci(&groups, 0.95, CI_RESAMPLES, CI_SEED).map(|ci| hull(ci, between));
         }
+        if let (Some(stats), Some(ci)) = (&f.stats, f.ci) {
+            f.ci = Some(rerun_interval(
+                stats.median,
+                ci,
+                self.sample_counts.len(),
+                &self.result.earlier_medians,
+            ));
+        }
         f
+    }
+
+    /// The spread of this machine's runs of the configuration, this one and its earlier ones
+    /// (`analysis::processes::between_runs`), with how many earlier runs it rests on; `None`
+    /// while there are too few.
+    pub fn between_runs(&self) -> Option<(f64, usize)> {
+        let earlier = &self.result.earlier_medians;
+        let spread = between_runs(self.median()?, earlier)?;
+        Some((spread, earlier.len().min(MAX_EARLIER_RUNS)))
+    }
+
+    /// The pooled median alone, as `figures` has it, without resampling for the interval.
+    pub fn median(&self) -> Option<f64> {
+        crate::analysis::summarize(&self.values()).map(|s| s.median)
     }
 
     /// The median time per operation of each process that took samples, in run order (a
@@ -160,6 +190,17 @@ impl Pooled {
                 spread.between * 100.0,
                 spread.within * 100.0
             ));
+        }
+        if let Some((between_runs, earlier)) = self.between_runs() {
+            if between_runs > spread.between.max(RUN_SENSITIVE_MIN) {
+                notes.push(format!(
+                    "run-sensitive: ±{:.1}% between this and the {earlier} earlier runs on this \
+                     machine, against ±{:.1}% between this run's processes; the interval \
+                     covers it",
+                    between_runs * 100.0,
+                    spread.between * 100.0
+                ));
+            }
         }
         notes
     }
@@ -358,6 +399,37 @@ mod tests {
         assert_eq!(pooled.result.samples.len(), 60);
         let notes = pooled.process_notes();
         assert!(notes[0].contains("stays in"), "{notes:?}");
+    }
+
+    #[test]
+    fn earlier_runs_widen_the_interval_and_are_said() {
+        let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
+        let mut results = vec![
+            result("syscall.stat", &around(100.0), Status::Ok),
+            result("syscall.stat", &around(100.1), Status::Ok),
+            result("syscall.stat", &around(100.2), Status::Ok),
+        ];
+        let alone = pool(&results)[0].figures().ci.unwrap();
+        assert!(alone.0 > 99.0 && alone.1 < 101.0, "{alone:?}");
+        assert_eq!(pool(&results)[0].between_runs(), None);
+        for r in &mut results {
+            r.earlier_medians = vec![90.0, 110.0, 95.0, 105.0, 100.0];
+        }
+        let pooled = &pool(&results)[0];
+        let (spread, earlier) = pooled.between_runs().unwrap();
+        assert_eq!(earlier, 5);
+        assert!((0.06..0.08).contains(&spread), "{spread}");
+        let (lo, hi) = pooled.figures().ci.unwrap();
+        assert!(lo < 85.0 && hi > 115.0, "{lo} – {hi}");
+        let notes = pooled.process_notes();
+        assert!(
+            notes.iter().any(|n| n.starts_with("run-sensitive: ±7.")),
+            "{notes:?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("5 earlier runs")),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -252,6 +252,21 @@ impl Store {
         Ok(run)
     }
 
+    /// A run without its results (`results` empty): when, how and where it measured.
+    pub fn load_run_header(&self, run_id: i64) -> Result<Run, StoreError> {
+        read::header(&self.conn, &self.path, run_id)
+    }
+
+    /// The ids of the runs stored before run `run_id`, newest first, at most `limit`.
+    pub fn run_ids_before(&self, run_id: i64, limit: usize) -> Result<Vec<i64>, StoreError> {
+        read::ids(
+            &self.conn,
+            &self.path,
+            schema::RUN_IDS_BEFORE,
+            [run_id, i64::try_from(limit).unwrap_or(i64::MAX)],
+        )
+    }
+
     /// The most recently started run.
     pub fn latest_run_id(&self) -> Result<Option<i64>, StoreError> {
         read::optional_id(&self.conn, &self.path, schema::LATEST_RUN, [])

@@ -21,6 +21,13 @@ use crate::model::{
 };
 
 pub(super) fn run(conn: &Connection, path: &Path, run_id: i64) -> Result<Run, StoreError> {
+    let mut run = header(conn, path, run_id)?;
+    run.results = results(conn, path, run_id)?;
+    Ok(run)
+}
+
+/// The run without its results: when, how and where it measured.
+pub(super) fn header(conn: &Connection, path: &Path, run_id: i64) -> Result<Run, StoreError> {
     const OP: &str = "reading a run";
     let found = conn
         .prepare_cached(schema::SELECT_RUN)
@@ -46,12 +53,10 @@ pub(super) fn run(conn: &Connection, path: &Path, run_id: i64) -> Result<Run, St
         })
         .optional()
         .during(path, OP)?;
-    let mut run = found.ok_or_else(|| StoreError::NoSuchRun {
+    found.ok_or_else(|| StoreError::NoSuchRun {
         path: path.to_path_buf(),
         run_id,
-    })?;
-    run.results = results(conn, path, run_id)?;
-    Ok(run)
+    })
 }
 
 fn results(
@@ -85,14 +90,8 @@ fn results(
                 validation: Vec::new(),
                 facts: Vec::new(),
                 label: row.get(16)?,
-                load: row
-                    .get::<_, Option<String>>(17)?
-                    .map(|text| {
-                        serde_json::from_str(&text).map_err(|e| {
-                            rusqlite::Error::FromSqlConversionFailure(17, Type::Text, Box::new(e))
-                        })
-                    })
-                    .transpose()?,
+                load: optional_json(row, 17)?,
+                earlier_medians: optional_json(row, 18)?.unwrap_or_default(),
                 other_cpus_busy: row.get(15)?,
                 started_at: real(row, 12)?,
                 duration_s: real(row, 13)?,
@@ -343,6 +342,22 @@ pub(super) fn summaries(conn: &Connection, path: &Path) -> Result<Vec<RunSummary
 }
 
 /// The single id a query like `LATEST_RUN` returns, if any.
+/// The ids a query of one id column returns, in its order.
+pub(super) fn ids(
+    conn: &Connection,
+    path: &Path,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<i64>, StoreError> {
+    const OP: &str = "looking up runs";
+    conn.prepare_cached(sql)
+        .during(path, OP)?
+        .query_map(params, |row| row.get(0))
+        .during(path, OP)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, OP)
+}
+
 pub(super) fn optional_id(
     conn: &Connection,
     path: &Path,
@@ -373,6 +388,16 @@ fn json<T: DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
     let text: String = row.get(idx)?;
     serde_json::from_str(&text)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
+/// A nullable JSON column: `None` for NULL.
+fn optional_json<T: DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<T>> {
+    let text: Option<String> = row.get(idx)?;
+    text.map(|text| {
+        serde_json::from_str(&text)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+    })
+    .transpose()
 }
 
 fn status(row: &Row<'_>, idx: usize) -> rusqlite::Result<Status> {

@@ -10,7 +10,7 @@ pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
 /// The schema, as ordered steps: step `i` (0-based) takes `PRAGMA user_version` from `i` to
 /// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
 /// databases already written with the old step exist on users' disks.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The newest schema this build reads and writes.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -199,6 +199,14 @@ CREATE TABLE result_facts (
 ) WITHOUT ROWID;
 "#;
 
+/// Schema 3: the medians of the same configuration in the store's earlier runs on the same
+/// machine, as a JSON array (NULL when there were none), which floor the interval a rerun
+/// falls in. Stored with the result rather than looked up when shown, so a run's interval
+/// stays what it was when measured, after export and import too.
+const SCHEMA_V3: &str = r#"
+ALTER TABLE results ADD COLUMN earlier_medians TEXT;
+"#;
+
 // Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
 // an index, so a cascade or a per-result lookup never scans a whole table.
 
@@ -222,9 +230,9 @@ pub(super) const NEXT_POSITION: &str =
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
      loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy, \
-     label, load) \
+     label, load, earlier_medians) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-     ?19)";
+     ?19, ?20)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -269,7 +277,8 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
-     started_at, duration_s, baseline_ns, other_cpus_busy, label, load FROM results \
+     started_at, duration_s, baseline_ns, other_cpus_busy, label, load, earlier_medians \
+     FROM results \
      WHERE run_id = ?1 ORDER BY position";
 
 pub(super) const SELECT_SAMPLES: &str = "SELECT idx, ops, elapsed_ns, ns_per_op, utime_us, \
@@ -298,6 +307,11 @@ pub(super) const SELECT_FACTS: &str = "SELECT name, value, unit, note \
 
 /// "Latest" means the most recently started, so a run imported from another machine after a
 /// local one does not hide it; the id breaks ties between runs started in the same instant.
+/// Stored before, by id: the order runs were stored in on this database (an imported run
+/// counts from when it was imported).
+pub(super) const RUN_IDS_BEFORE: &str =
+    "SELECT id FROM runs WHERE id < ?1 ORDER BY id DESC LIMIT ?2";
+
 pub(super) const LATEST_RUN: &str = "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1";
 
 pub(super) const LATEST_RUN_WITH_TAG: &str =

@@ -125,6 +125,9 @@ pub(super) fn insert_result(
                 .as_ref()
                 .map(|l| to_json(path, "the load record", l))
                 .transpose()?,
+            (!result.earlier_medians.is_empty())
+                .then(|| to_json(path, "the earlier runs' medians", &result.earlier_medians))
+                .transpose()?,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();

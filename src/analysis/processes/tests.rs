@@ -160,3 +160,125 @@ proptest! {
         prop_assert_eq!(a.medians.len(), groups.len());
     }
 }
+
+/// A normal deviate (Box–Muller) from `rng`.
+fn normal(rng: &mut crate::analysis::rng::Rng) -> f64 {
+    let u = rng.next_f64().max(f64::MIN_POSITIVE);
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * rng.next_f64()).cos()
+}
+
+/// `runs` simulated runs of three processes: a run sits `run_sd` off (relative) as a whole,
+/// each of its processes `process_sd` off that. Per run: its center (the median of its
+/// process medians) and the medians.
+fn simulated_runs(runs: usize, run_sd: f64, process_sd: f64, seed: u64) -> Vec<(f64, Vec<f64>)> {
+    let mut rng = crate::analysis::rng::Rng::new(seed);
+    (0..runs)
+        .map(|_| {
+            let run = 100.0 * (1.0 + run_sd * normal(&mut rng));
+            let medians: Vec<f64> = (0..3)
+                .map(|_| run * (1.0 + process_sd * normal(&mut rng)))
+                .collect();
+            (crate::analysis::median(&medians).unwrap(), medians)
+        })
+        .collect()
+}
+
+/// How often run i's interval (from `interval(i)`) holds run j's center, over the ordered
+/// pairs of distinct runs.
+fn coverage(runs: &[(f64, Vec<f64>)], interval: impl Fn(usize) -> (f64, f64)) -> f64 {
+    let (mut covered, mut pairs) = (0, 0);
+    for i in 0..runs.len() {
+        let (lo, hi) = interval(i);
+        for (j, (center, _)) in runs.iter().enumerate() {
+            if i != j {
+                pairs += 1;
+                covered += usize::from(lo <= *center && *center <= hi);
+            }
+        }
+    }
+    covered as f64 / pairs as f64
+}
+
+#[test]
+fn the_rerun_interval_covers_a_rerun_where_the_confidence_interval_does_not() {
+    // Processes that differ by 3% and runs that do not differ as a whole.
+    let runs = simulated_runs(200, 0.0, 0.03, 7);
+    let ci = |i: usize| between_interval(runs[i].0, &runs[i].1).unwrap();
+    let rerun = |i: usize| rerun_interval(runs[i].0, ci(i), 3, &[]);
+    let (plain, widened) = (coverage(&runs, ci), coverage(&runs, rerun));
+    // Theory for the mean of three processes: 90.7% and 95%; a median of three moves a little
+    // more than their mean.
+    assert!((0.8..0.92).contains(&plain), "confidence interval: {plain}");
+    assert!(
+        widened >= 0.9 && widened > plain + 0.03,
+        "rerun interval: {widened} against {plain}"
+    );
+}
+
+#[test]
+fn earlier_runs_cover_a_run_shifted_as_a_whole() {
+    // Runs 4% apart as a whole, their processes within 0.5% of each other: the spread inside a
+    // run cannot see how far the next run sits.
+    let runs = simulated_runs(120, 0.04, 0.005, 11);
+    let inside = |i: usize| {
+        let ci = between_interval(runs[i].0, &runs[i].1).unwrap();
+        rerun_interval(runs[i].0, ci, 3, &[])
+    };
+    let with_history = |i: usize| {
+        let earlier: Vec<f64> = runs[i.saturating_sub(MAX_EARLIER_RUNS)..i]
+            .iter()
+            .map(|r| r.0)
+            .collect();
+        let ci = between_interval(runs[i].0, &runs[i].1).unwrap();
+        rerun_interval(runs[i].0, ci, 3, &earlier)
+    };
+    let (blind, seen) = (coverage(&runs, inside), coverage(&runs, with_history));
+    assert!(blind < 0.5, "without history: {blind}");
+    // The first four runs have too few earlier ones; the rest are covered.
+    assert!(seen >= 0.9, "with history: {seen}");
+}
+
+#[test]
+fn earlier_runs_count_from_four_and_only_the_last_nine() {
+    let ci = (99.0, 101.0);
+    let few = [90.0, 110.0, 95.0];
+    assert_eq!(between_runs(100.0, &few), None);
+    assert_eq!(
+        rerun_interval(100.0, ci, 1, &few),
+        ci,
+        "one process: kept as it is"
+    );
+    let widened = rerun_interval(100.0, ci, 3, &few);
+    assert!(
+        (widened.0 - (100.0 - 2f64.sqrt())).abs() < 1e-9,
+        "{widened:?}"
+    );
+    let enough = [90.0, 110.0, 95.0, 105.0];
+    let (lo, hi) = rerun_interval(100.0, ci, 3, &enough);
+    assert!(lo < 80.0 && hi > 120.0, "{lo} – {hi}");
+    // Far-off runs older than the last nine do not count.
+    let mut old = vec![10.0; 5];
+    old.extend([100.0; MAX_EARLIER_RUNS]);
+    assert_eq!(between_runs(100.0, &old), Some(0.0));
+    assert_eq!(rerun_interval(100.0, ci, 1, &old), ci);
+    // A median that is not positive cannot be taken on a log scale.
+    assert_eq!(between_runs(100.0, &[1.0, 2.0, 0.0, 3.0]), None);
+    assert_eq!(between_runs(f64::NAN, &enough), None);
+}
+
+proptest! {
+    #[test]
+    fn the_rerun_interval_holds_the_confidence_interval(
+        center in 1.0f64..1e6,
+        below in 0.0f64..0.5,
+        above in 0.0f64..0.5,
+        processes in 1usize..6,
+        earlier in prop::collection::vec(0.5f64..2.0, 0..12),
+    ) {
+        let ci = (center * (1.0 - below), center * (1.0 + above));
+        let earlier: Vec<f64> = earlier.iter().map(|e| e * center).collect();
+        let (lo, hi) = rerun_interval(center, ci, processes, &earlier);
+        prop_assert!(lo <= ci.0 * (1.0 + 1e-12) && hi >= ci.1 * (1.0 - 1e-12));
+        prop_assert!(lo >= 0.0 && hi.is_finite());
+    }
+}

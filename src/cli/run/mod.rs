@@ -1,6 +1,8 @@
 //! `oslab run`: the options checked and turned into a plan, the experiments run in fresh workers, each result stored as it finishes, the run printed.
 
 use super::*;
+use crate::harness::history::{self, Configuration};
+use std::collections::HashMap;
 
 mod options;
 use options::*;
@@ -60,7 +62,8 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         layout: None,
         probes: true,
     };
-    run_all(&jobs, &plan, &mut store, run_id)?;
+    let earlier = earlier_medians(&store, run_id, run, &jobs);
+    run_all(&jobs, &plan, &mut store, run_id, &earlier)?;
     let interrupted = crate::platform::interrupt::requested();
     if interrupted.is_none() {
         store.finish_run(run_id, runner::unix_now())?;
@@ -141,10 +144,43 @@ fn new_run(
     }
 }
 
+/// What the store's earlier runs on this machine gave for each job's configuration
+/// (`harness::history`). A store that cannot say is told on stderr and the run goes on: the
+/// intervals then rest on this run alone.
+fn earlier_medians(
+    store: &Store,
+    run_id: i64,
+    mut run: Run,
+    jobs: &[Planned],
+) -> HashMap<Configuration, Vec<f64>> {
+    run.id = run_id;
+    let planned: Vec<Configuration> = jobs
+        .iter()
+        .map(|j| {
+            (
+                j.info.name.to_string(),
+                j.params.as_map().clone(),
+                j.label.clone(),
+            )
+        })
+        .collect();
+    history::earlier_medians(store, &run, &planned).unwrap_or_else(|e| {
+        eprintln!("oslab: earlier runs not read ({e}): intervals rest on this run alone");
+        HashMap::new()
+    })
+}
+
 /// Every job in `plan.processes` fresh workers, interleaved (each round runs every job once,
-/// with that round's layout and CPU), each result stored as it finishes; an interruption
-/// (Ctrl-C) ends the loop before the next job.
-fn run_all(jobs: &[Planned], plan: &Plan, store: &mut Store, run_id: i64) -> Result<()> {
+/// with that round's layout and CPU), each result stored as it finishes with what earlier
+/// runs gave for its configuration; an interruption (Ctrl-C) ends the loop before the next
+/// job.
+fn run_all(
+    jobs: &[Planned],
+    plan: &Plan,
+    store: &mut Store,
+    run_id: i64,
+    earlier: &HashMap<Configuration, Vec<f64>>,
+) -> Result<()> {
     let total = jobs.len() * plan.processes as usize;
     let mut done = 0;
     let mut progress =
@@ -159,8 +195,12 @@ fn run_all(jobs: &[Planned], plan: &Plan, store: &mut Store, run_id: i64) -> Res
             let name =
                 report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
             progress.start(format!("[{done}/{total}] {name}"));
-            let result =
+            let mut result =
                 runner::run_experiment(job, &plan, &mut |samples| progress.sample(samples));
+            result.earlier_medians = earlier
+                .get(&history::configuration_of(&result))
+                .cloned()
+                .unwrap_or_default();
             store.add_result(run_id, &result)?;
             progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
         }

@@ -118,7 +118,7 @@ pub(super) fn grouped_bars(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
     }
     let mut s = String::from(
         "<h3>Time per operation, side by side</h3>\n<p class=\"caption\">Median per run \
-         (log scale), whisker: 95% CI",
+         (log scale), whisker: where a rerun's median falls, 95%",
     );
     if bars.iter().any(|b| !b.dots.is_empty()) {
         s.push_str(

@@ -31,8 +31,8 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
     }
     let _ = writeln!(
         s,
-        "<p class=\"caption\">Time per operation, log scale, cheapest first; whiskers: 95% CI \
-         of the median{}{}. Derived rungs (purple) are computed from two results.</p>",
+        "<p class=\"caption\">Time per operation, log scale, cheapest first; whiskers: where a \
+         rerun's median falls, 95%{}{}. Derived rungs (purple) are computed from two results.</p>",
         if l.rungs.iter().any(|r| r.processes.len() > 1) {
             "; bars pool the worker processes of a configuration, dots mark each process's \
              median"
@@ -145,7 +145,7 @@ fn rung_bar(r: &Rung, baseline: Option<f64>) -> Bar {
             format!("{} (≤ 0: not drawn on a log scale)", time_ns(r.median))
         },
         title: format!(
-            "{}: median {} per {}, 95% CI {}, {} samples, {}",
+            "{}: median {} per {}, a rerun within {} (95%), {} samples, {}",
             r.label,
             time_ns(r.median),
             r.per,

@@ -59,7 +59,7 @@ pub(super) fn sections(runs: &[Run], items: &[Vec<Item>]) -> String {
 
 pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> String {
     let mut s = String::from(
-        "<table class=\"results\"><thead><tr><th>experiment</th><th>median</th><th>95% CI</th>\
+        "<table class=\"results\"><thead><tr><th>experiment</th><th>median</th><th title=\"where a rerun's median falls, 95%\">rerun 95%</th>\
          <th>samples</th><th>status</th><th>warnings</th></tr></thead><tbody>\n",
     );
     for i in items {

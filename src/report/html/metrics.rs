@@ -29,7 +29,7 @@ pub(super) enum Kind {
 pub(super) const METRICS: &[MetricDef] = &[
     MetricDef {
         id: "time",
-        title: "Time per operation (median, whisker: 95% CI of the median)",
+        title: "Time per operation (median, whisker: where a rerun's median falls, 95%)",
         kind: Kind::Time,
     },
     MetricDef {

@@ -108,8 +108,8 @@ pub fn render(runs: &[Run]) -> String {
     let _ = write!(
         out,
         "<h1>oslab report</h1>\n<p class=\"lead\">{} — what the operating system costs a \
-         program, measured by oslab {}. Times are per operation; whiskers are 95% bootstrap \
-         confidence intervals of the median. Hover a bar or a point for its exact figures.</p>\n",
+         program, measured by oslab {}. Times are per operation; a whisker is where a rerun's \
+         median falls, 95% (docs/measurement.md). Hover a bar or a point for its exact figures.</p>\n",
         runs.iter().map(run_name).collect::<Vec<_>>().join("; "),
         esc(env!("CARGO_PKG_VERSION"))
     );

@@ -46,7 +46,7 @@ pub(super) fn sweeps(family: &str, items: &[&Item], multi: bool) -> String {
             let _ = write!(
                 s,
                 "<figure class=\"sweep\" data-metric=\"sweep\" data-family=\"{}\"><figcaption>{} \
-                 against {}{}{}: median time per {} (whisker: 95% CI)</figcaption>",
+                 against {}{}{}: median time per {} (whisker: where a rerun's median falls, 95%)</figcaption>",
                 esc(family),
                 esc(experiment),
                 esc(&curve.param),

@@ -138,3 +138,24 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn earlier_runs_medians_are_what_runs_give() {
+    let mut r = syscall_result();
+    r.earlier_medians = vec![120.0; MAX_EARLIER_RUNS];
+    assert_eq!(
+        problems(&run(None, 1.0, vec![r.clone()])),
+        Vec::<String>::new()
+    );
+    r.earlier_medians = vec![120.0, -3.0, f64::INFINITY];
+    r.earlier_medians.extend([1.0; MAX_EARLIER_RUNS]);
+    let got = problems(&run(None, 1.0, vec![r]));
+    assert_eq!(
+        got,
+        [
+            "result 1 (syscall.getpid): 12 earlier runs' medians, where a run keeps at most 9",
+            "result 1 (syscall.getpid): an earlier run's median of -3 ns per operation",
+        ],
+        "{got:#?}"
+    );
+}

@@ -189,6 +189,7 @@ pub(crate) fn syscall_result() -> ExperimentResult {
             },
         ],
         other_cpus_busy: Some(0.031_25),
+        earlier_medians: vec![101.5, 99.25, 100.0],
         facts: Vec::new(),
         label: None,
         load: None,
@@ -222,6 +223,7 @@ fn pagefault_result() -> ExperimentResult {
             detail: "0.5 minflt/page".into(),
         }],
         other_cpus_busy: None,
+        earlier_medians: vec![],
         facts: vec![
             Fact::new(
                 "munmap_ns_per_page",

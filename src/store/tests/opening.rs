@@ -70,7 +70,15 @@ fn a_schema_1_database_is_migrated_and_keeps_its_runs() {
         back.results[0].label.as_deref(),
         Some("anonymous, memory load")
     );
-    assert_eq!(SCHEMA_VERSION, 2);
+    let mut remembered = syscall_result();
+    remembered.earlier_medians = vec![120.5, 118.0];
+    store
+        .add_result(1, &remembered)
+        .expect("a result with earlier runs");
+    let back = store.load_run(1).unwrap();
+    assert_eq!(back.results[0].earlier_medians, Vec::<f64>::new());
+    assert_eq!(back.results[1].earlier_medians, vec![120.5, 118.0]);
+    assert_eq!(SCHEMA_VERSION, 3);
 }
 
 #[test]

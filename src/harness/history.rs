@@ -1,0 +1,146 @@
+//! What reruns have given on this machine: for each configuration a run plans, its pooled
+//! median in the store's earlier runs measured on the same machine with the same settings
+//! (`Environment::same_machine`, `RunSettings::measures_like`). Each result of the new run
+//! carries them (`ExperimentResult::earlier_medians`), and their spread floors the interval
+//! of its pooled median (`analysis::processes::rerun_interval`): host phases that last longer
+//! than one run move all of a run's processes alike, which no spread inside the run shows.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::analysis::processes::MAX_EARLIER_RUNS;
+use crate::model::{ExperimentResult, Run, Status};
+use crate::report::pool::pool;
+use crate::store::{Store, StoreError};
+
+/// Earlier runs looked at, newest first, before giving up on finding more that match.
+const RUNS_SCANNED: usize = 200;
+/// Matching runs read whole, at most: each costs a read of all its samples.
+const RUNS_READ: usize = 2 * MAX_EARLIER_RUNS;
+
+/// A configuration: experiment, parameters and suite label.
+pub type Configuration = (String, BTreeMap<String, String>, Option<String>);
+
+/// The configuration a result measured.
+pub fn configuration_of(r: &ExperimentResult) -> Configuration {
+    (r.experiment.clone(), r.params.clone(), r.label.clone())
+}
+
+/// The medians of each of `planned` in the runs stored before `run` (whose id it has) that
+/// measured like it, oldest first, at most [`MAX_EARLIER_RUNS`] each. A configuration an
+/// earlier run measured as failed, unsupported or suspect, or without a median, is not one
+/// of them.
+pub fn earlier_medians(
+    store: &Store,
+    run: &Run,
+    planned: &[Configuration],
+) -> Result<HashMap<Configuration, Vec<f64>>, StoreError> {
+    let mut found: HashMap<Configuration, Vec<f64>> =
+        planned.iter().map(|c| (c.clone(), Vec::new())).collect();
+    let mut read = 0;
+    for id in store.run_ids_before(run.id, RUNS_SCANNED)? {
+        let full = |found: &HashMap<_, Vec<f64>>| {
+            found
+                .values()
+                .all(|m: &Vec<f64>| m.len() >= MAX_EARLIER_RUNS)
+        };
+        if read >= RUNS_READ || full(&found) {
+            break;
+        }
+        let header = store.load_run_header(id)?;
+        if !(header.environment.same_machine(&run.environment)
+            && header.settings.measures_like(&run.settings))
+        {
+            continue;
+        }
+        read += 1;
+        let earlier = store.load_run(id)?;
+        for pooled in pool(&earlier.results) {
+            let Some(medians) = found.get_mut(&configuration_of(&pooled.result)) else {
+                continue;
+            };
+            match pooled.median() {
+                Some(m) if pooled.result.status == Status::Ok && m.is_finite() && m > 0.0 => {
+                    if medians.len() < MAX_EARLIER_RUNS {
+                        medians.push(m);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for medians in found.values_mut() {
+        medians.reverse();
+    }
+    found.retain(|_, m| !m.is_empty());
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::run;
+
+    fn getppid(median: f64) -> ExperimentResult {
+        ExperimentResult::from_values("syscall.getppid", &[], &[median, median], 100)
+    }
+
+    fn planned() -> Vec<Configuration> {
+        vec![
+            configuration_of(&getppid(1.0)),
+            configuration_of(&ExperimentResult::from_values(
+                "syscall.stat",
+                &[],
+                &[1.0],
+                1,
+            )),
+        ]
+    }
+
+    /// `run` stored with its results.
+    fn store_run(store: &mut Store, run: &Run) -> i64 {
+        store.begin_run(run).unwrap()
+    }
+
+    #[test]
+    fn only_earlier_runs_that_measured_alike_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+        let mut suspect = getppid(300.0);
+        suspect.status = Status::Suspect;
+        let mut elsewhere = run(None, 4.0, vec![getppid(400.0)]);
+        elsewhere.environment.hostname = Some("lab-2".into());
+        let mut quick = run(None, 5.0, vec![getppid(500.0)]);
+        quick.settings.quick = true;
+        for r in [
+            run(None, 1.0, vec![getppid(100.0)]),
+            run(Some("tagged"), 2.0, vec![getppid(200.0)]),
+            run(None, 3.0, vec![suspect]),
+            elsewhere,
+            quick,
+            run(None, 6.0, vec![getppid(600.0)]),
+        ] {
+            store_run(&mut store, &r);
+        }
+        let mut now = run(None, 7.0, vec![]);
+        now.id = store_run(&mut store, &now);
+        store_run(&mut store, &run(None, 8.0, vec![getppid(800.0)]));
+
+        let found = earlier_medians(&store, &now, &planned()).unwrap();
+        assert_eq!(found.len(), 1, "stat was never measured: {found:?}");
+        assert_eq!(found[&planned()[0]], vec![100.0, 200.0, 600.0]);
+    }
+
+    #[test]
+    fn the_most_recent_runs_count_and_oldest_come_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+        for k in 1..=12 {
+            store_run(&mut store, &run(None, k as f64, vec![getppid(k as f64)]));
+        }
+        let mut now = run(None, 13.0, vec![]);
+        now.id = store_run(&mut store, &now);
+        let found = earlier_medians(&store, &now, &planned()).unwrap();
+        let expect: Vec<f64> = (4..=12).map(f64::from).collect();
+        assert_eq!(found[&planned()[0]], expect);
+    }
+}
