@@ -58,13 +58,11 @@ pub fn earlier_medians(
             let Some(medians) = found.get_mut(&configuration_of(&pooled.result)) else {
                 continue;
             };
-            match pooled.median() {
-                Some(m) if pooled.result.status == Status::Ok && m.is_finite() && m > 0.0 => {
-                    if medians.len() < MAX_EARLIER_RUNS {
-                        medians.push(m);
-                    }
-                }
-                _ => {}
+            let usable = |m: &f64| pooled.result.status == Status::Ok && m.is_finite() && *m > 0.0;
+            if let Some(m) = pooled.median().filter(usable)
+                && medians.len() < MAX_EARLIER_RUNS
+            {
+                medians.push(m);
             }
         }
     }

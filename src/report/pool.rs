@@ -191,16 +191,15 @@ impl Pooled {
                 spread.within * 100.0
             ));
         }
-        if let Some((between_runs, earlier)) = self.between_runs() {
-            if between_runs > spread.between.max(RUN_SENSITIVE_MIN) {
-                notes.push(format!(
-                    "run-sensitive: ±{:.1}% between this and the {earlier} earlier runs on this \
-                     machine, against ±{:.1}% between this run's processes; the interval \
-                     covers it",
-                    between_runs * 100.0,
-                    spread.between * 100.0
-                ));
-            }
+        if let Some((between_runs, earlier)) = self.between_runs()
+            && between_runs > spread.between.max(RUN_SENSITIVE_MIN)
+        {
+            notes.push(format!(
+                "run-sensitive: ±{:.1}% between this and the {earlier} earlier runs on this \
+                 machine, against ±{:.1}% between this run's processes; the interval covers it",
+                between_runs * 100.0,
+                spread.between * 100.0
+            ));
         }
         notes
     }
