@@ -1,0 +1,105 @@
+//! Earlier runs on the same machine: a run stores, with each configuration, the medians this
+//! database's earlier runs with the same settings gave for it, and from the fifth run on their
+//! spread floors the interval (docs/measurement.md, "Where a rerun falls"). Real runs of
+//! `syscall.getppid`, small budgets, one process each (the tests' default); no timing is
+//! asserted.
+
+mod common;
+
+use common::{Lab, num};
+use serde_json::Value;
+
+const QUICK: [&str; 4] = ["syscall.getppid", "--quick", "--budget", "0.3"];
+
+/// The `configurations` of `doc`, by their `entry` parameter.
+fn by_entry<'a>(doc: &'a Value, entry: &str) -> &'a Value {
+    doc["configurations"]
+        .as_array()
+        .expect("configurations")
+        .iter()
+        .find(|c| c["params"]["entry"] == entry)
+        .unwrap_or_else(|| panic!("no entry={entry} in {doc:#}"))
+}
+
+fn earlier(c: &Value) -> Vec<f64> {
+    c["earlier_medians"]
+        .as_array()
+        .expect("earlier_medians is a list")
+        .iter()
+        .map(|m| num(m, "an earlier median"))
+        .collect()
+}
+
+#[test]
+fn earlier_runs_with_the_same_settings_floor_the_interval() {
+    let lab = Lab::new();
+    let first: Vec<Value> = (0..4).map(|_| lab.run_json(&QUICK, 0)).collect();
+    for entry in ["call", "inline"] {
+        assert_eq!(earlier(by_entry(&first[0], entry)), Vec::<f64>::new());
+        assert_eq!(
+            by_entry(&first[3], entry)["between_runs"],
+            Value::Null,
+            "three are too few"
+        );
+    }
+    // Other settings: measured unlike the others, so none of them counts, nor it for them.
+    let mut repeat2 = QUICK.to_vec();
+    repeat2.extend(["--repeat", "2"]);
+    let other = lab.run_json(&repeat2, 0);
+    assert_eq!(earlier(by_entry(&other, "call")), Vec::<f64>::new());
+
+    let fifth = lab.run_json(&QUICK, 0);
+    for entry in ["call", "inline"] {
+        let c = by_entry(&fifth, entry);
+        let medians: Vec<f64> = first
+            .iter()
+            .map(|doc| num(&by_entry(doc, entry)["median"], "median"))
+            .collect();
+        assert_eq!(earlier(c), medians, "the four earlier runs, oldest first");
+        let spread = num(&c["between_runs"], "between_runs");
+        assert!(spread.is_finite() && spread >= 0.0, "{c:#}");
+        let (lo, hi, median) = (
+            num(&c["ci_low"], "ci_low"),
+            num(&c["ci_high"], "ci_high"),
+            num(&c["median"], "median"),
+        );
+        // The floor: t(4) · √2 · the spread of the five medians, on a log scale.
+        let floor = 2.776 * std::f64::consts::SQRT_2 * spread;
+        assert!(
+            lo <= median * (-floor).exp() * 1.000_001 && hi >= median * floor.exp() * 0.999_999,
+            "{lo} – {hi} around {median}, floor ±{floor}"
+        );
+    }
+
+    // Stored with the run: `show` and an export imported elsewhere give the same interval.
+    let id = fifth["run_id"].to_string();
+    let shown = lab.oslab(&["show", &id, "--json"]);
+    shown.assert_code(0);
+    assert_eq!(
+        shown.json()["configurations"],
+        fifth["configurations"],
+        "show reproduces the run"
+    );
+    let file = lab.dir().join("fifth.json");
+    let file_arg = file.to_str().unwrap();
+    lab.oslab(&["export", &id, "--format", "json", "-o", file_arg])
+        .assert_code(0);
+    let elsewhere = lab.dir().join("elsewhere.db");
+    lab.oslab_with(&elsewhere, &["import", file_arg], &[])
+        .assert_code(0);
+    let imported = lab.oslab_with(&elsewhere, &["show", "1", "--json"], &[]);
+    imported.assert_code(0);
+    let imported = imported.json();
+    for entry in ["call", "inline"] {
+        let (here, there) = (by_entry(&fifth, entry), by_entry(&imported, entry));
+        for field in [
+            "median",
+            "ci_low",
+            "ci_high",
+            "between_runs",
+            "earlier_medians",
+        ] {
+            assert_eq!(here[field], there[field], "{entry} {field}");
+        }
+    }
+}
