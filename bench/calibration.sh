@@ -5,16 +5,23 @@
 # separate `oslab run`s (each a fresh oslab, so fresh workers, layouts and caches) and prints,
 # per configuration:
 #   spread     max/min − 1 of the N runs' medians: how far a rerun moves the figure
-#   coverage   how often one run's 95% CI covers another run's median, over all ordered
-#              pairs of runs (N·(N−1) pairs per configuration)
+#   coverage   how often one run's 95% interval (where a rerun's median falls: the
+#              confidence interval times √2, floored by the earlier runs' spread once the
+#              database holds four of them; docs/measurement.md) covers another run's median,
+#              over all ordered pairs of runs (N·(N−1) pairs per configuration); also apart
+#              for the runs whose intervals rest on earlier runs and those that do not
 #   drift      per run, how far all its configurations sat from the other runs at once (the
 #              machine's or host's state during that run, which no interval computed within
 #              a run can see), and the coverage among the runs that drifted less than 1%
 # Targets (issue "Numbers you can bet on"): coverage >= 90% overall, spread <= 2% for the
 # syscall, ctxswitch (same CPU) and pagefault families, on a quiet machine.
 #
-# Usage: bench/calibration.sh [--runs N] [--quick] [--binary PATH] [--strict] [-- RUN ARGS...]
+# Usage: bench/calibration.sh [--runs N] [--history N] [--quick] [--binary PATH] [--strict]
+#                               [-- RUN ARGS...]
 #   --runs N       separate runs (default 5)
+#   --history N    first make N runs of the same, into the same database, that are not counted:
+#                  the earlier runs a user's database holds (default 0: a fresh database, where
+#                  only the fifth run on has enough)
 #   --quick        oslab's --quick (a smoke run)
 #   --binary PATH  measure another oslab build (e.g. an older one, for a before/after); an
 #                  oslab without the pooled `configurations` of its JSON is read through its
@@ -34,6 +41,7 @@ usage() {
 }
 
 RUNS=5
+HISTORY=0
 QUICK=()
 BINARY=""
 STRICT=0
@@ -44,6 +52,11 @@ while (($#)); do
         --runs)
             [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 2)) || { echo "calibration.sh: --runs takes a number >= 2" >&2; exit 2; }
             RUNS=$2
+            shift 2
+            ;;
+        --history)
+            [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "calibration.sh: --history takes a number of runs" >&2; exit 2; }
+            HISTORY=$2
             shift 2
             ;;
         --quick) QUICK=(--quick); shift ;;
@@ -77,8 +90,12 @@ DB=$WORK/calibration.db
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 
-echo "calibration: $RUNS runs of: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
+echo "calibration: $RUNS runs (after $HISTORY not counted) of: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
 echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
+for ((i = 1; i <= HISTORY; i++)); do
+    oslab_to "$WORK/history$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
+    echo "  earlier run $i of $HISTORY stored (not counted)"
+done
 for ((i = 1; i <= RUNS; i++)); do
     before=$(idle_snapshot)
     others=$(foreign_oslab)
@@ -95,7 +112,8 @@ strict = sys.argv[1] == "1"
 docs = [json.load(open(p)) for p in sys.argv[2:]]
 
 def configurations(doc):
-    """(key, median, ci_low, ci_high, processes) per configuration, pooled as oslab shows it."""
+    """(key, median, ci_low, ci_high, processes, earlier runs) per configuration, pooled as oslab
+    shows it."""
     if "configurations" in doc:
         rows = doc["configurations"]
     else:  # an older oslab: one process per configuration
@@ -106,18 +124,27 @@ def configurations(doc):
             f" {k}={v}" for k, v in sorted(r["params"].items()) if k in ("placement", "memory", "thp", "entry"))
         if r.get("median") is None:
             continue
-        out[key] = (r["median"], r["ci_low"], r["ci_high"], r.get("processes", 1))
+        out[key] = (r["median"], r["ci_low"], r["ci_high"], r.get("processes", 1),
+                    len(r.get("earlier_medians", [])))
     return out
 
 runs = [configurations(d) for d in docs]
 keys = [k for k in runs[0] if all(k in r for r in runs)]
 TARGET_COVERAGE, TARGET_SPREAD = 0.90, 0.02
 families = ("syscall.", "ctxswitch.", "pagefault.")
-def covered_pairs(k, among):
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2
+
+def covered_pairs(k, among, holders=None):
     """(covered, pairs) of configuration k over the ordered pairs of distinct runs in
-    `among`: how often run i's 95% CI holds run j's median."""
+    `among`: how often run i's 95% interval holds run j's median (i only in `holders`, when
+    given)."""
     c = p = 0
     for i in among:
+        if holders is not None and i not in holders:
+            continue
         for j in among:
             if i == j:
                 continue
@@ -136,22 +163,28 @@ for k in keys:
     c, p = covered_pairs(k, range(len(runs)))
     covered += c
     pairs += p
-    half = sum((r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None) / len(runs)
+    halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None]
+    half = median(halves) if halves else float("nan")
     ok_spread = spread <= TARGET_SPREAD or not k.startswith(families)
     verdict = "ok" if ok_spread else "MISS spread"
     if not ok_spread:
         misses.append(f"{k}: spread {spread*100:.1f}%")
     shown = " ".join(f"{m:.4g}" for m in meds)
-    print(f"{k:<36} {runs[0][k][3]:>9} {shown:<44} {spread*100:>6.2f}% {c:>4}/{p:<4}  {verdict} (CI ±{half*100:.2f}%)")
+    print(f"{k:<36} {runs[0][k][3]:>9} {shown:<44} {spread*100:>6.2f}% {c:>4}/{p:<4}  {verdict} (interval ±{half*100:.2f}%, median of runs)")
 coverage = covered / pairs if pairs else 0.0
 print()
 print(f"coverage overall: {covered}/{pairs} = {coverage*100:.1f}% (target >= {TARGET_COVERAGE*100:.0f}%)"
       f" {'PASS' if coverage >= TARGET_COVERAGE else 'MISS'}")
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return (xs[n // 2] + xs[(n - 1) // 2]) / 2
+# Apart: the intervals floored by four or more earlier runs' spread, and the rest.
+MIN_EARLIER = 4
+for name, floored in (("floored by earlier runs", True), ("resting on their own run", False)):
+    c = p = 0
+    for k in keys:
+        holders = {i for i, r in enumerate(runs) if (r[k][4] >= MIN_EARLIER) == floored}
+        ck, pk = covered_pairs(k, range(len(runs)), holders)
+        c, p = c + ck, p + pk
+    if p:
+        print(f"  intervals {name}: {c}/{p} = {c / p * 100:.1f}%")
 
 # Whole-run drift: how far each run sat from the others over all its configurations at once
 # (the median over configurations of its median over the configuration's median of runs).
