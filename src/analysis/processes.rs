@@ -235,10 +235,35 @@ pub fn between_runs(center: f64, earlier: &[f64]) -> Option<f64> {
         return None;
     }
     let recent = &earlier[earlier.len().saturating_sub(MAX_EARLIER_RUNS)..];
-    let logs: Vec<f64> = recent
-        .iter()
-        .chain([&center])
-        .map(|&m| (m > 0.0 && m.is_finite()).then(|| m.ln()))
+    log_sd(recent.iter().copied().chain([center]))
+}
+
+/// Half the width, on a log scale, of the interval that the spread between runs implies for the
+/// ratio of two runs' medians `b / a` (`compare`): `t(0.975, k − 1) · √(s_a² + s_b²)` with
+/// `s` the spread of each side's earlier runs' medians alone (the two runs compared may differ
+/// by the very change `compare` looks for), a side without enough earlier runs taking the
+/// other's, k the fewer earlier runs of a side that has them. `None` when neither has enough.
+pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
+    let of = |earlier: &[f64]| -> Option<(f64, usize)> {
+        if earlier.len() < MIN_EARLIER_RUNS {
+            return None;
+        }
+        let recent = &earlier[earlier.len().saturating_sub(MAX_EARLIER_RUNS)..];
+        Some((log_sd(recent.iter().copied())?, recent.len()))
+    };
+    let ((sa, sb), k) = match (of(a_earlier), of(b_earlier)) {
+        (Some((sa, ka)), Some((sb, kb))) => ((sa, sb), ka.min(kb)),
+        (Some((s, k)), None) | (None, Some((s, k))) => ((s, s), k),
+        (None, None) => return None,
+    };
+    Some(t975(k - 1) * (sa * sa + sb * sb).sqrt())
+}
+
+/// The standard deviation of the logarithms of `medians`: `None` unless every one is positive
+/// and finite and there are two or more.
+fn log_sd(medians: impl Iterator<Item = f64>) -> Option<f64> {
+    let logs: Vec<f64> = medians
+        .map(|m| (m > 0.0 && m.is_finite()).then(|| m.ln()))
         .collect::<Option<_>>()?;
     let s = summarize(&logs)?.stddev;
     s.is_finite().then_some(s)

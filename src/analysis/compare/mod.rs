@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::processes::ratio_between_runs;
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
 use crate::model::{ExperimentResult, Run, Rusage, Sample};
@@ -223,7 +224,12 @@ fn pair(
         (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
             let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
             let y: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
-            compare_groups(&x, &y, noise)
+            // Times: what reruns gave on each side's machine bounds the change too.
+            let (ea, eb) = (&ra[0].earlier_medians, &rb[0].earlier_medians);
+            compare_groups(&x, &y, noise).map(|c| match ratio_between_runs(ea, eb) {
+                Some(half) if *metric == Metric::Time => floored(c, half, noise),
+                _ => c,
+            })
         }
         (Some(x), Some(y)) => {
             let figure = |s: Side| match s {

@@ -157,3 +157,64 @@ proptest! {
         prop_assert!(mann_whitney_u(&a, &b).unwrap().p < 0.01);
     }
 }
+
+/// A run of `syscall.stat` in three processes, each around `center` (±0.1%), whose results
+/// carry `earlier` as the earlier runs' medians.
+fn stat_run(center: f64, earlier: &[f64]) -> Run {
+    let process = |k: f64| {
+        let values: Vec<f64> = (0..30)
+            .map(|i| center * (1.0 + 0.001 * ((i % 7) as f64 / 7.0 + k / 10.0)))
+            .collect();
+        ExperimentResult {
+            earlier_medians: earlier.to_vec(),
+            ..ExperimentResult::from_values("syscall.stat", &[], &values, 100)
+        }
+    };
+    crate::store::tests::run(None, 1.0, vec![process(0.0), process(1.0), process(2.0)])
+}
+
+#[test]
+fn a_change_within_what_reruns_give_is_no_change() {
+    // Processes that agree within 0.1%, B 5% slower than A.
+    let (a, b) = (stat_run(1000.0, &[]), stat_run(1050.0, &[]));
+    let alone = compare_runs(&a, &b, &Metric::Time, 0.02);
+    assert_eq!(
+        alone.pairs[0].comparison.as_ref().unwrap().verdict,
+        Verdict::Slower
+    );
+    // This machine's earlier runs of it moved ±5% from run to run: so may a rerun.
+    let earlier = [950.0, 1050.0, 1000.0, 1060.0, 980.0];
+    let (a, b) = (stat_run(1000.0, &earlier), stat_run(1050.0, &earlier));
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02).pairs[0]
+        .comparison
+        .clone()
+        .unwrap();
+    assert!(!c.verdict.is_change(), "{c:?}");
+    let (lo, hi) = c.ci.unwrap();
+    assert!(lo < 1.0 && hi > 1.1, "{lo} – {hi}");
+    // A change far beyond it still shows.
+    let b = stat_run(2000.0, &earlier);
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02).pairs[0]
+        .comparison
+        .clone()
+        .unwrap();
+    assert_eq!(c.verdict, Verdict::Slower);
+}
+
+#[test]
+fn the_ratio_floor_takes_each_side_or_the_one_that_has_runs() {
+    let earlier = [95.0, 105.0, 100.0, 102.0];
+    let one = ratio_between_runs(&earlier, &[]).unwrap();
+    let both = ratio_between_runs(&earlier, &earlier).unwrap();
+    assert!(
+        (one - both).abs() < 1e-12,
+        "the missing side takes the other's"
+    );
+    assert_eq!(ratio_between_runs(&[1.0, 2.0, 3.0], &[]), None);
+    let logs: Vec<f64> = earlier.iter().map(|m: &f64| m.ln()).collect();
+    let s = crate::analysis::stats::summarize(&logs).unwrap().stddev;
+    assert!(
+        (both - 3.182 * s * 2f64.sqrt()).abs() < 1e-9,
+        "t at 3 degrees of freedom"
+    );
+}

@@ -229,6 +229,22 @@ pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparis
     })
 }
 
+/// `c` with its ratio's interval widened, where narrower, to `ratio · e^(±half)` (the spread
+/// between runs: `analysis::processes::ratio_between_runs`) and its verdict judged again.
+pub fn floored(c: Comparison, half: f64, noise: f64) -> Comparison {
+    let Some(ci) = c.ci else {
+        return c;
+    };
+    let ci = hull(ci, Some((c.ratio * (-half).exp(), c.ratio * half.exp())));
+    let verdict = verdict(Some(c.p.unwrap_or(1.0)), c.ratio, Some(ci), noise);
+    Comparison {
+        ci: Some(ci),
+        verdict,
+        highlight: verdict.is_change() && is_large(c.ratio),
+        ..c
+    }
+}
+
 /// Compare two single per-operation figures that have no per-sample spread: the verdict is the
 /// ratio held against the noise band, with no test and no interval.
 pub fn compare_figures(a: f64, b: f64, noise: f64) -> Comparison {
