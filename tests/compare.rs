@@ -156,6 +156,7 @@ const JSON: &str = r#"{
       "p_value": 1.0,
       "params": {},
       "processes": [1, 1],
+      "earlier_runs": [0, 0],
       "ratio": 1.0,
       "ratio_ci_high": 1.0050083472454092,
       "ratio_ci_low": 0.9950083194675541,
@@ -170,6 +171,7 @@ const JSON: &str = r#"{
       "p_value": 1.3775088545298564e-14,
       "params": {},
       "processes": [1, 1],
+      "earlier_runs": [0, 0],
       "ratio": 2.0,
       "ratio_ci_high": 2.0200668896321066,
       "ratio_ci_low": 1.980066445182724,
@@ -186,6 +188,7 @@ const JSON: &str = r#"{
         "size": "1"
       },
       "processes": [1, 1],
+      "earlier_runs": [0, 0],
       "ratio": 1.01,
       "ratio_ci_high": 1.0105050841806966,
       "ratio_ci_low": 1.0094950841526413,

@@ -148,11 +148,11 @@ fn footnotes(cmp: &RunComparison) -> String {
              the verdict is the ratio against the noise band alone.\n",
         );
     }
-    if cmp
+    let several = cmp
         .pairs
         .iter()
-        .any(|p| p.processes.0 > 1 || p.processes.1 > 1)
-    {
+        .any(|p| p.processes.0 > 1 || p.processes.1 > 1);
+    if several {
         out.push_str(
             "Where a run has several worker processes (--repeat; 3 by default), the CI resamples \
              them and then their samples, widened to Student's t over the process medians, so \
@@ -163,6 +163,16 @@ fn footnotes(cmp: &RunComparison) -> String {
             "Each side is one worker process: the CI shows the spread within it, not between \
              runs; runs measured with several processes (`oslab run`'s default of 3) make the \
              comparison robust to run-to-run noise.\n",
+        );
+    }
+    let floored = cmp.metric == Metric::Time
+        && cmp.pairs.iter().any(|p| {
+            p.earlier_runs.0.max(p.earlier_runs.1) >= crate::analysis::processes::MIN_EARLIER_RUNS
+        });
+    if floored {
+        out.push_str(
+            "A time's CI is also at least as wide as the spread of the earlier runs that each \
+             side's machine stored with the same settings (docs/compare.md).\n",
         );
     }
     out
@@ -252,6 +262,7 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "experiment": pair.experiment,
                 "params": pair.params,
                 "processes": [pair.processes.0, pair.processes.1],
+                "earlier_runs": [pair.earlier_runs.0, pair.earlier_runs.1],
                 "unit": pair.unit,
                 "a": c.and_then(|c| finite(c.a)),
                 "b": c.and_then(|c| finite(c.b)),

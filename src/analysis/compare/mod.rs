@@ -77,6 +77,9 @@ pub struct Pair {
     pub label: Option<String>,
     /// Worker processes (repeats) on each side.
     pub processes: (usize, usize),
+    /// Earlier runs' medians each side's results carry (`ExperimentResult::earlier_medians`):
+    /// from `analysis::processes::MIN_EARLIER_RUNS` on, their spread widens a time's CI.
+    pub earlier_runs: (usize, usize),
     pub unit: String,
     /// `None` when the metric was not measured on one side (e.g. a counter unsupported there).
     pub comparison: Option<Comparison>,
@@ -246,6 +249,7 @@ fn pair(
         params: key.1.clone(),
         label: key.2.clone(),
         processes: (processes(ra), processes(rb)),
+        earlier_runs: (ra[0].earlier_medians.len(), rb[0].earlier_medians.len()),
         unit: ra[0].unit.clone(),
         comparison,
     }
