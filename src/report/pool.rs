@@ -321,6 +321,11 @@ mod tests {
         }
     }
 
+    /// Twenty samples from `c` to `c + 0.4`: a precise process centred near `c`.
+    fn around(c: f64) -> Vec<f64> {
+        (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect()
+    }
+
     #[test]
     fn repeats_of_a_configuration_become_one() {
         let results = vec![
@@ -370,7 +375,6 @@ mod tests {
 
     #[test]
     fn a_cold_first_process_is_left_out_and_said() {
-        let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
         let mut results = vec![
             result("syscall.stat", &around(130.0), Status::Ok),
             result("syscall.stat", &around(100.0), Status::Ok),
@@ -402,7 +406,6 @@ mod tests {
 
     #[test]
     fn earlier_runs_widen_the_interval_and_are_said() {
-        let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
         let mut results = vec![
             result("syscall.stat", &around(100.0), Status::Ok),
             result("syscall.stat", &around(100.1), Status::Ok),
@@ -433,7 +436,6 @@ mod tests {
 
     #[test]
     fn processes_far_apart_are_said_and_widen_the_interval() {
-        let around = |c: f64| -> Vec<f64> { (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect() };
         let results = vec![
             result("syscall.stat", &around(100.0), Status::Ok),
             result("syscall.stat", &around(108.0), Status::Ok),
