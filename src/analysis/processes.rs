@@ -192,9 +192,10 @@ pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
     half.is_finite().then_some((lo, center + half))
 }
 
-/// Earlier runs of a configuration needed before their spread floors its rerun interval: with
-/// fewer, t (4.3 at two degrees of freedom) times their rough spread floors it far wider than
-/// the runs differ (bench/calibration.sh, three earlier runs: coverage 97–98% for a median half-width of ±6–8%).
+/// Earlier runs of a configuration needed before their spread floors its rerun interval. With
+/// two or three, t (4.3 or 3.2) times so rough a spread floors it wider than the runs differ:
+/// 15 stored runs replayed offline gave coverage 96–98% at a median half-width of ±6.3% from two
+/// earlier runs on, 92–97% at ±6.0% from four (docs/measurement.md §8).
 pub const MIN_EARLIER_RUNS: usize = 4;
 /// …and the most that count: the most recent, so that a state of the machine ages out.
 pub const MAX_EARLIER_RUNS: usize = 9;

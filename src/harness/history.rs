@@ -38,12 +38,8 @@ pub fn earlier_medians(
         planned.iter().map(|c| (c.clone(), Vec::new())).collect();
     let mut read = 0;
     for id in store.run_ids_before(run.id, RUNS_SCANNED)? {
-        let full = |found: &HashMap<_, Vec<f64>>| {
-            found
-                .values()
-                .all(|m: &Vec<f64>| m.len() >= MAX_EARLIER_RUNS)
-        };
-        if read >= RUNS_READ || full(&found) {
+        let full = found.values().all(|m| m.len() >= MAX_EARLIER_RUNS);
+        if read >= RUNS_READ || full {
             break;
         }
         let header = store.load_run_header(id)?;
