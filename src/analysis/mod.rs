@@ -15,6 +15,7 @@ pub mod bootstrap;
 pub mod compare;
 pub mod outliers;
 pub mod processes;
+pub mod profile;
 pub mod result;
 pub mod rng;
 pub mod stats;

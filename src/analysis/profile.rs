@@ -1,0 +1,274 @@
+//! Sampled stacks turned into what a reader asks of them: folded stacks (the input of a flame
+//! graph, one line `root;…;leaf count` per distinct stack, as Brendan Gregg's
+//! stackcollapse scripts write them) and the share of samples in each part of the kernel,
+//! judged by the function a sample was in (its leaf frame).
+//!
+//! A frame is a function name; user-space frames that could not be named are `[user]`.
+
+use std::collections::BTreeMap;
+
+/// The name of a user-space frame oslab does not name.
+pub const USER_FRAME: &str = "[user]";
+
+/// Where a sampled CPU moment went, by the function it was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bucket {
+    /// Entering and leaving the kernel: the syscall entry and return paths, and the
+    /// speculative-execution mitigations on them (return thunks, indirect-branch thunks,
+    /// branch-history clearing, untraining).
+    EntryExit,
+    /// The scheduler: picking, switching and waking tasks.
+    Scheduler,
+    /// Handling a page fault.
+    PageFault,
+    /// The virtual file system and file systems: path lookup, files, inodes, the page cache.
+    Vfs,
+    /// The rest of the kernel: the work the system call was made for.
+    Body,
+    /// User space.
+    User,
+}
+
+impl Bucket {
+    pub const ALL: [Bucket; 6] = [
+        Bucket::EntryExit,
+        Bucket::Body,
+        Bucket::Scheduler,
+        Bucket::PageFault,
+        Bucket::Vfs,
+        Bucket::User,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bucket::EntryExit => "entry/exit",
+            Bucket::Scheduler => "scheduler",
+            Bucket::PageFault => "page fault",
+            Bucket::Vfs => "vfs",
+            Bucket::Body => "syscall body",
+            Bucket::User => "user",
+        }
+    }
+
+    /// The bucket of a function by its name.
+    pub fn of(function: &str) -> Bucket {
+        const ENTRY_EXIT: &[&str] = &[
+            "entry_SYSCALL",
+            "do_syscall_64",
+            "syscall_return",
+            "syscall_exit",
+            "exit_to_user_mode",
+            "syscall_enter_from_user_mode",
+            "__x86_indirect_thunk",
+            "__x86_return_thunk",
+            "srso_",
+            "retbleed_",
+            "clear_bhb_loop",
+            "entry_untrain_ret",
+            "x64_sys_call",
+            "__pfx_",
+        ];
+        const SCHEDULER: &[&str] = &[
+            "schedule",
+            "__schedule",
+            "pick_next",
+            "context_switch",
+            "finish_task_switch",
+            "try_to_wake_up",
+            "enqueue_",
+            "dequeue_",
+            "update_curr",
+            "switch_mm",
+            "__switch_to",
+            "yield",
+            "sched_",
+            "ttwu_",
+        ];
+        const PAGE_FAULT: &[&str] = &[
+            "asm_exc_page_fault",
+            "exc_page_fault",
+            "do_user_addr_fault",
+            "handle_mm_fault",
+            "__handle_mm_fault",
+            "do_anonymous_page",
+            "do_fault",
+            "do_wp_page",
+            "wp_page_copy",
+            "handle_pte_fault",
+            "clear_page",
+            "alloc_anon_folio",
+            "do_huge_pmd",
+        ];
+        const VFS: &[&str] = &[
+            "vfs_",
+            "path_",
+            "link_path_walk",
+            "walk_component",
+            "lookup_",
+            "filename_",
+            "do_sys_open",
+            "do_filp_open",
+            "do_sys_openat",
+            "getname",
+            "putname",
+            "dput",
+            "d_alloc",
+            "__d_lookup",
+            "inode_",
+            "generic_perm",
+            "fput",
+            "__fput",
+            "filp_",
+            "ext4_",
+            "tmpfs",
+            "shmem_",
+            "filemap_",
+            "iomap_",
+            "do_statx",
+            "vfs_fstat",
+            "cp_new_stat",
+            "fd_install",
+            "alloc_fd",
+            "close_fd",
+            "file_close_fd",
+        ];
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| function.starts_with(p));
+        if function == USER_FRAME {
+            Bucket::User
+        } else if starts(ENTRY_EXIT) {
+            Bucket::EntryExit
+        } else if starts(SCHEDULER) {
+            Bucket::Scheduler
+        } else if starts(PAGE_FAULT) {
+            Bucket::PageFault
+        } else if starts(VFS) {
+            Bucket::Vfs
+        } else {
+            Bucket::Body
+        }
+    }
+}
+
+/// Stacks (leaf first, as sampled) folded: `root;…;leaf` → how many samples had it.
+/// Consecutive `[user]` frames are one.
+pub fn fold(stacks: &[Vec<String>]) -> BTreeMap<String, u64> {
+    let mut folded = BTreeMap::new();
+    for stack in stacks {
+        let mut frames: Vec<&str> = Vec::with_capacity(stack.len());
+        for frame in stack.iter().rev() {
+            if frame == USER_FRAME && frames.last() == Some(&USER_FRAME) {
+                continue;
+            }
+            frames.push(frame);
+        }
+        if !frames.is_empty() {
+            *folded.entry(frames.join(";")).or_insert(0) += 1;
+        }
+    }
+    folded
+}
+
+/// Each bucket's share of the samples (0–1), by each sample's leaf frame; empty with no
+/// samples.
+pub fn bucket_shares(folded: &BTreeMap<String, u64>) -> BTreeMap<Bucket, f64> {
+    let total: u64 = folded.values().sum();
+    let mut counts: BTreeMap<Bucket, u64> = BTreeMap::new();
+    for (stack, n) in folded {
+        let leaf = stack.rsplit(';').next().unwrap_or(stack);
+        *counts.entry(Bucket::of(leaf)).or_insert(0) += n;
+    }
+    if total == 0 {
+        return BTreeMap::new();
+    }
+    counts
+        .into_iter()
+        .map(|(b, n)| (b, n as f64 / total as f64))
+        .collect()
+}
+
+/// The functions samples were in (their leaf frames), most first, with their share: at most
+/// `n`.
+pub fn top_functions(folded: &BTreeMap<String, u64>, n: usize) -> Vec<(String, f64)> {
+    let total: u64 = folded.values().sum();
+    let mut by_leaf: BTreeMap<&str, u64> = BTreeMap::new();
+    for (stack, count) in folded {
+        let leaf = stack.rsplit(';').next().unwrap_or(stack);
+        *by_leaf.entry(leaf).or_insert(0) += count;
+    }
+    let mut top: Vec<(String, f64)> = by_leaf
+        .into_iter()
+        .map(|(f, c)| (f.to_string(), c as f64 / total.max(1) as f64))
+        .collect();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(n);
+    top
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn stack(frames: &[&str]) -> Vec<String> {
+        frames.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn stacks_fold_root_first_and_user_runs_merge() {
+        let stacks = vec![
+            stack(&["do_syscall_64", "entry_SYSCALL_64", "[user]", "[user]"]),
+            stack(&["do_syscall_64", "entry_SYSCALL_64", "[user]"]),
+            stack(&["[user]", "[user]"]),
+        ];
+        let folded = fold(&stacks);
+        assert_eq!(folded["[user];entry_SYSCALL_64;do_syscall_64"], 2);
+        assert_eq!(folded["[user]"], 1);
+        assert_eq!(folded.len(), 2);
+    }
+
+    #[test]
+    fn leaves_decide_the_bucket() {
+        let stacks = vec![
+            stack(&["srso_safe_ret", "do_syscall_64", "[user]"]),
+            stack(&["link_path_walk", "do_sys_openat2", "[user]"]),
+            stack(&["clear_page_erms", "do_anonymous_page", "asm_exc_page_fault"]),
+            stack(&["__schedule", "schedule"]),
+            stack(&["getppid_impl"]),
+            stack(&["[user]"]),
+        ];
+        let shares = bucket_shares(&fold(&stacks));
+        for b in [
+            Bucket::EntryExit,
+            Bucket::Vfs,
+            Bucket::PageFault,
+            Bucket::Scheduler,
+            Bucket::Body,
+            Bucket::User,
+        ] {
+            assert!((shares[&b] - 1.0 / 6.0).abs() < 1e-12, "{b:?}: {shares:?}");
+        }
+        let top = top_functions(&fold(&stacks), 2);
+        assert_eq!(top.len(), 2);
+        assert!((top[0].1 - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    proptest! {
+        #[test]
+        fn shares_sum_to_one_and_folding_keeps_every_sample(
+            stacks in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(vec![
+                    "[user]", "entry_SYSCALL_64", "do_syscall_64", "vfs_read", "schedule",
+                    "exc_page_fault", "ksys_read",
+                ]), 1..8),
+                1..40,
+            ),
+        ) {
+            let stacks: Vec<Vec<String>> =
+                stacks.iter().map(|s| s.iter().map(|f| f.to_string()).collect()).collect();
+            let folded = fold(&stacks);
+            prop_assert_eq!(folded.values().sum::<u64>(), stacks.len() as u64);
+            let total: f64 = bucket_shares(&folded).values().sum();
+            prop_assert!((total - 1.0).abs() < 1e-9);
+        }
+    }
+}
