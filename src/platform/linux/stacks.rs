@@ -1,4 +1,4 @@
-//! The call stacks of the calling process, sampled: a software `cpu-clock` event at a chosen
+//! The call stacks of the calling thread, sampled: a software `cpu-clock` event at a chosen
 //! frequency with `PERF_SAMPLE_CALLCHAIN` (kernel and user frames), read from the event's
 //! ring buffer (perf_event_open(2); the ring buffer and record parsing are perf-event2's
 //! `Sampler`). `cpu-clock` needs no PMU, so it samples in VMs too (FINDINGS); kernel frames
@@ -19,7 +19,7 @@ const CONTEXT_MAX: u64 = (-4095i64) as u64;
 /// Frames kept per stack: deeper ones are cut by the kernel (`sample_max_stack`).
 const MAX_STACK: u16 = 127;
 
-/// A sampler of the calling process's stacks, disabled until [`StackSampler::enable`].
+/// A sampler of the calling thread's stacks, disabled until [`StackSampler::enable`].
 pub struct StackSampler {
     sampler: Sampler,
 }
@@ -33,7 +33,7 @@ pub struct Drained {
 }
 
 impl StackSampler {
-    /// Open, disabled, a `cpu-clock` sampler of the calling process (all its threads' CPUs)
+    /// Open, disabled, a `cpu-clock` sampler of the calling thread (on whichever CPU it runs)
     /// at `frequency_hz` samples per second of CPU time, with a ring buffer of `ring_bytes`
     /// (rounded up to a power of two pages).
     pub fn open(frequency_hz: u64, ring_bytes: usize) -> io::Result<StackSampler> {
