@@ -183,13 +183,14 @@ pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let half = t975(n - 1) * summarize(medians)?.stddev / (n as f64).sqrt();
-    // A positive figure (a time, a count) cannot have a negative value in its interval.
-    let lo = if center >= 0.0 {
-        (center - half).max(0.0)
-    } else {
-        center - half
-    };
-    half.is_finite().then_some((lo, center + half))
+    half.is_finite()
+        .then_some((lower_bound(center, center - half), center + half))
+}
+
+/// An interval's low end `lo` around `center`: a positive figure (a time, a count) cannot have
+/// a negative value in its interval.
+fn lower_bound(center: f64, lo: f64) -> f64 {
+    if center >= 0.0 { lo.max(0.0) } else { lo }
 }
 
 /// Earlier runs of a configuration needed before their spread floors its rerun interval. With
@@ -213,17 +214,18 @@ pub fn rerun_interval(
 ) -> (f64, f64) {
     let widened = if processes >= 2 && center.is_finite() {
         let lo = center - (center - ci.0) * std::f64::consts::SQRT_2;
-        let lo = if center >= 0.0 { lo.max(0.0) } else { lo };
-        (lo, center + (ci.1 - center) * std::f64::consts::SQRT_2)
+        (
+            lower_bound(center, lo),
+            center + (ci.1 - center) * std::f64::consts::SQRT_2,
+        )
     } else {
         ci
     };
-    let Some(s) = between_runs(center, earlier) else {
+    let (Some(s), Some(used)) = (between_runs(center, earlier), recent_earlier(earlier)) else {
         return widened;
     };
-    let used = earlier.len().min(MAX_EARLIER_RUNS);
     // A rerun's median and this one's, each off by the spread of runs: √2 of it between them.
-    let half = t975(used) * s * std::f64::consts::SQRT_2;
+    let half = t975(used.len()) * s * std::f64::consts::SQRT_2;
     hull(widened, Some((center * (-half).exp(), center * half.exp())))
 }
 
@@ -232,11 +234,14 @@ pub fn rerun_interval(
 /// i.e. relative to the median. `None` with fewer than [`MIN_EARLIER_RUNS`] earlier runs or
 /// with a median that is not positive and finite.
 pub fn between_runs(center: f64, earlier: &[f64]) -> Option<f64> {
-    if earlier.len() < MIN_EARLIER_RUNS {
-        return None;
-    }
-    let recent = &earlier[earlier.len().saturating_sub(MAX_EARLIER_RUNS)..];
-    log_sd(recent.iter().copied().chain([center]))
+    log_sd(recent_earlier(earlier)?.iter().copied().chain([center]))
+}
+
+/// The earlier runs' medians that count: the last [`MAX_EARLIER_RUNS`], or `None` with fewer
+/// than [`MIN_EARLIER_RUNS`].
+pub fn recent_earlier(earlier: &[f64]) -> Option<&[f64]> {
+    (earlier.len() >= MIN_EARLIER_RUNS)
+        .then(|| &earlier[earlier.len().saturating_sub(MAX_EARLIER_RUNS)..])
 }
 
 /// Half the width, on a log scale, of the interval that the spread between runs implies for the
@@ -246,10 +251,7 @@ pub fn between_runs(center: f64, earlier: &[f64]) -> Option<f64> {
 /// other's, k the fewer earlier runs of a side that has them. `None` when neither has enough.
 pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
     let of = |earlier: &[f64]| -> Option<(f64, usize)> {
-        if earlier.len() < MIN_EARLIER_RUNS {
-            return None;
-        }
-        let recent = &earlier[earlier.len().saturating_sub(MAX_EARLIER_RUNS)..];
+        let recent = recent_earlier(earlier)?;
         Some((log_sd(recent.iter().copied())?, recent.len()))
     };
     let ((sa, sb), k) = match (of(a_earlier), of(b_earlier)) {

@@ -9,7 +9,7 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::processes::{
-    MAX_EARLIER_RUNS, Spread, between_interval, between_runs, hull, rerun_interval,
+    Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval,
 };
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate;
@@ -69,7 +69,7 @@ impl Pooled {
     pub fn between_runs(&self) -> Option<(f64, usize)> {
         let earlier = &self.result.earlier_medians;
         let spread = between_runs(self.median()?, earlier)?;
-        Some((spread, earlier.len().min(MAX_EARLIER_RUNS)))
+        Some((spread, recent_earlier(earlier)?.len()))
     }
 
     /// The pooled median alone, as `figures` has it, without resampling for the interval.
