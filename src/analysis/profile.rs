@@ -172,13 +172,12 @@ pub fn fold(stacks: &[Vec<String>]) -> BTreeMap<String, u64> {
 /// samples.
 pub fn bucket_shares(folded: &BTreeMap<String, u64>) -> BTreeMap<Bucket, f64> {
     let total: u64 = folded.values().sum();
-    let mut counts: BTreeMap<Bucket, u64> = BTreeMap::new();
-    for (stack, n) in folded {
-        let leaf = stack.rsplit(';').next().unwrap_or(stack);
-        *counts.entry(Bucket::of(leaf)).or_insert(0) += n;
-    }
     if total == 0 {
         return BTreeMap::new();
+    }
+    let mut counts: BTreeMap<Bucket, u64> = BTreeMap::new();
+    for (leaf, n) in leaf_counts(folded) {
+        *counts.entry(Bucket::of(leaf)).or_insert(0) += n;
     }
     counts
         .into_iter()
@@ -190,18 +189,23 @@ pub fn bucket_shares(folded: &BTreeMap<String, u64>) -> BTreeMap<Bucket, f64> {
 /// `n`.
 pub fn top_functions(folded: &BTreeMap<String, u64>, n: usize) -> Vec<(String, f64)> {
     let total: u64 = folded.values().sum();
-    let mut by_leaf: BTreeMap<&str, u64> = BTreeMap::new();
-    for (stack, count) in folded {
-        let leaf = stack.rsplit(';').next().unwrap_or(stack);
-        *by_leaf.entry(leaf).or_insert(0) += count;
-    }
-    let mut top: Vec<(String, f64)> = by_leaf
+    let mut top: Vec<(String, f64)> = leaf_counts(folded)
         .into_iter()
         .map(|(f, c)| (f.to_string(), c as f64 / total.max(1) as f64))
         .collect();
     top.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(n);
     top
+}
+
+/// How many samples each function was in (the leaf frame of their folded stack).
+fn leaf_counts(folded: &BTreeMap<String, u64>) -> BTreeMap<&str, u64> {
+    let mut by_leaf: BTreeMap<&str, u64> = BTreeMap::new();
+    for (stack, count) in folded {
+        let leaf = stack.rsplit(';').next().unwrap_or(stack);
+        *by_leaf.entry(leaf).or_insert(0) += count;
+    }
+    by_leaf
 }
 
 #[cfg(test)]
