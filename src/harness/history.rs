@@ -20,9 +20,22 @@ const RUNS_READ: usize = 2 * MAX_EARLIER_RUNS;
 /// A configuration: experiment, parameters and suite label.
 pub type Configuration = (String, BTreeMap<String, String>, Option<String>);
 
+/// The configuration of `experiment` at `params` under the suite's `label`.
+pub fn configuration(
+    experiment: &str,
+    params: &BTreeMap<String, String>,
+    label: Option<&str>,
+) -> Configuration {
+    (
+        experiment.to_string(),
+        params.clone(),
+        label.map(str::to_string),
+    )
+}
+
 /// The configuration a result measured.
 pub fn configuration_of(r: &ExperimentResult) -> Configuration {
-    (r.experiment.clone(), r.params.clone(), r.label.clone())
+    configuration(&r.experiment, &r.params, r.label.as_deref())
 }
 
 /// The medians of each of `planned` in the runs stored before `run` (whose id it has) that

@@ -156,13 +156,7 @@ fn earlier_medians(
     run.id = run_id;
     let planned: Vec<Configuration> = jobs
         .iter()
-        .map(|j| {
-            (
-                j.info.name.to_string(),
-                j.params.as_map().clone(),
-                j.label.clone(),
-            )
-        })
+        .map(|j| history::configuration(j.info.name, j.params.as_map(), j.label.as_deref()))
         .collect();
     history::earlier_medians(store, &run, &planned).unwrap_or_else(|e| {
         eprintln!("oslab: earlier runs not read ({e}): intervals rest on this run alone");
