@@ -303,14 +303,22 @@ mod tests {
                 let before = minflt_now();
                 r.run(300).unwrap();
                 let faults = minflt_now() - before;
-                assert_eq!(faults, 300, "batch {batch} {order}: one fault per page");
+                // Up to 1% more: a page moved by compaction after its fault faults again.
+                assert!(
+                    (300..=303).contains(&faults),
+                    "batch {batch} {order}: one fault per page, not {faults}"
+                );
             }
             let facts = r.facts();
             let touch = facts
                 .iter()
                 .find(|f| f.name == "touch_faults_per_page")
                 .unwrap();
-            assert_eq!(touch.value, 0.0, "batch {batch} {order}");
+            assert!(
+                touch.value <= 0.01,
+                "batch {batch} {order}: {}",
+                touch.value
+            );
             assert!(
                 facts.iter().all(|f| f.value.is_finite() && f.value >= 0.0),
                 "{facts:?}"

@@ -43,11 +43,21 @@ fn pass(r: &mut dyn Routine, pages: u64) -> i64 {
     minflt_now() - before
 }
 
+/// `faults` is `expected`, or up to 1% of a 256-page pass more: the kernel faults a page
+/// again that compaction or migration moved after its first fault.
+fn about(faults: i64, expected: i64) -> bool {
+    (expected..=expected + 3).contains(&faults)
+}
+
 #[test]
 fn anon_touch_faults_once_per_page_and_reports_munmap() {
     let mut r = anon(&[("size", "1M"), ("order", "random")]).unwrap_or_else(|_| panic!());
     for _ in 0..3 {
-        assert_eq!(pass(r.as_mut(), 256), 256, "one fault per page, every pass");
+        let faults = pass(r.as_mut(), 256);
+        assert!(
+            about(faults, 256),
+            "one fault per page, every pass: {faults}"
+        );
     }
     assert!(r.prepare(257).is_err(), "a batch larger than the region");
     let facts = r.facts();
@@ -65,8 +75,10 @@ fn populate_moves_the_faults_out_of_the_touch() {
             Err(SetupError::Unsupported(_)) => continue,
             Err(SetupError::Failed(e)) => panic!("{populate}: {e}"),
         };
-        assert_eq!(pass(r.as_mut(), 256), 0, "{populate}: all mapped before");
-        assert_eq!(pass(r.as_mut(), 256), 0, "{populate}: every pass");
+        for when in ["all mapped before", "every pass"] {
+            let faults = pass(r.as_mut(), 256);
+            assert!(about(faults, 0), "{populate}: {when}: {faults} faults");
+        }
         let facts = r.facts();
         assert!(fact(&facts, "populate_ns_per_page") > 0.0, "{populate}");
         let moved = fact(&facts, "populate_minflt_per_page");

@@ -43,11 +43,17 @@ fn a_private_write_faults_once_per_page_and_the_others_at_most_once() {
         }
         let facts = r.facts();
         let per_page = fact(&facts, "faults_per_page");
+        // The kernel may fault a page again that it moved after its first fault (compaction
+        // or migration leaves a migration entry): a CI run saw 770 faults for 768 page
+        // writes. The experiment's own bounds allow 1% for that; so does this test.
         if one_per_page {
-            assert_eq!(per_page, 1.0, "{map} {access}");
+            assert!(
+                (1.0..=1.01).contains(&per_page),
+                "{map} {access}: {per_page}"
+            );
         } else {
             assert!(
-                per_page > 0.0 && per_page <= 1.0,
+                per_page > 0.0 && per_page <= 1.01,
                 "{map} {access}: {per_page}"
             );
         }
