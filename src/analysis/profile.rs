@@ -3,12 +3,16 @@
 //! stackcollapse scripts write them) and the share of samples in each part of the kernel,
 //! judged by the function a sample was in (its leaf frame).
 //!
-//! A frame is a function name; user-space frames that could not be named are `[user]`.
+//! A frame is a function name; kernel frames end in `_[k]` (see `model::profile`).
 
 use std::collections::BTreeMap;
 
-/// The name of a user-space frame oslab does not name.
-pub const USER_FRAME: &str = "[user]";
+use crate::model::profile::{FoldedStack, KERNEL_SUFFIX, Profile, USER_FRAME};
+
+/// A kernel frame's function name without its `_[k]`; other frames as they are.
+pub fn function(frame: &str) -> &str {
+    frame.strip_suffix(KERNEL_SUFFIX).unwrap_or(frame)
+}
 
 /// Where a sampled CPU moment went, by the function it was in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,8 +54,11 @@ impl Bucket {
         }
     }
 
-    /// The bucket of a function by its name.
-    pub fn of(function: &str) -> Bucket {
+    /// The bucket of a frame: user space, or a part of the kernel by the function's name.
+    pub fn of(frame: &str) -> Bucket {
+        let Some(function) = frame.strip_suffix(KERNEL_SUFFIX) else {
+            return Bucket::User;
+        };
         const ENTRY_EXIT: &[&str] = &[
             "entry_SYSCALL",
             "do_syscall_64",
@@ -133,9 +140,7 @@ impl Bucket {
             "file_close_fd",
         ];
         let starts = |prefixes: &[&str]| prefixes.iter().any(|p| function.starts_with(p));
-        if function == USER_FRAME {
-            Bucket::User
-        } else if starts(ENTRY_EXIT) {
+        if starts(ENTRY_EXIT) {
             Bucket::EntryExit
         } else if starts(SCHEDULER) {
             Bucket::Scheduler
@@ -198,6 +203,23 @@ pub fn top_functions(folded: &BTreeMap<String, u64>, n: usize) -> Vec<(String, f
     top
 }
 
+/// A profile's stacks as [`fold`] gives them.
+pub fn folded(profile: &Profile) -> BTreeMap<String, u64> {
+    profile
+        .stacks
+        .iter()
+        .map(|s| (s.stack.clone(), s.count))
+        .collect()
+}
+
+/// Folded stacks as a profile holds them, sorted by stack.
+pub fn stacks(folded: BTreeMap<String, u64>) -> Vec<FoldedStack> {
+    folded
+        .into_iter()
+        .map(|(stack, count)| FoldedStack { stack, count })
+        .collect()
+}
+
 /// How many samples each function was in (the leaf frame of their folded stack).
 fn leaf_counts(folded: &BTreeMap<String, u64>) -> BTreeMap<&str, u64> {
     let mut by_leaf: BTreeMap<&str, u64> = BTreeMap::new();
@@ -220,12 +242,17 @@ mod tests {
     #[test]
     fn stacks_fold_root_first_and_user_runs_merge() {
         let stacks = vec![
-            stack(&["do_syscall_64", "entry_SYSCALL_64", "[user]", "[user]"]),
-            stack(&["do_syscall_64", "entry_SYSCALL_64", "[user]"]),
+            stack(&[
+                "do_syscall_64_[k]",
+                "entry_SYSCALL_64_[k]",
+                "[user]",
+                "[user]",
+            ]),
+            stack(&["do_syscall_64_[k]", "entry_SYSCALL_64_[k]", "[user]"]),
             stack(&["[user]", "[user]"]),
         ];
         let folded = fold(&stacks);
-        assert_eq!(folded["[user];entry_SYSCALL_64;do_syscall_64"], 2);
+        assert_eq!(folded["[user];entry_SYSCALL_64_[k];do_syscall_64_[k]"], 2);
         assert_eq!(folded["[user]"], 1);
         assert_eq!(folded.len(), 2);
     }
@@ -233,11 +260,15 @@ mod tests {
     #[test]
     fn leaves_decide_the_bucket() {
         let stacks = vec![
-            stack(&["srso_safe_ret", "do_syscall_64", "[user]"]),
-            stack(&["link_path_walk", "do_sys_openat2", "[user]"]),
-            stack(&["clear_page_erms", "do_anonymous_page", "asm_exc_page_fault"]),
-            stack(&["__schedule", "schedule"]),
-            stack(&["getppid_impl"]),
+            stack(&["srso_safe_ret_[k]", "do_syscall_64_[k]", "[user]"]),
+            stack(&["link_path_walk_[k]", "do_sys_openat2_[k]", "[user]"]),
+            stack(&[
+                "clear_page_erms_[k]",
+                "do_anonymous_page_[k]",
+                "asm_exc_page_fault_[k]",
+            ]),
+            stack(&["__schedule_[k]", "schedule_[k]"]),
+            stack(&["getppid_impl_[k]"]),
             stack(&["[user]"]),
         ];
         let shares = bucket_shares(&fold(&stacks));
@@ -261,8 +292,8 @@ mod tests {
         fn shares_sum_to_one_and_folding_keeps_every_sample(
             stacks in prop::collection::vec(
                 prop::collection::vec(prop::sample::select(vec![
-                    "[user]", "entry_SYSCALL_64", "do_syscall_64", "vfs_read", "schedule",
-                    "exc_page_fault", "ksys_read",
+                    "[user]", "entry_SYSCALL_64_[k]", "do_syscall_64_[k]", "vfs_read_[k]", "schedule_[k]",
+                    "exc_page_fault_[k]", "ksys_read_[k]",
                 ]), 1..8),
                 1..40,
             ),

@@ -68,6 +68,7 @@ fn new_result(planned: &Planned) -> ExperimentResult {
         label: planned.label.clone(),
         load: None,
         earlier_medians: Vec::new(),
+        profile: None,
         started_at: unix_now(),
         duration_s: 0.0,
     }

@@ -10,6 +10,7 @@ pub mod env;
 pub mod error;
 pub mod maps;
 pub mod os;
+pub mod profile;
 pub mod routine;
 pub mod setup;
 
@@ -332,6 +333,10 @@ pub struct ExperimentResult {
     /// a configuration carries the same list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_medians: Vec<f64>,
+    /// The stacks a profile pass sampled after the timed samples (`oslab profile`; one
+    /// process of a configuration profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<profile::Profile>,
     /// Unix time in seconds when the worker started, and the wall time it took.
     pub started_at: f64,
     pub duration_s: f64,
@@ -378,6 +383,7 @@ impl ExperimentResult {
             load: None,
             other_cpus_busy: None,
             earlier_medians: vec![],
+            profile: None,
             started_at: 0.0,
             duration_s: 0.0,
         }

@@ -11,6 +11,7 @@
 mod error;
 mod import;
 mod open;
+mod profile;
 mod read;
 mod schema;
 mod write;

@@ -92,6 +92,7 @@ fn results(
                 label: row.get(16)?,
                 load: optional_json(row, 17)?,
                 earlier_medians: optional_json(row, 18)?.unwrap_or_default(),
+                profile: None,
                 other_cpus_busy: row.get(15)?,
                 started_at: real(row, 12)?,
                 duration_s: real(row, 13)?,
@@ -109,6 +110,7 @@ fn results(
         result.counters = counter_statuses(conn, path, result_id)?;
         result.validation = validations(conn, path, result_id)?;
         result.facts = facts(conn, path, result_id)?;
+        result.profile = super::profile::read(conn, path, result_id)?;
         results.push(result);
     }
     Ok(results)

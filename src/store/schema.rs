@@ -10,7 +10,7 @@ pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
 /// The schema, as ordered steps: step `i` (0-based) takes `PRAGMA user_version` from `i` to
 /// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
 /// databases already written with the old step exist on users' disks.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The newest schema this build reads and writes.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -207,6 +207,28 @@ const SCHEMA_V3: &str = r#"
 ALTER TABLE results ADD COLUMN earlier_medians TEXT;
 "#;
 
+/// Schema 4: profiles (`oslab profile`, `model::profile`). A result has at most one; its
+/// folded stacks are rows of their own, so a store reads one experiment's stacks without the
+/// others'. `batch_ns_per_op` is a JSON array; `problem` is NULL when nothing went wrong.
+const SCHEMA_V4: &str = r#"
+CREATE TABLE profiles (
+    result_id        INTEGER PRIMARY KEY REFERENCES results (id) ON DELETE CASCADE,
+    event            TEXT NOT NULL,
+    frequency_hz     INTEGER NOT NULL,
+    lost             INTEGER NOT NULL,
+    batch_ns_per_op  TEXT NOT NULL,
+    problem          TEXT
+);
+
+CREATE TABLE profile_stacks (
+    result_id  INTEGER NOT NULL REFERENCES profiles (result_id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    stack      TEXT NOT NULL,
+    count      INTEGER NOT NULL,
+    PRIMARY KEY (result_id, position)
+) WITHOUT ROWID;
+"#;
+
 // Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
 // an index, so a cascade or a per-result lookup never scans a whole table.
 
@@ -258,6 +280,12 @@ pub(super) const INSERT_VALIDATION: &str = "INSERT INTO validations (result_id, 
 pub(super) const INSERT_FACT: &str = "INSERT INTO result_facts (result_id, position, name, \
      value, unit, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
+pub(super) const INSERT_PROFILE: &str = "INSERT INTO profiles (result_id, event, \
+     frequency_hz, lost, batch_ns_per_op, problem) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+pub(super) const INSERT_PROFILE_STACK: &str = "INSERT INTO profile_stacks (result_id, \
+     position, stack, count) VALUES (?1, ?2, ?3, ?4)";
+
 pub(super) const FINISH_RUN: &str = "UPDATE runs SET finished_at = ?2 WHERE id = ?1";
 
 pub(super) const FIND_IMPORT: &str = "SELECT run_id FROM imports WHERE fingerprint = ?1";
@@ -304,6 +332,12 @@ pub(super) const SELECT_VALIDATIONS: &str = "SELECT check_name, ok, detail \
 
 pub(super) const SELECT_FACTS: &str = "SELECT name, value, unit, note \
      FROM result_facts WHERE result_id = ?1 ORDER BY position";
+
+pub(super) const SELECT_PROFILE: &str = "SELECT event, frequency_hz, lost, batch_ns_per_op, \
+     problem FROM profiles WHERE result_id = ?1";
+
+pub(super) const SELECT_PROFILE_STACKS: &str = "SELECT stack, count FROM profile_stacks \
+     WHERE result_id = ?1 ORDER BY position";
 
 /// "Latest" means the most recently started, so a run imported from another machine after a
 /// local one does not hide it; the id breaks ties between runs started in the same instant.

@@ -137,7 +137,11 @@ pub(super) fn insert_result(
     }
 
     insert_counters(conn, path, result_id, result)?;
-    insert_checks_and_facts(conn, path, result_id, result)
+    insert_checks_and_facts(conn, path, result_id, result)?;
+    if let Some(profile) = &result.profile {
+        super::profile::insert(conn, path, result_id, profile)?;
+    }
+    Ok(())
 }
 
 /// The counters' statuses and the probe counts of stored result `result_id`.

@@ -58,6 +58,14 @@ impl KernelSymbols {
         let after = self.symbols.partition_point(|(start, _)| *start <= address);
         after.checked_sub(1).map(|i| self.symbols[i].1.as_str())
     }
+
+    /// The start address of the function named `name`, if there is one.
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        self.symbols
+            .iter()
+            .find(|(_, n)| n == name)
+            .map(|(a, _)| *a)
+    }
 }
 
 #[cfg(test)]

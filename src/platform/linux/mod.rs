@@ -23,3 +23,4 @@ pub mod process;
 pub mod raw;
 pub mod rusage;
 pub mod stacks;
+pub mod symbols;

@@ -5,8 +5,9 @@
 //! need `perf_event_paranoid` ≤ 1 or CAP_PERFMON, and their names need /proc/kallsyms readable
 //! (`kptr_restrict`), which [`KernelSymbols`] reads.
 //!
-//! The worker enables the sampler around its timed samples and drains it between them, so
-//! the stacks are those of the measured operation, not of set-up or warm-up.
+//! The worker enables the sampler around the batches of its profile pass (after its timed
+//! samples, which the sampling would slow) and drains it between them, so the stacks are
+//! those of the measured operation, not of set-up or warm-up.
 
 use std::io;
 
@@ -16,37 +17,60 @@ use perf_event::{Builder, SampleFlag, Sampler};
 /// Callchain entries at or above this are context markers (`PERF_CONTEXT_KERNEL`,
 /// `PERF_CONTEXT_USER`, …: -128 and below as u64), not addresses.
 const CONTEXT_MAX: u64 = (-4095i64) as u64;
+/// `PERF_CONTEXT_KERNEL`: the frames after it, up to the next marker, are the kernel's.
+const CONTEXT_KERNEL: u64 = (-128i64) as u64;
 /// Frames kept per stack: deeper ones are cut by the kernel (`sample_max_stack`).
 const MAX_STACK: u16 = 127;
 
-/// A sampler of the calling thread's stacks, disabled until [`StackSampler::enable`].
+/// A sampler of one task's stacks, disabled until [`StackSampler::enable`].
 pub struct StackSampler {
     sampler: Sampler,
 }
 
-/// What a drain read: each sample's stack (leaf first, context markers dropped) and how many
-/// samples the kernel lost because the ring buffer was full.
+/// One sample's call stack: its kernel frames and its user frames, each leaf first.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RawStack {
+    pub kernel: Vec<u64>,
+    pub user: Vec<u64>,
+}
+
+/// What a drain read: each sample's stack and how many samples the kernel lost because the
+/// ring buffer was full.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Drained {
-    pub stacks: Vec<Vec<u64>>,
+    pub stacks: Vec<RawStack>,
     pub lost: u64,
 }
 
+/// The task a sampler follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    /// The calling thread, and the threads and processes it starts while the sampler is open
+    /// (their samples come to this sampler's ring buffer).
+    Me,
+    /// Another thread, by its thread id (a partner started before the sampler).
+    Thread(i32),
+}
+
 impl StackSampler {
-    /// Open, disabled, a `cpu-clock` sampler of the calling thread (on whichever CPU it runs)
-    /// at `frequency_hz` samples per second of CPU time, with a ring buffer of `ring_bytes`
+    /// Open, disabled, a `cpu-clock` sampler of `task` (on whichever CPU it runs) at
+    /// `frequency_hz` samples per second of CPU time, with a ring buffer of `ring_bytes`
     /// (rounded up to a power of two pages).
-    pub fn open(frequency_hz: u64, ring_bytes: usize) -> io::Result<StackSampler> {
-        let counter = Builder::new(Software::CPU_CLOCK)
+    pub fn open(task: Task, frequency_hz: u64, ring_bytes: usize) -> io::Result<StackSampler> {
+        let mut builder = Builder::new(Software::CPU_CLOCK);
+        builder
             .sample_frequency(frequency_hz)
             .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CALLCHAIN)
             .sample_max_stack(MAX_STACK)
             .include_kernel()
             .exclude_hv(true)
-            .enabled(false)
-            .build()?;
+            .enabled(false);
+        match task {
+            Task::Me => builder.inherit(true),
+            Task::Thread(tid) => builder.observe_pid(tid),
+        };
         Ok(StackSampler {
-            sampler: counter.sampled(ring_bytes)?,
+            sampler: builder.build()?.sampled(ring_bytes)?,
         })
     }
 
@@ -66,7 +90,7 @@ impl StackSampler {
             match record.parse_record() {
                 Ok(perf_event::data::Record::Sample(sample)) => {
                     if let Some(chain) = sample.callchain() {
-                        drained.stacks.push(addresses(chain));
+                        drained.stacks.push(split(chain));
                     }
                 }
                 Ok(perf_event::data::Record::Lost(lost)) => {
@@ -79,9 +103,39 @@ impl StackSampler {
     }
 }
 
-/// A raw callchain without its context markers.
-fn addresses(chain: &[u64]) -> Vec<u64> {
-    chain.iter().copied().filter(|&a| a < CONTEXT_MAX).collect()
+/// A raw callchain split by its context markers into kernel and user frames (a guest's or
+/// hypervisor's frames, which this sampler excludes, go with the user's).
+fn split(chain: &[u64]) -> RawStack {
+    let mut stack = RawStack::default();
+    let mut in_kernel = false;
+    for &entry in chain {
+        if entry >= CONTEXT_MAX {
+            in_kernel = entry == CONTEXT_KERNEL;
+        } else if in_kernel {
+            stack.kernel.push(entry);
+        } else {
+            stack.user.push(entry);
+        }
+    }
+    stack
+}
+
+/// One line saying why sampling could not start, naming the fix where there is one.
+pub fn refusal(e: &io::Error) -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok());
+    match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => format!(
+            "perf_event_open refused ({e}; kernel.perf_event_paranoid = {}): run as root, grant \
+             CAP_PERFMON, or set `sysctl kernel.perf_event_paranoid=1`",
+            paranoid.map_or("unknown".to_string(), |p| p.to_string())
+        ),
+        Some(libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP | libc::ENOSYS) => {
+            format!("this kernel cannot sample cpu-clock with call stacks ({e})")
+        }
+        _ => format!("perf_event_open failed: {e}"),
+    }
 }
 
 #[cfg(test)]
@@ -89,7 +143,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn context_markers_are_not_frames() {
+    fn context_markers_split_kernel_from_user_frames() {
         let kernel = (-128i64) as u64;
         let user = (-512i64) as u64;
         let chain = [
@@ -100,16 +154,29 @@ mod tests {
             0x5555_0000,
         ];
         assert_eq!(
-            addresses(&chain),
-            vec![0xffff_ffff_8100_0000, 0xffff_ffff_8100_0100, 0x5555_0000]
+            split(&chain),
+            RawStack {
+                kernel: vec![0xffff_ffff_8100_0000, 0xffff_ffff_8100_0100],
+                user: vec![0x5555_0000],
+            }
         );
+        assert_eq!(split(&[user, 0x10]).kernel, Vec::<u64>::new());
+    }
+
+    #[test]
+    fn a_refusal_names_the_fix() {
+        let denied = refusal(&io::Error::from_raw_os_error(libc::EACCES));
+        assert!(denied.contains("perf_event_paranoid"), "{denied}");
+        assert!(denied.contains("CAP_PERFMON"), "{denied}");
+        let missing = refusal(&io::Error::from_raw_os_error(libc::ENOENT));
+        assert!(missing.contains("cannot sample"), "{missing}");
     }
 
     /// Samples a busy loop of system calls for real. Where perf_event_open is refused (no
     /// permission, a seccomp filter) there is nothing to check.
     #[test]
     fn a_busy_loop_of_system_calls_is_sampled_with_kernel_frames() {
-        let Ok(mut sampler) = StackSampler::open(4000, 1 << 20) else {
+        let Ok(mut sampler) = StackSampler::open(Task::Me, 4000, 1 << 20) else {
             eprintln!("perf_event_open refused here: nothing sampled");
             return;
         };
@@ -130,9 +197,14 @@ mod tests {
         let kernel = drained
             .stacks
             .iter()
-            .filter(|s| s.iter().any(|&a| a >= 0xffff_0000_0000_0000))
+            .filter(|s| !s.kernel.is_empty())
             .count();
         assert!(kernel > 0, "no sample has a kernel frame");
-        assert!(drained.stacks.iter().all(|s| !s.is_empty()));
+        assert!(
+            drained
+                .stacks
+                .iter()
+                .all(|s| !s.kernel.is_empty() || !s.user.is_empty())
+        );
     }
 }

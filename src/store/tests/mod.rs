@@ -190,6 +190,23 @@ pub(crate) fn syscall_result() -> ExperimentResult {
         ],
         other_cpus_busy: Some(0.031_25),
         earlier_medians: vec![101.5, 99.25, 100.0],
+        profile: Some(crate::model::profile::Profile {
+            event: "cpu-clock".into(),
+            frequency_hz: 4000,
+            stacks: vec![
+                crate::model::profile::FoldedStack {
+                    stack: "main;[user];entry_SYSCALL_64_[k];__x64_sys_getpid_[k]".into(),
+                    count: 812,
+                },
+                crate::model::profile::FoldedStack {
+                    stack: "main;getpid_loop".into(),
+                    count: 301,
+                },
+            ],
+            lost: 2,
+            batch_ns_per_op: vec![120.5, 118.25],
+            problem: Some("a problem, said".into()),
+        }),
         facts: Vec::new(),
         label: None,
         load: None,
@@ -224,6 +241,7 @@ fn pagefault_result() -> ExperimentResult {
         }],
         other_cpus_busy: None,
         earlier_medians: vec![],
+        profile: None,
         facts: vec![
             Fact::new(
                 "munmap_ns_per_page",

@@ -78,7 +78,13 @@ fn a_schema_1_database_is_migrated_and_keeps_its_runs() {
     let back = store.load_run(1).unwrap();
     assert_eq!(back.results[0].earlier_medians, Vec::<f64>::new());
     assert_eq!(back.results[1].earlier_medians, vec![120.5, 118.0]);
-    assert_eq!(SCHEMA_VERSION, 3);
+    // Schema 4: the migrated database holds profiles.
+    assert!(
+        back.results[1].profile.is_some(),
+        "a profile after migration"
+    );
+    assert_eq!(back.results[1].profile, remembered.profile);
+    assert_eq!(SCHEMA_VERSION, 4);
 }
 
 #[test]
