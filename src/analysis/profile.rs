@@ -203,6 +203,41 @@ pub fn top_functions(folded: &BTreeMap<String, u64>, n: usize) -> Vec<(String, f
     top
 }
 
+/// How each function's share of samples (as a leaf) moved from profile `a` to profile `b`:
+/// (frame, share in a, share in b), the largest moves first; at most `n`.
+pub fn share_changes(
+    a: &BTreeMap<String, u64>,
+    b: &BTreeMap<String, u64>,
+    n: usize,
+) -> Vec<(String, f64, f64)> {
+    let share = |folded: &BTreeMap<String, u64>| -> BTreeMap<String, f64> {
+        let total = folded.values().sum::<u64>().max(1) as f64;
+        leaf_counts(folded)
+            .into_iter()
+            .map(|(f, c)| (f.to_string(), c as f64 / total))
+            .collect()
+    };
+    let (sa, sb) = (share(a), share(b));
+    let mut frames: Vec<&String> = sa.keys().chain(sb.keys()).collect();
+    frames.sort();
+    frames.dedup();
+    let mut changes: Vec<(String, f64, f64)> = frames
+        .into_iter()
+        .map(|f| {
+            let get = |m: &BTreeMap<String, f64>| m.get(f).copied().unwrap_or(0.0);
+            (f.clone(), get(&sa), get(&sb))
+        })
+        .collect();
+    changes.sort_by(|x, y| {
+        (y.2 - y.1)
+            .abs()
+            .total_cmp(&(x.2 - x.1).abs())
+            .then_with(|| x.0.cmp(&y.0))
+    });
+    changes.truncate(n);
+    changes
+}
+
 /// A profile's stacks as [`fold`] gives them.
 pub fn folded(profile: &Profile) -> BTreeMap<String, u64> {
     profile
@@ -285,6 +320,23 @@ mod tests {
         let top = top_functions(&fold(&stacks), 2);
         assert_eq!(top.len(), 2);
         assert!((top[0].1 - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn share_changes_put_the_largest_move_first() {
+        let a = fold(&[stack(&["x_[k]"]), stack(&["y_[k]"])]);
+        let b = fold(&[
+            stack(&["x_[k]"]),
+            stack(&["x_[k]"]),
+            stack(&["x_[k]"]),
+            stack(&["z_[k]"]),
+        ]);
+        let changes = share_changes(&a, &b, 10);
+        assert_eq!(changes[0].0, "y_[k]", "{changes:?}");
+        assert_eq!((changes[0].1, changes[0].2), (0.5, 0.0));
+        let x = changes.iter().find(|c| c.0 == "x_[k]").unwrap();
+        assert_eq!((x.1, x.2), (0.5, 0.75));
+        assert_eq!(share_changes(&a, &b, 1).len(), 1);
     }
 
     proptest! {

@@ -38,6 +38,14 @@ pub struct Cli {
 pub(super) enum Command {
     /// Measure experiments (default: the default suite), print them and store the run
     Run(RunArgs),
+    /// Measure experiments as `run` does, then sample where their time goes: the functions,
+    /// user and kernel, split into entry/exit, the call's own work, scheduler, page faults and
+    /// file systems; one flame graph (SVG) per configuration. With --runs, draw stored
+    /// profiles again, or the differential flame graphs between two runs
+    #[command(after_help = "Examples:\n  oslab profile syscall.getppid\n  \
+                            oslab profile syscall --quick -o profiles\n  \
+                            oslab profile --runs 12 15 syscall.getppid   # B against A: red grew")]
+    Profile(ProfileArgs),
     /// List the experiments, their parameters and what they exercise
     List {
         /// Print JSON
@@ -201,6 +209,28 @@ pub(super) struct RunArgs {
     /// Print the run as one JSON document on stdout (progress stays on stderr)
     #[arg(long)]
     pub(super) json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct ProfileArgs {
+    #[command(flatten)]
+    pub(super) run: RunArgs,
+    /// Stack samples per second of CPU time (perf cpu-clock), 1 to the kernel's
+    /// perf_event_max_sample_rate
+    #[arg(long, value_name = "HZ", default_value_t = 4000)]
+    pub(super) frequency: u64,
+    /// Seconds of profiled batches per configuration, taken after its timed samples (which
+    /// the sampling would slow) [default: 1, quick: 0.3]
+    #[arg(long, value_name = "SECONDS")]
+    pub(super) seconds: Option<f64>,
+    /// Directory for the flame graphs, one SVG per configuration
+    #[arg(short = 'o', long, value_name = "DIR", default_value = "oslab-profile")]
+    pub(super) output: PathBuf,
+    /// Measure nothing: draw the stored profiles of run A again, or with two runs the
+    /// differential flame graphs from A to B (red where B spends a larger share) and the
+    /// functions that moved; ids or tags
+    #[arg(long, num_args = 1..=2, value_names = ["A", "B"], visible_alias = "diff")]
+    pub(super) runs: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -34,6 +34,8 @@ mod run;
 use run::*;
 mod list;
 use list::*;
+mod profile;
+use profile::*;
 mod show;
 use show::*;
 mod compare;
@@ -135,6 +137,10 @@ where
         Command::Run(args) => {
             run::check_options(args)?;
         }
+        Command::Profile(args) => {
+            run::check_options(&args.run)?;
+            profile::request(args)?;
+        }
         Command::Compare(args) => {
             if let Some(noise) = &args.noise {
                 parse_noise(noise)?;
@@ -199,6 +205,7 @@ fn usage_error(err: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(cli.db, args),
+        Command::Profile(args) => profile(cli.db, args),
         Command::List { json } => list(json),
         Command::Show { run, json, list } => show(cli.db, run, json, list),
         Command::Compare(args) => compare(cli.db, args),

@@ -90,6 +90,7 @@ pub(super) fn drive_worker(
         cgroup_procs,
         layout: plan.layout,
         probes: plan.probes,
+        profile: plan.profile,
     };
     let worker = match spawn(&exe, &job) {
         Ok(worker) => worker,
@@ -257,6 +258,7 @@ fn take(
             result.probes = probes;
         }
         Message::Facts { facts } => result.facts = facts,
+        Message::Profile(profile) => result.profile = Some(profile),
         Message::Done { stop_reason } => return Some(Outcome::Done(stop_reason)),
         Message::Unsupported { reason } => return Some(Outcome::Unsupported(reason)),
         Message::Failed { reason } => return Some(Outcome::Failed(reason)),

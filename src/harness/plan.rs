@@ -9,6 +9,7 @@ use crate::harness::layout::Layout;
 use crate::measure::load::Load;
 use crate::measure::sampler::SamplerConfig;
 use crate::model::ClockInfo;
+use crate::model::profile::ProfileRequest;
 
 /// How every experiment of a run is measured.
 #[derive(Debug, Clone)]
@@ -41,6 +42,9 @@ pub struct Plan {
     /// This process counts the probe events after its samples (`syscalls`, `tasks`; see
     /// [`Plan::for_process`]).
     pub probes: bool,
+    /// Profile each configuration (`oslab profile`); only the last process does, as with
+    /// the probes: the stacks are the routine's code, the same in every process.
+    pub profile: Option<ProfileRequest>,
 }
 
 impl Plan {
@@ -55,6 +59,7 @@ impl Plan {
         let mut plan = self.clone();
         plan.layout = Some(Layout::for_process(self.layout_seed, process));
         plan.probes = process + 1 >= self.processes;
+        plan.profile = self.profile.filter(|_| plan.probes);
         if let Some(cpu) = cpu_in_turn(&self.cpu_turns, process) {
             plan.cpus = vec![cpu];
             plan.other_cpu = self.cpu_turns.iter().rev().copied().find(|&c| c != cpu);
@@ -109,6 +114,10 @@ mod tests {
             cpu_turns,
             layout: None,
             probes: true,
+            profile: Some(ProfileRequest {
+                frequency_hz: 999,
+                seconds: 0.1,
+            }),
         }
     }
 
@@ -137,6 +146,8 @@ mod tests {
             [false, false, true],
             "the last process of three counts probes"
         );
+        let profiling: Vec<bool> = (0..3).map(|k| p.for_process(k).profile.is_some()).collect();
+        assert_eq!(profiling, [false, false, true], "and profiles");
         assert_eq!(Plan::cpus_taken(&[0, 2, 3], 2), [3, 2]);
         assert_eq!(Plan::cpus_taken(&[0, 2, 3], 7), [3, 2, 0]);
         assert_eq!(Plan::cpus_taken(&[], 3), Vec::<usize>::new());

@@ -11,6 +11,7 @@ use crate::experiment::{self, Context, ExperimentInfo, Params, SetupError};
 use crate::harness::layout::Layout;
 use crate::measure::clock::Clock;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
+use crate::model::profile::{Profile, ProfileRequest};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::cpu;
@@ -42,6 +43,9 @@ pub struct Job {
     /// Count the probe events after the samples (see `Plan::for_process`).
     #[serde(default = "counts_probes")]
     pub probes: bool,
+    /// Profile the routine after everything else (`measure::profile`).
+    #[serde(default)]
+    pub profile: Option<ProfileRequest>,
 }
 
 fn counts_probes() -> bool {
@@ -66,6 +70,8 @@ pub enum Message {
     Facts {
         facts: Vec<Fact>,
     },
+    /// The stacks of the profile pass, taken last.
+    Profile(Profile),
     Done {
         stop_reason: StopReason,
     },
@@ -160,6 +166,16 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
     let facts = routine.facts();
     if !facts.is_empty() {
         send(out, &Message::Facts { facts }).map_err(SetupError::Failed)?;
+    }
+    // Last, so neither the samples, the probes nor the facts see the sampler.
+    if let Some(request) = &job.profile {
+        let profile = crate::measure::profile::profile_pass(
+            routine.as_mut(),
+            sampled.ops_per_sample,
+            fixed_ops.is_some(),
+            request,
+        );
+        send(out, &Message::Profile(profile)).map_err(SetupError::Failed)?;
     }
     Ok(sampled.stop_reason)
 }

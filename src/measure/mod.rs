@@ -5,4 +5,5 @@
 pub mod clock;
 pub mod load;
 pub mod memload;
+pub mod profile;
 pub mod sampler;

@@ -4,6 +4,8 @@ use super::*;
 use crate::harness::history::{self, Configuration};
 use std::collections::HashMap;
 
+use crate::model::profile::ProfileRequest;
+
 mod options;
 use options::*;
 
@@ -13,7 +15,43 @@ pub(in crate::cli) fn check_options(args: &RunArgs) -> Result<()> {
 }
 
 pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
-    let options = options(&args)?;
+    let measured = measure(db, &args, None)?;
+    // Present what was stored, exactly as `show` would.
+    print_run(&measured.run, args.json)?;
+    Ok(measured.conclude())
+}
+
+/// A run measured and stored, read back from the store.
+pub(super) struct Measured {
+    pub(super) run: Run,
+    pub(super) path: PathBuf,
+    /// The signal that ended it early, if one did.
+    interrupted: Option<i32>,
+}
+
+impl Measured {
+    /// Say where the run is stored and whether it was cut short; the exit code.
+    pub(super) fn conclude(&self) -> ExitCode {
+        eprintln!("stored as run {} in {}", self.run.id, self.path.display());
+        if let Some(signal) = self.interrupted {
+            eprintln!(
+                "oslab: interrupted by {}: the run keeps the experiments it finished",
+                crate::platform::interrupt::signal_name(signal)
+            );
+            return ExitCode::from(130);
+        }
+        exit_code(&self.run)
+    }
+}
+
+/// Check `args`, measure every planned configuration (profiled when `profile` asks), store
+/// the run as it goes and read it back.
+pub(super) fn measure(
+    db: Option<PathBuf>,
+    args: &RunArgs,
+    profile: Option<ProfileRequest>,
+) -> Result<Measured> {
+    let options = options(args)?;
     // From here on Ctrl-C (SIGTERM, SIGHUP) is noted, not fatal: before the run is stored it
     // stops oslab with nothing stored, after it the run keeps what was measured.
     crate::platform::interrupt::install();
@@ -28,7 +66,7 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     let mut environment = crate::platform::env::collect();
     environment.counters = counters::probe();
 
-    let run = new_run(&args, &options, clock_info.clone(), environment);
+    let run = new_run(args, &options, clock_info.clone(), environment);
     check_interrupt(|| "nothing was measured or stored".to_string())?;
     let run_id = store.begin_run(&run)?;
 
@@ -61,6 +99,7 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         },
         layout: None,
         probes: true,
+        profile,
     };
     let earlier = earlier_medians(&store, run_id, run, &jobs);
     run_all(&jobs, &plan, &mut store, run_id, &earlier)?;
@@ -68,19 +107,11 @@ pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     if interrupted.is_none() {
         store.finish_run(run_id, runner::unix_now())?;
     }
-
-    // Present what was stored, exactly as `show` would.
-    let stored = store.load_run(run_id)?;
-    print_run(&stored, args.json)?;
-    eprintln!("stored as run {run_id} in {}", path.display());
-    if let Some(signal) = interrupted {
-        eprintln!(
-            "oslab: interrupted by {}: the run keeps the experiments it finished",
-            crate::platform::interrupt::signal_name(signal)
-        );
-        return Ok(ExitCode::from(130));
-    }
-    Ok(exit_code(&stored))
+    Ok(Measured {
+        run: store.load_run(run_id)?,
+        path,
+        interrupted,
+    })
 }
 
 /// The CPUs the processes take in turn, as recorded: those of `Plan::for_process`, in the

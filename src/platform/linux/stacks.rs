@@ -22,9 +22,11 @@ const CONTEXT_KERNEL: u64 = (-128i64) as u64;
 /// Frames kept per stack: deeper ones are cut by the kernel (`sample_max_stack`).
 const MAX_STACK: u16 = 127;
 
-/// A sampler of one task's stacks, disabled until [`StackSampler::enable`].
+/// A sampler of one task's stacks, disabled until [`StackSampler::enable`]: one ring buffer,
+/// or one per CPU for [`Task::Me`] (the kernel refuses to map the buffer of an inherited
+/// event that follows a task on every CPU, so `perf record` opens one per CPU too).
 pub struct StackSampler {
-    sampler: Sampler,
+    samplers: Vec<Sampler>,
 }
 
 /// One sample's call stack: its kernel frames and its user frames, each leaf first.
@@ -65,41 +67,65 @@ impl StackSampler {
             .include_kernel()
             .exclude_hv(true)
             .enabled(false);
+        let mut samplers = Vec::new();
         match task {
-            Task::Me => builder.inherit(true),
-            Task::Thread(tid) => builder.observe_pid(tid),
-        };
-        Ok(StackSampler {
-            sampler: builder.build()?.sampled(ring_bytes)?,
-        })
+            Task::Me => {
+                builder.inherit(true);
+                for cpu in online_cpus() {
+                    builder.one_cpu(cpu);
+                    samplers.push(builder.build()?.sampled(ring_bytes)?);
+                }
+            }
+            Task::Thread(tid) => {
+                builder.observe_pid(tid);
+                samplers.push(builder.build()?.sampled(ring_bytes)?);
+            }
+        }
+        Ok(StackSampler { samplers })
     }
 
     pub fn enable(&mut self) -> io::Result<()> {
-        self.sampler.enable()
+        self.samplers.iter_mut().try_for_each(|s| s.enable())
     }
 
     pub fn disable(&mut self) -> io::Result<()> {
-        self.sampler.disable()
+        self.samplers.iter_mut().try_for_each(|s| s.disable())
     }
 
     /// Every record the ring buffer holds now, taken out of it: the samples' stacks and the
     /// count of lost samples. A record that does not parse is skipped.
     pub fn drain(&mut self) -> Drained {
         let mut drained = Drained::default();
-        while let Some(record) = self.sampler.next_record() {
-            match record.parse_record() {
-                Ok(perf_event::data::Record::Sample(sample)) => {
-                    if let Some(chain) = sample.callchain() {
-                        drained.stacks.push(split(chain));
-                    }
-                }
-                Ok(perf_event::data::Record::Lost(lost)) => {
-                    drained.lost = drained.lost.saturating_add(lost.lost);
-                }
-                _ => {}
-            }
+        for sampler in &mut self.samplers {
+            drain_one(sampler, &mut drained);
         }
         drained
+    }
+}
+
+/// The CPUs that are online (/sys/devices/system/cpu/online); CPU 0 where that cannot be read.
+fn online_cpus() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| super::cpu::parse_list(t.trim()))
+        .filter(|cpus| !cpus.is_empty())
+        .unwrap_or_else(|| vec![0])
+}
+
+/// Every record one ring buffer holds, into `drained`.
+fn drain_one(sampler: &mut Sampler, drained: &mut Drained) {
+    while let Some(record) = sampler.next_record() {
+        match record.parse_record() {
+            Ok(perf_event::data::Record::Sample(sample)) => {
+                if let Some(chain) = sample.callchain() {
+                    drained.stacks.push(split(chain));
+                }
+            }
+            Ok(perf_event::data::Record::Lost(lost)) => {
+                drained.lost = drained.lost.saturating_add(lost.lost);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -118,6 +144,24 @@ fn split(chain: &[u64]) -> RawStack {
         }
     }
     stack
+}
+
+/// The kernel's limit on samples per second (`kernel.perf_event_max_sample_rate`), if
+/// readable.
+pub fn max_sample_rate() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether this process may sample its stacks at `frequency_hz`; `Err`: one line saying why
+/// not, and the fix.
+pub fn check_sampling(frequency_hz: u64) -> Result<(), String> {
+    StackSampler::open(Task::Me, frequency_hz, 1 << 16)
+        .map(drop)
+        .map_err(|e| refusal(&e))
 }
 
 /// One line saying why sampling could not start, naming the fix where there is one.

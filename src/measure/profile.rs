@@ -1,0 +1,141 @@
+//! The profile pass: after a worker's timed samples, batches of the same size with a stack
+//! sampler on (`cpu-clock` with call stacks), so the profile shows where the measured
+//! operation's time goes without the sampler's interrupts slowing the samples that give its
+//! figure. The batches are timed too: set beside the samples, they say what profiling cost.
+//!
+//! The sampler follows the worker's thread and what it starts during the pass; a partner
+//! started before (the other side of a ping-pong) gets a sampler of its own, and its stacks
+//! stand under a `[partner]` root.
+
+use std::time::Instant;
+
+use crate::analysis::profile::{fold, stacks};
+use crate::model::profile::{PARTNER_FRAME, Profile, ProfileRequest};
+use crate::model::routine::Routine;
+use crate::platform::stacks::{self, Drained, StackSampler, Task};
+use crate::platform::symbols::FrameNamer;
+
+/// Ring buffer sizes tried in turn: 1 MiB holds a batch's samples with room to spare; an
+/// unprivileged user's locked-memory allowance (`perf_event_mlock_kb`, 516 KiB) fits 256 KiB.
+const RINGS: [usize; 2] = [1 << 20, 1 << 18];
+
+/// Batches a profile pass takes at least: three, or one of a whole-pass experiment.
+fn min_batches(fixed: bool) -> u32 {
+    if fixed { 1 } else { 3 }
+}
+
+/// Profile `routine` in batches of `ops` for `request.seconds` (at least [`min_batches`]).
+/// Whatever goes wrong is said in the profile's `problem`, never an error: a profile that
+/// cannot be taken leaves the measured result as it is.
+pub fn profile_pass(
+    routine: &mut dyn Routine,
+    ops: u64,
+    fixed: bool,
+    request: &ProfileRequest,
+) -> Profile {
+    let mut mine = match open(Task::Me, request) {
+        Ok(sampler) => sampler,
+        Err(why) => return Profile::refused(request, why),
+    };
+    let mut problems = Vec::new();
+    let partner = routine.partner();
+    let mut theirs = partner.and_then(|p| match open(Task::Thread(p.tid), request) {
+        Ok(sampler) => Some(sampler),
+        Err(why) => {
+            problems.push(format!("the partner was not sampled: {why}"));
+            None
+        }
+    });
+
+    let (mut my_stacks, mut their_stacks) = (Drained::default(), Drained::default());
+    let mut batch_ns_per_op = Vec::new();
+    let start = Instant::now();
+    while batch_ns_per_op.len() < min_batches(fixed) as usize
+        || start.elapsed().as_secs_f64() < request.seconds
+    {
+        match profiled_batch(routine, ops, &mut mine, theirs.as_mut()) {
+            Ok(ns_per_op) => batch_ns_per_op.push(ns_per_op),
+            Err(e) => {
+                problems.push(format!("the profile pass stopped: {e}"));
+                break;
+            }
+        }
+        append(&mut my_stacks, mine.drain());
+        if let Some(sampler) = theirs.as_mut() {
+            append(&mut their_stacks, sampler.drain());
+        }
+    }
+
+    let namer = FrameNamer::new();
+    if let Some(why) = namer.kernel_problem() {
+        problems.push(format!("kernel frames are unnamed: {why}"));
+    }
+    let mut named = namer.name(None, &my_stacks.stacks);
+    if let Some(p) = partner {
+        named.extend(
+            namer
+                .name(u32::try_from(p.pid).ok(), &their_stacks.stacks)
+                .into_iter()
+                .map(|mut stack| {
+                    stack.push(PARTNER_FRAME.to_string());
+                    stack
+                }),
+        );
+    }
+    Profile {
+        event: "cpu-clock".into(),
+        frequency_hz: request.frequency_hz,
+        stacks: stacks(fold(&named)),
+        lost: my_stacks.lost + their_stacks.lost,
+        batch_ns_per_op,
+        problem: (!problems.is_empty()).then(|| problems.join("; ")),
+    }
+}
+
+/// A sampler of `task`, with the largest ring buffer this user may lock.
+fn open(task: Task, request: &ProfileRequest) -> Result<StackSampler, String> {
+    let mut last = None;
+    for ring in RINGS {
+        match StackSampler::open(task, request.frequency_hz, ring) {
+            Ok(sampler) => return Ok(sampler),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.map_or_else(String::new, |e| stacks::refusal(&e)))
+}
+
+/// One batch with the samplers on around its run (not its preparation); its time per
+/// operation.
+fn profiled_batch(
+    routine: &mut dyn Routine,
+    ops: u64,
+    mine: &mut StackSampler,
+    mut theirs: Option<&mut StackSampler>,
+) -> Result<f64, String> {
+    routine.prepare(ops)?;
+    let switch = |sampler: &mut StackSampler, on: bool| {
+        let done = if on {
+            sampler.enable()
+        } else {
+            sampler.disable()
+        };
+        done.map_err(|e| format!("cannot switch the sampler: {e}"))
+    };
+    if let Some(sampler) = theirs.as_deref_mut() {
+        switch(sampler, true)?;
+    }
+    switch(mine, true)?;
+    let t0 = Instant::now();
+    routine.run(ops)?;
+    let elapsed = t0.elapsed();
+    switch(mine, false)?;
+    if let Some(sampler) = theirs {
+        switch(sampler, false)?;
+    }
+    Ok(elapsed.as_nanos() as f64 / ops.max(1) as f64)
+}
+
+fn append(into: &mut Drained, more: Drained) {
+    into.stacks.extend(more.stacks);
+    into.lost += more.lost;
+}

@@ -1,0 +1,140 @@
+//! Flame graphs as SVG (inferno, the Rust port of Brendan Gregg's FlameGraph): one of a
+//! profile, and a differential one of two, drawn with the second profile's stacks and
+//! coloured by what changed: red where the second spends a larger share, blue where a
+//! smaller (the first profile is scaled to the second's sample count first).
+//!
+//! Colours of a single profile (inferno's `perl` palette): orange for kernel frames (`_[k]`),
+//! yellow for Rust and C++ frames (`::`), red for the rest (C, libc, unnamed user frames).
+
+use inferno::flamegraph::{self, color::MultiPalette, color::Palette};
+
+use crate::model::profile::Profile;
+
+/// The folded lines of a profile: `stack count` each.
+pub fn folded_text(profile: &Profile) -> String {
+    let mut text = String::new();
+    for s in &profile.stacks {
+        text.push_str(&format!("{} {}\n", s.stack, s.count));
+    }
+    text
+}
+
+fn options(title: &str, subtitle: &str) -> flamegraph::Options<'static> {
+    let mut options = flamegraph::Options::default();
+    options.title = title.to_string();
+    options.subtitle = Some(subtitle.to_string());
+    options.colors = Palette::Multi(MultiPalette::Perl);
+    options.count_name = "samples".into();
+    // Deterministic colours: the same function has the same colour in every graph.
+    options.hash = true;
+    options
+}
+
+/// The flame graph of `profile`; `Err` names why inferno could not draw it (no samples).
+pub fn svg(profile: &Profile, title: &str, subtitle: &str) -> Result<String, String> {
+    if profile.samples() == 0 {
+        return Err("the profile has no samples".into());
+    }
+    let text = folded_text(profile);
+    let mut out = Vec::new();
+    flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut out)
+        .map_err(|e| format!("cannot draw the flame graph: {e}"))?;
+    String::from_utf8(out).map_err(|e| format!("the flame graph is not UTF-8: {e}"))
+}
+
+/// The differential flame graph from `before` to `after`.
+pub fn diff_svg(
+    before: &Profile,
+    after: &Profile,
+    title: &str,
+    subtitle: &str,
+) -> Result<String, String> {
+    if before.samples() == 0 || after.samples() == 0 {
+        return Err("one of the profiles has no samples".into());
+    }
+    let (a, b) = (folded_text(before), folded_text(after));
+    let mut lines = Vec::new();
+    let diff = inferno::differential::Options {
+        normalize: true,
+        strip_hex: false,
+    };
+    inferno::differential::from_readers(diff, a.as_bytes(), b.as_bytes(), &mut lines)
+        .map_err(|e| format!("cannot difference the profiles: {e}"))?;
+    let lines = String::from_utf8(lines).map_err(|e| format!("not UTF-8: {e}"))?;
+    let mut out = Vec::new();
+    flamegraph::from_lines(&mut options(title, subtitle), lines.lines(), &mut out)
+        .map_err(|e| format!("cannot draw the differential flame graph: {e}"))?;
+    String::from_utf8(out).map_err(|e| format!("the flame graph is not UTF-8: {e}"))
+}
+
+/// A file name for a configuration's graph: its label with anything but letters, digits,
+/// `.`, `-` and `_` turned into `_`.
+pub fn file_name(label: &str, suffix: &str) -> String {
+    let mut name: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while name.contains("__") {
+        name = name.replace("__", "_");
+    }
+    format!("{}{suffix}.svg", name.trim_matches('_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::FoldedStack;
+
+    fn profile(stacks: &[(&str, u64)]) -> Profile {
+        Profile {
+            event: "cpu-clock".into(),
+            frequency_hz: 4000,
+            stacks: stacks
+                .iter()
+                .map(|(s, c)| FoldedStack {
+                    stack: s.to_string(),
+                    count: *c,
+                })
+                .collect(),
+            lost: 0,
+            batch_ns_per_op: vec![],
+            problem: None,
+        }
+    }
+
+    #[test]
+    fn a_graph_names_its_frames_and_a_differential_one_is_coloured() {
+        let a = profile(&[
+            ("main;entry_SYSCALL_64_[k];__x64_sys_getppid_[k]", 60),
+            ("main;loop", 40),
+        ]);
+        let b = profile(&[
+            ("main;entry_SYSCALL_64_[k];__x64_sys_getppid_[k]", 90),
+            ("main;loop", 10),
+        ]);
+        let one = svg(&a, "syscall.getppid", "run 1").unwrap();
+        assert!(one.starts_with("<?xml"), "{}", &one[..80]);
+        assert!(one.contains("__x64_sys_getppid"));
+        assert!(one.contains("syscall.getppid"));
+        let diff = diff_svg(&a, &b, "syscall.getppid", "run 1 → run 2").unwrap();
+        // Red (grew) and blue (shrank) fills: rgb(255,…) and rgb(…,255).
+        assert!(diff.contains("rgb(255,"), "no red frame");
+        assert!(diff.contains(",255)"), "no blue frame");
+        assert!(svg(&profile(&[]), "t", "s").is_err());
+    }
+
+    #[test]
+    fn file_names_are_plain() {
+        assert_eq!(
+            file_name("syscall.getppid (mode=libc)", ""),
+            "syscall.getppid_mode_libc.svg"
+        );
+        assert_eq!(file_name("a/b", "-diff"), "a_b-diff.svg");
+    }
+}
