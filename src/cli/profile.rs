@@ -35,6 +35,8 @@ pub(super) fn request(args: &ProfileArgs) -> Result<ProfileRequest, UserError> {
 }
 
 pub(super) fn profile(db: Option<PathBuf>, args: ProfileArgs) -> Result<ExitCode> {
+    // The names first: `--runs 1 2 3` leaves `3` as an experiment name.
+    experiment::select(&args.run.targets)?;
     match args.runs.as_slice() {
         [] => measure_and_profile(db, &args),
         [one] => {

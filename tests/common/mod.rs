@@ -147,7 +147,7 @@ impl Lab {
         }
         // Measuring commands take turns: every worker is pinned to the same CPU by default,
         // and two experiments sharing it would measure each other.
-        let _turn = (args.first() == Some(&"run")).then(measuring_turn);
+        let _turn = matches!(args.first(), Some(&"run" | &"profile")).then(measuring_turn);
         let start = Instant::now();
         let output = cmd.output().expect("start the oslab binary");
         Out {
