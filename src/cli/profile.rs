@@ -76,7 +76,7 @@ fn present(run: &Run, args: &ProfileArgs) -> Result<()> {
             p.profile.event,
             p.profile.frequency_hz
         );
-        match flame::svg(p.profile, &name, &subtitle) {
+        match flame::svg(p.profile, &name, &subtitle, None) {
             Ok(svg) => {
                 let path = args.output.join(flame::file_name(&name, ""));
                 write_file(&path, &svg)?;

@@ -19,8 +19,9 @@ pub fn folded_text(profile: &Profile) -> String {
     text
 }
 
-fn options(title: &str, subtitle: &str) -> flamegraph::Options<'static> {
+fn options(title: &str, subtitle: &str, width: Option<usize>) -> flamegraph::Options<'static> {
     let mut options = flamegraph::Options::default();
+    options.image_width = width;
     options.title = title.to_string();
     options.subtitle = Some(subtitle.to_string());
     options.colors = Palette::Multi(MultiPalette::Perl);
@@ -30,14 +31,20 @@ fn options(title: &str, subtitle: &str) -> flamegraph::Options<'static> {
     options
 }
 
-/// The flame graph of `profile`; `Err` names why inferno could not draw it (no samples).
-pub fn svg(profile: &Profile, title: &str, subtitle: &str) -> Result<String, String> {
+/// The flame graph of `profile`, as wide as its window or `width` pixels; `Err` names why
+/// inferno could not draw it (no samples).
+pub fn svg(
+    profile: &Profile,
+    title: &str,
+    subtitle: &str,
+    width: Option<usize>,
+) -> Result<String, String> {
     if profile.samples() == 0 {
         return Err("the profile has no samples".into());
     }
     let text = folded_text(profile);
     let mut out = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut out)
+    flamegraph::from_lines(&mut options(title, subtitle, width), text.lines(), &mut out)
         .map_err(|e| format!("cannot draw the flame graph: {e}"))?;
     String::from_utf8(out).map_err(|e| format!("the flame graph is not UTF-8: {e}"))
 }
@@ -62,7 +69,7 @@ pub fn diff_svg(
         .map_err(|e| format!("cannot difference the profiles: {e}"))?;
     let lines = String::from_utf8(lines).map_err(|e| format!("not UTF-8: {e}"))?;
     let mut out = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle), lines.lines(), &mut out)
+    flamegraph::from_lines(&mut options(title, subtitle, None), lines.lines(), &mut out)
         .map_err(|e| format!("cannot draw the differential flame graph: {e}"))?;
     String::from_utf8(out).map_err(|e| format!("the flame graph is not UTF-8: {e}"))
 }
@@ -118,7 +125,7 @@ mod tests {
             ("main;entry_SYSCALL_64_[k];__x64_sys_getppid_[k]", 90),
             ("main;loop", 10),
         ]);
-        let one = svg(&a, "syscall.getppid", "run 1").unwrap();
+        let one = svg(&a, "syscall.getppid", "run 1", None).unwrap();
         assert!(one.starts_with("<?xml"), "{}", &one[..80]);
         assert!(one.contains("__x64_sys_getppid"));
         assert!(one.contains("syscall.getppid"));
@@ -126,7 +133,7 @@ mod tests {
         // Red (grew) and blue (shrank) fills: rgb(255,…) and rgb(…,255).
         assert!(diff.contains("rgb(255,"), "no red frame");
         assert!(diff.contains(",255)"), "no blue frame");
-        assert!(svg(&profile(&[]), "t", "s").is_err());
+        assert!(svg(&profile(&[]), "t", "s", None).is_err());
     }
 
     #[test]

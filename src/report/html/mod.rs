@@ -1,5 +1,6 @@
 //! `oslab report`: one or more stored runs as one self-contained HTML page (inline CSS and
-//! SVG, no script, no network) — a summary (runs, verdicts, biggest changes, results to read
+//! SVG, no script of its own, no network; the flame graphs of profiled runs keep their zoom
+//! script inside sandboxed frames) — a summary (runs, verdicts, biggest changes, results to read
 //! with care), with two or more runs the comparison of the first with each other, the cost
 //! ladder, per family one chart per metric across variants, the distribution of samples,
 //! curves for parameter sweeps, and last the machine table a lab write-up needs.
@@ -26,6 +27,7 @@ mod environment;
 mod facts;
 mod family;
 mod metrics;
+mod profiles;
 mod summary;
 mod sweeps;
 #[cfg(test)]
@@ -125,6 +127,7 @@ pub fn render(runs: &[Run]) -> String {
         out.push_str(&cost_ladder::section(run, multi));
     }
     out.push_str(&family::sections(runs, &items));
+    out.push_str(&profiles::section(runs));
     out.push_str(&environment::section(runs));
     out.push_str("</main>\n</body>\n</html>\n");
     out
@@ -152,6 +155,13 @@ fn toc(runs: &[Run]) -> String {
             esc(&family),
             esc(&family)
         );
+    }
+    if runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .any(|r| r.profile.is_some())
+    {
+        s.push_str(" · <a href=\"#profiles\">Where the time goes</a>");
     }
     s.push_str(" · <a href=\"#environment\">Environment</a></nav>\n");
     s
