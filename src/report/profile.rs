@@ -28,6 +28,26 @@ pub struct Profiled<'a> {
     pub profile: &'a Profile,
 }
 
+impl Profiled<'_> {
+    /// The cells of the configuration's row of the table of parts: its name, its cost (the
+    /// pooled median) and each part's share of the samples, in [`Bucket::ALL`]'s order.
+    pub fn parts_row(&self) -> Vec<String> {
+        let shares = bucket_shares(&folded(self.profile));
+        let cost = self
+            .pooled
+            .figures()
+            .stats
+            .map_or("–".to_string(), |s| time_ns(s.median));
+        let mut row = vec![label(self.result), cost];
+        row.extend(
+            Bucket::ALL
+                .iter()
+                .map(|b| shares.get(b).map_or("–".to_string(), |&s| percent(s))),
+        );
+        row
+    }
+}
+
 /// The profiled configurations of `run`, in run order.
 pub fn profiled(run: &Run) -> Vec<Profiled<'_>> {
     pool(&run.results)
@@ -123,19 +143,7 @@ fn buckets_table(profiled: &[Profiled]) -> Table {
     header.extend(Bucket::ALL.iter().map(|b| (b.name(), Align::Right)));
     let mut table = Table::new(&header);
     for p in profiled {
-        let shares = bucket_shares(&folded(p.profile));
-        let cost = p
-            .pooled
-            .figures()
-            .stats
-            .map_or("–".to_string(), |s| time_ns(s.median));
-        let mut row = vec![label(p.result), cost];
-        row.extend(
-            Bucket::ALL
-                .iter()
-                .map(|b| shares.get(b).map_or("–".to_string(), |&s| percent(s))),
-        );
-        table.row(row);
+        table.row(p.parts_row());
     }
     table
 }

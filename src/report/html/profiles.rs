@@ -6,10 +6,9 @@
 use std::fmt::Write as _;
 
 use super::esc;
-use crate::analysis::profile::{Bucket, bucket_shares, folded};
+use crate::analysis::profile::Bucket;
 use crate::model::Run;
 use crate::report::flame;
-use crate::report::format::time_ns;
 use crate::report::names::label;
 use crate::report::profile::profiled;
 
@@ -41,23 +40,9 @@ pub(super) fn section(runs: &[Run]) -> String {
         }
         out.push_str("<th>samples</th></tr></thead><tbody>\n");
         for p in &profiled {
-            let shares = bucket_shares(&folded(p.profile));
-            let cost = p
-                .pooled
-                .figures()
-                .stats
-                .map_or("–".to_string(), |s| time_ns(s.median));
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td>",
-                esc(&label(p.result)),
-                esc(&cost)
-            );
-            for b in Bucket::ALL {
-                let cell = shares
-                    .get(&b)
-                    .map_or("–".to_string(), |s| format!("{:.1}%", s * 100.0));
-                let _ = write!(out, "<td>{cell}</td>");
+            out.push_str("<tr>");
+            for cell in p.parts_row() {
+                let _ = write!(out, "<td>{}</td>", esc(&cell));
             }
             let _ = writeln!(out, "<td>{}</td></tr>", p.profile.samples());
         }
