@@ -19,6 +19,7 @@ pub mod profile;
 pub mod result;
 pub mod rng;
 pub mod stats;
+pub mod trace;
 pub mod validate;
 
 pub use bootstrap::median_ci;

@@ -46,6 +46,19 @@ pub(super) enum Command {
                             oslab profile syscall --quick -o profiles\n  \
                             oslab profile --runs 12 15 syscall.getppid   # B against A: red grew")]
     Profile(ProfileArgs),
+    /// Run a command and report every system call it and the processes it starts make:
+    /// count, errors by errno, time inside (total, median, log2 histogram), by phase
+    /// (dynamic loader, program, exit), with what well-known start-up calls are for
+    #[command(after_help = "Examples:\n  oslab trace -- /bin/true\n  \
+                            oslab trace --json -- sh -c 'ls | wc -l' | jq '.calls[] | {syscall, calls}'")]
+    Trace {
+        /// Print one JSON document
+        #[arg(long)]
+        json: bool,
+        /// The command and its arguments, after `--`
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<std::ffi::OsString>,
+    },
     /// List the experiments, their parameters and what they exercise
     List {
         /// Print JSON

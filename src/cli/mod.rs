@@ -36,6 +36,8 @@ mod list;
 use list::*;
 mod profile;
 use profile::*;
+mod trace;
+use trace::*;
 mod show;
 use show::*;
 mod compare;
@@ -206,6 +208,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(cli.db, args),
         Command::Profile(args) => profile(cli.db, args),
+        Command::Trace { json, command } => trace(&command, json),
         Command::List { json } => list(json),
         Command::Show { run, json, list } => show(cli.db, run, json, list),
         Command::Compare(args) => compare(cli.db, args),

@@ -13,6 +13,7 @@ pub mod os;
 pub mod profile;
 pub mod routine;
 pub mod setup;
+pub mod trace;
 
 pub use os::Os;
 pub use setup::SetupError;

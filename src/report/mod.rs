@@ -17,3 +17,4 @@ pub mod pool;
 pub mod profile;
 pub mod progress;
 mod show_sections;
+pub mod trace;

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software, Tracepoint};
+use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 
 use crate::model::{CounterStatus, CounterValue};
@@ -373,13 +373,13 @@ fn builder_for(
             operation: op,
             result,
         }),
-        Event::Tracepoint(category, event) => {
-            Builder::new(tracepoint(category, event).map_err(|reason| OpenError {
+        Event::Tracepoint(category, event) => Builder::new(
+            super::tracefs::tracepoint(category, event).map_err(|reason| OpenError {
                 member: Some(name),
                 reason,
                 permission: false,
-            })?)
-        }
+            })?,
+        ),
     };
     builder.exclude_kernel(!include_kernel).exclude_hv(false);
     Ok(builder)
@@ -467,58 +467,6 @@ fn errno_name(errno: i32) -> &'static str {
         libc::EPERM => "EPERM",
         _ => "error",
     }
-}
-
-/// A tracepoint `category:event`, looked up in tracefs.
-fn tracepoint(category: &str, event: &str) -> Result<Tracepoint, String> {
-    const ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-    let read_id = || {
-        ROOTS.iter().find_map(|root| {
-            std::fs::read_to_string(format!("{root}/events/{category}/{event}/id"))
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-        })
-    };
-    if let Some(id) = read_id() {
-        return Ok(Tracepoint::with_id(id));
-    }
-    // perf mounts tracefs itself when it is missing; do the same when allowed to.
-    if mount_tracefs()
-        && let Some(id) = read_id()
-    {
-        return Ok(Tracepoint::with_id(id));
-    }
-    Err(if is_root() {
-        format!(
-            "the {category}:{event} tracepoint is not available (no tracefs, or a kernel built without it)"
-        )
-    } else {
-        "tracefs is not readable without root (mount it and allow access, or run as root)".into()
-    })
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn mount_tracefs() -> bool {
-    if !is_root() {
-        return false;
-    }
-    let target = c"/sys/kernel/tracing";
-    // SAFETY: all pointers are NUL-terminated constants; mounting tracefs on its standard
-    // mount point is what `perf` does when tracefs is absent, and changes nothing else.
-    let rc = unsafe {
-        libc::mount(
-            c"nodev".as_ptr(),
-            target.as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY)
 }
 
 /// Which counters work on this machine, for `oslab env`: opens every group once and closes

@@ -24,3 +24,5 @@ pub mod raw;
 pub mod rusage;
 pub mod stacks;
 pub mod symbols;
+pub mod systrace;
+pub mod tracefs;

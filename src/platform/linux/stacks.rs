@@ -104,7 +104,7 @@ impl StackSampler {
 }
 
 /// The CPUs that are online (/sys/devices/system/cpu/online); CPU 0 where that cannot be read.
-fn online_cpus() -> Vec<usize> {
+pub fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|t| super::cpu::parse_list(t.trim()))

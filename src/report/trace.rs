@@ -1,0 +1,182 @@
+//! `oslab trace`'s table and JSON: per phase, each system call with its count, errors by
+//! errno, the wall time inside it (total, median) and what a well-known start-up call is for;
+//! then the latency histograms of the calls that took the most time.
+
+use serde_json::{Value, json};
+
+use crate::analysis::trace::{BUCKETS, CallStats, Summary, explain};
+use crate::report::format::{Align, Table, time_ns};
+
+/// Histograms drawn in the text, for the calls with the most time.
+const HISTOGRAMS: usize = 3;
+
+/// What the trace was of, for the heading.
+pub struct Heading<'a> {
+    pub command: &'a str,
+    pub status: String,
+    pub wall_ns: f64,
+    pub method: &'a str,
+}
+
+pub fn render(summary: &Summary, heading: &Heading) -> String {
+    let total: u64 = summary.calls.iter().map(|c| c.calls).sum();
+    let mut out = format!(
+        "{}: {total} system calls in {} process{}, {}, {} wall\n",
+        heading.command,
+        summary.processes,
+        if summary.processes == 1 { "" } else { "es" },
+        heading.status,
+        time_ns(heading.wall_ns)
+    );
+    out.push_str(&format!("traced with {}", heading.method));
+    if summary.lost > 0 {
+        out.push_str(&format!(
+            "; {} records lost (a ring buffer was full): the counts are lower bounds",
+            summary.lost
+        ));
+    }
+    out.push('\n');
+    let mut phases: Vec<_> = summary.calls.iter().map(|c| c.phase).collect();
+    phases.dedup();
+    for phase in phases {
+        out.push_str(&format!("\n{}\n", phase.name()));
+        let mut table = Table::new(&[
+            ("syscall", Align::Left),
+            ("calls", Align::Right),
+            ("errors", Align::Left),
+            ("total", Align::Right),
+            ("median", Align::Right),
+            ("what it is for", Align::Left),
+        ]);
+        for c in summary.calls.iter().filter(|c| c.phase == phase) {
+            table.row(vec![
+                c.name.clone(),
+                c.calls.to_string(),
+                errors_text(c),
+                if c.calls > c.unfinished {
+                    time_ns(c.total_ns as f64)
+                } else {
+                    "–".into()
+                },
+                c.median_ns.map_or("–".into(), |m| time_ns(m as f64)),
+                explain(&c.name).unwrap_or("").to_string(),
+            ]);
+        }
+        out.push_str(&table.render(2));
+    }
+    out.push_str(&histograms(summary));
+    out
+}
+
+fn errors_text(c: &CallStats) -> String {
+    c.errors
+        .iter()
+        .map(|(errno, n)| format!("{n} {}", errno_name(*errno)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The log2 histograms of the calls with the most time inside them.
+fn histograms(summary: &Summary) -> String {
+    let mut by_time: Vec<&CallStats> = summary.calls.iter().filter(|c| c.total_ns > 0).collect();
+    by_time.sort_by_key(|c| std::cmp::Reverse(c.total_ns));
+    let mut out = String::new();
+    for c in by_time.into_iter().take(HISTOGRAMS) {
+        let peak = c.histogram.iter().copied().max().unwrap_or(0).max(1);
+        out.push_str(&format!(
+            "\n{} ({}): time in the call\n",
+            c.name,
+            c.phase.name()
+        ));
+        let first = c.histogram.iter().position(|&n| n > 0).unwrap_or(0);
+        let last = c.histogram.iter().rposition(|&n| n > 0).unwrap_or(0);
+        for (i, &n) in c.histogram.iter().enumerate().take(last + 1).skip(first) {
+            let bar = "#".repeat(((n as f64 / peak as f64) * 40.0).ceil() as usize);
+            out.push_str(&format!(
+                "  {:>9} – {:<9} {:>7}  {bar}\n",
+                time_ns((1u64 << i) as f64),
+                time_ns((1u64 << (i + 1)) as f64),
+                n
+            ));
+        }
+    }
+    out
+}
+
+pub fn json(summary: &Summary, heading: &Heading, exit_code: Option<i32>) -> Value {
+    let calls: Vec<Value> = summary
+        .calls
+        .iter()
+        .map(|c| {
+            let errors: serde_json::Map<String, Value> = c
+                .errors
+                .iter()
+                .map(|(e, n)| (errno_name(*e).to_string(), json!(n)))
+                .collect();
+            json!({
+                "syscall": c.name,
+                "nr": c.nr,
+                "phase": c.phase,
+                "calls": c.calls,
+                "errors": errors,
+                "unfinished": c.unfinished,
+                "total_ns": c.total_ns,
+                "median_ns": c.median_ns,
+                "histogram_log2_ns": c.histogram,
+                "explanation": explain(&c.name),
+            })
+        })
+        .collect();
+    json!({
+        "command": heading.command,
+        "exit_code": exit_code,
+        "status": heading.status,
+        "wall_ns": heading.wall_ns,
+        "method": heading.method,
+        "processes": summary.processes,
+        "lost": summary.lost,
+        "histogram_buckets": BUCKETS,
+        "calls": calls,
+    })
+}
+
+/// The symbolic name of an errno, as strace prints it.
+pub fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::E2BIG => "E2BIG",
+        libc::ENOEXEC => "ENOEXEC",
+        libc::EBADF => "EBADF",
+        libc::ECHILD => "ECHILD",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::EMFILE => "EMFILE",
+        libc::ENOTTY => "ENOTTY",
+        libc::ENOSPC => "ENOSPC",
+        libc::ESPIPE => "ESPIPE",
+        libc::EROFS => "EROFS",
+        libc::EPIPE => "EPIPE",
+        libc::ERANGE => "ERANGE",
+        libc::ENOSYS => "ENOSYS",
+        libc::ENOTEMPTY => "ENOTEMPTY",
+        libc::ELOOP => "ELOOP",
+        libc::ENODATA => "ENODATA",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::EINPROGRESS => "EINPROGRESS",
+        _ => "errno",
+    }
+}

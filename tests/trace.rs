@@ -1,0 +1,188 @@
+//! `oslab trace` end to end, with the real strace as the reference: on deterministic
+//! commands (`/bin/true`, a shell that forks, dd making a known number of reads and writes)
+//! every system call strace counts, oslab counts the same number of times. Where the kernel
+//! refuses the tracepoints oslab must say so in one line; under `CI=true` a refusal, or a
+//! missing strace, fails the test.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn in_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// `oslab trace --json -- COMMAND`; `None` (the refusal checked) where tracing is refused
+/// outside CI.
+fn oslab_trace(lab: &Lab, command: &[&str]) -> Option<Value> {
+    let mut args = vec!["trace", "--json", "--"];
+    args.extend_from_slice(command);
+    let out = lab.oslab(&args);
+    if out.code == Some(2) && out.stderr.contains("cannot trace here") {
+        assert!(!in_ci(), "CI=true, and tracing is refused\n{out}");
+        out.assert_user_error(&["cannot trace here"]);
+        return None;
+    }
+    out.assert_code(0);
+    Some(out.json())
+}
+
+/// Calls per syscall over every phase of an `oslab trace --json` document.
+fn oslab_counts(doc: &Value) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for c in doc["calls"].as_array().expect("calls") {
+        *counts
+            .entry(c["syscall"].as_str().unwrap().to_string())
+            .or_insert(0) += c["calls"].as_u64().unwrap();
+    }
+    counts
+}
+
+/// `strace -f -c` of `command`: calls per syscall; `None` without strace outside CI.
+fn strace_counts(lab: &Lab, command: &[&str]) -> Option<BTreeMap<String, u64>> {
+    let out_file = lab.dir().join("strace.txt");
+    let status = Command::new("strace")
+        .args(["-f", "-c", "-o"])
+        .arg(&out_file)
+        .args(command)
+        .status();
+    match status {
+        Ok(s) => assert!(s.success(), "strace {command:?}: {s}"),
+        Err(e) => {
+            assert!(
+                !in_ci(),
+                "CI=true and strace cannot run ({e}): .ci/install-strace installs it"
+            );
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(&out_file).expect("strace's summary");
+    Some(parse_strace(&text))
+}
+
+/// The rows of strace -c's table: `% time  seconds  usecs/call  calls  [errors]  syscall`.
+fn parse_strace(text: &str) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if !(5..=6).contains(&fields.len()) || fields[0].parse::<f64>().is_err() {
+            continue;
+        }
+        let name = fields[fields.len() - 1];
+        if name == "total" {
+            continue;
+        }
+        let calls: u64 = fields[3].parse().expect("a count of calls");
+        counts.insert(name.to_string(), calls);
+    }
+    counts
+}
+
+/// Every call strace counts, oslab counts alike; oslab may list what never returns and
+/// strace leaves out (`exit_group`, `exit`), and nothing else.
+fn assert_same_counts(command: &[&str]) -> Option<Value> {
+    let lab = Lab::new();
+    let doc = oslab_trace(&lab, command)?;
+    let reference = strace_counts(&lab, command)?;
+    let ours = oslab_counts(&doc);
+    assert!(
+        !reference.is_empty(),
+        "strace counted nothing for {command:?}"
+    );
+    for (name, n) in &reference {
+        assert_eq!(
+            ours.get(name),
+            Some(n),
+            "{name} of {command:?}\noslab: {ours:?}\nstrace: {reference:?}"
+        );
+    }
+    for name in ours.keys() {
+        assert!(
+            reference.contains_key(name) || name == "exit_group" || name == "exit",
+            "oslab counts {name}, strace does not: {ours:?} {reference:?}"
+        );
+    }
+    assert_eq!(doc["lost"], 0, "no record lost");
+    Some(doc)
+}
+
+#[test]
+fn true_is_traced_as_strace_counts_it_and_its_start_up_is_explained() {
+    let Some(doc) = assert_same_counts(&["/bin/true"]) else {
+        return;
+    };
+    assert_eq!(doc["exit_code"], 0);
+    let calls = doc["calls"].as_array().unwrap();
+    let arch_prctl = calls.iter().find(|c| c["syscall"] == "arch_prctl");
+    if let Some(c) = arch_prctl {
+        assert!(
+            c["explanation"].as_str().unwrap().contains("FS base"),
+            "{c}"
+        );
+    }
+    let exec = calls
+        .iter()
+        .find(|c| c["syscall"] == "execve")
+        .expect("execve");
+    assert_eq!(exec["phase"], "exec");
+    assert!(
+        calls.iter().any(|c| c["phase"] == "loader"),
+        "a dynamically linked /bin/true makes calls from the loader: {doc}"
+    );
+    let access = calls.iter().find(|c| c["syscall"] == "access");
+    if let Some(c) = access {
+        assert_eq!(c["errors"]["ENOENT"], 1, "no /etc/ld.so.preload: {c}");
+    }
+}
+
+#[test]
+fn a_shell_that_forks_is_followed_into_its_children() {
+    let Some(doc) = assert_same_counts(&["/bin/sh", "-c", "/bin/true; /bin/true"]) else {
+        return;
+    };
+    assert!(doc["processes"].as_u64().unwrap() >= 2, "{doc}");
+}
+
+#[test]
+fn dd_makes_the_reads_and_writes_it_was_asked_for() {
+    let command = [
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=1",
+        "count=500",
+        "status=none",
+    ];
+    let Some(doc) = assert_same_counts(&command) else {
+        return;
+    };
+    let counts = oslab_counts(&doc);
+    assert!(
+        counts["read"] >= 500 && counts["write"] >= 500,
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn the_text_form_has_phases_and_mistakes_are_one_line() {
+    let lab = Lab::new();
+    let out = lab.oslab(&["trace", "--", "/bin/true"]);
+    if out.code == Some(2) {
+        assert!(!in_ci(), "{out}");
+        out.assert_user_error(&["cannot trace here"]);
+    } else {
+        out.assert_code(0);
+        assert!(out.stdout.contains("system calls in 1 process"), "{out}");
+        assert!(out.stdout.contains("exit status 0"), "{out}");
+        assert!(out.stdout.contains("dynamic loader"), "{out}");
+    }
+    lab.oslab(&["trace", "--", "/no/such/program"])
+        .assert_user_error(&["cannot run /no/such/program", "No such file"]);
+    lab.oslab(&["trace", "--", "no-such-program-anywhere"])
+        .assert_user_error(&["cannot run no-such-program-anywhere", "PATH"]);
+    lab.oslab(&["trace"]).assert_code(2);
+}
