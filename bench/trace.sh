@@ -8,7 +8,7 @@
 #   plain                 dd if=/dev/zero of=/dev/null bs=1 count=N   (no tracer)
 #   strace -f -c          ptrace: two stops per call
 #   perf trace -s         perf's summary of the raw_syscalls tracepoints
-#   bpftrace              counts per syscall in the kernel (@[args.id] = count() on
+#   bpftrace              counts per syscall in the kernel (@[args->id] = count() on
 #                         raw_syscalls:sys_enter, filtered to the command)
 #   oslab trace           the raw_syscalls tracepoints, every record through a ring buffer
 #
@@ -42,7 +42,8 @@ fi
 
 cargo build --release --quiet
 oslab=target/release/oslab
-cmd=(dd if=/dev/zero of=/dev/null bs=1 count="$count" status=none)
+# An absolute path: bpftrace -c refuses a name PATH resolves twice (/bin and /usr/bin).
+cmd=("$(command -v dd)" if=/dev/zero of=/dev/null bs=1 count="$count" status=none)
 
 # Seconds of wall time of "$@", output discarded.
 seconds() {
@@ -73,7 +74,7 @@ for round in $(seq "$rounds"); do
     times[strace]+="$(seconds strace -f -c -o /dev/null "${cmd[@]}") "
     [ -z "$why_perf" ] && times[perf]+="$(seconds perf trace -s -o /dev/null "${cmd[@]}") "
     if [ -z "$why_bpf" ]; then
-        times[bpftrace]+="$(seconds bpftrace -q -e 'tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @[args.id] = count(); }' -c "${cmd[*]}") "
+        times[bpftrace]+="$(seconds bpftrace -q -e 'tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @[args->id] = count(); }' -c "${cmd[*]}") "
     fi
     times[oslab]+="$(seconds "$oslab" trace --json -- "${cmd[@]}") "
     echo "round $round of $rounds done" >&2
