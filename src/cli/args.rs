@@ -228,8 +228,8 @@ pub(super) struct RunArgs {
 pub(super) struct ProfileArgs {
     #[command(flatten)]
     pub(super) run: RunArgs,
-    /// Stack samples per second of CPU time (perf cpu-clock), 1 to the kernel's
-    /// perf_event_max_sample_rate
+    /// Stack samples per second (hardware cycles where a PMU counts them, else cpu-clock),
+    /// 1 to the kernel's perf_event_max_sample_rate
     #[arg(long, value_name = "HZ", default_value_t = 4000)]
     pub(super) frequency: u64,
     /// Seconds of profiled batches per configuration, taken after its timed samples (which

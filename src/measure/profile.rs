@@ -1,5 +1,5 @@
 //! The profile pass: after a worker's timed samples, batches of the same size with a stack
-//! sampler on (`cpu-clock` with call stacks), so the profile shows where the measured
+//! sampler on (hardware `cycles` where a PMU counts them, else `cpu-clock`, with call stacks), so the profile shows where the measured
 //! operation's time goes without the sampler's interrupts slowing the samples that give its
 //! figure. The batches are timed too: set beside the samples, they say what profiling cost.
 //!
@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::analysis::profile::{fold, stacks};
 use crate::model::profile::{PARTNER_FRAME, Profile, ProfileRequest};
 use crate::model::routine::Routine;
-use crate::platform::stacks::{self, Drained, StackSampler, Task};
+use crate::platform::stacks::{self, Clock, Drained, StackSampler, Task};
 use crate::platform::symbols::FrameNamer;
 
 /// Ring buffer sizes tried in turn: 1 MiB holds a batch's samples with room to spare; an
@@ -33,13 +33,18 @@ pub fn profile_pass(
     fixed: bool,
     request: &ProfileRequest,
 ) -> Profile {
-    let mut mine = match open(Task::Me, request) {
-        Ok(sampler) => sampler,
-        Err(why) => return Profile::refused(request, why),
+    // Cycles where a PMU counts them (a sample every so many cycles of the CPU's own
+    // work), else the kernel's CPU-time clock.
+    let (mut mine, clock) = match open(Task::Me, Clock::Cycles, request) {
+        Ok(sampler) => (sampler, Clock::Cycles),
+        Err(_) => match open(Task::Me, Clock::CpuClock, request) {
+            Ok(sampler) => (sampler, Clock::CpuClock),
+            Err(why) => return Profile::refused(request, why),
+        },
     };
     let mut problems = Vec::new();
     let partner = routine.partner();
-    let mut theirs = partner.and_then(|p| match open(Task::Thread(p.tid), request) {
+    let mut theirs = partner.and_then(|p| match open(Task::Thread(p.tid), clock, request) {
         Ok(sampler) => Some(sampler),
         Err(why) => {
             problems.push(format!("the partner was not sampled: {why}"));
@@ -83,7 +88,7 @@ pub fn profile_pass(
         );
     }
     Profile {
-        event: "cpu-clock".into(),
+        event: clock.name().into(),
         frequency_hz: request.frequency_hz,
         stacks: stacks(fold(&named)),
         lost: my_stacks.lost + their_stacks.lost,
@@ -92,11 +97,11 @@ pub fn profile_pass(
     }
 }
 
-/// A sampler of `task`, with the largest ring buffer this user may lock.
-fn open(task: Task, request: &ProfileRequest) -> Result<StackSampler, String> {
+/// A sampler of `task` by `clock`, with the largest ring buffer this user may lock.
+fn open(task: Task, clock: Clock, request: &ProfileRequest) -> Result<StackSampler, String> {
     let mut last = None;
     for ring in RINGS {
-        match StackSampler::open(task, request.frequency_hz, ring) {
+        match StackSampler::open(task, clock, request.frequency_hz, ring) {
             Ok(sampler) => return Ok(sampler),
             Err(e) => last = Some(e),
         }

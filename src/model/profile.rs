@@ -21,7 +21,7 @@ pub const PARTNER_FRAME: &str = "[partner]";
 /// for `seconds` (at least three; one of a whole-pass experiment) with a stack sampler on.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ProfileRequest {
-    /// Samples per second of CPU time (`cpu-clock`).
+    /// Samples per second (of cycles' or CPU time's worth).
     pub frequency_hz: u64,
     pub seconds: f64,
 }
@@ -37,7 +37,7 @@ pub struct FoldedStack {
 /// A worker's profile pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
-    /// The sampled event: `cpu-clock`.
+    /// The sampled event: `cycles` or `cpu-clock`.
     pub event: String,
     pub frequency_hz: u64,
     /// Sorted by stack.

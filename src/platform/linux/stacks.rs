@@ -11,7 +11,7 @@
 
 use std::io;
 
-use perf_event::events::Software;
+use perf_event::events::{Hardware, Software};
 use perf_event::{Builder, SampleFlag, Sampler};
 
 /// Callchain entries at or above this are context markers (`PERF_CONTEXT_KERNEL`,
@@ -54,12 +54,40 @@ pub enum Task {
     Thread(i32),
 }
 
+/// What clock the samples are taken by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// CPU cycles, counted by the PMU (none in most VMs).
+    Cycles,
+    /// The kernel's CPU-time clock (hrtimer): works everywhere, but cannot sample code that
+    /// runs with interrupts off.
+    CpuClock,
+}
+
+impl Clock {
+    /// perf's name of the event.
+    pub fn name(self) -> &'static str {
+        match self {
+            Clock::Cycles => "cycles",
+            Clock::CpuClock => "cpu-clock",
+        }
+    }
+}
+
 impl StackSampler {
-    /// Open, disabled, a `cpu-clock` sampler of `task` (on whichever CPU it runs) at
-    /// `frequency_hz` samples per second of CPU time, with a ring buffer of `ring_bytes`
-    /// (rounded up to a power of two pages).
-    pub fn open(task: Task, frequency_hz: u64, ring_bytes: usize) -> io::Result<StackSampler> {
-        let mut builder = Builder::new(Software::CPU_CLOCK);
+    /// Open, disabled, a sampler of `task` (on whichever CPU it runs) by `clock` at
+    /// `frequency_hz` samples per second, with a ring buffer of `ring_bytes` (rounded up to a
+    /// power of two pages).
+    pub fn open(
+        task: Task,
+        clock: Clock,
+        frequency_hz: u64,
+        ring_bytes: usize,
+    ) -> io::Result<StackSampler> {
+        let mut builder = match clock {
+            Clock::Cycles => Builder::new(Hardware::CPU_CYCLES),
+            Clock::CpuClock => Builder::new(Software::CPU_CLOCK),
+        };
         builder
             .sample_frequency(frequency_hz)
             .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CALLCHAIN)
@@ -159,7 +187,7 @@ pub fn max_sample_rate() -> Option<u64> {
 /// Whether this process may sample its stacks at `frequency_hz`; `Err`: one line saying why
 /// not, and the fix.
 pub fn check_sampling(frequency_hz: u64) -> Result<(), String> {
-    StackSampler::open(Task::Me, frequency_hz, 1 << 16)
+    StackSampler::open(Task::Me, Clock::CpuClock, frequency_hz, 1 << 16)
         .map(drop)
         .map_err(|e| refusal(&e))
 }
@@ -220,7 +248,7 @@ mod tests {
     /// permission, a seccomp filter) there is nothing to check.
     #[test]
     fn a_busy_loop_of_system_calls_is_sampled_with_kernel_frames() {
-        let Ok(mut sampler) = StackSampler::open(Task::Me, 4000, 1 << 20) else {
+        let Ok(mut sampler) = StackSampler::open(Task::Me, Clock::CpuClock, 4000, 1 << 20) else {
             eprintln!("perf_event_open refused here: nothing sampled");
             return;
         };
