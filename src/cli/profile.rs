@@ -40,7 +40,8 @@ pub(super) fn profile(db: Option<PathBuf>, args: ProfileArgs) -> Result<ExitCode
     match args.runs.as_slice() {
         [] => measure_and_profile(db, &args),
         [one] => {
-            let (_, run) = stored_run(db, one)?;
+            let path = db_path(db)?;
+            let run = resolve_run(&Store::open_existing(&path)?, &path, Some(one))?;
             present(&only(run, &args.run.targets)?, &args)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -160,13 +161,6 @@ fn pairs<'a>(a: &'a Run, b: &'a Run) -> Vec<(&'a ExperimentResult, &'a Profile, 
             Some((pa.result, pa.profile, pb.profile))
         })
         .collect()
-}
-
-fn stored_run(db: Option<PathBuf>, which: &str) -> Result<(PathBuf, Run)> {
-    let path = db_path(db)?;
-    let store = Store::open_existing(&path)?;
-    let run = resolve_run(&store, &path, Some(which))?;
-    Ok((path, run))
 }
 
 /// `run` with only the results of the experiments `targets` names (all without targets).

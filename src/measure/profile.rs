@@ -1,7 +1,7 @@
 //! The profile pass: after a worker's timed samples, batches of the same size with a stack
-//! sampler on (hardware `cycles` where a PMU counts them, else `cpu-clock`, with call stacks), so the profile shows where the measured
-//! operation's time goes without the sampler's interrupts slowing the samples that give its
-//! figure. The batches are timed too: set beside the samples, they say what profiling cost.
+//! sampler on (hardware `cycles` where a PMU counts them, else `cpu-clock`, with call
+//! stacks), so the profile shows where the measured operation's time goes without the
+//! sampler's interrupts slowing the samples that give its figure. The batches are timed too: set beside the samples, they say what profiling cost.
 //!
 //! The sampler follows the worker's thread and what it starts during the pass; a partner
 //! started before (the other side of a ping-pong) gets a sampler of its own, and its stacks
@@ -14,10 +14,6 @@ use crate::model::profile::{PARTNER_FRAME, Profile, ProfileRequest};
 use crate::model::routine::Routine;
 use crate::platform::stacks::{self, Clock, Drained, StackSampler, Task};
 use crate::platform::symbols::FrameNamer;
-
-/// Ring buffer sizes tried in turn: 1 MiB holds a batch's samples with room to spare; an
-/// unprivileged user's locked-memory allowance (`perf_event_mlock_kb`, 516 KiB) fits 256 KiB.
-const RINGS: [usize; 2] = [1 << 20, 1 << 18];
 
 /// Batches a profile pass takes at least: three, or one of a whole-pass experiment.
 fn min_batches(fixed: bool) -> u32 {
@@ -97,16 +93,9 @@ pub fn profile_pass(
     }
 }
 
-/// A sampler of `task` by `clock`, with the largest ring buffer this user may lock.
+/// A sampler of `task` by `clock`; `Err`: one line saying why not.
 fn open(task: Task, clock: Clock, request: &ProfileRequest) -> Result<StackSampler, String> {
-    let mut last = None;
-    for ring in RINGS {
-        match StackSampler::open(task, clock, request.frequency_hz, ring) {
-            Ok(sampler) => return Ok(sampler),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.map_or_else(String::new, |e| stacks::refusal(&e)))
+    StackSampler::open(task, clock, request.frequency_hz).map_err(|e| stacks::refusal(&e))
 }
 
 /// One batch with the samplers on around its run (not its preparation); its time per

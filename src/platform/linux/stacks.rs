@@ -74,16 +74,29 @@ impl Clock {
     }
 }
 
+/// Ring buffer sizes a stack sampler tries in turn, per buffer: 1 MiB holds a batch's samples
+/// with room to spare; an unprivileged user's locked-memory allowance (`perf_event_mlock_kb`,
+/// 516 KiB for all its buffers) fits 256 KiB.
+const RINGS: [usize; 2] = [1 << 20, 1 << 18];
+
+/// The event `builder` describes, opened with the largest ring buffer of `rings` (largest
+/// first) this user may lock; the last error when none fits.
+pub(super) fn sampled_in_largest(builder: &Builder, rings: &[usize]) -> io::Result<Sampler> {
+    let mut opened = Err(io::Error::other("no ring buffer size to try"));
+    for &ring in rings {
+        opened = builder.build().and_then(|c| c.sampled(ring));
+        if opened.is_ok() {
+            break;
+        }
+    }
+    opened
+}
+
 impl StackSampler {
     /// Open, disabled, a sampler of `task` (on whichever CPU it runs) by `clock` at
-    /// `frequency_hz` samples per second, with a ring buffer of `ring_bytes` (rounded up to a
-    /// power of two pages).
-    pub fn open(
-        task: Task,
-        clock: Clock,
-        frequency_hz: u64,
-        ring_bytes: usize,
-    ) -> io::Result<StackSampler> {
+    /// `frequency_hz` samples per second, each ring buffer the largest of [`RINGS`] this user
+    /// may lock.
+    pub fn open(task: Task, clock: Clock, frequency_hz: u64) -> io::Result<StackSampler> {
         let mut builder = match clock {
             Clock::Cycles => Builder::new(Hardware::CPU_CYCLES),
             Clock::CpuClock => Builder::new(Software::CPU_CLOCK),
@@ -101,12 +114,12 @@ impl StackSampler {
                 builder.inherit(true);
                 for cpu in online_cpus() {
                     builder.one_cpu(cpu);
-                    samplers.push(builder.build()?.sampled(ring_bytes)?);
+                    samplers.push(sampled_in_largest(&builder, &RINGS)?);
                 }
             }
             Task::Thread(tid) => {
                 builder.observe_pid(tid);
-                samplers.push(builder.build()?.sampled(ring_bytes)?);
+                samplers.push(sampled_in_largest(&builder, &RINGS)?);
             }
         }
         Ok(StackSampler { samplers })
@@ -187,7 +200,7 @@ pub fn max_sample_rate() -> Option<u64> {
 /// Whether this process may sample its stacks at `frequency_hz`; `Err`: one line saying why
 /// not, and the fix.
 pub fn check_sampling(frequency_hz: u64) -> Result<(), String> {
-    StackSampler::open(Task::Me, Clock::CpuClock, frequency_hz, 1 << 16)
+    StackSampler::open(Task::Me, Clock::CpuClock, frequency_hz)
         .map(drop)
         .map_err(|e| refusal(&e))
 }
@@ -248,7 +261,7 @@ mod tests {
     /// permission, a seccomp filter) there is nothing to check.
     #[test]
     fn a_busy_loop_of_system_calls_is_sampled_with_kernel_frames() {
-        let Ok(mut sampler) = StackSampler::open(Task::Me, Clock::CpuClock, 4000, 1 << 20) else {
+        let Ok(mut sampler) = StackSampler::open(Task::Me, Clock::CpuClock, 4000) else {
             eprintln!("perf_event_open refused here: nothing sampled");
             return;
         };

@@ -168,16 +168,8 @@ fn open_all(pid: libc::pid_t, layout: &Layout) -> io::Result<Vec<Buffer>> {
                     .mmap2(true)
                     .sample_id_all(true);
             }
-            // The largest ring buffer this user may lock (an unprivileged one: 516 KiB in all).
-            let mut opened = Err(io::Error::other("no ring buffer size to try"));
-            for ring in RINGS {
-                opened = builder.build().and_then(|c| c.sampled(ring));
-                if opened.is_ok() {
-                    break;
-                }
-            }
             buffers.push(Buffer {
-                sampler: opened?,
+                sampler: super::stacks::sampled_in_largest(&builder, &RINGS)?,
                 enter,
             });
         }
