@@ -5,7 +5,9 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::error::{During, StoreError};
+use super::read::{count, json};
 use super::schema;
+use super::write::{int, position_of, to_json};
 use crate::model::profile::{FoldedStack, Profile};
 
 /// Store `profile` as the profile of result `result_id`.
@@ -16,15 +18,14 @@ pub(super) fn insert(
     profile: &Profile,
 ) -> Result<(), StoreError> {
     const OP: &str = "storing a profile";
-    let batches = serde_json::to_string(&profile.batch_ns_per_op).unwrap_or_else(|_| "[]".into());
     conn.prepare_cached(schema::INSERT_PROFILE)
         .during(path, OP)?
         .execute(params![
             result_id,
             profile.event,
-            clamp(profile.frequency_hz),
-            clamp(profile.lost),
-            batches,
+            int(path, "a profile's frequency", profile.frequency_hz)?,
+            int(path, "a profile's lost samples", profile.lost)?,
+            to_json(path, "a profile's batch times", &profile.batch_ns_per_op)?,
             profile.problem,
         ])
         .during(path, OP)?;
@@ -35,9 +36,9 @@ pub(super) fn insert(
         insert_stack
             .execute(params![
                 result_id,
-                position as i64,
+                position_of(position),
                 stack.stack,
-                clamp(stack.count)
+                int(path, "a stack's sample count", stack.count)?
             ])
             .during(path, OP)?;
     }
@@ -55,19 +56,12 @@ pub(super) fn read(
         .prepare_cached(schema::SELECT_PROFILE)
         .during(path, OP)?
         .query_row([result_id], |row| {
-            let batches: String = row.get(3)?;
             Ok(Profile {
                 event: row.get(0)?,
-                frequency_hz: row.get::<_, i64>(1)?.max(0) as u64,
+                frequency_hz: count(row, 1)?,
                 stacks: Vec::new(),
-                lost: row.get::<_, i64>(2)?.max(0) as u64,
-                batch_ns_per_op: serde_json::from_str(&batches).map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        3,
-                        rusqlite::types::Type::Text,
-                        Box::new(e),
-                    )
-                })?,
+                lost: count(row, 2)?,
+                batch_ns_per_op: json(row, 3)?,
                 problem: row.get(4)?,
             })
         })
@@ -82,16 +76,11 @@ pub(super) fn read(
         .query_map([result_id], |row| {
             Ok(FoldedStack {
                 stack: row.get(0)?,
-                count: row.get::<_, i64>(1)?.max(0) as u64,
+                count: count(row, 1)?,
             })
         })
         .during(path, OP)?
         .collect::<rusqlite::Result<_>>()
         .during(path, OP)?;
     Ok(Some(profile))
-}
-
-/// A count as SQLite's INTEGER holds it: no sample count comes near 2^63.
-fn clamp(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }

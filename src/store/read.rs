@@ -380,13 +380,13 @@ fn real(row: &Row<'_>, idx: usize) -> rusqlite::Result<f64> {
 }
 
 /// A `u64` of the model (the writer never stores a negative one).
-fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+pub(super) fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
     let value: i64 = row.get(idx)?;
     u64::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, value))
 }
 
 /// A JSON text column decoded into its model type.
-fn json<T: DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+pub(super) fn json<T: DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
     let text: String = row.get(idx)?;
     serde_json::from_str(&text)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))

@@ -299,7 +299,7 @@ fn insert_sample(
 }
 
 /// A `u64` from the model as an SQLite integer, refused rather than wrapped when too large.
-fn int(path: &Path, what: &'static str, value: u64) -> Result<i64, StoreError> {
+pub(super) fn int(path: &Path, what: &'static str, value: u64) -> Result<i64, StoreError> {
     i64::try_from(value).map_err(|_| StoreError::OutOfRange {
         path: path.to_path_buf(),
         what,
@@ -309,11 +309,11 @@ fn int(path: &Path, what: &'static str, value: u64) -> Result<i64, StoreError> {
 
 /// A position in a `Vec` as a column value. A `Vec` cannot hold more than `isize::MAX`
 /// elements, so this never saturates on a 64-bit target.
-fn position_of(index: usize) -> i64 {
+pub(super) fn position_of(index: usize) -> i64 {
     i64::try_from(index).unwrap_or(i64::MAX)
 }
 
-fn to_json<T: Serialize + ?Sized>(
+pub(super) fn to_json<T: Serialize + ?Sized>(
     path: &Path,
     what: &'static str,
     value: &T,
