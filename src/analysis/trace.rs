@@ -80,7 +80,8 @@ impl CallStats {
         }
     }
 
-    pub fn error_count(&self) -> u64 {
+    #[cfg(test)]
+    fn error_count(&self) -> u64 {
         self.errors.values().sum()
     }
 
@@ -117,8 +118,9 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Calls per system call over all phases: name → count.
-    pub fn counts(&self) -> BTreeMap<String, u64> {
+    /// Calls per system call over all phases: name → count (what the tests compare).
+    #[cfg(test)]
+    fn counts(&self) -> BTreeMap<String, u64> {
         let mut counts = BTreeMap::new();
         for c in &self.calls {
             *counts.entry(c.name.clone()).or_insert(0) += c.calls;
