@@ -16,10 +16,23 @@ fn in_ci() -> bool {
     std::env::var("CI").as_deref() == Ok("true")
 }
 
+/// How oslab traces: counting in the kernel (eBPF), or a record per call (`--records`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Backend {
+    Ebpf,
+    Records,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Ebpf, Backend::Records];
+
 /// `oslab trace --json -- COMMAND`; `None` (the refusal checked) where tracing is refused
-/// outside CI.
-fn oslab_trace(lab: &Lab, command: &[&str]) -> Option<Value> {
-    let mut args = vec!["trace", "--json", "--"];
+/// outside CI. Under `CI=true` the eBPF backend must count in the kernel, not fall back.
+fn oslab_trace(lab: &Lab, backend: Backend, command: &[&str]) -> Option<Value> {
+    let mut args = vec!["trace", "--json"];
+    if backend == Backend::Records {
+        args.push("--records");
+    }
+    args.push("--");
     args.extend_from_slice(command);
     let out = lab.oslab(&args);
     if out.code == Some(2) && out.stderr.contains("cannot trace here") {
@@ -28,7 +41,15 @@ fn oslab_trace(lab: &Lab, command: &[&str]) -> Option<Value> {
         return None;
     }
     out.assert_code(0);
-    Some(out.json())
+    let doc = out.json();
+    let want = match backend {
+        Backend::Ebpf => "ebpf",
+        Backend::Records => "perf_records",
+    };
+    if backend == Backend::Records || in_ci() {
+        assert_eq!(doc["backend"], want, "{}", doc["method"]);
+    }
+    Some(doc)
 }
 
 /// Calls per syscall over every phase of an `oslab trace --json` document.
@@ -82,18 +103,46 @@ fn parse_strace(text: &str) -> BTreeMap<String, u64> {
     counts
 }
 
-/// Every call strace counts, oslab counts alike; oslab may list what never returns and
-/// strace leaves out (`exit_group`, `exit`), and nothing else.
+/// Every call strace counts, oslab counts alike with either backend; oslab may list what
+/// never returns and strace leaves out (`exit_group`, `exit`), and nothing else. The eBPF
+/// backend's document is returned.
 fn assert_same_counts(command: &[&str]) -> Option<Value> {
     let lab = Lab::new();
-    let doc = oslab_trace(&lab, command)?;
     let reference = strace_counts(&lab, command)?;
-    let ours = oslab_counts(&doc);
+    let mut docs = Vec::new();
+    for backend in BACKENDS {
+        let doc = oslab_trace(&lab, backend, command)?;
+        assert_counts_match(&doc, &reference, command);
+        docs.push(doc);
+    }
+    assert_eq!(
+        by_phase(&docs[0]),
+        by_phase(&docs[1]),
+        "both backends put each call of {command:?} in the same phase"
+    );
+    docs.into_iter().next()
+}
+
+/// Calls per (phase, syscall).
+fn by_phase(doc: &Value) -> BTreeMap<(String, String), u64> {
+    let mut counts = BTreeMap::new();
+    for c in doc["calls"].as_array().expect("calls") {
+        let key = (
+            c["phase"].as_str().unwrap().to_string(),
+            c["syscall"].as_str().unwrap().to_string(),
+        );
+        *counts.entry(key).or_insert(0) += c["calls"].as_u64().unwrap();
+    }
+    counts
+}
+
+fn assert_counts_match(doc: &Value, reference: &BTreeMap<String, u64>, command: &[&str]) {
+    let ours = oslab_counts(doc);
     assert!(
         !reference.is_empty(),
         "strace counted nothing for {command:?}"
     );
-    for (name, n) in &reference {
+    for (name, n) in reference {
         assert_eq!(
             ours.get(name),
             Some(n),
@@ -106,8 +155,7 @@ fn assert_same_counts(command: &[&str]) -> Option<Value> {
             "oslab counts {name}, strace does not: {ours:?} {reference:?}"
         );
     }
-    assert_eq!(doc["lost"], 0, "no record lost");
-    Some(doc)
+    assert_eq!(doc["lost"], 0, "no record lost: {}", doc["backend"]);
 }
 
 #[test]
@@ -185,4 +233,42 @@ fn the_text_form_has_phases_and_mistakes_are_one_line() {
     lab.oslab(&["trace", "--", "no-such-program-anywhere"])
         .assert_user_error(&["cannot run no-such-program-anywhere", "PATH"]);
     lab.oslab(&["trace"]).assert_code(2);
+}
+
+/// As an unprivileged user (root drops to `nobody` with setpriv), eBPF and tracepoint records
+/// are both refused: one line says so and names the fix for each.
+#[test]
+fn an_unprivileged_user_is_told_in_one_line_why_neither_backend_may_trace() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return; // the refusal of the other tests is this user's
+    }
+    let lab = Lab::new();
+    // A copy the other user may execute: the build tree may be closed to it.
+    let exe = lab.dir().join("oslab");
+    std::fs::copy(env!("CARGO_BIN_EXE_oslab"), &exe).expect("copy oslab");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(lab.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(&exe)
+        .args(["trace", "--", "/bin/true"])
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => {
+            assert!(!in_ci(), "CI=true and setpriv cannot run: {e}");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(0) {
+        return; // this kernel lets every user trace (perf_event_paranoid -1, say)
+    }
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cannot trace here"), "{stderr}");
+    assert!(stderr.contains("CAP_BPF"), "{stderr}");
+    assert!(stderr.contains("record every call"), "{stderr}");
 }

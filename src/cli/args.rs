@@ -55,6 +55,10 @@ pub(super) enum Command {
         /// Print one JSON document
         #[arg(long)]
         json: bool,
+        /// Record every call (perf_event records: exact medians, but several times slower)
+        /// instead of counting in the kernel with eBPF
+        #[arg(long)]
+        records: bool,
         /// The command and its arguments, after `--`
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<std::ffi::OsString>,

@@ -208,7 +208,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(cli.db, args),
         Command::Profile(args) => profile(cli.db, args),
-        Command::Trace { json, command } => trace(&command, json),
+        Command::Trace {
+            json,
+            records,
+            command,
+        } => trace(&command, json, records),
         Command::List { json } => list(json),
         Command::Show { run, json, list } => show(cli.db, run, json, list),
         Command::Compare(args) => compare(cli.db, args),

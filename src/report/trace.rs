@@ -15,6 +15,8 @@ pub struct Heading<'a> {
     pub command: &'a str,
     pub status: String,
     pub wall_ns: f64,
+    /// `ebpf` (counted in the kernel) or `perf_records` (a record per call).
+    pub backend: &'a str,
     pub method: &'a str,
 }
 
@@ -132,6 +134,7 @@ pub fn json(summary: &Summary, heading: &Heading, exit_code: Option<i32>) -> Val
         "exit_code": exit_code,
         "status": heading.status,
         "wall_ns": heading.wall_ns,
+        "backend": heading.backend,
         "method": heading.method,
         "processes": summary.processes,
         "lost": summary.lost,

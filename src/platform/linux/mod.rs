@@ -4,6 +4,7 @@
 /// The operating system this backend serves.
 pub const CURRENT: crate::model::Os = crate::model::Os::Linux;
 
+pub mod bpf;
 pub mod cgroup;
 pub mod clock;
 pub mod counters;

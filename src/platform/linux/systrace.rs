@@ -19,7 +19,7 @@ use perf_event::data::Record;
 use perf_event::{Builder, SampleFlag, Sampler};
 
 use super::tracefs;
-use crate::model::trace::{Mapping, SysEvent, Traced};
+use crate::model::trace::{Mapping, Method, SysEvent, Traced};
 
 /// Why a command could not be traced.
 #[derive(Debug, thiserror::Error)]
@@ -37,8 +37,127 @@ const RINGS: [usize; 3] = [8 << 20, 1 << 20, 1 << 18];
 /// How often the buffers are drained while the command runs.
 const POLL: Duration = Duration::from_millis(2);
 
-/// Run `argv` traced and wait for it.
-pub fn trace_command(argv: &[OsString]) -> Result<Traced, TraceError> {
+/// The number of the marker call that opens and closes a counting window (`oslab trace
+/// --experiment`): no kernel implements it, so it returns ENOSYS, but both tracepoints see it.
+pub const MARK_NR: i64 = 0x6f73_6c62;
+
+/// Run `argv` traced and wait for it: counted in the kernel by eBPF where it loads, else (or
+/// when `records`) from a record per call.
+pub fn trace_command(argv: &[OsString], records: bool) -> Result<Traced, TraceError> {
+    if records {
+        let mut traced = trace_recorded(argv)?;
+        traced.method = Method::Recorded { not_counted: None };
+        return Ok(traced);
+    }
+    match super::bpf::SyscallCounter::open(EXECVE, MARK_NR, false) {
+        Ok(counter) => trace_counted(argv, counter),
+        Err(why) => {
+            let mut traced = trace_recorded(argv).map_err(|e| match e {
+                TraceError::Refused(records) => {
+                    TraceError::Refused(format!("{why}; nor may it record every call: {records}"))
+                }
+                e => e,
+            })?;
+            traced.method = Method::Recorded {
+                not_counted: Some(why),
+            };
+            Ok(traced)
+        }
+    }
+}
+
+/// The command, its path and its name for errors.
+fn command_path(argv: &[OsString]) -> Result<(PathBuf, String), TraceError> {
+    let program = argv
+        .first()
+        .ok_or_else(|| TraceError::Failed("no command given".into()))?;
+    let shown = program.to_string_lossy().into_owned();
+    let path = resolve(Path::new(program)).ok_or_else(|| {
+        TraceError::Command(shown.clone(), io::Error::from_raw_os_error(libc::ENOENT))
+    })?;
+    Ok((path, shown))
+}
+
+/// The eBPF path: the counter follows the held child; only its mappings come as records.
+fn trace_counted(
+    argv: &[OsString],
+    mut counter: super::bpf::SyscallCounter,
+) -> Result<Traced, TraceError> {
+    let (path, shown) = command_path(argv)?;
+    let child = Held::spawn(&path, argv).map_err(|e| TraceError::Command(shown.clone(), e))?;
+    let mut buffers = match counter
+        .follow(child.pid as u32)
+        .and_then(|()| open_mappings(child.pid).map_err(|e| super::stacks::refusal(&e)))
+    {
+        Ok(buffers) => buffers,
+        Err(why) => {
+            child.kill();
+            return Err(TraceError::Refused(why));
+        }
+    };
+    let start = Instant::now();
+    let mut traced = Traced {
+        pid: child.pid as u32,
+        method: Method::Counted,
+        ..Traced::default()
+    };
+    child
+        .release()
+        .map_err(|e| TraceError::Command(shown.clone(), e))?;
+    traced.status = wait_draining(&child, &mut buffers, None, &mut traced);
+    traced.wall = start.elapsed();
+    let counted = counter.read().map_err(TraceError::Failed)?;
+    traced.sites = counted.sites;
+    traced.lost += counted.dropped;
+    Ok(traced)
+}
+
+/// Wait for the child, draining the buffers every [`POLL`] and once more at the end.
+fn wait_draining(
+    child: &Held,
+    buffers: &mut [Buffer],
+    layout: Option<&Layout>,
+    traced: &mut Traced,
+) -> i32 {
+    let status = loop {
+        for b in buffers.iter_mut() {
+            b.drain(layout, traced);
+        }
+        if let Some(status) = child.exited() {
+            break status;
+        }
+        std::thread::sleep(POLL);
+    };
+    for b in buffers.iter_mut() {
+        b.drain(layout, traced);
+    }
+    status
+}
+
+/// A dummy event per CPU that only reports the executable mappings of `pid` and its children.
+fn open_mappings(pid: libc::pid_t) -> io::Result<Vec<Buffer>> {
+    let mut buffers = Vec::new();
+    for cpu in super::stacks::online_cpus() {
+        let mut builder = Builder::new(perf_event::events::Software::DUMMY);
+        builder
+            .observe_pid(pid)
+            .one_cpu(cpu)
+            .inherit(true)
+            .sample(SampleFlag::TID | SampleFlag::TIME)
+            .mmap(true)
+            .mmap2(true)
+            .sample_id_all(true)
+            .enabled(true);
+        buffers.push(Buffer {
+            sampler: super::stacks::sampled_in_largest(&builder, &RINGS[1..])?,
+            enter: true,
+        });
+    }
+    Ok(buffers)
+}
+
+/// The perf-records path: a record per call.
+fn trace_recorded(argv: &[OsString]) -> Result<Traced, TraceError> {
     let program = argv
         .first()
         .ok_or_else(|| TraceError::Failed("no command given".into()))?;
@@ -66,20 +185,8 @@ pub fn trace_command(argv: &[OsString]) -> Result<Traced, TraceError> {
     child
         .release()
         .map_err(|e| TraceError::Command(program.to_string_lossy().into_owned(), e))?;
-    let status = loop {
-        for b in &mut buffers {
-            b.drain(&layout, &mut traced);
-        }
-        if let Some(status) = child.exited() {
-            break status;
-        }
-        std::thread::sleep(POLL);
-    };
+    traced.status = wait_draining(&child, &mut buffers, Some(&layout), &mut traced);
     traced.wall = start.elapsed();
-    for b in &mut buffers {
-        b.drain(&layout, &mut traced);
-    }
-    traced.status = status;
     traced.events.sort_by_key(SysEvent::time);
     Ok(traced)
 }
@@ -178,10 +285,12 @@ fn open_all(pid: libc::pid_t, layout: &Layout) -> io::Result<Vec<Buffer>> {
 }
 
 impl Buffer {
-    fn drain(&mut self, layout: &Layout, traced: &mut Traced) {
+    /// Take the buffer's records; `layout` `None`: a mappings-only buffer.
+    fn drain(&mut self, layout: Option<&Layout>, traced: &mut Traced) {
         while let Some(record) = self.sampler.next_record() {
             match record.parse_record() {
                 Ok(Record::Sample(sample)) => {
+                    let Some(layout) = layout else { continue };
                     let (Some(pid), Some(tid), Some(time), Some(raw)) =
                         (sample.pid(), sample.tid(), sample.time(), sample.raw())
                     else {
