@@ -10,7 +10,10 @@
 #   perf trace -s         perf's summary of the raw_syscalls tracepoints
 #   bpftrace              counts per syscall in the kernel (@[args->id] = count() on
 #                         raw_syscalls:sys_enter, filtered to the command)
-#   oslab trace           the raw_syscalls tracepoints, every record through a ring buffer
+#   bpftrace+hist         the same plus a log2 histogram of each call's time (enter/exit)
+#   oslab trace           eBPF on the sys_enter/sys_exit raw tracepoints: count, errors, time
+#                         and a histogram per call site, in the kernel
+#   oslab --records       oslab's fallback: a perf record of every entry and exit
 #
 # and prints the median wall time over the rounds and each tracer's slowdown (its time over
 # plain). The issue's targets: no slower than bpftrace doing the same aggregation (≤ 4× on
@@ -57,7 +60,7 @@ seconds() {
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 declare -A times
-tools=(plain strace perf bpftrace oslab)
+tools=(plain strace perf bpftrace bpftrace+hist oslab "oslab --records")
 for tool in "${tools[@]}"; do times[$tool]=""; done
 why_perf=""
 why_bpf=""
@@ -75,22 +78,24 @@ for round in $(seq "$rounds"); do
     [ -z "$why_perf" ] && times[perf]+="$(seconds perf trace -s -o /dev/null "${cmd[@]}") "
     if [ -z "$why_bpf" ]; then
         times[bpftrace]+="$(seconds bpftrace -q -e 'tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @[args->id] = count(); }' -c "${cmd[*]}") "
+        times[bpftrace+hist]+="$(seconds bpftrace -q -e 'tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @[args->id] = count(); @t[tid] = nsecs; } tracepoint:raw_syscalls:sys_exit /@t[tid]/ { @h[args->id] = hist(nsecs - @t[tid]); delete(@t[tid]); }' -c "${cmd[*]}") "
     fi
     times[oslab]+="$(seconds "$oslab" trace --json -- "${cmd[@]}") "
+    times[oslab --records]+="$(seconds "$oslab" trace --records --json -- "${cmd[@]}") "
     echo "round $round of $rounds done" >&2
 done
 
 plain=$(echo "${times[plain]}" | tr ' ' '\n' | grep . | median)
-printf '%-12s %10s %9s\n' "tracer" "median s" "× plain"
+printf '%-16s %10s %9s\n' "tracer" "median s" "× plain"
 for tool in "${tools[@]}"; do
     if [ -z "${times[$tool]}" ]; then
         case "$tool" in
-            perf) printf '%-12s %s\n' perf "skipped: $why_perf" ;;
-            bpftrace) printf '%-12s %s\n' bpftrace "skipped: $why_bpf" ;;
+            perf) printf '%-16s %s\n' perf "skipped: $why_perf" ;;
+            bpftrace*) printf '%-16s %s\n' "$tool" "skipped: $why_bpf" ;;
         esac
         continue
     fi
     m=$(echo "${times[$tool]}" | tr ' ' '\n' | grep . | median)
-    printf '%-12s %10.3f %9.1f\n' "$tool" "$m" "$(echo "$m / $plain" | bc -l)"
+    printf '%-16s %10.3f %9.1f\n' "$tool" "$m" "$(echo "$m / $plain" | bc -l)"
 done
 echo "dd bs=1 count=$count: $((2 * count)) calls of ~0.2 µs; targets: oslab ≤ 4× plain and ≥ 20× faster than strace"

@@ -168,6 +168,30 @@ fn a_profile_survives_export_and_import_and_two_runs_differ_in_colour() {
     );
     assert!(second["configurations"][0]["samples"].as_u64().unwrap() > 0);
 
+    // `compare --profile` draws the same graph beside the comparison.
+    let flames = lab.dir().join("compared");
+    let compared = lab.oslab(&[
+        "compare",
+        "1",
+        "2",
+        "--json",
+        &format!("--profile={}", flames.display()),
+    ]);
+    compared.assert_code(0);
+    let doc = compared.json();
+    let graph = doc["profiles"][0]["flame_graph"].as_str().expect("a graph");
+    assert!(graph.starts_with(&flames.display().to_string()), "{doc}");
+    svg_frames(Path::new(graph));
+    assert!(doc["profiles"][0]["functions"].is_array(), "{doc}");
+    let text = lab.oslab(&[
+        "compare",
+        "1",
+        "2",
+        &format!("--profile={}", flames.display()),
+    ]);
+    text.assert_code(0);
+    assert!(text.stdout.contains("Where the time moved"), "{text}");
+
     // A run measured without profiling has nothing to set against.
     lab.oslab(&[
         "run",
@@ -186,6 +210,8 @@ fn a_profile_survives_export_and_import_and_two_runs_differ_in_colour() {
         &out.display().to_string(),
     ])
     .assert_user_error(&["runs 1 and 3 have no profiled configuration in common"]);
+    lab.oslab(&["compare", "1", "3", "--profile"])
+        .assert_user_error(&["runs 1 and 3 have no profiled configuration in common"]);
 }
 
 #[test]

@@ -82,6 +82,9 @@ pub(super) enum Command {
     },
     /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
     /// a verdict; first the environment and settings that differ
+    #[command(after_help = "Examples:\n  oslab compare 1 2\n  \
+                            oslab compare before after --fail-on-regression\n  \
+                            oslab compare 3 4 --profile flames   # and differential flame graphs")]
     Compare(CompareArgs),
     /// Write a stored run as a versioned JSON document (for `import`) or as CSV, one row per
     /// sample
@@ -271,6 +274,11 @@ pub(super) struct CompareArgs {
     /// Exit with code 1 when some experiment got slower (for CI)
     #[arg(long)]
     pub(super) fail_on_regression: bool,
+    /// Also draw the differential flame graph of every configuration both runs profiled
+    /// (`oslab profile`) into DIR, red where B spends a larger share, with the functions that
+    /// moved most
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "oslab-profile")]
+    pub(super) profile: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

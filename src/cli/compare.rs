@@ -43,14 +43,30 @@ pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode
         Some(n) => (n, None),
         None => default_noise(&a, &b),
     };
+    if args.profile.is_some() {
+        super::profile::Differential::check(&a, &b)?;
+    }
     let mut cmp = compare_runs(&a, &b, &metric, noise);
     cmp.noise_reason = noise_reason;
+    let diffs = match &args.profile {
+        Some(dir) => Some(super::profile::Differential::of(&a, &b, dir)?),
+        None => None,
+    };
     let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&report::compare::document(&cmp))?;
+        let mut doc = report::compare::document(&cmp);
+        if let (Some(d), Some(map)) = (&diffs, doc.as_object_mut()) {
+            map.insert("profiles".into(), serde_json::Value::from(d.rows.clone()));
+        }
+        let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
     } else {
-        report::compare::render(&cmp)
+        let mut s = report::compare::render(&cmp);
+        if let Some(d) = &diffs {
+            s.push_str("\nWhere the time moved (differential flame graphs)\n");
+            s.push_str(&d.text);
+        }
+        s
     };
     write_stdout(&text)?;
     if args.fail_on_regression && cmp.any_slower() {

@@ -107,48 +107,69 @@ fn differential(db: Option<PathBuf>, a: &str, b: &str, args: &ProfileArgs) -> Re
     let store = Store::open_existing(&path)?;
     let a = only(resolve_run(&store, &path, Some(a))?, &args.run.targets)?;
     let b = only(resolve_run(&store, &path, Some(b))?, &args.run.targets)?;
-    let pairs = pairs(&a, &b);
-    if pairs.is_empty() {
-        return Err(UserError::BadOption(format!(
-            "runs {} and {} have no profiled configuration in common; profile the same \
-             experiments in both (`oslab profile EXPERIMENT`)",
-            a.id, b.id
-        ))
-        .into());
-    }
-    create_dir(&args.output)?;
-    let mut text = String::new();
-    let mut rows = Vec::new();
-    for (ra, pa, pb) in &pairs {
-        let name = report::names::label(ra);
-        let title = format!("{name}: run {} → run {}", a.id, b.id);
-        let subtitle = format!(
-            "red: a larger share in run {} · blue: a smaller one · {} and {} samples",
-            b.id,
-            pa.samples(),
-            pb.samples()
-        );
-        let svg = flame::diff_svg(pa, pb, &title, &subtitle).map_err(UserError::BadOption)?;
-        let file = args.output.join(flame::file_name(&name, "-diff"));
-        write_file(&file, &svg)?;
-        text.push_str(&format!("{title}\n"));
-        text.push_str(&tables::changes_table(pa, pb).render(2));
-        text.push('\n');
-        rows.push(serde_json::json!({
-            "label": name,
-            "experiment": ra.experiment,
-            "params": ra.params,
-            "flame_graph": file,
-            "functions": tables::changes_json(pa, pb),
-        }));
-        eprintln!("differential flame graph: {}", file.display());
-    }
-    if args.run.json {
-        let doc = serde_json::json!({"a": a.id, "b": b.id, "configurations": rows});
-        text = serde_json::to_string_pretty(&doc)? + "\n";
-    }
+    let diffs = Differential::of(&a, &b, &args.output)?;
+    let text = if args.run.json {
+        let doc = serde_json::json!({"a": a.id, "b": b.id, "configurations": diffs.rows});
+        serde_json::to_string_pretty(&doc)? + "\n"
+    } else {
+        diffs.text
+    };
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The differential flame graphs of two runs, written, with their tables of moved functions.
+pub(super) struct Differential {
+    pub(super) text: String,
+    pub(super) rows: Vec<serde_json::Value>,
+}
+
+impl Differential {
+    /// Check that `a` and `b` profiled a configuration in common: `Err` is the user's mistake.
+    pub(super) fn check(a: &Run, b: &Run) -> Result<()> {
+        if pairs(a, b).is_empty() {
+            return Err(UserError::BadOption(format!(
+                "runs {} and {} have no profiled configuration in common; profile the same \
+                 experiments in both (`oslab profile EXPERIMENT`)",
+                a.id, b.id
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Draw B against A for every configuration both profiled, into `dir`.
+    pub(super) fn of(a: &Run, b: &Run, dir: &std::path::Path) -> Result<Differential> {
+        Differential::check(a, b)?;
+        create_dir(dir)?;
+        let mut text = String::new();
+        let mut rows = Vec::new();
+        for (ra, pa, pb) in &pairs(a, b) {
+            let name = report::names::label(ra);
+            let title = format!("{name}: run {} → run {}", a.id, b.id);
+            let subtitle = format!(
+                "red: a larger share in run {} · blue: a smaller one · {} and {} samples",
+                b.id,
+                pa.samples(),
+                pb.samples()
+            );
+            let svg = flame::diff_svg(pa, pb, &title, &subtitle).map_err(UserError::BadOption)?;
+            let file = dir.join(flame::file_name(&name, "-diff"));
+            write_file(&file, &svg)?;
+            text.push_str(&format!("{title}\n"));
+            text.push_str(&tables::changes_table(pa, pb).render(2));
+            text.push('\n');
+            rows.push(serde_json::json!({
+                "label": name,
+                "experiment": ra.experiment,
+                "params": ra.params,
+                "flame_graph": file,
+                "functions": tables::changes_json(pa, pb),
+            }));
+            eprintln!("differential flame graph: {}", file.display());
+        }
+        Ok(Differential { text, rows })
+    }
 }
 
 /// The configurations profiled in both runs, with a result of A and the two profiles.
