@@ -91,6 +91,7 @@ pub(super) fn drive_worker(
         layout: plan.layout,
         probes: plan.probes,
         profile: plan.profile,
+        traced_ops: None,
     };
     let worker = match spawn(&exe, &job) {
         Ok(worker) => worker,
@@ -262,6 +263,11 @@ fn take(
         Message::Done { stop_reason } => return Some(Outcome::Done(stop_reason)),
         Message::Unsupported { reason } => return Some(Outcome::Unsupported(reason)),
         Message::Failed { reason } => return Some(Outcome::Failed(reason)),
+        Message::Traced { .. } => {
+            return Some(Outcome::Failed(
+                "the worker ran a traced pass instead of sampling".into(),
+            ));
+        }
     }
     None
 }

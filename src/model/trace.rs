@@ -54,4 +54,6 @@ pub struct Traced {
     /// The command's wait status.
     pub status: i32,
     pub wall: Duration,
+    /// What the command wrote to its stdout, when it was captured.
+    pub stdout: Vec<u8>,
 }

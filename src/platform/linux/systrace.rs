@@ -37,20 +37,55 @@ const RINGS: [usize; 3] = [8 << 20, 1 << 20, 1 << 18];
 /// How often the buffers are drained while the command runs.
 const POLL: Duration = Duration::from_millis(2);
 
-/// Run `argv` traced and wait for it.
+/// The system call no kernel implements (it fails with ENOSYS) that marks a window in a
+/// trace: the calls between the first marker's exit and the second marker's entry, over every
+/// traced process. "oslb" in ASCII. The in-kernel (eBPF) backend honours the same number.
+pub const MARK_NR: i64 = 0x6f73_6c62;
+
+/// Make the marker call (see [`MARK_NR`]); it does nothing but enter and leave the kernel.
+pub fn mark() {
+    // SAFETY: a system call number no kernel implements takes no arguments and only returns
+    // ENOSYS.
+    unsafe { libc::syscall(MARK_NR as libc::c_long) };
+}
+
+/// What to run traced, and how its standard input and output are connected.
+#[derive(Debug, Clone, Default)]
+pub struct TraceCommand {
+    pub argv: Vec<OsString>,
+    /// Written to the command's stdin (a pipe, closed after it) before it is released;
+    /// `None`: stdin is inherited. At most [`MAX_STDIN`] bytes: it must fit in the pipe.
+    pub stdin: Option<Vec<u8>>,
+    /// Collect stdout into `Traced::stdout` instead of inheriting it.
+    pub capture_stdout: bool,
+    /// Variables set in the command's environment, besides oslab's own.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// The most bytes [`TraceCommand::stdin`] may hold: a pipe's default capacity is 64 KiB, and
+/// the held command reads nothing until it is released.
+pub const MAX_STDIN: usize = 60 << 10;
+
+/// Run `argv` traced, with inherited stdio, and wait for it.
 pub fn trace_command(argv: &[OsString]) -> Result<Traced, TraceError> {
-    let program = argv
+    trace(&TraceCommand {
+        argv: argv.to_vec(),
+        ..TraceCommand::default()
+    })
+}
+
+/// Run `command` traced and wait for it.
+pub fn trace(command: &TraceCommand) -> Result<Traced, TraceError> {
+    let program = command
+        .argv
         .first()
         .ok_or_else(|| TraceError::Failed("no command given".into()))?;
+    let shown = program.to_string_lossy().into_owned();
     let path = resolve(Path::new(program)).ok_or_else(|| {
-        TraceError::Command(
-            program.to_string_lossy().into_owned(),
-            io::Error::from_raw_os_error(libc::ENOENT),
-        )
+        TraceError::Command(shown.clone(), io::Error::from_raw_os_error(libc::ENOENT))
     })?;
     let layout = Layout::read()?;
-    let child = Held::spawn(&path, argv)
-        .map_err(|e| TraceError::Command(program.to_string_lossy().into_owned(), e))?;
+    let child = Held::spawn(&path, command).map_err(|e| TraceError::Command(shown.clone(), e))?;
     let mut buffers = match open_all(child.pid, &layout) {
         Ok(buffers) => buffers,
         Err(e) => {
@@ -65,11 +100,12 @@ pub fn trace_command(argv: &[OsString]) -> Result<Traced, TraceError> {
     };
     child
         .release()
-        .map_err(|e| TraceError::Command(program.to_string_lossy().into_owned(), e))?;
+        .map_err(|e| TraceError::Command(shown.clone(), e))?;
     let status = loop {
         for b in &mut buffers {
             b.drain(&layout, &mut traced);
         }
+        child.read_stdout(&mut traced.stdout);
         if let Some(status) = child.exited() {
             break status;
         }
@@ -79,6 +115,8 @@ pub fn trace_command(argv: &[OsString]) -> Result<Traced, TraceError> {
     for b in &mut buffers {
         b.drain(&layout, &mut traced);
     }
+    child.read_stdout(&mut traced.stdout);
+    child.close_stdout();
     traced.status = status;
     traced.events.sort_by_key(SysEvent::time);
     Ok(traced)
@@ -237,38 +275,87 @@ struct Held {
     release: libc::c_int,
     /// The read end of a close-on-exec pipe the child writes its execve errno to.
     errors: libc::c_int,
+    /// The read end of the child's stdout (non-blocking), when it is captured.
+    stdout: Option<libc::c_int>,
+}
+
+/// What the forked child needs, all allocated before the fork.
+struct Exec {
+    path: CString,
+    args: Vec<CString>,
+    env: Vec<CString>,
+}
+
+impl Exec {
+    fn new(path: &Path, command: &TraceCommand) -> io::Result<Exec> {
+        let c = |bytes: &[u8]| {
+            CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+        };
+        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(k, _)| !command.env.iter().any(|(set, _)| set == k))
+            .collect();
+        env.extend(command.env.iter().cloned());
+        Ok(Exec {
+            path: c(path.as_os_str().as_bytes())?,
+            args: command
+                .argv
+                .iter()
+                .map(|a| c(a.as_bytes()))
+                .collect::<Result<_, _>>()?,
+            env: env
+                .iter()
+                .map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat()))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+    let mut ptrs: Vec<*const libc::c_char> = strings.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    ptrs
 }
 
 impl Held {
-    fn spawn(path: &Path, argv: &[OsString]) -> io::Result<Held> {
+    fn spawn(path: &Path, command: &TraceCommand) -> io::Result<Held> {
         // Everything the child needs is allocated before the fork: after it, only
         // async-signal-safe calls.
-        let c_path = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        let c_args: Vec<CString> = argv
-            .iter()
-            .map(|a| CString::new(a.as_bytes()))
-            .collect::<Result<_, _>>()
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        let mut arg_ptrs: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
-        arg_ptrs.push(std::ptr::null());
+        let exec = Exec::new(path, command)?;
+        let (arg_ptrs, env_ptrs) = (pointers(&exec.args), pointers(&exec.env));
+        let input = command.stdin.as_deref();
+        if input.is_some_and(|i| i.len() > MAX_STDIN) {
+            return Err(io::Error::from_raw_os_error(libc::E2BIG));
+        }
+        let stdin = input.map(|_| pipe(libc::O_CLOEXEC)).transpose()?;
+        let stdout = command
+            .capture_stdout
+            .then(|| pipe(libc::O_CLOEXEC))
+            .transpose()?;
         let (hold_r, hold_w) = pipe(0)?;
         let (err_r, err_w) = pipe(libc::O_CLOEXEC)?;
         // SAFETY: fork in a process that may have threads: the child only calls
-        // async-signal-safe functions (close, read, execv, write, _exit) on data made before.
+        // async-signal-safe functions (close, read, dup2, execve, write, _exit) on data made
+        // before.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(io::Error::last_os_error());
         }
         if pid == 0 {
             // SAFETY: see above; every pointer was made before the fork and is still valid.
+            // dup2 clears close-on-exec on the new descriptor, so 0 and 1 survive the execve.
             unsafe {
                 libc::close(hold_w);
                 libc::close(err_r);
+                if let Some((r, _)) = stdin {
+                    libc::dup2(r, 0);
+                }
+                if let Some((_, w)) = stdout {
+                    libc::dup2(w, 1);
+                }
                 let mut byte = 0u8;
                 libc::read(hold_r, (&mut byte as *mut u8).cast(), 1);
                 libc::close(hold_r);
-                libc::execv(c_path.as_ptr(), arg_ptrs.as_ptr());
+                libc::execve(exec.path.as_ptr(), arg_ptrs.as_ptr(), env_ptrs.as_ptr());
                 let errno = *libc::__errno_location();
                 libc::write(err_w, (&errno as *const i32).cast(), 4);
                 libc::_exit(127);
@@ -279,11 +366,50 @@ impl Held {
             libc::close(hold_r);
             libc::close(err_w);
         }
+        if let (Some((r, w)), Some(bytes)) = (stdin, input) {
+            // SAFETY: our own descriptors; the pipe holds MAX_STDIN bytes unread.
+            unsafe {
+                libc::close(r);
+                libc::write(w, bytes.as_ptr().cast(), bytes.len());
+                libc::close(w);
+            }
+        }
+        let stdout = stdout.map(|(r, w)| {
+            // SAFETY: our own descriptors: the child keeps the write end, we read without
+            // blocking while the command runs.
+            unsafe {
+                libc::close(w);
+                libc::fcntl(r, libc::F_SETFL, libc::O_NONBLOCK);
+            }
+            r
+        });
         Ok(Held {
             pid,
             release: hold_w,
             errors: err_r,
+            stdout,
         })
+    }
+
+    /// Append what the child wrote to its captured stdout since the last call.
+    fn read_stdout(&self, into: &mut Vec<u8>) {
+        let Some(fd) = self.stdout else { return };
+        let mut chunk = [0u8; 4096];
+        loop {
+            // SAFETY: reading into a local buffer of its size from our own descriptor.
+            let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+            if n <= 0 {
+                return;
+            }
+            into.extend_from_slice(&chunk[..n as usize]);
+        }
+    }
+
+    fn close_stdout(&self) {
+        if let Some(fd) = self.stdout {
+            // SAFETY: our own descriptor, not used after this.
+            unsafe { libc::close(fd) };
+        }
     }
 
     /// Let the child exec; `Err` when its execve failed.
@@ -296,6 +422,7 @@ impl Held {
         // SAFETY: our own descriptor.
         unsafe { libc::close(self.errors) };
         if n == 4 {
+            self.close_stdout();
             self.exited_blocking();
             return Err(io::Error::from_raw_os_error(errno));
         }
@@ -323,6 +450,7 @@ impl Held {
             libc::close(self.release);
             libc::close(self.errors);
         }
+        self.close_stdout();
         self.exited_blocking();
     }
 }
