@@ -40,6 +40,8 @@ const volatile __u32 windowed = 0;
 
 #define PHASE_EXEC 0
 #define PHASE_OTHER 1
+// In a window: made by the thread that made the markers.
+#define PHASE_MARKER 2
 
 // Fine latency buckets: 4 per power of two.
 #define SUB 4
@@ -83,6 +85,9 @@ struct tree {
 	__u64 begun;   // the root has begun its execve
 	__u64 marks;   // marker calls seen
 	__u64 dropped; // map updates that failed (a full map): counts are lower bounds
+	__u64 marker;  // pid_tgid of the first marker's caller
+	__u64 opened;  // time of the first marker
+	__u64 closed;  // time of the second marker
 };
 
 struct {
@@ -205,11 +210,21 @@ int on_enter(struct bpf_raw_tracepoint_args *ctx)
 		phase = PHASE_EXEC;
 	}
 	if (nr == mark_nr) {
-		__sync_fetch_and_add(&t->marks, 1);
+		__u64 seen = __sync_fetch_and_add(&t->marks, 1);
+		if (seen == 0) {
+			t->marker = id;
+			t->opened = bpf_ktime_get_ns();
+		} else if (seen == 1) {
+			t->closed = bpf_ktime_get_ns();
+		}
 		return 0;
 	}
-	if (windowed && t->marks != 1)
-		return 0;
+	if (windowed) {
+		if (t->marks != 1)
+			return 0;
+		if (id == t->marker)
+			phase = PHASE_MARKER;
+	}
 	__u64 ip = 0;
 	bpf_probe_read_kernel(&ip, sizeof(ip), (char *)ctx->args[0] + ip_offset);
 	// A task's entry is reused call after call (start 0: no call open), so a call

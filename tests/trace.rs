@@ -2,7 +2,9 @@
 //! commands (`/bin/true`, a shell that forks, dd making a known number of reads and writes)
 //! every system call strace counts, oslab counts the same number of times. Where the kernel
 //! refuses the tracepoints oslab must say so in one line; under `CI=true` a refusal, or a
-//! missing strace, fails the test.
+//! missing strace, fails the test. `trace --experiment`: the measured loops of getppid,
+//! open+close and a pipe ping-pong make exactly the calls they claim, per op, the partner's
+//! included.
 
 mod common;
 
@@ -42,6 +44,13 @@ fn oslab_trace(lab: &Lab, backend: Backend, command: &[&str]) -> Option<Value> {
     }
     out.assert_code(0);
     let doc = out.json();
+    assert_backend(&doc, backend);
+    Some(doc)
+}
+
+/// The document says it was traced by `backend`: always with `--records`, and under
+/// `CI=true` also by eBPF (a fallback there is a failure, not a skip).
+fn assert_backend(doc: &Value, backend: Backend) {
     let want = match backend {
         Backend::Ebpf => "ebpf",
         Backend::Records => "perf_records",
@@ -49,7 +58,6 @@ fn oslab_trace(lab: &Lab, backend: Backend, command: &[&str]) -> Option<Value> {
     if backend == Backend::Records || in_ci() {
         assert_eq!(doc["backend"], want, "{}", doc["method"]);
     }
-    Some(doc)
 }
 
 /// Calls per syscall over every phase of an `oslab trace --json` document.
@@ -271,4 +279,137 @@ fn an_unprivileged_user_is_told_in_one_line_why_neither_backend_may_trace() {
     assert!(stderr.contains("cannot trace here"), "{stderr}");
     assert!(stderr.contains("CAP_BPF"), "{stderr}");
     assert!(stderr.contains("record every call"), "{stderr}");
+}
+
+/// `oslab trace --experiment NAME --json ARGS...` with each backend, expecting exit code
+/// `code`; `None` (the refusal checked) where tracing is refused outside CI.
+fn trace_experiment(lab: &Lab, name: &str, args: &[&str], code: i32) -> Option<Vec<Value>> {
+    let mut docs = Vec::new();
+    for backend in BACKENDS {
+        let mut full = vec!["trace", "--experiment", name, "--json"];
+        if backend == Backend::Records {
+            full.push("--records");
+        }
+        full.extend_from_slice(args);
+        let out = lab.oslab(&full);
+        if out.code == Some(2) && out.stderr.contains("cannot trace here") {
+            assert!(!in_ci(), "CI=true, and tracing is refused\n{out}");
+            out.assert_user_error(&["cannot trace here"]);
+            return None;
+        }
+        out.assert_code(code);
+        let doc = out.json();
+        assert_backend(&doc, backend);
+        docs.push(doc);
+    }
+    Some(docs)
+}
+
+/// The calls per op of `syscall` made by `process` (`worker`, `worker_thread`, `partner`).
+fn per_op(doc: &Value, syscall: &str, process: &str) -> Option<f64> {
+    doc["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .find(|c| c["syscall"] == syscall && c["process"] == process)
+        .map(|c| c["per_op"].as_f64().expect("per_op"))
+}
+
+#[test]
+fn getppid_makes_one_getppid_per_op_and_nothing_else() {
+    let lab = Lab::new();
+    let Some(docs) = trace_experiment(&lab, "syscall.getppid", &["--ops", "5000"], 0) else {
+        return;
+    };
+    for doc in docs {
+        assert_eq!(doc["ops"], 5000);
+        let getppid = per_op(&doc, "getppid", "worker").expect("getppid in the window");
+        assert!((getppid - 1.0).abs() <= 0.01, "{getppid}: {doc}");
+        for c in doc["calls"].as_array().unwrap() {
+            assert!(
+                c["syscall"] == "getppid" || c["per_op"].as_f64().unwrap() < 0.01,
+                "nothing else at 0.01 per op or more: {c}"
+            );
+        }
+        assert_eq!(doc["matches"], true, "{doc}");
+        assert_eq!(doc["differences"], serde_json::json!([]));
+        assert_eq!(doc["lost"], 0);
+        assert_eq!(doc["syscalls_expectation"], "1 ± 0.05");
+    }
+}
+
+#[test]
+fn open_close_makes_one_openat_and_one_close_per_op() {
+    let lab = Lab::new();
+    let Some(docs) = trace_experiment(&lab, "syscall.open_close", &["--ops", "2000"], 0) else {
+        return;
+    };
+    for doc in docs {
+        for syscall in ["openat", "close"] {
+            let rate = per_op(&doc, syscall, "worker").unwrap_or(0.0);
+            assert!((rate - 1.0).abs() <= 0.01, "{syscall} {rate}: {doc}");
+        }
+        assert!(
+            (doc["worker_per_op"].as_f64().unwrap() - 2.0).abs() <= 0.01,
+            "{doc}"
+        );
+        assert_eq!(doc["matches"], true, "{doc}");
+    }
+}
+
+#[test]
+fn a_pipe_round_trip_shows_the_partners_calls_too() {
+    let lab = Lab::new();
+    let Some(docs) = trace_experiment(&lab, "ctxswitch.pipe", &["--ops", "2000"], 0) else {
+        return;
+    };
+    for doc in docs {
+        for process in ["worker", "partner"] {
+            for syscall in ["write", "read"] {
+                let rate = per_op(&doc, syscall, process).unwrap_or(0.0);
+                assert!(
+                    (rate - 1.0).abs() <= 0.01,
+                    "{process} {syscall} {rate}: {doc}"
+                );
+            }
+        }
+        assert_eq!(doc["processes"], 2, "{doc}");
+        assert_eq!(doc["matches"], true, "{doc}");
+    }
+}
+
+#[test]
+fn text_form_of_an_experiment_and_its_mistakes_are_one_line() {
+    let lab = Lab::new();
+    let out = lab.oslab(&["trace", "--experiment", "syscall.getpid", "--ops", "100"]);
+    if out.code == Some(2) {
+        assert!(!in_ci(), "{out}");
+        out.assert_user_error(&["cannot trace here"]);
+    } else {
+        out.assert_code(0);
+        assert!(out.stdout.contains("verdict: matches"), "{out}");
+        assert!(out.stdout.contains("claimed per op: getpid"), "{out}");
+    }
+    lab.oslab(&["trace", "--experiment", "syscall.nosuch"])
+        .assert_user_error(&["unknown experiment", "syscall.nosuch", "oslab list"]);
+    lab.oslab(&["trace", "--experiment", "syscall.getppid", "--ops", "0"])
+        .assert_user_error(&["--ops 0", "from 1 to"]);
+    lab.oslab(&[
+        "trace",
+        "--experiment",
+        "syscall.getppid",
+        "--param",
+        "size=4",
+    ])
+    .assert_user_error(&["parameter 'size'", "entry"]);
+    lab.oslab(&["trace", "--ops", "10", "--", "/bin/true"])
+        .assert_user_error(&["--experiment"]);
+    lab.oslab(&[
+        "trace",
+        "--experiment",
+        "syscall.getppid",
+        "--",
+        "/bin/true",
+    ])
+    .assert_code(2);
 }

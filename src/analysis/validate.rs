@@ -58,7 +58,7 @@ pub enum Bound {
 }
 
 impl Bound {
-    fn holds(&self, x: f64) -> bool {
+    pub fn holds(&self, x: f64) -> bool {
         match *self {
             Bound::Below(limit) => x < limit,
             Bound::AtLeast(limit) => x >= limit,
@@ -66,7 +66,7 @@ impl Bound {
         }
     }
 
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match *self {
             Bound::Below(limit) => format!("< {}", fmt_num(limit)),
             Bound::AtLeast(limit) => format!(">= {}", fmt_num(limit)),

@@ -16,7 +16,8 @@ use super::*;
     after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
                   2 usage or database error or output that cannot be written (a full disk), \
                   3 an experiment failed, 4 a result is suspect; `compare \
-                  --fail-on-regression`: 1 when something got slower; 130 interrupted by \
+                  --fail-on-regression`: 1 when something got slower; `trace --experiment`: 5 \
+                  when the traced calls differ from the experiment's claims; 130 interrupted by \
                   Ctrl-C (a run keeps what it finished; import, export -o and report -o leave \
                   nothing half-done)."
 )]
@@ -48,21 +49,15 @@ pub(super) enum Command {
     Profile(ProfileArgs),
     /// Run a command and report every system call it and the processes it starts make:
     /// count, errors by errno, time inside (total, median, log2 histogram), by phase
-    /// (dynamic loader, program, exit), with what well-known start-up calls are for
+    /// (dynamic loader, program, exit), with what well-known start-up calls are for. With
+    /// --experiment, trace one pass of an experiment's measured loop in its real worker and
+    /// check that it makes exactly the system calls the experiment claims (exit code 5 when
+    /// it does not)
     #[command(after_help = "Examples:\n  oslab trace -- /bin/true\n  \
-                            oslab trace --json -- sh -c 'ls | wc -l' | jq '.calls[] | {syscall, calls}'")]
-    Trace {
-        /// Print one JSON document
-        #[arg(long)]
-        json: bool,
-        /// Record every call (perf_event records: exact medians, but several times slower)
-        /// instead of counting in the kernel with eBPF
-        #[arg(long)]
-        records: bool,
-        /// The command and its arguments, after `--`
-        #[arg(last = true, required = true, value_name = "COMMAND")]
-        command: Vec<std::ffi::OsString>,
-    },
+                            oslab trace --json -- sh -c 'ls | wc -l' | jq '.calls[] | {syscall, calls}'\n  \
+                            oslab trace --experiment syscall.getppid\n  \
+                            oslab trace --experiment ctxswitch.pipe --param placement=cross --ops 1000")]
+    Trace(TraceArgs),
     /// List the experiments, their parameters and what they exercise
     List {
         /// Print JSON
@@ -305,4 +300,30 @@ pub(super) enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct TraceArgs {
+    /// Print one JSON document
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Trace one pass of this experiment's measured loop (`oslab list` shows them) instead of
+    /// a command, and compare its calls with what the experiment claims
+    #[arg(long, value_name = "NAME", conflicts_with = "command")]
+    pub(super) experiment: Option<String>,
+    /// Set a parameter of the experiment (repeatable; one value each; swept parameters take
+    /// their default)
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    pub(super) params: Vec<String>,
+    /// Operations in the traced pass [default: 10000]; an experiment whose pass is fixed by
+    /// its parameters runs that many instead
+    #[arg(long, value_name = "N")]
+    pub(super) ops: Option<u64>,
+    /// Record every call (perf_event records: exact medians, but several times slower)
+    /// instead of counting in the kernel with eBPF
+    #[arg(long)]
+    pub(super) records: bool,
+    /// The command and its arguments, after `--`
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(super) command: Vec<std::ffi::OsString>,
 }

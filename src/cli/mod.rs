@@ -4,7 +4,7 @@
 //! 2 a mistake in the command line or the database named, or output that cannot be written
 //! (one line says the fix), 3 an experiment failed, 4 a result is suspect (its counters
 //! contradict what it measures), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP: one line says what
-//! was kept).
+//! was kept), 5 `trace --experiment`: the traced pass differs from the experiment's claims.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -208,11 +208,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(cli.db, args),
         Command::Profile(args) => profile(cli.db, args),
-        Command::Trace {
-            json,
-            records,
-            command,
-        } => trace(&command, json, records),
+        Command::Trace(args) => trace(&args),
         Command::List { json } => list(json),
         Command::Show { run, json, list } => show(cli.db, run, json, list),
         Command::Compare(args) => compare(cli.db, args),

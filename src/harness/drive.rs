@@ -37,11 +37,11 @@ struct Worker {
 
 /// The directories a worker uses, removed by the parent after reaping it, so nothing is left
 /// behind even when the worker is killed before its own clean-up runs.
-struct Dirs {
+pub(super) struct Dirs {
     /// A private directory for the worker's files.
-    scratch: Option<TempDir>,
+    pub(super) scratch: Option<TempDir>,
     /// The experiment's directory on the file system under test (`ExperimentInfo::work_dir`).
-    work: Option<TempDir>,
+    pub(super) work: Option<TempDir>,
 }
 
 /// The time limit: `at` may move later once the worker has timed a whole pass.
@@ -74,7 +74,7 @@ pub(super) fn drive_worker(
             ));
         }
     };
-    let dirs = match Dirs::create(info, plan) {
+    let dirs = match Dirs::create(info, &plan.dir) {
         Ok(dirs) => dirs,
         Err(outcome) => return outcome,
     };
@@ -91,6 +91,7 @@ pub(super) fn drive_worker(
         layout: plan.layout,
         probes: plan.probes,
         profile: plan.profile,
+        traced_ops: None,
     };
     let worker = match spawn(&exe, &job) {
         Ok(worker) => worker,
@@ -113,7 +114,8 @@ pub(super) fn drive_worker(
 }
 
 impl Dirs {
-    fn create(info: &ExperimentInfo, plan: &Plan) -> Result<Dirs, Outcome> {
+    /// A scratch directory, and for an experiment with a work directory one in `dir`.
+    pub(super) fn create(info: &ExperimentInfo, dir: &Path) -> Result<Dirs, Outcome> {
         let scratch = scratch::create(&std::env::temp_dir(), scratch::SCRATCH_PREFIX).ok();
         if !info.work_dir {
             return Ok(Dirs {
@@ -121,14 +123,14 @@ impl Dirs {
                 work: None,
             });
         }
-        match scratch::create(&plan.dir, scratch::WORK_PREFIX) {
+        match scratch::create(dir, scratch::WORK_PREFIX) {
             Ok(dir) => Ok(Dirs {
                 scratch,
                 work: Some(dir),
             }),
             Err(e) => Err(Outcome::Failed(format!(
                 "cannot create a directory in {}: {e}",
-                plan.dir.display()
+                dir.display()
             ))),
         }
     }
@@ -262,6 +264,11 @@ fn take(
         Message::Done { stop_reason } => return Some(Outcome::Done(stop_reason)),
         Message::Unsupported { reason } => return Some(Outcome::Unsupported(reason)),
         Message::Failed { reason } => return Some(Outcome::Failed(reason)),
+        Message::Traced { .. } => {
+            return Some(Outcome::Failed(
+                "the worker ran a traced pass instead of sampling".into(),
+            ));
+        }
     }
     None
 }

@@ -46,6 +46,11 @@ pub struct Job {
     /// Profile the routine after everything else (`measure::profile`).
     #[serde(default)]
     pub profile: Option<ProfileRequest>,
+    /// Instead of sampling, run this many operations once between two marker calls
+    /// (`platform::systrace::mark`), for `oslab trace --experiment` (`harness::traced`). The
+    /// parent has already replaced it with the fixed count of a `Batch::Fixed` experiment.
+    #[serde(default)]
+    pub traced_ops: Option<u64>,
 }
 
 fn counts_probes() -> bool {
@@ -75,6 +80,11 @@ pub enum Message {
     Done {
         stop_reason: StopReason,
     },
+    /// The last message of a traced pass (`Job::traced_ops`): the operations run between
+    /// the two markers.
+    Traced {
+        ops: u64,
+    },
     Unsupported {
         reason: String,
     },
@@ -101,7 +111,7 @@ pub fn main() -> i32 {
     let mut out = BufWriter::new(stdout.lock());
     let outcome = run(&mut out);
     let last = match outcome {
-        Ok(stop_reason) => Message::Done { stop_reason },
+        Ok(last) => last,
         Err(SetupError::Unsupported(reason)) => Message::Unsupported { reason },
         Err(SetupError::Failed(reason)) => Message::Failed { reason },
     };
@@ -114,11 +124,15 @@ fn send(out: &mut impl Write, message: &Message) -> Result<(), String> {
     writeln!(out, "{line}").map_err(|e| format!("cannot write to the parent: {e}"))
 }
 
-fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
+/// The job's work; `Ok` is the last message to send.
+fn run(out: &mut impl Write) -> Result<Message, SetupError> {
     let job = read_job()?;
     let info = prepare(&job)?;
     // Before anything of the experiment's is allocated, and kept to the end.
     let _heap_pad = job.layout.map(|l| l.pad_heap());
+    if let Some(ops) = job.traced_ops {
+        return traced_pass(&job, info, ops);
+    }
     let mut counters = if info.counters_in_samples {
         CounterSet::open()
     } else {
@@ -133,13 +147,7 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
     .map_err(SetupError::Failed)?;
 
     let params = Params::from_map(job.params.clone());
-    let context = Context {
-        cpu: job.cpus.first().copied(),
-        other_cpu: job.other_cpu,
-        scratch_dir: job.scratch_dir.clone(),
-        work_dir: job.work_dir.clone(),
-    };
-    let mut routine = (info.setup)(&params, &context)?;
+    let mut routine = (info.setup)(&params, &context(&job))?;
     let fixed_ops = match info.batch {
         experiment::Batch::Fixed(ops) => Some(ops(&params)),
         experiment::Batch::Sized => None,
@@ -177,7 +185,32 @@ fn run(out: &mut impl Write) -> Result<StopReason, SetupError> {
         );
         send(out, &Message::Profile(profile)).map_err(SetupError::Failed)?;
     }
-    Ok(sampled.stop_reason)
+    Ok(Message::Done {
+        stop_reason: sampled.stop_reason,
+    })
+}
+
+/// The experiment's setup as for sampling, then one untimed pass of `ops` operations between
+/// two marker calls: the window a tracer reads (`harness::traced`). Nothing else runs in it,
+/// and nothing is sent until it has ended.
+fn traced_pass(job: &Job, info: &ExperimentInfo, ops: u64) -> Result<Message, SetupError> {
+    let params = Params::from_map(job.params.clone());
+    let mut routine = (info.setup)(&params, &context(job))?;
+    routine.prepare(ops).map_err(SetupError::Failed)?;
+    crate::platform::systrace::mark();
+    let ran = routine.run(ops);
+    crate::platform::systrace::mark();
+    ran.map_err(SetupError::Failed)?;
+    Ok(Message::Traced { ops })
+}
+
+fn context(job: &Job) -> Context {
+    Context {
+        cpu: job.cpus.first().copied(),
+        other_cpu: job.other_cpu,
+        scratch_dir: job.scratch_dir.clone(),
+        work_dir: job.work_dir.clone(),
+    }
 }
 
 /// The job, as JSON on stdin.

@@ -49,6 +49,8 @@ pub struct CallSite {
     pub pid: u32,
     /// The command's own first `execve`.
     pub exec: bool,
+    /// Made, inside the marker window, by the thread that made the markers.
+    pub marker_thread: bool,
     pub nr: i64,
     /// The user-space address the call was made from (0 if unknown).
     pub ip: u64,
@@ -82,6 +84,18 @@ pub fn fine_bucket_range(b: u32) -> (u64, u64) {
     }
 }
 
+/// The window between two marker calls, counted in the kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Marked {
+    /// Marker calls seen (a window needs two).
+    pub marks: u64,
+    /// The process and thread that made the first marker.
+    pub pid: u32,
+    pub tid: u32,
+    /// From the first marker to the second.
+    pub window_ns: u64,
+}
+
 /// How the calls were traced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Method {
@@ -109,6 +123,10 @@ pub struct Traced {
     pub status: i32,
     pub wall: Duration,
     pub method: Method,
+    /// What the command wrote to its stdout, when it was captured.
+    pub stdout: Vec<u8>,
+    /// The marker window as the kernel saw it (the eBPF backend with `TraceCommand::marked`).
+    pub marked: Option<Marked>,
 }
 
 #[cfg(test)]

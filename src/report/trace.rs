@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::analysis::trace::claims::{Check, MAX_UNCLAIMED, MIN_CLAIMED};
 use crate::analysis::trace::{BUCKETS, CallStats, Summary, explain};
 use crate::report::format::{Align, Table, time_ns};
 
@@ -140,6 +141,158 @@ pub fn json(summary: &Summary, heading: &Heading, exit_code: Option<i32>) -> Val
         "lost": summary.lost,
         "histogram_buckets": BUCKETS,
         "calls": calls,
+    })
+}
+
+/// What a traced pass of an experiment was, for the heading.
+pub struct CheckHeading<'a> {
+    /// The experiment and its parameters ([`configuration`]).
+    pub experiment: &'a str,
+    pub name: &'a str,
+    pub params: &'a std::collections::BTreeMap<String, String>,
+    /// The experiment's pass is fixed by its parameters: `--ops` (`requested`) was replaced.
+    pub fixed: bool,
+    pub requested: u64,
+    /// `ebpf` or `perf_records`, as [`Heading::backend`].
+    pub backend: &'a str,
+    pub method: &'a str,
+    /// `ExperimentInfo::syscalls`.
+    pub claimed: &'a [&'a str],
+    pub lost: u64,
+}
+
+/// `name (k=v, …)` with every parameter, or the bare name without any.
+pub fn configuration(name: &str, params: &std::collections::BTreeMap<String, String>) -> String {
+    if params.is_empty() {
+        return name.to_string();
+    }
+    let list: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{name} ({})", list.join(", "))
+}
+
+/// The operations line: how many, and why not `--ops` when the parameters fixed them.
+fn ops_text(check: &Check, heading: &CheckHeading) -> String {
+    let fixed = if heading.fixed && check.ops != heading.requested {
+        format!(
+            " (its pass is fixed by its parameters: {} ops, not the {} asked for)",
+            check.ops, heading.requested
+        )
+    } else {
+        String::new()
+    };
+    format!("{} ops{fixed}", check.ops)
+}
+
+/// The table of a traced pass: per call and side, the rate per op and whether it is claimed;
+/// then the worker thread's total against the expectation and the verdict.
+pub fn render_check(check: &Check, heading: &CheckHeading) -> String {
+    let mut out = format!(
+        "{}: one pass of {} traced in its worker; calls from {} process{} in a window of {}\n",
+        heading.experiment,
+        ops_text(check, heading),
+        check.processes,
+        if check.processes == 1 { "" } else { "es" },
+        time_ns(check.window_ns as f64),
+    );
+    out.push_str(&format!("traced with {}\n", heading.method));
+    out.push_str(&format!(
+        "claimed per op: {}\n\n",
+        if heading.claimed.is_empty() {
+            "no system call".to_string()
+        } else {
+            heading.claimed.join(", ")
+        }
+    ));
+    let mut table = Table::new(&[
+        ("syscall", Align::Left),
+        ("per op", Align::Right),
+        ("calls", Align::Right),
+        ("claimed?", Align::Left),
+        ("process", Align::Left),
+    ]);
+    for r in &check.rates {
+        table.row(vec![
+            r.syscall.clone(),
+            per_op_text(r.per_op),
+            r.calls.to_string(),
+            if r.claimed { "yes" } else { "no" }.into(),
+            r.side.name().into(),
+        ]);
+    }
+    if check.rates.is_empty() {
+        out.push_str("  no system call between the markers\n");
+    } else {
+        out.push_str(&table.render(2));
+    }
+    out.push_str(&format!(
+        "\nworker thread: {:.3} calls per op{}\n",
+        check.worker_per_op,
+        check.total.map_or(String::new(), |b| format!(
+            " (its syscalls expectation: {})",
+            b.describe()
+        ))
+    ));
+    if check.matches() {
+        out.push_str(&format!(
+            "verdict: matches (every claimed call at least {MIN_CLAIMED} per op, nothing else \
+             {MAX_UNCLAIMED} per op or more)\n"
+        ));
+    } else {
+        let n = check.differences.len();
+        out.push_str(&format!(
+            "verdict: {n} difference{} from the claims\n",
+            if n == 1 { "" } else { "s" }
+        ));
+        for d in &check.differences {
+            out.push_str(&format!("  - {d}\n"));
+        }
+    }
+    out
+}
+
+/// A rate per op to three decimals; a rare call is `<0.001`, not a misleading 0.000.
+fn per_op_text(per_op: f64) -> String {
+    if per_op > 0.0 && per_op < 0.0005 {
+        "<0.001".into()
+    } else {
+        format!("{per_op:.3}")
+    }
+}
+
+/// The JSON document of a traced pass (docs/json.md).
+pub fn check_json(check: &Check, heading: &CheckHeading) -> Value {
+    let calls: Vec<Value> = check
+        .rates
+        .iter()
+        .map(|r| {
+            json!({
+                "syscall": r.syscall,
+                "nr": r.nr,
+                "process": r.side,
+                "calls": r.calls,
+                "per_op": r.per_op,
+                "claimed": r.claimed,
+            })
+        })
+        .collect();
+    json!({
+        "experiment": heading.name,
+        "params": heading.params,
+        "configuration": heading.experiment,
+        "ops": check.ops,
+        "ops_requested": heading.requested,
+        "ops_fixed_by_params": heading.fixed,
+        "backend": heading.backend,
+        "method": heading.method,
+        "processes": check.processes,
+        "window_ns": check.window_ns,
+        "lost": heading.lost,
+        "claimed": heading.claimed,
+        "calls": calls,
+        "worker_per_op": check.worker_per_op,
+        "syscalls_expectation": check.total.map(|b| b.describe()),
+        "matches": check.matches(),
+        "differences": check.differences.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
     })
 }
 

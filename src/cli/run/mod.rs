@@ -8,6 +8,7 @@ use crate::model::profile::ProfileRequest;
 
 mod options;
 use options::*;
+pub(super) use options::{check_dir, check_param_names};
 
 /// `run`'s options checked as [`run`] checks them, but for `--dir`; nothing is written.
 pub(in crate::cli) fn check_options(args: &RunArgs) -> Result<()> {

@@ -157,7 +157,7 @@ pub(super) fn planned_infos(suite: &plan::Suite) -> Vec<&'static ExperimentInfo>
 }
 
 /// Every `--param` name must belong to some selected experiment.
-pub(super) fn check_param_names(
+pub(in crate::cli) fn check_param_names(
     given: &[(String, String)],
     selected: &[&'static ExperimentInfo],
 ) -> Result<(), UserError> {
@@ -223,7 +223,10 @@ pub(super) fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> 
 
 /// The directory file experiments work in: `--dir` or the current directory, checked to be a
 /// writable directory, and every selected experiment's pre-flight check passed there.
-pub(super) fn check_dir(given: Option<&std::path::Path>, jobs: &[Planned]) -> Result<PathBuf> {
+pub(in crate::cli) fn check_dir(
+    given: Option<&std::path::Path>,
+    jobs: &[Planned],
+) -> Result<PathBuf> {
     let uses_dir = jobs
         .iter()
         .any(|j| j.info.work_dir || j.info.preflight.is_some());

@@ -17,7 +17,7 @@ use aya::maps::{Array, HashMap, MapData, PerCpuHashMap};
 use aya::programs::RawTracePoint;
 use aya::{Ebpf, EbpfLoader, Pod};
 
-use crate::model::trace::CallSite;
+use crate::model::trace::{CallSite, Marked};
 
 /// The object `bpf/build.sh` builds from `bpf/systrace.bpf.c`.
 static OBJECT: &[u8] = include_bytes!("bpf/systrace.bpf.o");
@@ -69,6 +69,9 @@ struct Tree {
     begun: u64,
     marks: u64,
     dropped: u64,
+    marker: u64,
+    opened: u64,
+    closed: u64,
 }
 
 #[repr(C)]
@@ -97,6 +100,7 @@ unsafe impl Pod for Tree {}
 /// The loaded and attached programs; dropping it detaches them.
 pub struct SyscallCounter {
     ebpf: Ebpf,
+    windowed: bool,
 }
 
 /// What the counters held when read.
@@ -105,18 +109,20 @@ pub struct Counted {
     pub sites: Vec<CallSite>,
     /// Map updates that failed (a full map): the counts are lower bounds.
     pub dropped: u64,
+    /// The marker window, when counting in one.
+    pub marked: Option<Marked>,
 }
 
 impl SyscallCounter {
     /// Load and attach the programs. `windowed`: count only between the first two calls of
     /// `mark_nr` (a number no kernel implements). `Err`: one line saying why not.
     pub fn open(execve_nr: i64, mark_nr: i64, windowed: bool) -> Result<SyscallCounter, String> {
-        let windowed = u32::from(windowed);
+        let window = u32::from(windowed);
         let mut ebpf = EbpfLoader::new()
             .override_global("ip_offset", &IP_OFFSET, true)
             .override_global("execve_nr", &execve_nr, true)
             .override_global("mark_nr", &mark_nr, true)
-            .override_global("windowed", &windowed, true)
+            .override_global("windowed", &window, true)
             .load(OBJECT)
             .map_err(|e| refusal(&e.to_string(), &e))?;
         for (program, tracepoint) in [
@@ -134,7 +140,7 @@ impl SyscallCounter {
             tp.attach(tracepoint)
                 .map_err(|e| refusal(&format!("{tracepoint}: {e}"), &e))?;
         }
-        Ok(SyscallCounter { ebpf })
+        Ok(SyscallCounter { ebpf, windowed })
     }
 
     /// Count the calls of process `pid` (still held before its execve) and of every process
@@ -201,10 +207,16 @@ impl SyscallCounter {
             site.unfinished += 1;
         }
         let state: Array<&MapData, Tree> = map(&self.ebpf, "state")?;
-        let dropped = state.get(&0, 0).map_err(read_error)?.dropped;
+        let tree = state.get(&0, 0).map_err(read_error)?;
         Ok(Counted {
             sites: sites.into_values().collect(),
-            dropped,
+            dropped: tree.dropped,
+            marked: self.windowed.then_some(Marked {
+                marks: tree.marks,
+                pid: (tree.marker >> 32) as u32,
+                tid: tree.marker as u32,
+                window_ns: tree.closed.saturating_sub(tree.opened),
+            }),
         })
     }
 }
@@ -213,6 +225,7 @@ fn site(sites: &mut BTreeMap<CallKey, CallSite>, key: CallKey) -> &mut CallSite 
     sites.entry(key).or_insert_with(|| CallSite {
         pid: key.tgid,
         exec: key.phase == 0,
+        marker_thread: key.phase == 2,
         nr: key.nr,
         ip: key.ip,
         ..CallSite::default()

@@ -12,6 +12,8 @@
 //!   loader's; `exit`/`exit_group` are the exit; the rest is the program (libc start-up and
 //!   `main` cannot be told apart by the code that makes the call: both call through libc).
 
+pub mod claims;
+
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -456,6 +458,7 @@ mod tests {
         let site = |exec, nr, ip, calls, unfinished, buckets: &[(u32, u64)]| CallSite {
             pid: 10,
             exec,
+            marker_thread: false,
             nr,
             ip,
             calls,
