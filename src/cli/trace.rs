@@ -8,8 +8,15 @@ use crate::harness::traced::{self, Outcome};
 use crate::model::trace::Method;
 use crate::platform::systrace::{self, TraceError};
 
-/// How the calls were traced, for the heading: the backend's name and the words.
+/// How the calls were traced, for the heading: the backend's name and the words. A fallback
+/// from eBPF is also said on stderr, in one line, so that a `--json` reader sees it too.
 fn method(method: &Method) -> (&'static str, String) {
+    if let Method::Recorded {
+        not_counted: Some(why),
+    } = method
+    {
+        eprintln!("oslab: note: {why}; recording every call instead (slower)");
+    }
     match method {
         Method::Counted => (
             "ebpf",
