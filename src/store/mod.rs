@@ -8,6 +8,7 @@
 //! Layout: `schema.rs` holds every SQL statement and the migrations, `open.rs` decides whether
 //! a file may be used, `write.rs` and `read.rs` map records to rows and back.
 
+mod columns;
 mod error;
 mod import;
 mod open;

@@ -4,10 +4,9 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::columns::{count, int, json, position_of, to_json};
 use super::error::{During, StoreError};
-use super::read::{count, json};
 use super::schema;
-use super::write::{int, position_of, to_json};
 use crate::model::profile::{FoldedStack, Profile};
 
 /// Store `profile` as the profile of result `result_id`.

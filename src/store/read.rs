@@ -13,6 +13,7 @@ use rusqlite::{Connection, OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 
 use super::RunSummary;
+use super::columns::{count, json};
 use super::error::{During, StoreError};
 use super::schema;
 use crate::model::{
@@ -377,19 +378,6 @@ pub(super) fn optional_id(
 /// A non-optional `f64` column. SQLite stores NaN as NULL, so NULL reads back as NaN.
 fn real(row: &Row<'_>, idx: usize) -> rusqlite::Result<f64> {
     Ok(row.get::<_, Option<f64>>(idx)?.unwrap_or(f64::NAN))
-}
-
-/// A `u64` of the model (the writer never stores a negative one).
-pub(super) fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
-    let value: i64 = row.get(idx)?;
-    u64::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, value))
-}
-
-/// A JSON text column decoded into its model type.
-pub(super) fn json<T: DeserializeOwned>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
-    let text: String = row.get(idx)?;
-    serde_json::from_str(&text)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
 }
 
 /// A nullable JSON column: `None` for NULL.

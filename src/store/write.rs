@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
 
+use super::columns::{int, position_of, to_json};
 use super::error::{During, StoreError};
 use super::schema;
 use crate::model::env::Environment;
@@ -296,33 +296,6 @@ fn insert_sample(
             .during(path, "storing counter values")?;
     }
     Ok(())
-}
-
-/// A `u64` from the model as an SQLite integer, refused rather than wrapped when too large.
-pub(super) fn int(path: &Path, what: &'static str, value: u64) -> Result<i64, StoreError> {
-    i64::try_from(value).map_err(|_| StoreError::OutOfRange {
-        path: path.to_path_buf(),
-        what,
-        value,
-    })
-}
-
-/// A position in a `Vec` as a column value. A `Vec` cannot hold more than `isize::MAX`
-/// elements, so this never saturates on a 64-bit target.
-pub(super) fn position_of(index: usize) -> i64 {
-    i64::try_from(index).unwrap_or(i64::MAX)
-}
-
-pub(super) fn to_json<T: Serialize + ?Sized>(
-    path: &Path,
-    what: &'static str,
-    value: &T,
-) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Encode {
-        path: path.to_path_buf(),
-        what,
-        detail: e.to_string(),
-    })
 }
 
 /// FNV-1a, 64-bit (Fowler, Noll, Vo; draft-eastlake-fnv). Chosen because it is stable across
