@@ -344,6 +344,23 @@ mod tests {
         }
     }
 
+    /// The dynamic loader mapped into process 10.
+    fn loader() -> Mapping {
+        Mapping {
+            pid: 10,
+            start: 0x7000_0000,
+            len: 0x1000,
+            path: "/lib64/ld-linux-x86-64.so.2".into(),
+        }
+    }
+
+    fn find(s: &Summary, phase: Phase, name: &str) -> Option<CallStats> {
+        s.calls
+            .iter()
+            .find(|c| c.phase == phase && c.name == name)
+            .cloned()
+    }
+
     fn enter(tid: u32, time: u64, nr: i64, ip: u64) -> SysEvent {
         SysEvent::Enter {
             pid: tid,
@@ -382,12 +399,7 @@ mod tests {
                 enter(10, 120, EXIT_GROUP, 0x5000_0020),
             ],
             mappings: vec![
-                Mapping {
-                    pid: 10,
-                    start: 0x7000_0000,
-                    len: 0x1000,
-                    path: "/lib64/ld-linux-x86-64.so.2".into(),
-                },
+                loader(),
                 Mapping {
                     pid: 10,
                     start: 0x5000_0000,
@@ -398,12 +410,7 @@ mod tests {
             ..Traced::default()
         };
         let s = summarize(&traced, &name, EXECVE, &[EXIT_GROUP]);
-        let find = |phase: Phase, n: &str| {
-            s.calls
-                .iter()
-                .find(|c| c.phase == phase && c.name == n)
-                .cloned()
-        };
+        let find = |phase, n| find(&s, phase, n);
         let loader_open = find(Phase::Loader, "open").expect("the loader's open");
         assert_eq!(
             (loader_open.calls, loader_open.errors.get(&2)),
@@ -483,22 +490,11 @@ mod tests {
                 site(false, 2, 0x5000_0010, 1, 0, &[(26, 1)]),
                 site(false, EXIT_GROUP, 0x5000_0020, 1, 1, &[]),
             ],
-            mappings: vec![Mapping {
-                pid: 10,
-                start: 0x7000_0000,
-                len: 0x1000,
-                path: "/lib64/ld-linux-x86-64.so.2".into(),
-            }],
+            mappings: vec![loader()],
             ..Traced::default()
         };
         let s = summarize(&traced, &name, EXECVE, &[EXIT_GROUP]);
-        let find = |phase: Phase, n: &str| {
-            s.calls
-                .iter()
-                .find(|c| c.phase == phase && c.name == n)
-                .cloned()
-                .unwrap_or_else(|| panic!("{n} in {phase:?}: {s:?}"))
-        };
+        let find = |phase, n| find(&s, phase, n).unwrap_or_else(|| panic!("{n}: {s:?}"));
         let exec = find(Phase::Exec, "execve");
         assert_eq!(
             exec.median_ns,
