@@ -110,6 +110,27 @@ Each side is one worker process: the CI shows the spread within it, not between 
 3 compared: 1 slower, 0 faster, 1 no change, 1 within noise; !! marks 1 change(s) of 1.5× or more
 "#;
 
+/// A run measured under qemu-user against a native one: one warning line before the tables,
+/// and the emulation among the environment's differences.
+#[test]
+fn an_emulated_run_against_a_native_one_is_said_first() {
+    let (a, mut b) = pair();
+    b.environment.emulation = Some(
+        "user-mode emulation of aarch64 on an x86_64 kernel: timings are not this CPU's cost"
+            .into(),
+    );
+    let text = report::compare::render(&compare_runs(&a, &b, &Metric::Time, DEFAULT_NOISE));
+    let warning = text.lines().nth(1).expect("a second line");
+    assert!(
+        warning.starts_with("warning: run 2 ran under user-mode emulation and run 1 natively"),
+        "{text}"
+    );
+    assert!(text.contains("emulation"), "{text}");
+    let (a, b) = pair();
+    let text = report::compare::render(&compare_runs(&a, &b, &Metric::Time, DEFAULT_NOISE));
+    assert!(!text.contains("emulation"), "{text}");
+}
+
 #[test]
 fn compare_json_snapshot() {
     let (a, b) = pair();

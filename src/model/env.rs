@@ -84,6 +84,10 @@ pub struct Environment {
     pub kernel_release: Option<String>,
     pub kernel_version: Option<String>,
     pub arch: String,
+    /// The user-mode emulator this binary runs under (qemu-user on a kernel of another
+    /// architecture), in words; `None` on native hardware. Timings are then the emulator's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<String>,
     pub hostname: Option<String>,
     pub kernel_cmdline: Option<String>,
     pub clocksource: Option<String>,
@@ -137,6 +141,7 @@ impl Environment {
     /// counters this run could open) does not count.
     pub fn same_machine(&self, other: &Environment) -> bool {
         self.hostname == other.hostname
+            && self.emulation == other.emulation
             && self.cpu_model == other.cpu_model
             && self.logical_cpus == other.logical_cpus
             && self.microcode == other.microcode

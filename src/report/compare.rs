@@ -22,6 +22,7 @@ pub fn render(cmp: &RunComparison) -> String {
             .as_ref()
             .map_or(String::new(), |why| format!(" ({why})"))
     );
+    out.push_str(&emulation_warning(cmp));
     out.push('\n');
     out.push_str(&diff_section("Environment", &cmp.environment_diff));
     out.push('\n');
@@ -34,6 +35,24 @@ pub fn render(cmp: &RunComparison) -> String {
     out.push_str(&summary_line(cmp));
     out.push('\n');
     out
+}
+
+/// One line when one run was measured under user-mode emulation and the other was not: its
+/// times are the emulator's, so a ratio of times compares an emulator with a CPU.
+fn emulation_warning(cmp: &RunComparison) -> String {
+    let Some(d) = cmp.environment_diff.iter().find(|d| d.field == "emulation") else {
+        return String::new();
+    };
+    let (emulated, native) = match (&d.a, &d.b) {
+        (Some(_), None) => (cmp.a_id, cmp.b_id),
+        (None, Some(_)) => (cmp.b_id, cmp.a_id),
+        _ => return String::new(),
+    };
+    format!(
+        "warning: run {emulated} ran under user-mode emulation and run {native} natively: \
+         run {emulated}'s times are the emulator's, not a CPU's, so B/A of time compares the two; \
+         counts (--metric syscalls, minflt, …) still compare\n"
+    )
 }
 
 /// `experiment (label) k=v …`: how a configuration is named in the tables.

@@ -238,6 +238,7 @@ fn os_and_kernel(env: &Environment) -> Section {
     if !env.arch.is_empty() {
         s.row("arch", env.arch.as_str());
     }
+    s.opt("emulated", env.emulation.as_deref());
     s.opt("hostname", env.hostname.as_deref());
     s.opt("preemption", env.preemption.as_deref());
     s.opt("HZ", env.hz.map(|hz| hz.to_string()));

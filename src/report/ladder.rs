@@ -403,6 +403,10 @@ fn heading(run: &Run) -> String {
         .as_deref()
         .map(|v| format!(", {v}"))
         .unwrap_or_default();
+    let virt = match &env.emulation {
+        Some(e) => format!("{virt}; EMULATED: {e}"),
+        None => virt,
+    };
     let clock = match run.clock.tsc_hz {
         Some(hz) => format!("TSC at {:.3} GHz", hz / 1e9),
         None => run.clock.source.clone(),

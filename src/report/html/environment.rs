@@ -106,7 +106,13 @@ const SYSTEM: &[(&str, Field)] = &[
             r.environment.hz.map(|h| format!("HZ={h}")),
         ])
     }),
-    ("architecture", |r| Some(r.environment.arch.clone())),
+    ("architecture", |r| {
+        let e = &r.environment;
+        Some(match &e.emulation {
+            Some(how) => format!("{} — emulated: {how}", e.arch),
+            None => e.arch.clone(),
+        })
+    }),
     ("virtualization", |r| {
         let e = &r.environment;
         join_some(&[

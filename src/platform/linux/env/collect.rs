@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 
 use crate::model::env::{Cache, Environment, Tlb};
 
+mod emulation;
 mod read;
 use read::*;
 mod parse;
@@ -164,6 +165,7 @@ fn fill_system(e: &mut Environment, uname: &Uname) {
     e.kernel_release = uname.release.clone();
     e.kernel_version = uname.version.clone();
     e.arch = std::env::consts::ARCH.to_string();
+    e.emulation = emulation::emulation();
     e.hostname = uname.nodename.clone();
     e.clocksource = read_value(&format!("{CLOCKSOURCE_DIR}/current_clocksource"));
     e.available_clocksources = read_value(&format!("{CLOCKSOURCE_DIR}/available_clocksource"));
