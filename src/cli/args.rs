@@ -58,7 +58,8 @@ pub(super) enum Command {
                             oslab trace --experiment syscall.getppid\n  \
                             oslab trace --experiment ctxswitch.pipe --param placement=cross --ops 1000")]
     Trace(TraceArgs),
-    /// List the experiments, their parameters and what they exercise
+    /// List the experiments, their parameters and what they exercise (the system calls one op
+    /// makes at the parameters' defaults)
     List {
         /// Print JSON
         #[arg(long)]

@@ -161,8 +161,9 @@ fn trace_experiment(name: &str, args: &TraceArgs) -> Result<ExitCode> {
         }
     };
     let expectations = (info.expectations)(&params);
+    let claimed = (info.syscalls)(&params);
     let claims = Claims {
-        syscalls: info.syscalls,
+        syscalls: &claimed,
         total: claims::syscalls_bound(&expectations),
     };
     let check = claims::check(
@@ -182,7 +183,7 @@ fn trace_experiment(name: &str, args: &TraceArgs) -> Result<ExitCode> {
         requested,
         backend,
         method: &method,
-        claimed: info.syscalls,
+        claimed: &claimed,
         lost: traced.lost,
     };
     let text = if args.json {

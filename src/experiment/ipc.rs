@@ -51,6 +51,18 @@ fn bandwidth_expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
+/// The worker's one write per transfer, and the partner's reads: each takes at most
+/// `capacity` bytes, so at least size/capacity of them per transfer (16 for 1M through 64K;
+/// with a smaller size a read may drain several transfers, and how many depends on when the
+/// partner runs).
+fn bandwidth_calls(params: &Params) -> Vec<super::Claim> {
+    let reads = params.u64("size") as f64 / params.u64("capacity").max(1) as f64;
+    vec![
+        super::Claim::each("write"),
+        super::Claim::at_least("read", reads),
+    ]
+}
+
 /// The worker writes `buf` whole into the pipe per operation; the forked partner reads.
 struct PipeStream {
     out: RawFd,
@@ -131,7 +143,7 @@ pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
     op: "transfer",
     path: "glibc write() of `size` bytes to a blocking pipe; partner read()s up to `capacity`",
     params: &[SIZE_PARAM, CAPACITY_PARAM, PLACEMENT_PARAM],
-    syscalls: &["write"],
+    syscalls: bandwidth_calls,
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,
@@ -164,7 +176,7 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
     op: "round trip",
     path: "glibc write()/read() on socketpair(AF_UNIX, SOCK_STREAM), partner forked and pinned",
     params: &[PLACEMENT_PARAM],
-    syscalls: &["write", "read"],
+    syscalls: |_| crate::experiment::each(&["write", "read"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,

@@ -19,6 +19,7 @@ pub mod syscall;
 
 pub use params::{ParamKind, ParamSpec, Params};
 
+pub use crate::analysis::trace::claims::{Claim, each};
 use crate::analysis::validate::Expectation;
 pub use crate::model::routine::{Partner, Routine};
 pub use crate::model::{Fact, Os, SetupError};
@@ -69,8 +70,11 @@ pub struct ExperimentInfo {
     /// How the operation reaches the kernel, so figures from different paths are not confused.
     pub path: &'static str,
     pub params: &'static [ParamSpec],
-    /// The system calls one operation makes.
-    pub syscalls: &'static [&'static str],
+    /// The system calls the measured loop makes, given the parameters: each at least its
+    /// claimed rate per operation, over the worker and its partners (threads, processes, the
+    /// children it forks). Calls made once per pass or per batch (an fsync at the end of a
+    /// pass, one fork per batch) are not claimed. `oslab trace --experiment` checks them.
+    pub syscalls: fn(&Params) -> Vec<Claim>,
     /// Subtract the per-operation cost of the empty loop, as lmbench does.
     pub subtract_loop_overhead: bool,
     /// Part of the default suite (`oslab run` with no argument). Test-only experiments are not.
@@ -135,6 +139,11 @@ impl ExperimentInfo {
 
     pub fn param(&self, name: &str) -> Option<&'static ParamSpec> {
         self.params.iter().find(|p| p.name == name)
+    }
+
+    /// The system calls claimed at the parameters' defaults (what `oslab list` shows).
+    pub fn default_claims(&self) -> Vec<Claim> {
+        (self.syscalls)(&Params::resolve(self.name, self.params, &[]).unwrap_or_default())
     }
 }
 

@@ -170,7 +170,7 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
                    k (from 0) spins ns + k × spread",
         },
     ],
-    syscalls: &[],
+    syscalls: |_| Vec::new(),
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: true,

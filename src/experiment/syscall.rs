@@ -119,7 +119,7 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: "user space only",
     params: &[],
-    syscalls: &[],
+    syscalls: |_| Vec::new(),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -159,7 +159,7 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: "glibc → vDSO",
     params: &[],
-    syscalls: &[],
+    syscalls: |_| Vec::new(),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -180,7 +180,7 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[ENTRY_PARAM],
-    syscalls: &["clock_gettime"],
+    syscalls: |_| crate::experiment::each(&["clock_gettime"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -203,7 +203,7 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[ENTRY_PARAM],
-    syscalls: &["getpid"],
+    syscalls: |_| crate::experiment::each(&["getpid"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -224,7 +224,7 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[ENTRY_PARAM],
-    syscalls: &["getppid"],
+    syscalls: |_| crate::experiment::each(&["getppid"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -246,7 +246,7 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: "libc wrapper",
     params: &[],
-    syscalls: &["getppid"],
+    syscalls: |_| crate::experiment::each(&["getppid"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -269,7 +269,7 @@ pub static READ: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[SIZE_PARAM, ENTRY_PARAM],
-    syscalls: &["read"],
+    syscalls: |_| crate::experiment::each(&["read"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -290,7 +290,7 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[SIZE_PARAM, ENTRY_PARAM],
-    syscalls: &["write"],
+    syscalls: |_| crate::experiment::each(&["write"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -306,6 +306,15 @@ pub static WRITE: ExperimentInfo = ExperimentInfo {
 
 // --- stat, fstat, open+close ---
 
+/// glibc's fstat (2.33 and later) is `fstatat(fd, "", AT_EMPTY_PATH)`: the libc entry makes
+/// newfstatat, the raw entries fstat itself.
+fn fstat_calls(params: &Params) -> Vec<super::Claim> {
+    match params.get("entry") {
+        Some("libc") => super::each(&["newfstatat"]),
+        _ => super::each(&["fstat"]),
+    }
+}
+
 pub static FSTAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.fstat",
     os: crate::experiment::LINUX,
@@ -313,7 +322,7 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: &["fstat"],
+    syscalls: fstat_calls,
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -334,7 +343,7 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
     op: "call",
     path: entry::PATH,
     params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: &["newfstatat"],
+    syscalls: |_| crate::experiment::each(&["newfstatat"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,
@@ -355,7 +364,7 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     op: "open+close",
     path: entry::PATH,
     params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: &["openat", "close"],
+    syscalls: |_| crate::experiment::each(&["openat", "close"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: true,

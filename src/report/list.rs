@@ -34,11 +34,7 @@ pub fn render() -> String {
             "  (not in the default suite)"
         };
         out.push_str(&format!("  {}  — {}{hidden}\n", e.name, e.summary));
-        let syscalls = if e.syscalls.is_empty() {
-            "none".to_string()
-        } else {
-            e.syscalls.join(", ")
-        };
+        let syscalls = crate::analysis::trace::claims::describe(&e.default_claims());
         let os: Vec<&str> = e.os.iter().map(|o| o.name()).collect();
         out.push_str(&format!(
             "      one op: {} · path: {} · system calls: {syscalls} · empty loop {} · runs on {}\n",
@@ -88,7 +84,9 @@ pub fn render() -> String {
     out.push_str(
         "\nRun one with `oslab run NAME`, a family with `oslab run FAMILY`, a suite with \
          `oslab run --suite NAME`; set a parameter with --param NAME=VALUE, or sweep it with \
-         --param NAME=A,B,C.\n",
+         --param NAME=A,B,C. The system calls are those one op makes at the defaults (some \
+         parameters change them: `oslab trace --experiment NAME --param NAME=VALUE` shows and \
+         checks them).\n",
     );
     out
 }
@@ -113,7 +111,7 @@ pub fn info_json(e: &ExperimentInfo) -> Value {
         "op": e.op,
         "unit": e.unit(),
         "path": e.path,
-        "syscalls": e.syscalls,
+        "syscalls": e.default_claims().iter().map(|c| c.syscall).collect::<Vec<_>>(),
         "os": e.os,
         "subtract_loop_overhead": e.subtract_loop_overhead,
         "default_suite": e.default_suite,

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::analysis::trace::claims::{Check, MAX_UNCLAIMED, MIN_CLAIMED};
+use crate::analysis::trace::claims::{self, Check, Claim, MAX_UNCLAIMED, MIN_CLAIMED};
 use crate::analysis::trace::{BUCKETS, CallStats, Summary, explain};
 use crate::report::format::{Align, Table, time_ns};
 
@@ -156,8 +156,8 @@ pub struct CheckHeading<'a> {
     /// `ebpf` or `perf_records`, as [`Heading::backend`].
     pub backend: &'a str,
     pub method: &'a str,
-    /// `ExperimentInfo::syscalls`.
-    pub claimed: &'a [&'a str],
+    /// `ExperimentInfo::syscalls` at the traced parameters.
+    pub claimed: &'a [Claim],
     pub lost: u64,
 }
 
@@ -200,7 +200,7 @@ pub fn render_check(check: &Check, heading: &CheckHeading) -> String {
         if heading.claimed.is_empty() {
             "no system call".to_string()
         } else {
-            heading.claimed.join(", ")
+            claims::describe(heading.claimed)
         }
     ));
     let mut table = Table::new(&[
@@ -234,8 +234,8 @@ pub fn render_check(check: &Check, heading: &CheckHeading) -> String {
     ));
     if check.matches() {
         out.push_str(&format!(
-            "verdict: matches (every claimed call at least {MIN_CLAIMED} per op, nothing else \
-             {MAX_UNCLAIMED} per op or more)\n"
+            "verdict: matches (every claimed call at least {MIN_CLAIMED} of its claimed rate, \
+             nothing else {MAX_UNCLAIMED} per op or more)\n"
         ));
     } else {
         let n = check.differences.len();
@@ -287,7 +287,12 @@ pub fn check_json(check: &Check, heading: &CheckHeading) -> Value {
         "processes": check.processes,
         "window_ns": check.window_ns,
         "lost": heading.lost,
-        "claimed": heading.claimed,
+        "claimed": heading.claimed.iter().map(|c| c.syscall).collect::<Vec<_>>(),
+        "claimed_per_op": heading
+            .claimed
+            .iter()
+            .map(|c| (c.syscall, c.per_op))
+            .collect::<std::collections::BTreeMap<_, _>>(),
         "calls": calls,
         "worker_per_op": check.worker_per_op,
         "syscalls_expectation": check.total.map(|b| b.describe()),

@@ -1,5 +1,6 @@
 //! Does one pass of an experiment's measured loop make the system calls the experiment
-//! claims (`ExperimentInfo::syscalls`, and its `syscalls` counter expectation)? Pure: it reads
+//! claims (`ExperimentInfo::syscalls` for its parameters, and its `syscalls` counter
+//! expectation)? Pure: it reads
 //! the records of a traced pass (`harness::traced`) and the claims it is given.
 //!
 //! - The window: the calls whose *entry* lies between the first marker's exit and the second
@@ -10,7 +11,7 @@
 //!   the per-op thresholds absorb for passes of a hundred operations or more.
 //! - Sides: the thread that made the markers is the *worker*; other threads of its process are
 //!   *worker threads*; every other process (a partner, a forked child) is a *partner*.
-//! - The verdict: every claimed call at least [`MIN_CLAIMED`] per op over all sides, no
+//! - The verdict: every claimed call at least [`MIN_CLAIMED`] of its [`Claim::per_op`] over all sides, no
 //!   unclaimed call at [`MAX_UNCLAIMED`] per op or more, the worker thread's calls per op
 //!   within the bound of the `syscalls` counter expectation (that counter counts the worker
 //!   thread only), and no record lost.
@@ -22,7 +23,7 @@ use serde::Serialize;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::model::trace::{CallSite, Marked, SysEvent, Traced};
 
-/// A claimed call must be made at least this often per operation.
+/// A claimed call must be made at least this fraction of its claimed rate (per op).
 pub const MIN_CLAIMED: f64 = 0.99;
 /// An unclaimed call made this often per operation (or more) is a difference.
 pub const MAX_UNCLAIMED: f64 = 0.01;
@@ -100,13 +101,82 @@ pub struct Rate {
     pub claimed: bool,
 }
 
+/// One system call an experiment says its loop makes: at least `per_op` times per operation,
+/// over every side (1: once per op; 1/N: once per N ops, say one `madvise` per batch of N
+/// pages). A call made once per pass of a file or once per batch, however many operations
+/// that holds, is not claimed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Claim {
+    pub syscall: &'static str,
+    pub per_op: f64,
+}
+
+impl Claim {
+    /// A call made (at least) once per operation.
+    pub const fn each(syscall: &'static str) -> Claim {
+        Claim {
+            syscall,
+            per_op: 1.0,
+        }
+    }
+
+    /// A call made at least `per_op` times per operation.
+    pub const fn at_least(syscall: &'static str, per_op: f64) -> Claim {
+        Claim { syscall, per_op }
+    }
+
+    /// `read`, or `read (at least 1/16 per op)` when the rate is not one per op.
+    pub fn describe(&self) -> String {
+        if self.per_op == 1.0 {
+            return self.syscall.to_string();
+        }
+        let inverse = 1.0 / self.per_op;
+        let rate = if self.per_op < 1.0 && (inverse - inverse.round()).abs() < 1e-9 {
+            format!("1/{}", inverse.round())
+        } else {
+            format!("{:.3}", self.per_op)
+        };
+        format!("{} (at least {rate} per op)", self.syscall)
+    }
+}
+
+/// Each of `names` once per operation.
+pub fn each(names: &[&'static str]) -> Vec<Claim> {
+    names.iter().map(|&n| Claim::each(n)).collect()
+}
+
+/// The names of `claims`, joined with commas, their rates when not one per op; `none`.
+pub fn describe(claims: &[Claim]) -> String {
+    if claims.is_empty() {
+        return "none".into();
+    }
+    let parts: Vec<String> = claims.iter().map(Claim::describe).collect();
+    parts.join(", ")
+}
+
 /// What the experiment says one operation makes.
 #[derive(Debug, Clone, Copy)]
 pub struct Claims<'a> {
-    /// `ExperimentInfo::syscalls`.
-    pub syscalls: &'a [&'a str],
+    /// `ExperimentInfo::syscalls` at the traced parameters.
+    pub syscalls: &'a [Claim],
     /// The bound of its `syscalls` counter expectation, if it has one.
     pub total: Option<Bound>,
+}
+
+impl Claims<'_> {
+    /// Whether `syscall` is claimed, at any rate.
+    pub fn claims(&self, syscall: &str) -> bool {
+        self.syscalls.iter().any(|c| c.syscall == syscall)
+    }
+}
+
+/// A rate to three decimals, or to three significant digits below 0.01.
+fn rate_text(rate: f64) -> String {
+    if rate >= 0.01 {
+        format!("{rate:.3}")
+    } else {
+        format!("{rate:.3e}")
+    }
 }
 
 /// The bound of the `syscalls` counter among `expectations`.
@@ -120,8 +190,12 @@ pub fn syscalls_bound(expectations: &[Expectation]) -> Option<Bound> {
 /// Where the trace and the claims part.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Difference {
-    /// A claimed call made less than [`MIN_CLAIMED`] per op.
-    Missing { syscall: String, per_op: f64 },
+    /// A claimed call made less than [`MIN_CLAIMED`] of its claimed rate.
+    Missing {
+        syscall: String,
+        per_op: f64,
+        claimed: f64,
+    },
     /// A call not claimed, made [`MAX_UNCLAIMED`] per op or more, by these sides.
     Unclaimed {
         syscall: String,
@@ -137,9 +211,14 @@ pub enum Difference {
 impl std::fmt::Display for Difference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Difference::Missing { syscall, per_op } => write!(
+            Difference::Missing {
+                syscall,
+                per_op,
+                claimed,
+            } => write!(
                 f,
-                "{syscall} is claimed but made {per_op:.3} times per op (at least {MIN_CLAIMED})"
+                "{syscall} is claimed but made {per_op:.3} times per op (at least {})",
+                rate_text(MIN_CLAIMED * claimed)
             ),
             Difference::Unclaimed {
                 syscall,
@@ -208,7 +287,7 @@ pub fn check(
         .map(|((side, nr), calls)| {
             let syscall = name(nr);
             Rate {
-                claimed: claims.syscalls.contains(&syscall.as_str()),
+                claimed: claims.claims(&syscall),
                 syscall,
                 nr,
                 side,
@@ -312,17 +391,18 @@ fn differences(rates: &[Rate], worker_per_op: f64, claims: &Claims, lost: u64) -
         entry.1.push(r.side);
     }
     let mut found = Vec::new();
-    for &claimed in claims.syscalls {
-        let per_op = per_call.get(claimed).map_or(0.0, |(n, _)| *n);
-        if per_op < MIN_CLAIMED {
+    for claim in claims.syscalls {
+        let per_op = per_call.get(claim.syscall).map_or(0.0, |(n, _)| *n);
+        if per_op < MIN_CLAIMED * claim.per_op {
             found.push(Difference::Missing {
-                syscall: claimed.to_string(),
+                syscall: claim.syscall.to_string(),
                 per_op,
+                claimed: claim.per_op,
             });
         }
     }
     for (syscall, (per_op, sides)) in per_call {
-        if !claims.syscalls.contains(&syscall) && per_op >= MAX_UNCLAIMED {
+        if !claims.claims(syscall) && per_op >= MAX_UNCLAIMED {
             found.push(Difference::Unclaimed {
                 syscall: syscall.to_string(),
                 per_op,

@@ -165,7 +165,7 @@ pub static FUTEX: ExperimentInfo = ExperimentInfo {
     op: "round trip",
     path: "syscall(SYS_futex) FUTEX_WAKE + FUTEX_WAIT, partner pinned",
     params: &[MODE_PARAM, PLACEMENT_PARAM],
-    syscalls: &["futex"],
+    syscalls: |_| crate::experiment::each(&["futex"]),
     subtract_loop_overhead: true,
     default_suite: true,
     ladder: false,

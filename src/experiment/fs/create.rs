@@ -158,7 +158,7 @@ pub static DELETE: ExperimentInfo = ExperimentInfo {
     op: "unlink",
     path: "glibc unlink",
     params: &[FILESIZE_PARAM, FILES_PARAM],
-    syscalls: &["unlink"],
+    syscalls: |_| crate::experiment::each(&["unlink"]),
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: false,
@@ -212,15 +212,24 @@ pub(super) fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
     ]
 }
 
+/// open and close; the write only when there is something to write.
+fn create_calls(params: &Params) -> Vec<crate::experiment::Claim> {
+    if params.u64("filesize") > 0 {
+        crate::experiment::each(&["openat", "write", "close"])
+    } else {
+        crate::experiment::each(&["openat", "close"])
+    }
+}
+
 pub static CREATE: ExperimentInfo = ExperimentInfo {
     name: "fs.create",
     os: crate::experiment::LINUX,
     summary: "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) in a directory \
               that holds `files` files (the oldest are unlinked between batches, untimed)",
     op: "create",
-    path: "glibc open(O_CREAT|O_EXCL) + write + close",
+    path: "glibc open(O_CREAT|O_EXCL) + write (filesize above 0) + close",
     params: &[FILESIZE_PARAM, FILES_PARAM],
-    syscalls: &["openat", "write", "close"],
+    syscalls: create_calls,
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,

@@ -201,7 +201,7 @@ pub static ACCESS: ExperimentInfo = ExperimentInfo {
     path: "user loads and stores to a mapping (a page fault at the first touch of each page; \
            no system call)",
     params: PARAMS,
-    syscalls: &[],
+    syscalls: |_| Vec::new(),
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: false,

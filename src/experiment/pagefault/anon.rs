@@ -246,7 +246,7 @@ pub static ANON: ExperimentInfo = ExperimentInfo {
     path: "user store → page fault → do_anonymous_page (thp=on: do_huge_pmd_anonymous_page, \
            once per 2 MiB); no system call",
     params: ANON_PARAMS,
-    syscalls: &[],
+    syscalls: |_| Vec::new(),
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,

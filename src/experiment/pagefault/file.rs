@@ -529,7 +529,7 @@ pub static FILE: ExperimentInfo = ExperimentInfo {
            write: do_shared_fault (page_mkwrite) or do_cow_fault (copy); cold: readahead \
            from the device",
     params: PARAMS,
-    syscalls: &[],
+    syscalls: |_| Vec::new(),
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,

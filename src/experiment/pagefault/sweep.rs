@@ -255,7 +255,13 @@ pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo {
     path: "madvise(MADV_POPULATE_WRITE) per N pages → faultin_page → do_anonymous_page, then \
            a user store to each (mapped) page",
     params: PARAMS,
-    syscalls: &["madvise"],
+    // One MADV_POPULATE_WRITE per batch of N pages (the last batch may be short).
+    syscalls: |p| {
+        vec![crate::experiment::Claim::at_least(
+            "madvise",
+            1.0 / p.u64("batch").max(1) as f64,
+        )]
+    },
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: false,

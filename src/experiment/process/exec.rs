@@ -45,6 +45,66 @@ pub(super) fn setup_fork_exec(
     }))
 }
 
+/// What `target=dynamic` (/bin/true) adds in the child, once each at least: the dynamic
+/// loader mapping libc (glibc 2.36 on x86-64: `access` of /etc/ld.so.preload, `openat`,
+/// `read`, `pread64`, `newfstatat`, `mmap`, `mprotect`, `munmap`, `close`), the thread's set-up
+/// (`brk`, `arch_prctl`, `set_tid_address`, `set_robust_list`, `rseq`) and libc's start-up
+/// (`prlimit64`). Another C library or loader may make others: the trace then says which.
+const DYNAMIC_START_UP: &[&str] = &[
+    "access",
+    "openat",
+    "read",
+    "pread64",
+    "newfstatat",
+    "mmap",
+    "mprotect",
+    "munmap",
+    "close",
+    "brk",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "prlimit64",
+];
+
+/// `names`, plus the dynamic program's start-up for `target=dynamic`, each once.
+fn with_target(params: &Params, names: &[&'static str]) -> Vec<crate::experiment::Claim> {
+    let mut claims = crate::experiment::each(names);
+    if params.get("target") == Some("dynamic") {
+        for &name in DYNAMIC_START_UP {
+            if !names.contains(&name) {
+                claims.push(crate::experiment::Claim::each(name));
+            }
+        }
+    }
+    claims
+}
+
+/// The parent's clone and wait4, the child's set_robust_list (glibc's fork), execve and
+/// exit_group; the dynamic program's start-up too.
+fn fork_exec_calls(params: &Params) -> Vec<crate::experiment::Claim> {
+    let names = ["clone", "set_robust_list", "execve", "exit_group", "wait4"];
+    with_target(params, &names)
+}
+
+/// The parent's posix_spawn (the child's stack mapped and unmapped, signals blocked around
+/// clone3) and wait4; the child resets every signal's disposition (`rt_sigaction`, ~120 per
+/// spawn on x86-64) before its execve; the dynamic program's start-up too.
+fn spawn_calls(params: &Params) -> Vec<crate::experiment::Claim> {
+    let names = [
+        "clone3",
+        "mmap",
+        "munmap",
+        "rt_sigprocmask",
+        "rt_sigaction",
+        "execve",
+        "exit_group",
+        "wait4",
+    ];
+    with_target(params, &names)
+}
+
 pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     name: "process.fork_exec",
     os: crate::experiment::LINUX,
@@ -53,7 +113,7 @@ pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     op: "fork+exec+wait",
     path: "glibc fork() (clone) + execve + waitpid (wait4), empty environment",
     params: &[TARGET_PARAM],
-    syscalls: &["clone", "execve", "exit_group", "wait4"],
+    syscalls: fork_exec_calls,
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,
@@ -103,15 +163,7 @@ pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
     path: "glibc posix_spawn (clone3 CLONE_VM|CLONE_VFORK + execve) + waitpid (wait4), empty \
            environment",
     params: &[TARGET_PARAM],
-    syscalls: &[
-        "clone3",
-        "mmap",
-        "munmap",
-        "rt_sigprocmask",
-        "execve",
-        "exit_group",
-        "wait4",
-    ],
+    syscalls: spawn_calls,
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: false,

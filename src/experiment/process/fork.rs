@@ -41,7 +41,8 @@ pub static FORK: ExperimentInfo = ExperimentInfo {
     op: "fork+wait",
     path: "glibc fork() (clone) + _exit + waitpid (wait4)",
     params: &[],
-    syscalls: &["clone", "exit_group", "wait4"],
+    // The child's set_robust_list: glibc's fork registers the child's robust futex list anew.
+    syscalls: |_| crate::experiment::each(&["clone", "set_robust_list", "exit_group", "wait4"]),
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,
@@ -98,7 +99,7 @@ pub static VFORK: ExperimentInfo = ExperimentInfo {
     path: "raw vfork syscall in an asm wrapper (aarch64: clone CLONE_VM|CLONE_VFORK) + \
            exit_group + waitpid (wait4)",
     params: &[],
-    syscalls: VFORK_SYSCALLS,
+    syscalls: |_| crate::experiment::each(VFORK_SYSCALLS),
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: false,

@@ -54,7 +54,20 @@ pub static THREAD: ExperimentInfo = ExperimentInfo {
     op: "create+join",
     path: "glibc pthread_create (clone3) + pthread_join (futex)",
     params: &[],
-    syscalls: &["clone3", "rt_sigprocmask", "futex", "exit"],
+    // The worker's clone3 between two rt_sigprocmask and its futex wait in join; the new
+    // thread's start-up (rseq, set_robust_list), the madvise that frees its stack's unused
+    // pages at exit, and its exit.
+    syscalls: |_| {
+        crate::experiment::each(&[
+            "clone3",
+            "rt_sigprocmask",
+            "futex",
+            "rseq",
+            "set_robust_list",
+            "madvise",
+            "exit",
+        ])
+    },
     subtract_loop_overhead: false,
     default_suite: true,
     ladder: true,

@@ -63,9 +63,9 @@ fn pass(ops: u64, extra: Vec<SysEvent>) -> Traced {
     }
 }
 
-fn claims<'a>(syscalls: &'a [&'a str], total: Option<f64>) -> Claims<'a> {
+fn claims(syscalls: &[&'static str], total: Option<f64>) -> Claims<'static> {
     Claims {
-        syscalls,
+        syscalls: Box::leak(each(syscalls).into_boxed_slice()),
         total: total.map(|value| Bound::Near {
             value,
             tolerance: 0.05,
@@ -175,7 +175,8 @@ fn missing_unclaimed_and_total_differences_are_each_named() {
         [
             Difference::Missing {
                 syscall: "read".into(),
-                per_op: 0.0
+                per_op: 0.0,
+                claimed: 1.0,
             },
             Difference::Unclaimed {
                 syscall: "mmap".into(),
@@ -255,8 +256,9 @@ fn counts_made_in_the_kernel_are_split_by_side_and_checked_alike() {
         }),
         ..Traced::default()
     };
+    let claimed = each(&["write", "read"]);
     let claims = Claims {
-        syscalls: &["write", "read"],
+        syscalls: &claimed,
         total: Some(Bound::Near {
             value: 2.0,
             tolerance: 0.05,
@@ -281,4 +283,63 @@ fn counts_made_in_the_kernel_are_split_by_side_and_checked_alike() {
     });
     let err = check(&traced, MARK, 1000, &name, &claims).unwrap_err();
     assert!(err.contains("no second marker"), "{err}");
+}
+
+#[test]
+fn a_claim_below_one_per_op_needs_only_its_rate() {
+    // One read per two ops (50 in 100) against a claim of 1/2 per op, then of 1 per op.
+    let extra: Vec<SysEvent> = (0..50)
+        .flat_map(|i| {
+            [
+                enter(20, 20, 100 + i * 10, READ),
+                exit(20, 20, 101 + i * 10, READ),
+            ]
+        })
+        .collect();
+    let traced = pass(100, extra);
+    let half = [Claim::each("getppid"), Claim::at_least("read", 0.5)];
+    let c = check(
+        &traced,
+        MARK,
+        100,
+        &name,
+        &Claims {
+            syscalls: &half,
+            total: None,
+        },
+    )
+    .unwrap();
+    assert!(c.matches(), "{:?}", c.differences);
+    let once = each(&["getppid", "read"]);
+    let c = check(
+        &traced,
+        MARK,
+        100,
+        &name,
+        &Claims {
+            syscalls: &once,
+            total: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(c.differences.len(), 1, "{:?}", c.differences);
+    assert!(
+        c.differences[0]
+            .to_string()
+            .contains("made 0.500 times per op (at least 0.990)")
+    );
+}
+
+#[test]
+fn claims_are_described_with_their_rates() {
+    assert_eq!(describe(&[]), "none");
+    let claims = [
+        Claim::each("write"),
+        Claim::at_least("read", 1.0 / 16.0),
+        Claim::at_least("madvise", 0.75),
+    ];
+    assert_eq!(
+        describe(&claims),
+        "write, read (at least 1/16 per op), madvise (at least 0.750 per op)"
+    );
 }
