@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use aya::maps::{Array, HashMap, MapData, PerCpuHashMap};
+use aya::maps::{Array, HashMap, MapData};
 use aya::programs::RawTracePoint;
 use aya::{Ebpf, EbpfLoader, Pod};
 
@@ -163,20 +163,17 @@ impl SyscallCounter {
     /// Everything counted so far, per call site, with the calls still inside (or that never
     /// return, like `exit_group`) as unfinished.
     pub fn read(&self) -> Result<Counted, String> {
-        let calls: PerCpuHashMap<&MapData, CallKey, CallValue> = map(&self.ebpf, "calls")?;
+        let calls: HashMap<&MapData, CallKey, CallValue> = map(&self.ebpf, "calls")?;
         let mut sites: BTreeMap<CallKey, CallSite> = BTreeMap::new();
         for entry in calls.iter() {
-            let (key, values) = entry.map_err(read_error)?;
+            let (key, v) = entry.map_err(read_error)?;
             let site = site(&mut sites, key);
-            for v in values.iter() {
-                site.calls += v.calls;
-                site.total_ns += v.total_ns;
-            }
+            site.calls += v.calls;
+            site.total_ns += v.total_ns;
         }
-        let hist: PerCpuHashMap<&MapData, HistKey, u64> = map(&self.ebpf, "hist")?;
+        let hist: HashMap<&MapData, HistKey, u64> = map(&self.ebpf, "hist")?;
         for entry in hist.iter() {
-            let (key, values) = entry.map_err(read_error)?;
-            let n: u64 = values.iter().sum();
+            let (key, n) = entry.map_err(read_error)?;
             *site(&mut sites, key.call)
                 .buckets
                 .entry(key.bucket)
