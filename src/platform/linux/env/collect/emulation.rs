@@ -27,7 +27,7 @@ fn handlers() -> Vec<(String, String)> {
 
 /// A binfmt_misc entry's name and interpreter, if it is enabled.
 fn handler(name: &str, text: &str) -> Option<(String, String)> {
-    if !text.lines().next().is_some_and(|l| l.trim() == "enabled") {
+    if text.lines().next().is_none_or(|l| l.trim() != "enabled") {
         return None;
     }
     let interpreter = text
