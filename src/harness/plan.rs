@@ -45,6 +45,9 @@ pub struct Plan {
     /// Profile each configuration (`oslab profile`); only the last process does, as with
     /// the probes: the stacks are the routine's code, the same in every process.
     pub profile: Option<ProfileRequest>,
+    /// The user-mode emulator this run measures under (`Environment::emulation`), carried by
+    /// every result: its expectations are then not checked.
+    pub emulation: Option<String>,
 }
 
 impl Plan {
@@ -118,6 +121,7 @@ mod tests {
                 frequency_hz: 999,
                 seconds: 0.1,
             }),
+            emulation: None,
         }
     }
 

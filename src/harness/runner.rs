@@ -25,6 +25,7 @@ pub fn run_experiment(
     let (info, params) = (planned.info, &planned.params);
     let start = Instant::now();
     let mut result = new_result(planned);
+    result.emulation = plan.emulation.clone();
     if !info.os.contains(&crate::platform::CURRENT) {
         result.status = Status::Unsupported;
         let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
@@ -69,6 +70,7 @@ fn new_result(planned: &Planned) -> ExperimentResult {
         load: None,
         earlier_medians: Vec::new(),
         profile: None,
+        emulation: None,
         started_at: unix_now(),
         duration_s: 0.0,
     }
@@ -143,6 +145,7 @@ pub fn judge(info: &ExperimentInfo, params: &Params, result: &mut ExperimentResu
         &result.probes,
         &result.counters,
         &result.facts,
+        result.emulation.as_deref(),
     );
     match validate::suspect_reason(&result.validation) {
         Some(reason) => {

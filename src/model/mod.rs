@@ -338,6 +338,11 @@ pub struct ExperimentResult {
     /// process of a configuration profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<profile::Profile>,
+    /// The user-mode emulator this result was measured under (`Environment::emulation`), if
+    /// any: its times are the emulator's, not a CPU's, and the expectations emulation cannot
+    /// honour are not checked (`analysis::validate::EMULATION_BLIND`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<String>,
     /// Unix time in seconds when the worker started, and the wall time it took.
     pub started_at: f64,
     pub duration_s: f64,
@@ -385,6 +390,7 @@ impl ExperimentResult {
             other_cpus_busy: None,
             earlier_medians: vec![],
             profile: None,
+            emulation: None,
             started_at: 0.0,
             duration_s: 0.0,
         }

@@ -103,6 +103,7 @@ pub fn result_document(result: &ExperimentResult) -> Value {
         "facts": result.facts,
         "load": result.load,
         "other_cpus_busy": result.other_cpus_busy,
+        "emulation": result.emulation,
         "started_at": result.started_at,
         "duration_s": result.duration_s,
     })

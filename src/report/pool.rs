@@ -254,6 +254,7 @@ fn merge(group: &[&ExperimentResult], measured: &[&ExperimentResult]) -> Experim
             &merged.probes,
             &merged.counters,
             &merged.facts,
+            merged.emulation.as_deref(),
         );
         (merged.status, merged.reason) = match validate::suspect_reason(&merged.validation) {
             Some(reason) => (Status::Suspect, Some(reason)),

@@ -93,6 +93,7 @@ fn results(
                 label: row.get(16)?,
                 load: optional_json(row, 17)?,
                 earlier_medians: optional_json(row, 18)?.unwrap_or_default(),
+                emulation: row.get(19)?,
                 profile: None,
                 other_cpus_busy: row.get(15)?,
                 started_at: real(row, 12)?,

@@ -10,7 +10,7 @@ pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
 /// The schema, as ordered steps: step `i` (0-based) takes `PRAGMA user_version` from `i` to
 /// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
 /// databases already written with the old step exist on users' disks.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 
 /// The newest schema this build reads and writes.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -229,6 +229,12 @@ CREATE TABLE profile_stacks (
 ) WITHOUT ROWID;
 "#;
 
+/// Schema 5: the user-mode emulator a result was measured under (NULL on native hardware),
+/// which decides which of its expectations are checked when it is pooled again.
+const SCHEMA_V5: &str = r#"
+ALTER TABLE results ADD COLUMN emulation TEXT;
+"#;
+
 // Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
 // an index, so a cascade or a per-result lookup never scans a whole table.
 
@@ -252,9 +258,9 @@ pub(super) const NEXT_POSITION: &str =
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
      loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy, \
-     label, load, earlier_medians) \
+     label, load, earlier_medians, emulation) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-     ?19, ?20)";
+     ?19, ?20, ?21)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -305,7 +311,8 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
-     started_at, duration_s, baseline_ns, other_cpus_busy, label, load, earlier_medians \
+     started_at, duration_s, baseline_ns, other_cpus_busy, label, load, earlier_medians, \
+     emulation \
      FROM results \
      WHERE run_id = ?1 ORDER BY position";
 

@@ -128,6 +128,7 @@ pub(super) fn insert_result(
             (!result.earlier_medians.is_empty())
                 .then(|| to_json(path, "the earlier runs' medians", &result.earlier_medians))
                 .transpose()?,
+            result.emulation,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();

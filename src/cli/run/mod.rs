@@ -101,6 +101,7 @@ pub(super) fn measure(
         layout: None,
         probes: true,
         profile,
+        emulation: run.environment.emulation.clone(),
     };
     let earlier = earlier_medians(&store, run_id, run, &jobs);
     run_all(&jobs, &plan, &mut store, run_id, &earlier)?;

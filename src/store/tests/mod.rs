@@ -207,6 +207,7 @@ pub(crate) fn syscall_result() -> ExperimentResult {
             batch_ns_per_op: vec![120.5, 118.25],
             problem: Some("a problem, said".into()),
         }),
+        emulation: Some("qemu-aarch64 (binfmt_misc), user-mode emulation".into()),
         facts: Vec::new(),
         label: None,
         load: None,
@@ -242,6 +243,7 @@ fn pagefault_result() -> ExperimentResult {
         other_cpus_busy: None,
         earlier_medians: vec![],
         profile: None,
+        emulation: None,
         facts: vec![
             Fact::new(
                 "munmap_ns_per_page",

@@ -84,7 +84,7 @@ fn a_schema_1_database_is_migrated_and_keeps_its_runs() {
         "a profile after migration"
     );
     assert_eq!(back.results[1].profile, remembered.profile);
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
 }
 
 #[test]
