@@ -71,6 +71,26 @@ const FLAGS_OF_NOTE: &[&str] = &[
 
 /// Describe this machine. Never fails: unreadable facts are left empty. `counters` is left
 /// for the caller, which probes perf events.
+/// The user-mode emulator this binary runs under, in words (see `Environment::emulation`);
+/// `None` on native hardware.
+pub fn emulation() -> Option<String> {
+    emulation::emulation()
+}
+
+/// In a test whose subject user-mode emulation cannot show (pre-faulting, vfork, fault and
+/// switch counts, /proc views): `true`, with the reason on stderr, when emulated, so the test
+/// checks what emulation does instead of failing; `false` natively.
+#[cfg(test)]
+pub fn unsupported_under_emulation(what: &str) -> bool {
+    match emulation() {
+        Some(why) => {
+            eprintln!("{what}: unsupported under emulation ({why})");
+            true
+        }
+        None => false,
+    }
+}
+
 pub fn collect() -> Environment {
     let uname = uname();
     let cpuinfo = read("/proc/cpuinfo")

@@ -2,4 +2,6 @@
 
 mod collect;
 pub(in crate::platform) use collect::parse_texts;
-pub use collect::{caches_of, collect};
+#[cfg(test)]
+pub use collect::unsupported_under_emulation;
+pub use collect::{caches_of, collect, emulation};
