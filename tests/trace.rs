@@ -36,16 +36,21 @@ fn oslab_trace(lab: &Lab, backend: Backend, command: &[&str]) -> Option<Value> {
     }
     args.push("--");
     args.extend_from_slice(command);
-    let out = lab.oslab(&args);
+    let doc = traced_or_refused(lab.oslab(&args), 0)?;
+    assert_backend(&doc, backend);
+    Some(doc)
+}
+
+/// The JSON document of a trace that exited with `code`; `None` (the one-line refusal
+/// checked) where this kernel refuses tracing outside CI. Under `CI=true` a refusal fails.
+fn traced_or_refused(out: Out, code: i32) -> Option<Value> {
     if out.code == Some(2) && out.stderr.contains("cannot trace here") {
         assert!(!in_ci(), "CI=true, and tracing is refused\n{out}");
         out.assert_user_error(&["cannot trace here"]);
         return None;
     }
-    out.assert_code(0);
-    let doc = out.json();
-    assert_backend(&doc, backend);
-    Some(doc)
+    out.assert_code(code);
+    Some(out.json())
 }
 
 /// The document says it was traced by `backend`: always with `--records`, and under
@@ -291,14 +296,7 @@ fn trace_experiment(lab: &Lab, name: &str, args: &[&str], code: i32) -> Option<V
             full.push("--records");
         }
         full.extend_from_slice(args);
-        let out = lab.oslab(&full);
-        if out.code == Some(2) && out.stderr.contains("cannot trace here") {
-            assert!(!in_ci(), "CI=true, and tracing is refused\n{out}");
-            out.assert_user_error(&["cannot trace here"]);
-            return None;
-        }
-        out.assert_code(code);
-        let doc = out.json();
+        let doc = traced_or_refused(lab.oslab(&full), code)?;
         assert_backend(&doc, backend);
         docs.push(doc);
     }
