@@ -43,15 +43,13 @@ pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode
         Some(n) => (n, None),
         None => default_noise(&a, &b),
     };
-    if args.profile.is_some() {
-        super::profile::Differential::check(&a, &b)?;
-    }
-    let mut cmp = compare_runs(&a, &b, &metric, noise);
-    cmp.noise_reason = noise_reason;
+    // Before the comparison: runs with nothing profiled in common are one line, alone.
     let diffs = match &args.profile {
         Some(dir) => Some(super::profile::Differential::of(&a, &b, dir)?),
         None => None,
     };
+    let mut cmp = compare_runs(&a, &b, &metric, noise);
+    cmp.noise_reason = noise_reason;
     let text = if args.json {
         let mut doc = report::compare::document(&cmp);
         if let (Some(d), Some(map)) = (&diffs, doc.as_object_mut()) {

@@ -125,9 +125,11 @@ pub(super) struct Differential {
 }
 
 impl Differential {
-    /// Check that `a` and `b` profiled a configuration in common: `Err` is the user's mistake.
-    pub(super) fn check(a: &Run, b: &Run) -> Result<()> {
-        if pairs(a, b).is_empty() {
+    /// Draw B against A for every configuration both profiled, into `dir`; runs with no
+    /// profiled configuration in common are the user's mistake, said before anything is written.
+    pub(super) fn of(a: &Run, b: &Run, dir: &std::path::Path) -> Result<Differential> {
+        let pairs = pairs(a, b);
+        if pairs.is_empty() {
             return Err(UserError::BadOption(format!(
                 "runs {} and {} have no profiled configuration in common; profile the same \
                  experiments in both (`oslab profile EXPERIMENT`)",
@@ -135,16 +137,10 @@ impl Differential {
             ))
             .into());
         }
-        Ok(())
-    }
-
-    /// Draw B against A for every configuration both profiled, into `dir`.
-    pub(super) fn of(a: &Run, b: &Run, dir: &std::path::Path) -> Result<Differential> {
-        Differential::check(a, b)?;
         create_dir(dir)?;
         let mut text = String::new();
         let mut rows = Vec::new();
-        for (ra, pa, pb) in &pairs(a, b) {
+        for (ra, pa, pb) in &pairs {
             let name = report::names::label(ra);
             let title = format!("{name}: run {} → run {}", a.id, b.id);
             let subtitle = format!(

@@ -24,8 +24,7 @@ pub fn run_experiment(
 ) -> ExperimentResult {
     let (info, params) = (planned.info, &planned.params);
     let start = Instant::now();
-    let mut result = new_result(planned);
-    result.emulation = plan.emulation.clone();
+    let mut result = new_result(planned, plan);
     if !info.os.contains(&crate::platform::CURRENT) {
         result.status = Status::Unsupported;
         let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
@@ -50,8 +49,8 @@ pub fn run_experiment(
     result
 }
 
-/// A failed result with nothing measured yet, started now.
-fn new_result(planned: &Planned) -> ExperimentResult {
+/// A failed result with nothing measured yet, started now (under the run's emulator, if any).
+fn new_result(planned: &Planned, plan: &Plan) -> ExperimentResult {
     ExperimentResult {
         experiment: planned.info.name.to_string(),
         params: planned.params.as_map().clone(),
@@ -70,7 +69,7 @@ fn new_result(planned: &Planned) -> ExperimentResult {
         load: None,
         earlier_medians: Vec::new(),
         profile: None,
-        emulation: None,
+        emulation: plan.emulation.clone(),
         started_at: unix_now(),
         duration_s: 0.0,
     }

@@ -175,10 +175,7 @@ pub fn summarize(
     let mut started = false;
     let mut pids = std::collections::BTreeSet::new();
     let mut record = |phase: Phase, nr: i64, latency: Option<u64>, ret: Option<i64>| {
-        stats
-            .entry((phase, nr))
-            .or_insert_with(|| CallStats::new(nr, name(nr), phase))
-            .add(latency, ret);
+        stats_of(&mut stats, phase, nr, name).add(latency, ret);
     };
     for event in &traced.events {
         match *event {
@@ -197,15 +194,7 @@ pub fn summarize(
                     started = true;
                 }
                 pids.insert(pid);
-                let phase = if first {
-                    Phase::Exec
-                } else if exits.contains(&nr) {
-                    Phase::Exit
-                } else if from_loader(&traced.mappings, pid, ip) {
-                    Phase::Loader
-                } else {
-                    Phase::Program
-                };
+                let phase = phase_of(first, nr, exits, || from_loader(&traced.mappings, pid, ip));
                 // An entry while one is open: the open one never returned (a lost record).
                 if let Some((nr0, _, phase0)) = open.insert(tid, (nr, time, phase)) {
                     record(phase0, nr0, None, None);
@@ -229,19 +218,10 @@ pub fn summarize(
     }
     for site in &traced.sites {
         pids.insert(site.pid);
-        let phase = if site.exec {
-            Phase::Exec
-        } else if exits.contains(&site.nr) {
-            Phase::Exit
-        } else if from_loader(&traced.mappings, site.pid, site.ip) {
-            Phase::Loader
-        } else {
-            Phase::Program
-        };
-        stats
-            .entry((phase, site.nr))
-            .or_insert_with(|| CallStats::new(site.nr, name(site.nr), phase))
-            .add_site(site);
+        let phase = phase_of(site.exec, site.nr, exits, || {
+            from_loader(&traced.mappings, site.pid, site.ip)
+        });
+        stats_of(&mut stats, phase, site.nr, name).add_site(site);
     }
     let mut calls: Vec<CallStats> = stats.into_values().collect();
     for c in &mut calls {
@@ -258,6 +238,32 @@ pub fn summarize(
         processes: pids.len(),
         lost: traced.lost,
     }
+}
+
+/// A call's phase: the command's own exec, an exit, made from the loader's code, or the
+/// program's.
+fn phase_of(exec: bool, nr: i64, exits: &[i64], from_loader: impl FnOnce() -> bool) -> Phase {
+    if exec {
+        Phase::Exec
+    } else if exits.contains(&nr) {
+        Phase::Exit
+    } else if from_loader() {
+        Phase::Loader
+    } else {
+        Phase::Program
+    }
+}
+
+/// The figures of call `nr` in `phase`, made empty the first time.
+fn stats_of<'a>(
+    stats: &'a mut BTreeMap<(Phase, i64), CallStats>,
+    phase: Phase,
+    nr: i64,
+    name: &dyn Fn(i64) -> String,
+) -> &'a mut CallStats {
+    stats
+        .entry((phase, nr))
+        .or_insert_with(|| CallStats::new(nr, name(nr), phase))
 }
 
 /// The middle of the fine bucket that holds the median call (the `n/2`-th in time order, as
