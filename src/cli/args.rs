@@ -287,10 +287,12 @@ pub(super) enum ExportFormat {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ClockArg {
-    /// The TSC when invariant and stable, else CLOCK_MONOTONIC_RAW
+    /// The CPU's counter when it can be trusted, else CLOCK_MONOTONIC_RAW
     Auto,
-    /// The TSC, or an error if it cannot be trusted here
-    Tsc,
+    /// The CPU's counter (x86-64: the TSC; aarch64: CNTVCT_EL0), or an error if it cannot be
+    /// trusted here
+    #[value(alias = "tsc", alias = "cntvct")]
+    Counter,
     /// CLOCK_MONOTONIC_RAW
     Monotonic,
 }

@@ -1,17 +1,21 @@
 //! The clock samples are timed with.
 //!
-//! The TSC is used when it is invariant (CPUID 0x8000_0007 EDX bit 8), the kernel still
-//! trusts it (it is among the available clocksources), and its frequency calibrates stably
-//! against CLOCK_MONOTONIC_RAW: two consecutive calibration windows must agree. Reads are
-//! fenced so the timed region cannot leak out of them (`lfence; rdtsc; lfence` to start,
-//! `rdtscp; lfence` to stop — Intel's "How to Benchmark Code Execution Times", 2010; divan's
-//! `tsc/x86.rs` does the same). Otherwise CLOCK_MONOTONIC_RAW, with the reason stored.
+//! The CPU's counter when it can be trusted: on x86-64 the TSC, when it is invariant (CPUID
+//! 0x8000_0007 EDX bit 8) and the kernel still trusts it (it is among the available
+//! clocksources); on aarch64 the generic timer's CNTVCT_EL0, when reading it is not trapped
+//! and CNTFRQ_EL0 states its true rate. Either way its rate must calibrate stably against
+//! CLOCK_MONOTONIC_RAW: two consecutive calibration windows must agree. Reads are fenced so the
+//! timed region cannot leak out of them (each architecture's module says how). Otherwise
+//! CLOCK_MONOTONIC_RAW, with the reason stored.
 
 use crate::model::ClockInfo;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Clock {
-    Tsc { hz: f64 },
+    /// The CPU's counter (`counter::NAME`: the TSC, CNTVCT_EL0), ticking `hz` times a second.
+    Counter {
+        hz: f64,
+    },
     MonotonicRaw,
 }
 
@@ -19,7 +23,7 @@ pub enum Clock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClockChoice {
     Auto,
-    Tsc,
+    Counter,
     Monotonic,
 }
 
@@ -28,7 +32,7 @@ impl Clock {
     #[inline(always)]
     pub fn start(&self) -> u64 {
         match self {
-            Clock::Tsc { .. } => tsc::start(),
+            Clock::Counter { .. } => counter::start(),
             Clock::MonotonicRaw => monotonic_raw_ns(),
         }
     }
@@ -37,7 +41,7 @@ impl Clock {
     #[inline(always)]
     pub fn stop(&self) -> u64 {
         match self {
-            Clock::Tsc { .. } => tsc::stop(),
+            Clock::Counter { .. } => counter::stop(),
             Clock::MonotonicRaw => monotonic_raw_ns(),
         }
     }
@@ -46,14 +50,14 @@ impl Clock {
     pub fn ns(&self, from: u64, to: u64) -> f64 {
         let ticks = to.wrapping_sub(from) as f64;
         match self {
-            Clock::Tsc { hz } => ticks * 1e9 / hz,
+            Clock::Counter { hz } => ticks * 1e9 / hz,
             Clock::MonotonicRaw => ticks,
         }
     }
 
     pub fn name(&self) -> &'static str {
         match self {
-            Clock::Tsc { .. } => "tsc",
+            Clock::Counter { .. } => counter::NAME,
             Clock::MonotonicRaw => "clock_monotonic_raw",
         }
     }
@@ -95,7 +99,7 @@ impl Clock {
             source: self.name().to_string(),
             reason,
             tsc_hz: match self {
-                Clock::Tsc { hz } => Some(*hz),
+                Clock::Counter { hz } => Some(*hz),
                 Clock::MonotonicRaw => None,
             },
             overhead_ns: self.overhead_ns(),
@@ -106,7 +110,7 @@ impl Clock {
     /// Rebuild the clock a run chose (the worker gets it from the parent).
     pub fn from_info(info: &ClockInfo) -> Clock {
         match (info.source.as_str(), info.tsc_hz) {
-            ("tsc", Some(hz)) => Clock::Tsc { hz },
+            (source, Some(hz)) if source == counter::NAME => Clock::Counter { hz },
             _ => Clock::MonotonicRaw,
         }
     }
@@ -125,25 +129,29 @@ pub fn choose(choice: ClockChoice) -> (Clock, String) {
             "CLOCK_MONOTONIC_RAW requested with --clock".into(),
         );
     }
-    match tsc::usable().and_then(|()| calibrate_tsc()) {
-        Ok((hz, spread_ppm)) => (
-            Clock::Tsc { hz },
-            format!(
-                "invariant TSC, calibrated against CLOCK_MONOTONIC_RAW at {:.6} GHz \
-                 (consecutive windows agree within {spread_ppm:.1} ppm)",
-                hz / 1e9
-            ),
-        ),
+    let settled = counter::usable()
+        .and_then(|()| calibrate())
+        .and_then(|(hz, spread_ppm)| counter::settle(hz, spread_ppm));
+    match settled {
+        Ok((hz, reason)) => (Clock::Counter { hz }, reason),
         Err(why) => (
             Clock::MonotonicRaw,
-            format!("CLOCK_MONOTONIC_RAW: the TSC is not used: {why}"),
+            format!(
+                "CLOCK_MONOTONIC_RAW: the {} is not used: {why}",
+                counter_name()
+            ),
         ),
     }
 }
 
-/// Calibrate the TSC frequency in 20 ms windows until two consecutive windows agree within
+/// The CPU counter's name as people write it: "TSC", "CNTVCT_EL0".
+pub fn counter_name() -> String {
+    counter::NAME.to_uppercase()
+}
+
+/// Calibrate the counter's frequency in 20 ms windows until two consecutive windows agree within
 /// 20 ppm; returns (Hz, disagreement in ppm).
-fn calibrate_tsc() -> Result<(f64, f64), String> {
+fn calibrate() -> Result<(f64, f64), String> {
     const WINDOW_NS: u64 = 20_000_000;
     const AGREE_PPM: f64 = 20.0;
     let mut previous: Option<f64> = None;
@@ -168,14 +176,14 @@ fn calibrate_tsc() -> Result<(f64, f64), String> {
     ))
 }
 
-/// A TSC reading and a CLOCK_MONOTONIC_RAW reading taken as close together as possible: the
-/// pair with the narrowest TSC bracket out of a few tries.
+/// A counter reading and a CLOCK_MONOTONIC_RAW reading taken as close together as possible:
+/// the pair with the narrowest counter bracket out of a few tries.
 fn paired_read() -> (u64, u64) {
     let mut best = (u64::MAX, 0, 0);
     for _ in 0..16 {
-        let a = tsc::start();
+        let a = counter::start();
         let ns = monotonic_raw_ns();
-        let b = tsc::stop();
+        let b = counter::stop();
         let width = b.wrapping_sub(a);
         if width < best.0 {
             best = (width, a + width / 2, ns);
@@ -185,50 +193,17 @@ fn paired_read() -> (u64, u64) {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod tsc {
-    use core::arch::x86_64::{__rdtscp, _mm_lfence, _rdtsc};
+#[path = "clock/x86_64.rs"]
+mod counter;
 
-    #[inline(always)]
-    pub fn start() -> u64 {
-        // SAFETY: lfence and rdtsc exist on every x86_64 CPU and have no memory effects.
-        unsafe {
-            _mm_lfence();
-            let t = _rdtsc();
-            _mm_lfence();
-            t
-        }
-    }
+#[cfg(target_arch = "aarch64")]
+#[path = "clock/aarch64.rs"]
+mod counter;
 
-    #[inline(always)]
-    pub fn stop() -> u64 {
-        let mut aux = 0u32;
-        // SAFETY: rdtscp (every x86_64 CPU since 2008; checked in `usable`) writes `aux` only.
-        unsafe {
-            let t = __rdtscp(&mut aux);
-            _mm_lfence();
-            t
-        }
-    }
-
-    /// Whether the TSC may be used, or why not.
-    pub fn usable() -> Result<(), String> {
-        let cpuid = raw_cpuid::CpuId::new();
-        let ext = cpuid.get_extended_processor_and_feature_identifiers();
-        if !ext.is_some_and(|f| f.has_rdtscp()) {
-            return Err("the CPU has no RDTSCP instruction".into());
-        }
-        let invariant = cpuid
-            .get_advanced_power_mgmt_info()
-            .is_some_and(|p| p.has_invariant_tsc());
-        if !invariant {
-            return Err("CPUID does not report an invariant TSC (0x80000007 EDX bit 8)".into());
-        }
-        crate::platform::clock::kernel_trusts_tsc()
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-mod tsc {
+/// Elsewhere there is no counter oslab knows how to read: CLOCK_MONOTONIC_RAW only.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod counter {
+    pub const NAME: &str = "none";
     pub fn start() -> u64 {
         super::monotonic_raw_ns()
     }
@@ -236,7 +211,13 @@ mod tsc {
         super::monotonic_raw_ns()
     }
     pub fn usable() -> Result<(), String> {
-        Err(format!("no TSC support on {}", std::env::consts::ARCH))
+        Err(format!(
+            "oslab reads no cycle counter on {}",
+            std::env::consts::ARCH
+        ))
+    }
+    pub fn settle(_: f64, _: f64) -> Result<(f64, String), String> {
+        Err("unreachable: no counter".into())
     }
 }
 
@@ -262,9 +243,9 @@ mod tests {
 
     #[test]
     fn info_round_trips() {
-        let clock = Clock::Tsc { hz: 2.5e9 };
+        let clock = Clock::Counter { hz: 2.5e9 };
         let info = ClockInfo {
-            source: "tsc".into(),
+            source: counter::NAME.into(),
             reason: String::new(),
             tsc_hz: Some(2.5e9),
             overhead_ns: 1.0,

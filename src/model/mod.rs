@@ -400,16 +400,31 @@ impl ExperimentResult {
 /// The clock every sample of a run was timed with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockInfo {
-    /// `tsc` or `clock_monotonic_raw`.
+    /// `tsc`, `cntvct_el0` or `clock_monotonic_raw`.
     pub source: String,
-    /// Why this source was chosen (and why the TSC was not, when it was not).
+    /// Why this source was chosen (and why the CPU's counter was not, when it was not).
     pub reason: String,
-    /// TSC ticks per second, when the TSC is used.
+    /// The CPU counter's ticks per second, when it is used (the TSC's, CNTVCT_EL0's; the
+    /// name predates aarch64 and is kept for the stored schema).
     pub tsc_hz: Option<f64>,
     /// Average cost of one read pair (start + stop), ns.
     pub overhead_ns: f64,
     /// Smallest non-zero difference between two successive reads, ns.
     pub resolution_ns: f64,
+}
+
+impl ClockInfo {
+    /// The counter and its rate ("TSC at 2.450 GHz", "CNTVCT_EL0 at 25.000 MHz"), or the
+    /// source's name when no counter was used.
+    pub fn describe(&self) -> String {
+        match self.tsc_hz {
+            Some(hz) if hz >= 1e9 => {
+                format!("{} at {:.3} GHz", self.source.to_uppercase(), hz / 1e9)
+            }
+            Some(hz) => format!("{} at {:.3} MHz", self.source.to_uppercase(), hz / 1e6),
+            None => self.source.clone(),
+        }
+    }
 }
 
 /// How the run was asked to measure.

@@ -407,10 +407,7 @@ fn heading(run: &Run) -> String {
         Some(e) => format!("{virt}; EMULATED: {e}"),
         None => virt,
     };
-    let clock = match run.clock.tsc_hz {
-        Some(hz) => format!("TSC at {:.3} GHz", hz / 1e9),
-        None => run.clock.source.clone(),
-    };
+    let clock = run.clock.describe();
     let os = match env.os.as_str() {
         "linux" => "Linux",
         "freebsd" => "FreeBSD",

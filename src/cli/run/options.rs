@@ -127,17 +127,17 @@ fn sampler(args: &RunArgs) -> Result<SamplerConfig> {
     Ok(sampler)
 }
 
-/// The clock `--clock` asks for; `--clock tsc` on a machine whose TSC cannot be trusted is a
-/// user error rather than a silent fallback.
+/// The clock `--clock` asks for; `--clock counter` on a machine whose counter cannot be
+/// trusted is a user error rather than a silent fallback.
 pub(super) fn choose_clock(arg: ClockArg) -> Result<crate::model::ClockInfo> {
     let (clock, reason) = clock::choose(match arg {
         ClockArg::Auto => ClockChoice::Auto,
-        ClockArg::Tsc => ClockChoice::Tsc,
+        ClockArg::Counter => ClockChoice::Counter,
         ClockArg::Monotonic => ClockChoice::Monotonic,
     });
-    if arg == ClockArg::Tsc && clock.name() != "tsc" {
+    if arg == ClockArg::Counter && clock == clock::Clock::MonotonicRaw {
         return Err(
-            UserError::BadOption(format!("--clock tsc: {reason}; use --clock auto")).into(),
+            UserError::BadOption(format!("--clock counter: {reason}; use --clock auto")).into(),
         );
     }
     Ok(clock.info(reason))

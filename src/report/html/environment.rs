@@ -124,12 +124,8 @@ const SYSTEM: &[(&str, Field)] = &[
     }),
     ("clock", |r| {
         Some(format!(
-            "{}{}; read pair {}, resolution {}",
-            r.clock.source,
-            r.clock
-                .tsc_hz
-                .map(|h| format!(" at {:.3} GHz", h / 1e9))
-                .unwrap_or_default(),
+            "{}; read pair {}, resolution {}",
+            r.clock.describe(),
             time_ns(r.clock.overhead_ns),
             time_ns(r.clock.resolution_ns)
         ))
