@@ -28,6 +28,26 @@ pub struct Tlb {
     pub ways: Option<String>,
 }
 
+/// One kind of core. The cores of a heterogeneous CPU differ (Arm's big.LITTLE and DynamIQ
+/// clusters, Intel's P- and E-cores), and a figure measured on one kind says nothing of
+/// another; on Arm every core is described this way, since Linux gives no model name there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CoreKind {
+    /// e.g. "ARM Cortex-A76 r4p0", "Intel P-core".
+    pub name: String,
+    /// The CPUs of this kind, ascending.
+    pub cpus: Vec<usize>,
+    /// Arm: MIDR_EL1 as hex, e.g. "0x413fd0c1".
+    pub midr: Option<String>,
+    /// The scheduler's capacity of these cores (sysfs `cpu_capacity`; 1024 is the biggest).
+    pub capacity: Option<u32>,
+    /// The highest frequency these cores run at (cpufreq `cpuinfo_max_freq`), MHz.
+    pub max_mhz: Option<f64>,
+    /// The caches of the first of these CPUs.
+    pub caches: Vec<Cache>,
+}
+
 /// Whether a perf counter works on this machine (filled by `platform::counters::probe`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterAvailability {
@@ -53,6 +73,9 @@ pub struct Environment {
     pub threads_per_core: Option<u32>,
     pub cpu_mhz: Option<f64>,
     pub caches: Vec<Cache>,
+    /// The kinds of core, when the platform can tell them apart (Arm: each MIDR; x86: the
+    /// hybrid PMUs `cpu_core` and `cpu_atom`); more than one means a heterogeneous CPU.
+    pub core_kinds: Vec<CoreKind>,
     pub tlbs: Vec<Tlb>,
     pub tsc_invariant: Option<bool>,
     pub cpu_flags_of_note: Vec<String>,
@@ -151,6 +174,54 @@ impl Environment {
             && self.oslab_version == other.oslab_version
             && self.oslab_commit == other.oslab_commit
     }
+
+    /// Whether the CPU has more than one kind of core.
+    pub fn heterogeneous(&self) -> bool {
+        self.core_kinds.len() > 1
+    }
+
+    /// The kind of core CPU `cpu` is, on a heterogeneous CPU.
+    pub fn core_kind_of(&self, cpu: usize) -> Option<&CoreKind> {
+        if !self.heterogeneous() {
+            return None;
+        }
+        self.core_kinds.iter().find(|k| k.cpus.contains(&cpu))
+    }
+
+    /// The allowed CPUs of the fastest kind of core (see [`fastest_cpus`]).
+    pub fn fastest_cpus(&self, allowed: &[usize]) -> (Vec<usize>, Option<&CoreKind>) {
+        fastest_cpus(&self.core_kinds, allowed)
+    }
+}
+
+/// The CPUs of `allowed` a run measures on when the user did not pin it: on a heterogeneous
+/// CPU only those of the fastest kind among them (the highest capacity, else the highest
+/// frequency, else the kind of the highest-numbered CPU, where the big cores usually are),
+/// with that kind; elsewhere all of `allowed`.
+pub fn fastest_cpus<'k>(
+    kinds: &'k [CoreKind],
+    allowed: &[usize],
+) -> (Vec<usize>, Option<&'k CoreKind>) {
+    let present: Vec<&CoreKind> = kinds
+        .iter()
+        .filter(|k| k.cpus.iter().any(|c| allowed.contains(c)))
+        .collect();
+    if present.len() < 2 {
+        return (allowed.to_vec(), None);
+    }
+    let rank = |k: &CoreKind| {
+        let last = k.cpus.iter().filter(|c| allowed.contains(c)).max().copied();
+        (k.capacity, k.max_mhz.map(|m| m as u64), last)
+    };
+    let Some(fastest) = present.into_iter().max_by_key(|k| rank(k)) else {
+        return (allowed.to_vec(), None);
+    };
+    let cpus = allowed
+        .iter()
+        .copied()
+        .filter(|c| fastest.cpus.contains(c))
+        .collect();
+    (cpus, Some(fastest))
 }
 
 #[cfg(test)]
@@ -181,5 +252,57 @@ mod tests {
             .vulnerabilities
             .insert("spec_rstack_overflow".into(), "Mitigation: Safe RET".into());
         assert!(!a.same_machine(&mitigated));
+    }
+
+    fn kind(name: &str, cpus: &[usize], capacity: Option<u32>, mhz: Option<f64>) -> CoreKind {
+        CoreKind {
+            name: name.into(),
+            cpus: cpus.to_vec(),
+            capacity,
+            max_mhz: mhz,
+            ..CoreKind::default()
+        }
+    }
+
+    #[test]
+    fn a_run_measures_on_the_fastest_kind_of_core_it_may_use() {
+        // RK3399: four Cortex-A53 (capacity 485) and two Cortex-A72 (1024).
+        let rk3399 = Environment {
+            core_kinds: vec![
+                kind("A53", &[0, 1, 2, 3], Some(485), Some(1416.0)),
+                kind("A72", &[4, 5], Some(1024), Some(1800.0)),
+            ],
+            ..Environment::default()
+        };
+        let all: Vec<usize> = (0..6).collect();
+        let (cpus, fastest) = rk3399.fastest_cpus(&all);
+        assert_eq!(
+            (cpus, fastest.map(|k| k.name.as_str())),
+            (vec![4, 5], Some("A72"))
+        );
+        // Confined to the little cores, it measures there.
+        assert_eq!(rk3399.fastest_cpus(&[1, 2]).0, vec![1, 2]);
+        assert_eq!(rk3399.core_kind_of(5).map(|k| k.name.as_str()), Some("A72"));
+        // Without capacities the frequency decides, then the highest-numbered CPU.
+        let by_mhz = Environment {
+            core_kinds: vec![
+                kind("P", &[0, 1], None, Some(5000.0)),
+                kind("E", &[2, 3], None, Some(3800.0)),
+            ],
+            ..Environment::default()
+        };
+        assert_eq!(by_mhz.fastest_cpus(&[0, 1, 2, 3]).0, vec![0, 1]);
+        let unknown = Environment {
+            core_kinds: vec![kind("x", &[0], None, None), kind("y", &[1], None, None)],
+            ..Environment::default()
+        };
+        assert_eq!(unknown.fastest_cpus(&[0, 1]).0, vec![1]);
+        // One kind: every allowed CPU, and no kind is named.
+        let server = Environment {
+            core_kinds: vec![kind("N1", &[0, 1, 2, 3], None, None)],
+            ..Environment::default()
+        };
+        assert_eq!(server.fastest_cpus(&[0, 1, 2, 3]), (vec![0, 1, 2, 3], None));
+        assert!(server.core_kind_of(0).is_none());
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub mod env;
 pub mod error;
 pub mod maps;
+pub mod midr;
 pub mod os;
 pub mod profile;
 pub mod routine;

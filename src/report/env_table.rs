@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::env::{Cache, Environment};
+use crate::model::env::{Cache, CoreKind, Environment};
 
 /// Rows are indented under their section title.
 const INDENT: &str = "  ";
@@ -131,6 +131,14 @@ fn cpu(env: &Environment) -> Section {
     if !topology.is_empty() {
         s.row("topology", topology.join(", "));
     }
+    for kind in &env.core_kinds {
+        let label = if env.heterogeneous() {
+            "core kind"
+        } else {
+            "core"
+        };
+        s.row(label, core_kind_line(kind));
+    }
     s.opt("allowed CPUs", env.cpus_allowed.as_deref());
     s.opt(
         "TSC",
@@ -163,6 +171,32 @@ fn caches_and_tlbs(env: &Environment) -> Section {
         s.row(&tlb.name, value);
     }
     s
+}
+
+/// One kind of core on a line: "ARM Cortex-A72 r0p2: CPUs 4-5, capacity 1024, up to 1800 MHz,
+/// L1d 32 KiB, L2 1 MiB".
+pub(crate) fn core_kind_line(kind: &CoreKind) -> String {
+    let mut parts = vec![format!(
+        "CPUs {}",
+        crate::platform::cpu::format_list(&kind.cpus)
+    )];
+    parts.extend(kind.midr.as_ref().map(|m| format!("MIDR {m}")));
+    parts.extend(kind.capacity.map(|c| format!("capacity {c}")));
+    parts.extend(kind.max_mhz.map(|m| format!("up to {m:.0} MHz")));
+    parts.extend(
+        kind.caches
+            .iter()
+            .filter(|c| c.kind != "Instruction")
+            .map(|c| {
+                format!(
+                    "L{}{} {}",
+                    c.level,
+                    if c.kind == "Data" { "d" } else { "" },
+                    format_bytes(c.size_bytes)
+                )
+            }),
+    );
+    format!("{}: {}", kind.name, parts.join(", "))
 }
 
 /// The caches as a small table: level, type, size, line, ways, shared by.

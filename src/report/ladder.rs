@@ -441,7 +441,7 @@ fn heading(run: &Run) -> String {
         "clock {clock} (read pair {}, resolution {}); {}{load}; precision target ±{}% per median{}\n",
         time_ns(run.clock.overhead_ns),
         time_ns(run.clock.resolution_ns),
-        pinning(&run.settings),
+        pinning(&run.settings, &run.environment),
         sig3(run.settings.precision * 100.0),
         if run.settings.quick { " (--quick)" } else { "" },
     ));
@@ -469,15 +469,32 @@ pub fn status_text(r: &ExperimentResult) -> String {
     }
 }
 
-/// Where the workers ran: one CPU, or the CPUs the processes took in turn.
-fn pinning(settings: &crate::model::RunSettings) -> String {
+/// Where the workers ran: one CPU, or the CPUs the processes took in turn; on a
+/// heterogeneous CPU, which kind of core they are.
+fn pinning(settings: &crate::model::RunSettings, env: &crate::model::env::Environment) -> String {
     let list: Vec<String> = settings.cpu_turns.iter().map(|c| c.to_string()).collect();
-    match list.len() {
+    let place = match list.len() {
         0 => format!(
             "pinned to CPU {}",
             crate::platform::cpu::format_list(&settings.cpus)
         ),
         _ => format!("processes pinned to CPUs {} in turn", list.join(", ")),
+    };
+    let used = if settings.cpu_turns.is_empty() {
+        &settings.cpus
+    } else {
+        &settings.cpu_turns
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for kind in used.iter().filter_map(|&c| env.core_kind_of(c)) {
+        if !kinds.contains(&kind.name.as_str()) {
+            kinds.push(&kind.name);
+        }
+    }
+    match kinds.as_slice() {
+        [] => place,
+        [one] => format!("{place} ({one} cores)"),
+        many => format!("{place} (MIXED kinds of core: {})", many.join(", ")),
     }
 }
 

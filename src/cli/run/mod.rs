@@ -94,7 +94,7 @@ pub(super) fn measure(
         // A new layout for every run: the processes of one run differ, and so do runs.
         layout_seed: (run.started_at * 1e9) as u64 ^ u64::from(std::process::id()),
         cpu_turns: if args.cpu.is_none() {
-            crate::platform::cpu::allowed()
+            unpinned_cpus()
         } else {
             Vec::new()
         },
@@ -119,11 +119,11 @@ pub(super) fn measure(
 /// The CPUs the processes take in turn, as recorded: those of `Plan::for_process`, in the
 /// order the processes take them; empty when `--cpu` pins every process or one CPU is all.
 fn cpu_turns(args: &RunArgs, processes: u32) -> Vec<usize> {
-    let allowed = crate::platform::cpu::allowed();
-    if args.cpu.is_some() || allowed.len() < 2 || processes < 2 {
+    let unpinned = unpinned_cpus();
+    if args.cpu.is_some() || unpinned.len() < 2 || processes < 2 {
         return Vec::new();
     }
-    Plan::cpus_taken(&allowed, processes)
+    Plan::cpus_taken(&unpinned, processes)
 }
 
 /// The run's record as stored before its first result: when, how and where it measures.

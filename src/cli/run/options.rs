@@ -182,11 +182,19 @@ pub(super) fn parse_precision(text: &str) -> Result<f64, UserError> {
     }
 }
 
+/// The CPUs a run measures on when `--cpu` does not say: those this process may use, and on
+/// a heterogeneous CPU only those of its fastest kind of core (a figure mixing big and
+/// little cores would describe neither).
+pub(super) fn unpinned_cpus() -> Vec<usize> {
+    let kinds = crate::platform::env::core_kinds();
+    crate::model::env::fastest_cpus(&kinds, &cpu::allowed()).0
+}
+
 pub(super) fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
     let allowed = cpu::allowed();
     let allowed_text = cpu::format_list(&allowed);
     let Some(text) = given else {
-        return Ok(allowed.last().map(|c| vec![*c]).unwrap_or_default());
+        return Ok(unpinned_cpus().last().map(|c| vec![*c]).unwrap_or_default());
     };
     let cpus = cpu::parse_list(text).ok_or_else(|| UserError::BadCpu {
         given: text.to_string(),
@@ -303,14 +311,28 @@ pub(super) fn writable(dir: &std::path::Path) -> bool {
 
 /// The CPU for the other side of a cross-CPU experiment: the second CPU given with --cpu,
 /// else the highest other CPU this process may use.
+/// The other side of cross-CPU experiments: the second CPU given, else the highest other
+/// allowed CPU, of the first one's kind of core where the CPU has several kinds.
 pub(super) fn other_cpu(cpus: &[usize]) -> Option<usize> {
     if let Some(second) = cpus.get(1) {
         return Some(*second);
     }
-    cpu::allowed()
-        .into_iter()
-        .rev()
-        .find(|c| Some(c) != cpus.first())
+    let first = *cpus.first()?;
+    let allowed = cpu::allowed();
+    let kinds = crate::platform::env::core_kinds();
+    let same_kind = kinds
+        .iter()
+        .find(|k| k.cpus.contains(&first))
+        .map(|k| k.cpus.clone())
+        .unwrap_or_else(|| allowed.clone());
+    let others = |pool: &[usize]| {
+        allowed
+            .iter()
+            .rev()
+            .copied()
+            .find(|c| *c != first && pool.contains(c))
+    };
+    others(&same_kind).or_else(|| others(&allowed))
 }
 
 pub(super) fn param_hint(selected: &[&ExperimentInfo]) -> String {

@@ -40,6 +40,15 @@ const MACHINE: &[(&str, Field)] = &[
             r.environment.microcode.clone(),
         ])
     }),
+    ("core kinds", |r| {
+        let kinds: Vec<String> = r
+            .environment
+            .core_kinds
+            .iter()
+            .map(crate::report::env_table::core_kind_line)
+            .collect();
+        (!kinds.is_empty()).then(|| kinds.join("; "))
+    }),
     ("caches", |r| {
         let c: Vec<String> = r
             .environment

@@ -71,3 +71,38 @@ fn a_derived_rung_covers_the_spread_between_processes() {
         .unwrap();
     assert!(hi - lo < 5.0, "{lo} – {hi}");
 }
+
+#[test]
+fn pinning_names_the_kind_of_core_on_a_heterogeneous_cpu() {
+    use crate::model::env::{CoreKind, Environment};
+    let kind = |name: &str, cpus: &[usize]| CoreKind {
+        name: name.into(),
+        cpus: cpus.to_vec(),
+        ..CoreKind::default()
+    };
+    let env = Environment {
+        core_kinds: vec![
+            kind("ARM Cortex-A53 r0p4", &[0, 1, 2, 3]),
+            kind("ARM Cortex-A72 r0p2", &[4, 5]),
+        ],
+        ..Environment::default()
+    };
+    let mut settings = crate::model::RunSettings {
+        cpus: vec![5],
+        ..Default::default()
+    };
+    assert_eq!(
+        pinning(&settings, &env),
+        "pinned to CPU 5 (ARM Cortex-A72 r0p2 cores)"
+    );
+    settings.cpu_turns = vec![5, 4];
+    assert_eq!(
+        pinning(&settings, &env),
+        "processes pinned to CPUs 5, 4 in turn (ARM Cortex-A72 r0p2 cores)"
+    );
+    settings.cpu_turns = vec![3, 5];
+    assert!(pinning(&settings, &env).contains("MIXED kinds of core"));
+    // One kind of core: nothing to say.
+    settings.cpu_turns.clear();
+    assert_eq!(pinning(&settings, &Environment::default()), "pinned to CPU 5");
+}

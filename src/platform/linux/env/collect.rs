@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 
 use crate::model::env::{Cache, Environment, Tlb};
 
+mod cores;
 mod emulation;
 mod read;
 use read::*;
@@ -30,6 +31,11 @@ const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 /// when the system does not describe them.
 pub fn caches_of(cpu: usize) -> Vec<Cache> {
     caches(&Path::new(CPU_DIR).join(format!("cpu{cpu}/cache")))
+}
+
+/// The kinds of core of this machine (`Environment::core_kinds`).
+pub fn core_kinds() -> Vec<crate::model::env::CoreKind> {
+    cores::core_kinds(&read("/proc/cpuinfo").unwrap_or_default())
 }
 const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -93,9 +99,8 @@ pub fn unsupported_under_emulation(what: &str) -> bool {
 
 pub fn collect() -> Environment {
     let uname = uname();
-    let cpuinfo = read("/proc/cpuinfo")
-        .map(|t| parse_cpuinfo(&t))
-        .unwrap_or_default();
+    let cpuinfo_text = read("/proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = parse_cpuinfo(&cpuinfo_text);
     let status = read("/proc/self/status")
         .map(|t| parse_status(&t))
         .unwrap_or_default();
@@ -126,6 +131,7 @@ pub fn collect() -> Environment {
         ..Environment::default()
     };
     fill_cpu(&mut e, &cpuinfo, cpuid);
+    fill_core_kinds(&mut e, &cpuinfo_text);
     fill_memory(&mut e);
     fill_system(&mut e, &uname);
     fill_power_and_security(&mut e);
@@ -152,6 +158,19 @@ fn fill_cpu(e: &mut Environment, cpuinfo: &CpuInfo, cpuid: CpuidFacts) {
     e.address_sizes = cpuinfo.address_sizes.clone();
     e.xsave_bytes = cpuid.xsave_bytes;
     e.hypervisor = cpuid.hypervisor;
+}
+
+/// The kinds of core; on arm64, where the kernel names no model, they name the CPU: the
+/// vendor from the MIDR's implementer and the signature from the first core's MIDR.
+fn fill_core_kinds(e: &mut Environment, cpuinfo: &str) {
+    e.core_kinds = cores::core_kinds(cpuinfo);
+    if e.cpu_model.is_none() {
+        e.cpu_model = cores::model_from_kinds(&e.core_kinds);
+    }
+    if let Some((_, midr)) = cores::parse_midrs(cpuinfo).first() {
+        e.cpu_vendor = midr.vendor().map(str::to_string).or(e.cpu_vendor.take());
+        e.cpu_signature = Some(format!("MIDR {:#010x}", midr.value()));
+    }
 }
 
 /// Memory: sizes, pages, transparent huge pages, NUMA.
