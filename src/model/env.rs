@@ -53,6 +53,10 @@ pub struct CoreKind {
 pub struct CounterAvailability {
     pub supported: bool,
     pub reason: Option<String>,
+    /// The hardware event that counts it where it is not perf's generic one (arm64:
+    /// "armv8_cortex_a72 L1D_CACHE_RD (0x40)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
 }
 
 /// The machine as one run saw it. Fields added after runs were stored read back as their

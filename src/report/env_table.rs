@@ -395,6 +395,12 @@ fn perf(env: &Environment) -> Section {
             s.row(if ok { "  note" } else { "  why" }, why);
         }
     }
+    // Where a counter is not perf's generic event (arm64), which event counts it.
+    for (name, availability) in &env.counters {
+        if let Some(event) = &availability.event {
+            s.row(&format!("  {name}"), event);
+        }
+    }
     s
 }
 

@@ -24,25 +24,38 @@ use crate::model::{CounterStatus, CounterValue};
 #[derive(Debug, Clone, Copy)]
 enum Event {
     Software(Software),
+    /// perf's generic events (arm64 counts by Arm's events instead, see `Arm`).
+    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     Hardware(Hardware),
+    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     Cache(CacheId, CacheOp, CacheResult),
     /// A tracepoint by category and name, e.g. `raw_syscalls:sys_enter`.
     Tracepoint(&'static str, &'static str),
+    /// arm64: the Arm event of the counter's name on the pinned CPU's own PMU (`arm64`).
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    Arm,
 }
 
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+mod arm64;
+
+/// The software events, counted around every sample on every machine.
+const SOFTWARE: &[(&str, Event)] = &[
+    ("task-clock", Event::Software(Software::TASK_CLOCK)),
+    ("page-faults", Event::Software(Software::PAGE_FAULTS)),
+    ("minor-faults", Event::Software(Software::PAGE_FAULTS_MIN)),
+    ("major-faults", Event::Software(Software::PAGE_FAULTS_MAJ)),
+    (
+        "context-switches",
+        Event::Software(Software::CONTEXT_SWITCHES),
+    ),
+    ("cpu-migrations", Event::Software(Software::CPU_MIGRATIONS)),
+];
+
 /// The groups opened around every sample, by perf's names for the events.
+#[cfg(not(target_arch = "aarch64"))]
 const GROUPS: &[&[(&str, Event)]] = &[
-    &[
-        ("task-clock", Event::Software(Software::TASK_CLOCK)),
-        ("page-faults", Event::Software(Software::PAGE_FAULTS)),
-        ("minor-faults", Event::Software(Software::PAGE_FAULTS_MIN)),
-        ("major-faults", Event::Software(Software::PAGE_FAULTS_MAJ)),
-        (
-            "context-switches",
-            Event::Software(Software::CONTEXT_SWITCHES),
-        ),
-        ("cpu-migrations", Event::Software(Software::CPU_MIGRATIONS)),
-    ],
+    SOFTWARE,
     &[
         ("cycles", Event::Hardware(Hardware::CPU_CYCLES)),
         ("instructions", Event::Hardware(Hardware::INSTRUCTIONS)),
@@ -86,6 +99,26 @@ const GROUPS: &[&[(&str, Event)]] = &[
             "dTLB-store-misses",
             Event::Cache(CacheId::DTLB, CacheOp::WRITE, CacheResult::MISS),
         ),
+    ],
+];
+
+/// arm64: the same counters, each by its Arm event on the pinned CPU's PMU (`arm64`).
+#[cfg(target_arch = "aarch64")]
+const GROUPS: &[&[(&str, Event)]] = &[
+    SOFTWARE,
+    &[("cycles", Event::Arm), ("instructions", Event::Arm)],
+    &[
+        ("L1-dcache-loads", Event::Arm),
+        ("L1-dcache-load-misses", Event::Arm),
+    ],
+    &[
+        ("L1-dcache-stores", Event::Arm),
+        ("L1-dcache-store-misses", Event::Arm),
+    ],
+    &[("dTLB-loads", Event::Arm), ("dTLB-load-misses", Event::Arm)],
+    &[
+        ("dTLB-stores", Event::Arm),
+        ("dTLB-store-misses", Event::Arm),
     ],
 ];
 
@@ -169,7 +202,27 @@ impl CounterSet {
     /// Open the groups counted around every sample on the calling thread. Never fails: what
     /// cannot be opened is recorded in `statuses` with the reason.
     pub fn open() -> CounterSet {
-        CounterSet::open_specs(GROUPS)
+        let mut set = CounterSet::open_specs(GROUPS);
+        if cfg!(target_arch = "aarch64") {
+            set.drop_unimplemented();
+        }
+        set
+    }
+
+    /// arm64: mark unsupported the Arm events that counted nothing over a workload they must
+    /// count (`arm64::exercise`): the PMU accepts any event number, implemented or not.
+    fn drop_unimplemented(&mut self) {
+        let before = self.read_before();
+        arm64::exercise();
+        let after = self.read_after();
+        let counted = self.delta(&before, &after);
+        for status in self.statuses.iter_mut().filter(|s| s.supported) {
+            let raw = counted.get(&status.name).and_then(|v| v.value);
+            if let Some(why) = raw.and_then(|n| arm64::unimplemented(&status.name, n as u64)) {
+                status.supported = false;
+                status.reason = Some(why);
+            }
+        }
     }
 
     /// Open the events counted only in untimed batches after sampling (see `PROBE_GROUPS`),
@@ -304,6 +357,14 @@ impl CounterSet {
                 let (Some(va), Some(vb)) = (a.values.get(i), b.values.get(i)) else {
                     continue;
                 };
+                // Opened but found not to count (arm64's unimplemented events).
+                if self
+                    .statuses
+                    .iter()
+                    .any(|s| s.name == *name && !s.supported)
+                {
+                    continue;
+                }
                 let raw = va.saturating_sub(*vb);
                 out.insert(name.to_string(), scale(raw, enabled, running));
             }
@@ -373,6 +434,11 @@ fn builder_for(
             operation: op,
             result,
         }),
+        Event::Arm => Builder::new(arm_event(name).map_err(|reason| OpenError {
+            member: Some(name),
+            reason,
+            permission: false,
+        })?),
         Event::Tracepoint(category, event) => Builder::new(
             super::tracefs::tracepoint(category, event).map_err(|reason| OpenError {
                 member: Some(name),
@@ -383,6 +449,15 @@ fn builder_for(
     };
     builder.exclude_kernel(!include_kernel).exclude_hv(false);
     Ok(builder)
+}
+
+/// The Arm event of counter `name` on the PMU of the CPU this thread runs on (pinned).
+fn arm_event(name: &str) -> Result<perf_event::events::Dynamic, String> {
+    let (_, number) =
+        arm64::event_of(name).ok_or_else(|| format!("no Arm event is known for {name}"))?;
+    let cpu = super::cpu::current().ok_or("sched_getcpu failed")?;
+    let pmu = arm64::pmu_for(std::path::Path::new(arm64::DEVICES), cpu)?;
+    arm64::dynamic(&pmu, number)
 }
 
 fn open_members(
@@ -474,6 +549,10 @@ fn errno_name(errno: i32) -> &'static str {
 pub fn probe() -> BTreeMap<String, crate::model::env::CounterAvailability> {
     let timed = CounterSet::open();
     let probes = CounterSet::open_probes(false);
+    let arm_pmu = cfg!(target_arch = "aarch64")
+        .then(super::cpu::current)
+        .flatten()
+        .and_then(|cpu| arm64::pmu_for(std::path::Path::new(arm64::DEVICES), cpu).ok());
     timed
         .statuses()
         .iter()
@@ -484,6 +563,7 @@ pub fn probe() -> BTreeMap<String, crate::model::env::CounterAvailability> {
                 crate::model::env::CounterAvailability {
                     supported: s.supported,
                     reason: s.reason.clone(),
+                    event: arm_pmu.as_ref().and_then(|p| arm64::describe(p, &s.name)),
                 },
             )
         })

@@ -72,6 +72,7 @@ fn filled() -> Environment {
                 CounterAvailability {
                     supported: false,
                     reason: Some("ENOENT".into()),
+                    event: None,
                 },
             ),
             (
@@ -79,6 +80,7 @@ fn filled() -> Environment {
                 CounterAvailability {
                     supported: true,
                     reason: None,
+                    event: None,
                 },
             ),
         ]),
@@ -204,4 +206,55 @@ fn byte_sizes() {
     assert_eq!(format_bytes(1 << 20), "1 MiB");
     assert_eq!(format_bytes(1536 << 10), "1.5 MiB");
     assert_eq!(format_bytes(u64::MAX), "16777216.0 TiB");
+}
+
+#[test]
+fn arm_core_kinds_and_pmu_events_are_shown() {
+    use crate::model::env::{Cache, CoreKind};
+    let mut env = filled();
+    env.core_kinds = vec![
+        CoreKind {
+            name: "ARM Cortex-A53 r0p4".into(),
+            cpus: vec![0, 1, 2, 3],
+            midr: Some("0x410fd034".into()),
+            capacity: Some(485),
+            max_mhz: None,
+            caches: vec![Cache {
+                level: 1,
+                kind: "Data".into(),
+                size_bytes: 32 << 10,
+                ..Cache::default()
+            }],
+        },
+        CoreKind {
+            name: "ARM Cortex-A72 r0p2".into(),
+            cpus: vec![4, 5],
+            capacity: Some(1024),
+            max_mhz: Some(1800.0),
+            ..CoreKind::default()
+        },
+    ];
+    env.counters.get_mut("cycles").unwrap().event =
+        Some("armv8_cortex_a72 CPU_CYCLES (0x11)".into());
+    let text = render(&env);
+    assert!(
+        has_row(
+            &text,
+            "core kind",
+            "ARM Cortex-A53 r0p4: CPUs 0-3, MIDR 0x410fd034, capacity 485, L1d 32 KiB"
+        ),
+        "{text}"
+    );
+    assert!(
+        has_row(
+            &text,
+            "core kind",
+            "ARM Cortex-A72 r0p2: CPUs 4-5, capacity 1024, up to 1800 MHz"
+        ),
+        "{text}"
+    );
+    assert!(
+        has_row(&text, "cycles", "armv8_cortex_a72 CPU_CYCLES (0x11)"),
+        "{text}"
+    );
 }

@@ -18,6 +18,7 @@ fn counters_unsupported_for_one_reason_are_listed_once() {
     let no = |why: &str| CounterAvailability {
         supported: false,
         reason: Some(why.into()),
+        event: None,
     };
     let counters = [
         ("cycles".to_string(), no("no PMU")),
@@ -28,6 +29,7 @@ fn counters_unsupported_for_one_reason_are_listed_once() {
             CounterAvailability {
                 supported: true,
                 reason: None,
+                event: None,
             },
         ),
     ]

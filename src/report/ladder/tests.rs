@@ -104,5 +104,8 @@ fn pinning_names_the_kind_of_core_on_a_heterogeneous_cpu() {
     assert!(pinning(&settings, &env).contains("MIXED kinds of core"));
     // One kind of core: nothing to say.
     settings.cpu_turns.clear();
-    assert_eq!(pinning(&settings, &Environment::default()), "pinned to CPU 5");
+    assert_eq!(
+        pinning(&settings, &Environment::default()),
+        "pinned to CPU 5"
+    );
 }

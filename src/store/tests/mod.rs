@@ -60,6 +60,7 @@ fn environment(hostname: &str) -> Environment {
         CounterAvailability {
             supported: true,
             reason: None,
+            event: None,
         },
     );
     env.counters.insert(
@@ -67,6 +68,7 @@ fn environment(hostname: &str) -> Environment {
         CounterAvailability {
             supported: false,
             reason: Some("ENOENT: no such event on this PMU".into()),
+            event: None,
         },
     );
     env
