@@ -73,10 +73,19 @@ const FLAGS_OF_NOTE: &[&str] = &[
     "avx512f",
     "arch_perfmon",
     "perfctr_core",
+    // arm64 (`Features`): LSE atomics (a futex or lock without them is a load/store-exclusive
+    // loop), SVE's and SME's larger register state saved on a switch, pointer authentication
+    // and BTI (paid on every call and return), and self-synchronising counter reads (ECV).
+    "atomics",
+    "sve",
+    "sve2",
+    "sme",
+    "paca",
+    "pacg",
+    "bti",
+    "ecv",
 ];
 
-/// Describe this machine. Never fails: unreadable facts are left empty. `counters` is left
-/// for the caller, which probes perf events.
 /// The user-mode emulator this binary runs under, in words (see `Environment::emulation`);
 /// `None` on native hardware.
 pub fn emulation() -> Option<String> {
@@ -97,6 +106,8 @@ pub fn unsupported_under_emulation(what: &str) -> bool {
     }
 }
 
+/// Describe this machine. Never fails: unreadable facts are left empty. `counters` is left
+/// for the caller, which probes perf events.
 pub fn collect() -> Environment {
     let uname = uname();
     let cpuinfo_text = read("/proc/cpuinfo").unwrap_or_default();

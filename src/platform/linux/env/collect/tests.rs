@@ -420,3 +420,13 @@ proptest! {
         prop_assert_eq!(parse_size(&format!("{n}{suffix}")), n.checked_mul(factor));
     }
 }
+
+#[test]
+fn arm64_features_of_note_are_kept() {
+    let arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes atomics fphp cpuid lrcpc paca pacg bti sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n";
+    let info = parse_cpuinfo(arm);
+    assert_eq!(
+        flags_of_note(&info.flags),
+        ["atomics", "sve", "paca", "pacg", "bti"]
+    );
+}
