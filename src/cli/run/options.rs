@@ -309,8 +309,6 @@ pub(super) fn writable(dir: &std::path::Path) -> bool {
         .is_ok()
 }
 
-/// The CPU for the other side of a cross-CPU experiment: the second CPU given with --cpu,
-/// else the highest other CPU this process may use.
 /// The other side of cross-CPU experiments: the second CPU given, else the highest other
 /// allowed CPU, of the first one's kind of core where the CPU has several kinds.
 pub(super) fn other_cpu(cpus: &[usize]) -> Option<usize> {
