@@ -115,13 +115,18 @@ fn both_families_run_and_prove_their_switches() {
     let alone = result(&doc, "ctxswitch.yield");
     assert_eq!(alone["params"]["competitor"], "none");
     assert_ok_and_valid(alone, &["nvcsw per op", "nivcsw per op"]);
-    let said = alone["validation"].as_array().unwrap().iter().any(|v| {
-        v["detail"]
-            .as_str()
-            .unwrap()
-            .contains("no switch took place")
-    });
-    assert!(said, "the result says no switch took place: {alone:#}");
+    if common::unsupported_under_emulation("judging switch counts").is_some() {
+        // The emulator's own switches are in the counts: shown, not judged.
+        common::assert_unjudged_under_emulation(alone);
+    } else {
+        let said = alone["validation"].as_array().unwrap().iter().any(|v| {
+            v["detail"]
+                .as_str()
+                .unwrap()
+                .contains("no switch took place")
+        });
+        assert!(said, "the result says no switch took place: {alone:#}");
+    }
 
     let sleep = result(&doc, "ctxswitch.nanosleep0");
     assert_ok_and_valid(sleep, &["nvcsw per op"]);

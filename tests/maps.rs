@@ -1,14 +1,16 @@
 //! `oslab maps [PID]` run for real: the map of a fresh child shows its heap, stack, vDSO and the
 //! oslab binary; a given PID is mapped as it is; a missing, unreadable or kernel process is one
 //! error line naming the fix. No figure is asserted beyond what the child itself did (it fills
-//! a 64 KiB heap block) and sums that must add up.
+//! a 64 KiB heap block) and sums that must add up. Under user-mode emulation the kernel maps
+//! the emulator's process: its executable is the emulator, oslab's binary a plain file and the
+//! block in an anonymous mapping, and oslab says so.
 
 mod common;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use common::{Lab, Out, marked_processes_after_grace, unique_marker};
+use common::{Lab, Out, marked_processes_after_grace, unique_marker, unsupported_under_emulation};
 use serde_json::Value;
 
 /// The oslab binary as the kernel names it in /proc (symlinks resolved).
@@ -42,10 +44,6 @@ fn a_fresh_child_shows_its_heap_stack_vdso_and_the_oslab_binary() {
     let text = &out.stdout;
     assert!(text.starts_with("Memory map of PID "), "{out}");
     assert!(text.contains("maps-child"), "the child is named\n{out}");
-    assert!(
-        text.contains("lies in the heap mapping"),
-        "the child's malloc block is in [heap]\n{out}"
-    );
     let row = |needle: &str, label: &str| {
         text.lines()
             .find(|l| l.contains(needle) && l.contains(label))
@@ -55,8 +53,21 @@ fn a_fresh_child_shows_its_heap_stack_vdso_and_the_oslab_binary() {
     row("[heap]", "heap");
     row("[stack]", "stack");
     row("[vdso]", "vDSO");
-    let text_row = row(&oslab_path(), "executable text");
-    assert!(text_row.contains("r-xp"), "{text_row}");
+    if unsupported_under_emulation("the child's own map").is_some() {
+        assert!(text.contains("Under emulation ("), "oslab says so\n{out}");
+        assert!(
+            text.contains("lies in the anonymous mapping"),
+            "the emulated brk heap is anonymous\n{out}"
+        );
+        row(&oslab_path(), "file");
+    } else {
+        assert!(
+            text.contains("lies in the heap mapping"),
+            "the child's malloc block is in [heap]\n{out}"
+        );
+        let text_row = row(&oslab_path(), "executable text");
+        assert!(text_row.contains("r-xp"), "{text_row}");
+    }
     assert!(text.contains("Summary per kind"), "{out}");
     let total = text
         .lines()
@@ -95,31 +106,36 @@ fn json_child_map_is_classified_sums_up_and_the_child_is_gone() {
     assert_eq!(doc["target"], "child", "{out}");
     assert!(count(&doc["pid"], "pid") > 0);
     assert_eq!(
-        doc["executable"].as_str(),
-        Some(oslab_path().as_str()),
-        "{out}"
-    );
-    assert_eq!(doc["child"]["block_kind"], "heap", "{out}");
-    assert_eq!(
         count(&doc["child"]["block_bytes"], "block_bytes"),
         64 * 1024
     );
-
-    let heap = of_kind(&doc, "heap");
-    assert_eq!(heap.len(), 1, "one [heap]: {heap:?}");
-    assert!(
-        count(&heap[0]["rss_kb"], "heap rss_kb") >= 64,
-        "the 64 KiB the child filled are resident: {}",
-        heap[0]
-    );
+    if unsupported_under_emulation("the child's own map").is_some() {
+        assert_emulators_map(&doc, &oslab_path());
+    } else {
+        assert!(doc["emulation"].is_null(), "{out}");
+        assert_eq!(
+            doc["executable"].as_str(),
+            Some(oslab_path().as_str()),
+            "{out}"
+        );
+        assert_eq!(doc["child"]["block_kind"], "heap", "{out}");
+        let heap = of_kind(&doc, "heap");
+        assert_eq!(heap.len(), 1, "one [heap]: {heap:?}");
+        assert!(
+            count(&heap[0]["rss_kb"], "heap rss_kb") >= 64,
+            "the 64 KiB the child filled are resident: {}",
+            heap[0]
+        );
+        let exe = of_kind(&doc, "executable");
+        assert!(
+            exe.iter()
+                .any(|m| m["part"] == "text" && m["perms"] == "r-xp" && m["path"] == oslab_path()),
+            "the binary's text: {exe:?}"
+        );
+    }
+    assert_eq!(of_kind(&doc, "heap").len(), 1, "{out}");
     assert_eq!(of_kind(&doc, "stack").len(), 1, "{out}");
     assert_eq!(of_kind(&doc, "vdso").len(), 1, "{out}");
-    let exe = of_kind(&doc, "executable");
-    assert!(
-        exe.iter()
-            .any(|m| m["part"] == "text" && m["perms"] == "r-xp" && m["path"] == oslab_path()),
-        "the binary's text: {exe:?}"
-    );
     assert!(
         of_kind(&doc, "library")
             .iter()
@@ -200,16 +216,61 @@ fn a_given_pid_is_mapped_as_it_is() {
     assert!(doc["child"].is_null(), "{out}");
     assert_eq!(doc["aslr"]["comparison"], Value::Array(Vec::new()), "{out}");
     let this_test = std::env::current_exe().expect("the test binary");
-    assert_eq!(
-        doc["executable"].as_str(),
-        this_test.to_str(),
-        "the executable is this test binary, not oslab\n{out}"
-    );
+    if unsupported_under_emulation("this test's own map").is_some() {
+        // This test binary runs under the emulator too: the kernel maps the emulator.
+        assert!(doc["emulation_note"].is_string(), "{out}");
+        assert_ne!(doc["executable"].as_str(), this_test.to_str(), "{out}");
+        assert!(
+            of_kind(&doc, "file")
+                .iter()
+                .any(|m| m["path"].as_str() == this_test.to_str()),
+            "this test binary is mapped as a file\n{out}"
+        );
+    } else {
+        assert_eq!(
+            doc["executable"].as_str(),
+            this_test.to_str(),
+            "the executable is this test binary, not oslab\n{out}"
+        );
+    }
     assert!(
         of_kind(&doc, "executable")
             .iter()
             .any(|m| m["part"] == "text"),
         "{out}"
+    );
+}
+
+/// Under emulation: oslab says the map is the emulator's, whose executable it is; `program`
+/// is mapped as a plain file, and the child's block lies in an anonymous mapping, resident.
+fn assert_emulators_map(doc: &Value, program: &str) {
+    assert!(
+        doc["emulation"]
+            .as_str()
+            .is_some_and(|e| e.contains("emulation")),
+        "{doc:#}"
+    );
+    assert!(
+        doc["emulation_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("the emulator's process")),
+        "{doc:#}"
+    );
+    assert_ne!(doc["executable"].as_str(), Some(program), "the emulator's");
+    assert!(
+        of_kind(doc, "file").iter().any(|m| m["path"] == program),
+        "{program} is mapped as a file"
+    );
+    assert_eq!(doc["child"]["block_kind"], "anonymous", "{}", doc["child"]);
+    let hex = |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16);
+    let block = hex(&doc["child"]["block_address"]).expect("block_address");
+    let holding = mappings(doc)
+        .iter()
+        .find(|m| hex(&m["start"]).unwrap() <= block && block < hex(&m["end"]).unwrap())
+        .expect("a mapping holds the block");
+    assert!(
+        count(&holding["rss_kb"], "rss_kb") >= 64,
+        "the 64 KiB the child filled are resident: {holding}"
     );
 }
 

@@ -58,6 +58,7 @@ pub fn smaps(data: &[u8]) {
             randomize_va_space: Some(2),
             comparison,
         },
+        emulation: None,
     };
     let _ = oslab::report::maps::render(&report);
     let _ = oslab::report::maps::document(&report);

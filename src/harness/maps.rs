@@ -24,6 +24,7 @@ pub fn inspect_pid(pid: u32) -> Result<Report> {
             randomize_va_space: maps::randomize_va_space(),
             comparison: Vec::new(),
         },
+        emulation: crate::platform::env::emulation(),
     })
 }
 
@@ -50,6 +51,7 @@ pub fn inspect_child() -> Result<Report> {
             randomize_va_space: maps::randomize_va_space(),
             comparison,
         },
+        emulation: crate::platform::env::emulation(),
     })
 }
 

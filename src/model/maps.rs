@@ -289,4 +289,7 @@ pub struct Report {
     /// PID was given.
     pub child_block: Option<u64>,
     pub aslr: Aslr,
+    /// The user-mode emulator oslab runs under (`Environment::emulation`), which also runs the
+    /// fresh child: the kernel then maps the emulator's process, not the program's.
+    pub emulation: Option<String>,
 }

@@ -30,6 +30,10 @@ pub fn render(report: &Report) -> String {
             .as_deref()
             .unwrap_or("unknown (the process's executable is unreadable)")
     ));
+    if let Some(text) = emulation_note(report) {
+        out.push_str(&wrap(&text, WIDTH, "  ", "  "));
+        out.push_str("\n\n");
+    }
 
     let mut table = Table::new(&[
         ("address", Align::Left),
@@ -142,6 +146,8 @@ pub fn document(report: &Report) -> Value {
         "pid": snapshot.pid,
         "command": snapshot.command,
         "executable": snapshot.exe,
+        "emulation": report.emulation,
+        "emulation_note": emulation_note(report),
         "target": if report.child_block.is_some() { "child" } else { "pid" },
         "child": child,
         "mappings": snapshot.mappings.iter().map(mapping_document).collect::<Vec<_>>(),
@@ -174,6 +180,17 @@ fn mapping_document(m: &Mapping) -> Value {
         "anonymous_kb": r.anonymous_kb,
         "swap_kb": r.swap_kb,
     })
+}
+
+/// What user-mode emulation does to the map: the kernel maps the emulator's process.
+fn emulation_note(report: &Report) -> Option<String> {
+    let emulator = report.emulation.as_deref()?;
+    Some(format!(
+        "Under emulation ({emulator}), the kernel maps the emulator's process: a program it runs \
+         has the emulator as its executable, its own binary is mapped as a plain file, and its \
+         brk heap is an anonymous mapping of the emulator's; [heap], [stack] and the vDSO are \
+         the emulator's."
+    ))
 }
 
 /// What the fresh child is and where its heap block landed.
@@ -328,6 +345,7 @@ mod tests {
                 randomize_va_space: Some(2),
                 comparison,
             },
+            emulation: None,
         }
     }
 
@@ -391,6 +409,27 @@ mod tests {
             .expect("a total row");
         assert!(total.contains(" 5 "), "{total}");
         assert!(text.contains("ASLR:"), "{text}");
+        assert!(!text.contains("Under emulation"), "{text}");
+    }
+
+    #[test]
+    fn under_emulation_the_map_says_it_is_the_emulators() {
+        let mut emulated = report(Vec::new(), false);
+        emulated.emulation = Some("qemu-aarch64".into());
+        let text = render(&emulated);
+        assert!(
+            text.contains("Under emulation (qemu-aarch64), the kernel"),
+            "{text}"
+        );
+        let doc = document(&emulated);
+        assert_eq!(doc["emulation"], "qemu-aarch64");
+        assert!(
+            doc["emulation_note"]
+                .as_str()
+                .unwrap()
+                .contains("emulator's process")
+        );
+        assert!(document(&report(Vec::new(), false))["emulation"].is_null());
     }
 
     #[test]

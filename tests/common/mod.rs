@@ -289,6 +289,45 @@ pub fn summary(doc: &Value) -> String {
     text
 }
 
+/// The user-mode emulator this test binary (and so the oslab it starts) runs under, in words
+/// (qemu-user through binfmt_misc: `oslab env` says the same); `None` on native hardware.
+pub fn emulation() -> Option<String> {
+    oslab::platform::env::emulation()
+}
+
+/// In a test whose subject user-mode emulation cannot show (pre-faulting, vfork, fault and
+/// switch counts, /proc views, tracing): the emulator, with the reason on stderr, so the test
+/// checks what emulation does instead; `None` natively, where the test checks its subject.
+pub fn unsupported_under_emulation(what: &str) -> Option<String> {
+    let why = emulation()?;
+    eprintln!("{what}: unsupported under emulation ({why})");
+    Some(why)
+}
+
+/// Under emulation, a result is measured and says so, and no expectation of it is judged:
+/// `emulation` names the emulator and every check holds with a detail saying why it was not
+/// checked (`validate::UNDER_EMULATION`).
+pub fn assert_unjudged_under_emulation(r: &Value) {
+    let name = &r["experiment"];
+    assert!(
+        r["emulation"]
+            .as_str()
+            .is_some_and(|e| e.contains("emulation")),
+        "{name}: the result names its emulator: {r:#}"
+    );
+    let validation = r["validation"].as_array().expect("validation is an array");
+    assert!(!validation.is_empty(), "{name}: the expectations are shown");
+    for v in validation {
+        assert_eq!(v["ok"], true, "{name}: {v}");
+        assert!(
+            v["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("unsupported under emulation")),
+            "{name}: the check says emulation kept it from being judged: {v}"
+        );
+    }
+}
+
 /// The kernel release as `uname -r` prints it.
 pub fn kernel_release() -> String {
     let from_uname = std::process::Command::new("uname")

@@ -205,8 +205,24 @@ pub fn check_sampling(frequency_hz: u64) -> Result<(), String> {
         .map_err(|e| refusal(&e))
 }
 
+/// Under user-mode emulation, why no perf event or eBPF program can be had: the emulator
+/// implements neither perf_event_open nor bpf (qemu-user fails both with ENOSYS), whatever
+/// the kernel under it allows. `None` on native hardware.
+pub fn unsupported_under_emulation() -> Option<String> {
+    let emulator = super::env::emulation()?;
+    Some(format!(
+        "unsupported under emulation: the user-mode emulator implements neither \
+         perf_event_open nor bpf ({emulator})"
+    ))
+}
+
 /// One line saying why sampling could not start, naming the fix where there is one.
 pub fn refusal(e: &io::Error) -> String {
+    if e.raw_os_error() == Some(libc::ENOSYS)
+        && let Some(why) = unsupported_under_emulation()
+    {
+        return why;
+    }
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()
         .and_then(|t| t.trim().parse::<i32>().ok());
@@ -255,6 +271,18 @@ mod tests {
         assert!(denied.contains("CAP_PERFMON"), "{denied}");
         let missing = refusal(&io::Error::from_raw_os_error(libc::ENOENT));
         assert!(missing.contains("cannot sample"), "{missing}");
+        let not_implemented = refusal(&io::Error::from_raw_os_error(libc::ENOSYS));
+        if crate::platform::env::unsupported_under_emulation("perf_event_open") {
+            assert!(
+                not_implemented.starts_with("unsupported under emulation: "),
+                "{not_implemented}"
+            );
+        } else {
+            assert!(
+                not_implemented.contains("cannot sample"),
+                "{not_implemented}"
+            );
+        }
     }
 
     /// Samples a busy loop of system calls for real. Where perf_event_open is refused (no

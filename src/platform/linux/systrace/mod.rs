@@ -83,8 +83,18 @@ pub fn trace_command(argv: &[OsString], records: bool) -> Result<Traced, TraceEr
 }
 
 /// Run `command` traced and wait for it: counted in the kernel by eBPF where it loads, else
-/// (or when `command.records`) from a record per call.
+/// (or when `command.records`) from a record per call. Under user-mode emulation, which
+/// implements neither, a refusal gives that as its one reason.
 pub fn trace(command: &TraceCommand) -> Result<Traced, TraceError> {
+    either_backend(command).map_err(|e| match e {
+        TraceError::Refused(why) => {
+            TraceError::Refused(super::stacks::unsupported_under_emulation().unwrap_or(why))
+        }
+        e => e,
+    })
+}
+
+fn either_backend(command: &TraceCommand) -> Result<Traced, TraceError> {
     if command.records {
         return recorded(command, None);
     }
