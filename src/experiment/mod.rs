@@ -7,6 +7,7 @@
 pub mod ctxswitch;
 pub mod fs;
 pub mod ipc;
+mod linux_only;
 pub mod mapping;
 pub mod mmap;
 pub mod pagefault;

@@ -259,7 +259,7 @@ impl FileMap {
             return Err("mincore needs one byte per page of the mapping".into());
         }
         // SAFETY: the range is exactly this mapping; `residency` holds one byte per page.
-        let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr()) };
+        let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr().cast()) };
         if rc != 0 {
             return Err(format!("mincore failed: {}", io::Error::last_os_error()));
         }
