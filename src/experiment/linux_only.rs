@@ -15,6 +15,16 @@ mod values {
     pub const PR_GET_TIMERSLACK: libc::c_int = libc::PR_GET_TIMERSLACK;
     pub const PR_SET_THP_DISABLE: libc::c_int = libc::PR_SET_THP_DISABLE;
     pub const PR_GET_THP_DISABLE: libc::c_int = libc::PR_GET_THP_DISABLE;
+    pub const RUSAGE_THREAD: libc::c_int = libc::RUSAGE_THREAD;
+
+    /// posix_fallocate(2) of `len` bytes from the start.
+    ///
+    /// # Safety
+    /// `fd` must be a descriptor the caller owns.
+    pub unsafe fn posix_fallocate(fd: libc::c_int, len: libc::off_t) -> libc::c_int {
+        // SAFETY: the caller's open descriptor.
+        unsafe { libc::posix_fallocate(fd, 0, len) }
+    }
 
     /// prctl(2) with its four further arguments (zero where the option takes fewer).
     pub fn prctl(option: libc::c_int, a2: libc::c_ulong, a3: libc::c_ulong) -> libc::c_int {
@@ -38,6 +48,16 @@ mod values {
     pub const PR_GET_TIMERSLACK: libc::c_int = INVALID;
     pub const PR_SET_THP_DISABLE: libc::c_int = INVALID;
     pub const PR_GET_THP_DISABLE: libc::c_int = INVALID;
+    /// getrusage(2) refuses it: the figures stay zero.
+    pub const RUSAGE_THREAD: libc::c_int = INVALID;
+
+    /// Not used here: fails with EOPNOTSUPP.
+    ///
+    /// # Safety
+    /// None needed: it makes no call.
+    pub unsafe fn posix_fallocate(_fd: libc::c_int, _len: libc::off_t) -> libc::c_int {
+        libc::EOPNOTSUPP
+    }
 
     /// No prctl(2) here: fails, as Linux's does for an unknown option.
     pub fn prctl(_option: libc::c_int, _a2: libc::c_ulong, _a3: libc::c_ulong) -> libc::c_int {

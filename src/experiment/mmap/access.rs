@@ -281,7 +281,9 @@ pub(super) fn backing_file(dir: &Path, len: usize, p: &Params) -> Result<File, S
         .open(&path)
         .map_err(|e| SetupError::Failed(format!("creating {}: {e}", path.display())))?;
     // SAFETY: fallocate on our own open descriptor.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+    let rc = unsafe {
+        crate::experiment::linux_only::posix_fallocate(file.as_raw_fd(), len as libc::off_t)
+    };
     let removed = std::fs::remove_file(&path);
     if rc != 0 {
         return Err(SetupError::Failed(format!(

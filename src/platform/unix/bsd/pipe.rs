@@ -3,6 +3,8 @@
 
 use std::os::fd::RawFd;
 
+pub use super::super::fds::{pipe_cloexec, socketpair_cloexec};
+
 /// Refused: there is no call that sets a pipe's capacity here.
 pub fn set_capacity(_fd: RawFd, capacity: usize) -> Result<(), String> {
     Err(format!(
