@@ -170,7 +170,7 @@ fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>
 
 pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
     name: "ipc.unix_latency",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
               two switches (compare ctxswitch.pipe)",
     op: "round trip",

@@ -83,6 +83,11 @@ pub fn place(params: &Params, ctx: &Context) -> Result<Cpus, SetupError> {
 
 /// Pin the calling thread to `cpu`.
 pub fn pin_worker(cpu: usize) -> Result<(), SetupError> {
+    if let Some(why) = cpu::pinning_refusal() {
+        return Err(SetupError::Unsupported(format!(
+            "its placement needs pinned processes: {why}"
+        )));
+    }
     cpu::pin(&[cpu])
         .map_err(|e| SetupError::Failed(format!("cannot pin the worker to CPU {cpu}: {e}")))
 }

@@ -28,6 +28,11 @@ pub fn allowed() -> Vec<usize> {
         .collect()
 }
 
+/// Why no thread can be pinned here, if none can: `None`, FreeBSD pins.
+pub fn pinning_refusal() -> Option<&'static str> {
+    None
+}
+
 /// Pin the calling thread to `cpus`.
 pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
     pin_task(0, cpus)

@@ -10,6 +10,13 @@ pub fn allowed() -> Vec<usize> {
     (0..n.max(1) as usize).collect()
 }
 
+const NO_AFFINITY: &str = "macOS has no CPU affinity: threads cannot be pinned";
+
+/// Why no thread can be pinned: see the module.
+pub fn pinning_refusal() -> Option<&'static str> {
+    Some(NO_AFFINITY)
+}
+
 /// Refused: macOS cannot pin a thread.
 pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
     pin_task(0, cpus)
@@ -19,7 +26,7 @@ pub fn pin(cpus: &[usize]) -> std::io::Result<()> {
 pub fn pin_task(_tid: libc::pid_t, _cpus: &[usize]) -> std::io::Result<()> {
     Err(std::io::Error::new(
         std::io::ErrorKind::Unsupported,
-        "macOS has no CPU affinity: threads cannot be pinned",
+        NO_AFFINITY,
     ))
 }
 
