@@ -6,6 +6,9 @@
 //! Budgets are small (`--quick`, `--budget 0.3`). No timing value is asserted: only counts and
 //! statuses, which hold with and without a PMU, as root or not.
 
+// Its experiments declare Linux only (they use Linux's APIs or counters).
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::os::unix::process::CommandExt;

@@ -6,6 +6,9 @@
 //!
 //! No timing is asserted: the moments only spread the signal over each command's life.
 
+// Its experiments declare Linux only (they use Linux's APIs or counters).
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::path::Path;

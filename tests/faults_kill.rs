@@ -10,6 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
+#[cfg(target_os = "linux")]
 use oslab::platform::cgroup;
 
 /// A worker killed with SIGKILL at a random moment of its life (starting, calibrating,
@@ -122,6 +123,8 @@ fn oslab_killed_at_any_moment_leaves_nothing_the_next_run_keeps() {
 /// oslab killed with SIGKILL while a memory load runs leaves its memory cgroup (nothing can
 /// remove it then; the competitor and the worker die with oslab); the next run — even one
 /// without a load — removes it.
+// Memory cgroups are Linux's.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_memory_cgroup_a_killed_oslab_left_goes_with_the_next_run() {
     let Ok(hierarchy) = cgroup::hierarchy() else {

@@ -4,6 +4,9 @@
 //! (`fuzz/src/lib.rs`, included here), and none may panic. docs/fuzzing.md says how inputs
 //! get here.
 
+// The parsers replayed here read Linux's /proc and /sys text (the Linux backend's).
+#![cfg(target_os = "linux")]
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 

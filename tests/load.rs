@@ -10,6 +10,9 @@
 //!
 //! No timing value is asserted.
 
+// Its experiments declare Linux only (they use Linux's APIs or counters).
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

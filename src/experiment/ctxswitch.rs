@@ -159,7 +159,7 @@ fn setup_pipe(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupE
 
 pub static PIPE: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.pipe",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "two processes ping-pong one byte over a pair of pipes: two switches per round \
               trip (lmbench lat_ctx, perf bench sched pipe)",
     op: "round trip",
@@ -239,7 +239,7 @@ fn setup_pipe_noswitch(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
 
 pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.pipe_noswitch",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "the system calls of one pipe round trip (write+read on each of two pipes) in one \
               process, non-blocking, without any switch: subtract from ctxswitch.pipe, halve, \
               and the rest is one switch",

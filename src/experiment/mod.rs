@@ -7,6 +7,7 @@
 pub mod ctxswitch;
 pub mod fs;
 pub mod ipc;
+mod linux_only;
 pub mod mapping;
 pub mod mmap;
 pub mod pagefault;
@@ -26,6 +27,10 @@ pub use crate::model::{Fact, Os, SetupError};
 
 /// Runs on Linux only.
 pub const LINUX: &[Os] = &[Os::Linux];
+/// Runs on the systems that have what Linux has for it here: FreeBSD too.
+pub const LINUX_FREEBSD: &[Os] = &[Os::Linux, Os::FreeBsd];
+/// Runs on every Unix oslab builds for (POSIX calls only).
+pub const UNIX: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs];
 /// Runs on every system oslab knows.
 pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
 

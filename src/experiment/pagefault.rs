@@ -129,9 +129,9 @@ impl Region {
         let map = Anon::private(len + HUGE)?;
         let base = (map.ptr() as usize).next_multiple_of(HUGE) as *mut u8;
         let advice = if thp {
-            libc::MADV_HUGEPAGE
+            crate::experiment::linux_only::MADV_HUGEPAGE
         } else {
-            libc::MADV_NOHUGEPAGE
+            crate::experiment::linux_only::MADV_NOHUGEPAGE
         };
         map.advise(advice).map_err(|e| {
             SetupError::Failed(format!("madvise({}) failed: {e}", thp_advice_name(thp)))
@@ -161,7 +161,11 @@ impl Region {
     }
 
     fn populate_write(&self) -> io::Result<()> {
-        madvise(self.base, self.len(), libc::MADV_POPULATE_WRITE)
+        madvise(
+            self.base,
+            self.len(),
+            crate::experiment::linux_only::MADV_POPULATE_WRITE,
+        )
     }
 }
 
@@ -178,7 +182,7 @@ fn minflt_now() -> i64 {
     // SAFETY: rusage is plain data; all zeroes is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    unsafe { libc::getrusage(crate::experiment::linux_only::RUSAGE_THREAD, &mut ru) };
     ru.ru_minflt
 }
 

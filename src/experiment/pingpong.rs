@@ -8,7 +8,7 @@
 //! prctl, close_range and plain loads and stores over memory mapped before the fork. It never
 //! allocates and never returns into Rust code that could unwind.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -83,6 +83,11 @@ pub fn place(params: &Params, ctx: &Context) -> Result<Cpus, SetupError> {
 
 /// Pin the calling thread to `cpu`.
 pub fn pin_worker(cpu: usize) -> Result<(), SetupError> {
+    if let Some(why) = cpu::pinning_refusal() {
+        return Err(SetupError::Unsupported(format!(
+            "its placement needs pinned processes: {why}"
+        )));
+    }
     cpu::pin(&[cpu])
         .map_err(|e| SetupError::Failed(format!("cannot pin the worker to CPU {cpu}: {e}")))
 }
@@ -100,32 +105,14 @@ fn setup_failed(what: &str) -> SetupError {
 
 /// A pipe as (read end, write end), close-on-exec, with extra `flags` (e.g. O_NONBLOCK).
 pub fn pipe(flags: libc::c_int) -> Result<(OwnedFd, OwnedFd), SetupError> {
-    let mut fds = [-1 as RawFd; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | flags) } != 0 {
-        return Err(setup_failed("pipe2"));
-    }
-    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    crate::platform::pipe::pipe_cloexec(flags)
+        .map_err(|e| SetupError::Failed(format!("pipe failed: {e}")))
 }
 
 /// A connected pair of Unix stream sockets, close-on-exec.
 pub fn socketpair() -> Result<(OwnedFd, OwnedFd), SetupError> {
-    let mut fds = [-1 as RawFd; 2];
-    // SAFETY: `fds` has room for the two descriptors socketpair writes.
-    let rc = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(setup_failed("socketpair(AF_UNIX, SOCK_STREAM)"));
-    }
-    // SAFETY: socketpair succeeded, so both descriptors are open and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    crate::platform::pipe::socketpair_cloexec()
+        .map_err(|e| SetupError::Failed(format!("socketpair(AF_UNIX, SOCK_STREAM) failed: {e}")))
 }
 
 /// Write one byte; `Err` with the reason when it was not written.

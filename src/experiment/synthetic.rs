@@ -40,7 +40,7 @@ impl Region {
         let map = Anon::private(len)?;
         // One fault per page even where THP is `always`: a huge page would fault 512 at once.
         // Advice only: where it is refused, the expectation still catches the difference.
-        let _ = map.advise(libc::MADV_NOHUGEPAGE);
+        let _ = map.advise(crate::experiment::linux_only::MADV_NOHUGEPAGE);
         Ok(Region { map })
     }
 

@@ -114,7 +114,7 @@ fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
 
 pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     name: "syscall.function_call",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "an empty function called through a pointer: the baseline of the ladder",
     op: "call",
     path: "user space only",
@@ -175,7 +175,7 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
 
 pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
     name: "syscall.clock_gettime",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "the same clock_gettime forced into the kernel: what the vDSO saves",
     op: "call",
     path: entry::PATH,
@@ -198,7 +198,7 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
 
 pub static GETPID: ExperimentInfo = ExperimentInfo {
     name: "syscall.getpid",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "getpid(): the smallest useful system call",
     op: "call",
     path: entry::PATH,
@@ -219,7 +219,7 @@ pub static GETPID: ExperimentInfo = ExperimentInfo {
 
 pub static GETPPID: ExperimentInfo = ExperimentInfo {
     name: "syscall.getppid",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "getppid(): the classic null system call (never cached by any libc)",
     op: "call",
     path: entry::PATH,
@@ -240,7 +240,7 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo {
 
 pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
     name: "syscall.getppid_libc",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "getppid() through libc, the path `perf bench syscall basic` and lmbench measure: \
               the older name of `syscall.getppid --param entry=libc`",
     op: "call",
@@ -264,7 +264,7 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
 
 pub static READ: ExperimentInfo = ExperimentInfo {
     name: "syscall.read",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "read() of `size` bytes from /dev/zero",
     op: "call",
     path: entry::PATH,
@@ -285,7 +285,7 @@ pub static READ: ExperimentInfo = ExperimentInfo {
 
 pub static WRITE: ExperimentInfo = ExperimentInfo {
     name: "syscall.write",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "write() of `size` bytes to /dev/null",
     op: "call",
     path: entry::PATH,
@@ -317,7 +317,7 @@ fn fstat_calls(params: &Params) -> Vec<super::Claim> {
 
 pub static FSTAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.fstat",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "fstat() of an open file: a system call that copies a struct out",
     op: "call",
     path: entry::PATH,
@@ -338,7 +338,7 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo {
 
 pub static STAT: ExperimentInfo = ExperimentInfo {
     name: "syscall.stat",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "stat() of a path: a lookup through the dentry cache",
     op: "call",
     path: entry::PATH,
@@ -359,7 +359,7 @@ pub static STAT: ExperimentInfo = ExperimentInfo {
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     name: "syscall.open_close",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "open() then close() of a path: allocating and freeing a file descriptor",
     op: "open+close",
     path: entry::PATH,

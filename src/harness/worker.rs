@@ -234,7 +234,8 @@ fn prepare(job: &Job) -> Result<&'static ExperimentInfo, SetupError> {
     }
     let info = experiment::find(&job.experiment)
         .ok_or_else(|| SetupError::Failed(format!("unknown experiment {}", job.experiment)))?;
-    if !job.cpus.is_empty() {
+    // Where threads cannot be pinned at all the run's heading says so; the worker runs free.
+    if !job.cpus.is_empty() && cpu::pinning_refusal().is_none() {
         cpu::pin(&job.cpus).map_err(|e| {
             SetupError::Failed(format!(
                 "cannot pin to CPU {}: {e}",

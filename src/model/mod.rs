@@ -449,6 +449,9 @@ pub struct RunSettings {
     /// The CPUs the worker processes took in turn, when `--cpu` did not pin them (empty:
     /// every process on `cpus`).
     pub cpu_turns: Vec<usize>,
+    /// Why the workers could not be pinned at all (macOS has no CPU affinity); `None` where
+    /// they were.
+    pub unpinned: Option<String>,
     /// Background load run beside every experiment (`cpu`, `cpu:all`), if any.
     pub load: Option<String>,
     /// The directory file experiments worked in (`--dir`), when the run had any.

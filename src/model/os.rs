@@ -14,6 +14,16 @@ pub enum Os {
 }
 
 impl Os {
+    /// The name as the system's makers write it, for messages: `FreeBSD`, `macOS`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Os::Linux => "Linux",
+            Os::FreeBsd => "FreeBSD",
+            Os::MacOs => "macOS",
+            Os::Windows => "Windows",
+        }
+    }
+
     /// The lowercase name used in `oslab list`, JSON and `Environment::os`.
     pub fn name(self) -> &'static str {
         match self {

@@ -472,6 +472,9 @@ pub fn status_text(r: &ExperimentResult) -> String {
 /// Where the workers ran: one CPU, or the CPUs the processes took in turn; on a
 /// heterogeneous CPU, which kind of core they are.
 fn pinning(settings: &crate::model::RunSettings, env: &crate::model::env::Environment) -> String {
+    if let Some(why) = &settings.unpinned {
+        return format!("not pinned: {why}");
+    }
     let list: Vec<String> = settings.cpu_turns.iter().map(|c| c.to_string()).collect();
     let place = match list.len() {
         0 => format!(

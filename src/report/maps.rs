@@ -296,7 +296,8 @@ fn kb(n: u64) -> String {
     bytes(n.saturating_mul(1024))
 }
 
-#[cfg(test)]
+// The fixtures are Linux smaps regions, classified by the Linux backend's rules.
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
     use crate::model::maps::{Aslr, BaseComparison, Region, Snapshot};

@@ -333,6 +333,8 @@ pub fn errno_name(errno: i32) -> &'static str {
         libc::ENOSYS => "ENOSYS",
         libc::ENOTEMPTY => "ENOTEMPTY",
         libc::ELOOP => "ELOOP",
+        // FreeBSD has no ENODATA; the traces named here are Linux's.
+        #[cfg(not(target_os = "freebsd"))]
         libc::ENODATA => "ENODATA",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::ETIMEDOUT => "ETIMEDOUT",

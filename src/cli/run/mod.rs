@@ -158,6 +158,7 @@ fn new_run(
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
             cpu_turns: cpu_turns(args, options.processes),
+            unpinned: crate::platform::cpu::pinning_refusal().map(str::to_string),
             load: load.as_ref().map(|l| l.name().to_string()),
             dir: uses_dir.then(|| dir.display().to_string()),
             dir_mount: uses_dir

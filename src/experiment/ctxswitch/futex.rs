@@ -159,7 +159,7 @@ pub(super) fn spawn_futex_thread(
 
 pub static FUTEX: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.futex",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "two threads or processes take turns with futex wait/wake on a shared word: two \
               switches per round trip, without the pipe's data path",
     op: "round trip",

@@ -115,7 +115,7 @@ pub(super) fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Rout
 
 pub static YIELD: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.yield",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
               competitor yielding on the same CPU each call is two switches",
     op: "call",
@@ -207,21 +207,24 @@ impl Routine for NanoSleep0 {
 impl Drop for NanoSleep0 {
     fn drop(&mut self) {
         if self.old_slack > 0 {
-            // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
-            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, self.old_slack as libc::c_ulong) };
+            crate::experiment::linux_only::prctl(
+                crate::experiment::linux_only::PR_SET_TIMERSLACK,
+                self.old_slack as libc::c_ulong,
+                0,
+            );
         }
     }
 }
+
+use crate::experiment::linux_only;
 
 pub(super) fn setup_nanosleep0(
     params: &Params,
     _: &Context,
 ) -> Result<Box<dyn Routine>, SetupError> {
     let slack = params.u64("timer_slack_ns");
-    // SAFETY: prctl(PR_GET_TIMERSLACK) only reads this thread's timer slack.
-    let old_slack = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK) };
-    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
-    if unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack as libc::c_ulong) } != 0 {
+    let old_slack = linux_only::prctl(linux_only::PR_GET_TIMERSLACK, 0, 0);
+    if linux_only::prctl(linux_only::PR_SET_TIMERSLACK, slack as libc::c_ulong, 0) != 0 {
         return Err(SetupError::Failed(pingpong::os_error(&format!(
             "prctl(PR_SET_TIMERSLACK, {slack})"
         ))));

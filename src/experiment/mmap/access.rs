@@ -40,9 +40,9 @@ pub(super) fn ns_per_page(start: Instant, pages: usize) -> f64 {
 impl Access {
     pub(super) fn populate_advice(&self) -> libc::c_int {
         if self.backing.shared() {
-            libc::MADV_POPULATE_READ
+            crate::experiment::linux_only::MADV_POPULATE_READ
         } else {
-            libc::MADV_POPULATE_WRITE
+            crate::experiment::linux_only::MADV_POPULATE_WRITE
         }
     }
 
@@ -57,7 +57,7 @@ impl Access {
                 .push(ns_per_page(start, pages));
         }
         let map = Mapping::new(self.backing, self.len, self.file.as_ref())?;
-        map.advise(libc::MADV_NOHUGEPAGE)
+        map.advise(crate::experiment::linux_only::MADV_NOHUGEPAGE)
             .map_err(|e| format!("madvise(MADV_NOHUGEPAGE) failed: {e}"))?;
         if self.file.is_some() {
             let share = map
@@ -248,8 +248,14 @@ fn median_after_warmup(xs: &[f64]) -> f64 {
 pub(super) fn check_populate() -> Result<(), SetupError> {
     let probe = Anon::private(page_size())?;
     for (advice, name) in [
-        (libc::MADV_POPULATE_READ, "MADV_POPULATE_READ"),
-        (libc::MADV_POPULATE_WRITE, "MADV_POPULATE_WRITE"),
+        (
+            crate::experiment::linux_only::MADV_POPULATE_READ,
+            "MADV_POPULATE_READ",
+        ),
+        (
+            crate::experiment::linux_only::MADV_POPULATE_WRITE,
+            "MADV_POPULATE_WRITE",
+        ),
     ] {
         if let Err(e) = probe.advise(advice) {
             return Err(if e.raw_os_error() == Some(libc::EINVAL) {
@@ -275,7 +281,9 @@ pub(super) fn backing_file(dir: &Path, len: usize, p: &Params) -> Result<File, S
         .open(&path)
         .map_err(|e| SetupError::Failed(format!("creating {}: {e}", path.display())))?;
     // SAFETY: fallocate on our own open descriptor.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+    let rc = unsafe {
+        crate::experiment::linux_only::posix_fallocate(file.as_raw_fd(), len as libc::off_t)
+    };
     let removed = std::fs::remove_file(&path);
     if rc != 0 {
         return Err(SetupError::Failed(format!(

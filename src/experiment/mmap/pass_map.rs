@@ -97,8 +97,13 @@ impl Mapping {
     pub(super) fn resident_share(&self) -> io::Result<f64> {
         let mut vec = vec![0u8; self.pages()];
         // SAFETY: `vec` has one byte per page of the range, which is whole pages of ours.
-        let rc =
-            unsafe { libc::mincore(self.pages_start.cast(), self.pages_len, vec.as_mut_ptr()) };
+        let rc = unsafe {
+            libc::mincore(
+                self.pages_start.cast(),
+                self.pages_len,
+                vec.as_mut_ptr().cast(),
+            )
+        };
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -13,7 +13,7 @@ fn minflt_now() -> i64 {
     // SAFETY: rusage is plain data; all zeroes is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    unsafe { libc::getrusage(crate::experiment::linux_only::RUSAGE_THREAD, &mut ru) };
     ru.ru_minflt
 }
 

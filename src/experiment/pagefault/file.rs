@@ -259,7 +259,7 @@ impl FileMap {
             return Err("mincore needs one byte per page of the mapping".into());
         }
         // SAFETY: the range is exactly this mapping; `residency` holds one byte per page.
-        let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr()) };
+        let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr().cast()) };
         if rc != 0 {
             return Err(format!("mincore failed: {}", io::Error::last_os_error()));
         }
@@ -285,15 +285,7 @@ fn read_every_page(map: &FileMap) {
 }
 
 fn fadvise_dontneed(file: &File) -> Result<(), String> {
-    // SAFETY: posix_fadvise on our own open descriptor, whole file; it returns the error.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if rc != 0 {
-        return Err(format!(
-            "posix_fadvise(DONTNEED) failed: {}",
-            io::Error::from_raw_os_error(rc)
-        ));
-    }
-    Ok(())
+    crate::platform::fscache::drop_file_cache(file.as_raw_fd())
 }
 
 /// This thread's (minor + major faults, oublock) so far.
@@ -301,7 +293,7 @@ fn thread_counts() -> (i64, i64) {
     // SAFETY: rusage is plain data; all zeroes is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    unsafe { libc::getrusage(crate::experiment::linux_only::RUSAGE_THREAD, &mut ru) };
     (ru.ru_minflt + ru.ru_majflt, ru.ru_oublock)
 }
 

@@ -43,7 +43,10 @@ impl Region {
                     base.cast(),
                     len,
                     libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_POPULATE,
+                    libc::MAP_PRIVATE
+                        | libc::MAP_ANONYMOUS
+                        | libc::MAP_FIXED
+                        | crate::experiment::linux_only::MAP_POPULATE,
                     -1,
                     0,
                 )
@@ -77,8 +80,11 @@ impl Region {
 /// Run `f` with transparent huge pages disabled for this process (PR_SET_THP_DISABLE), then
 /// restore the previous setting.
 pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    // SAFETY: PR_GET_THP_DISABLE reads a flag of this process.
-    let was = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+    let was = crate::experiment::linux_only::prctl(
+        crate::experiment::linux_only::PR_GET_THP_DISABLE,
+        0,
+        0,
+    );
     if was < 0 {
         return Err(format!(
             "prctl(PR_GET_THP_DISABLE) failed: {}",
@@ -86,8 +92,11 @@ pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         ));
     }
     let set = |disable: libc::c_ulong| {
-        // SAFETY: PR_SET_THP_DISABLE sets a flag of this process; no memory is passed.
-        let rc = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, disable, 0, 0, 0) };
+        let rc = crate::experiment::linux_only::prctl(
+            crate::experiment::linux_only::PR_SET_THP_DISABLE,
+            disable,
+            0,
+        );
         if rc == 0 {
             Ok(())
         } else {
@@ -182,7 +191,7 @@ pub(super) fn absorb_recently_freed(warm_ns: f64, cap: usize) -> Result<Absorbed
         });
     }
     let map = Anon::private(cap)?;
-    map.advise(libc::MADV_NOHUGEPAGE)
+    map.advise(crate::experiment::linux_only::MADV_NOHUGEPAGE)
         .map_err(|e| SetupError::Failed(format!("madvise(MADV_NOHUGEPAGE) failed: {e}")))?;
     let mut rule = FreshRule::new(warm_ns);
     let mut bytes = 0;

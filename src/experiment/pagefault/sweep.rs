@@ -125,7 +125,7 @@ impl Routine for PrefaultSweep {
             SetupError::Unsupported(s) | SetupError::Failed(s) => s,
         })?;
         region
-            .advise(libc::MADV_NOHUGEPAGE)
+            .advise(crate::experiment::linux_only::MADV_NOHUGEPAGE)
             .map_err(|e| format!("madvise(MADV_NOHUGEPAGE) failed: {e}"))?;
         let batches = pages.div_ceil(self.batch);
         if self.order.len() != batches {
@@ -157,8 +157,12 @@ impl Routine for PrefaultSweep {
             let range = self.batch_range(b, pages);
             // SAFETY: `range` lies inside the region (batch_range clamps it to `pages`).
             let start = unsafe { base.add(range.start * PAGE) };
-            madvise(start, range.len() * PAGE, libc::MADV_POPULATE_WRITE)
-                .map_err(|e| format!("madvise(MADV_POPULATE_WRITE) failed: {e}"))?;
+            madvise(
+                start,
+                range.len() * PAGE,
+                crate::experiment::linux_only::MADV_POPULATE_WRITE,
+            )
+            .map_err(|e| format!("madvise(MADV_POPULATE_WRITE) failed: {e}"))?;
         }
         let t1 = Instant::now();
         let faults0 = minflt_now();
@@ -225,7 +229,11 @@ impl Routine for PrefaultSweep {
 
 fn setup(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let probe = Anon::private(PAGE)?;
-    if let Err(e) = madvise(probe.ptr(), PAGE, libc::MADV_POPULATE_WRITE) {
+    if let Err(e) = madvise(
+        probe.ptr(),
+        PAGE,
+        crate::experiment::linux_only::MADV_POPULATE_WRITE,
+    ) {
         return Err(if e.raw_os_error() == Some(libc::EINVAL) {
             SetupError::Unsupported(format!(
                 "madvise(MADV_POPULATE_WRITE) is not supported by this kernel (Linux 5.14 or \

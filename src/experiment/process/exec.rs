@@ -107,7 +107,7 @@ fn spawn_calls(params: &Params) -> Vec<crate::experiment::Claim> {
 
 pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
     name: "process.fork_exec",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "fork(), the child execve()s a tiny program (a static exit(0) unless \
               target=dynamic), the parent waitpid()s: starting a new program",
     op: "fork+exec+wait",
@@ -156,7 +156,7 @@ pub(super) fn setup_posix_spawn(
 
 pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
     name: "process.posix_spawn",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "posix_spawn() of the same tiny program, then waitpid(): a new program without \
               copying the parent's page tables",
     op: "spawn+wait",

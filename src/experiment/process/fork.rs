@@ -35,7 +35,7 @@ pub(super) fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
 
 pub static FORK: ExperimentInfo = ExperimentInfo {
     name: "process.fork",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "fork(), the child _exit(0)s, the parent waitpid()s: a process created and reaped \
               (parent and child share the worker's CPU)",
     op: "fork+wait",
@@ -92,7 +92,7 @@ pub(super) const VFORK_SYSCALLS: &[&str] = &[raw::VFORK_SYSCALL, "exit_group", "
 
 pub static VFORK: ExperimentInfo = ExperimentInfo {
     name: "process.vfork",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "vfork(), the child exits at once, the parent waitpid()s: a process that borrows \
               the parent's memory instead of copying its page tables",
     op: "vfork+wait",

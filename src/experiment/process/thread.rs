@@ -48,7 +48,7 @@ pub(super) fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, 
 
 pub static THREAD: ExperimentInfo = ExperimentInfo {
     name: "process.thread",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::UNIX,
     summary: "pthread_create() of an empty thread, then pthread_join(): a task that shares \
               everything (on the worker's CPU)",
     op: "create+join",

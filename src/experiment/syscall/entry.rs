@@ -86,6 +86,11 @@ pub fn boxed<F: FnMut(u64) -> i64 + 'static>(what: &'static str, call: F) -> Box
 
 /// A libc result (`-1` with errno) as a raw one (`-errno`).
 #[inline(always)]
+/// libc's syscall() result as an i64: a long on Linux, an int on the BSDs.
+pub fn widen<T: Into<i64>>(ret: T) -> i64 {
+    ret.into()
+}
+
 pub fn from_libc(ret: i64) -> i64 {
     if ret == -1 {
         -(std::io::Error::last_os_error().raw_os_error().unwrap_or(0) as i64)

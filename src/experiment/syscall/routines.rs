@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::os::fd::AsRawFd;
 
 use super::super::{Context, Params, Routine, SetupError};
-use super::entry::{Entry, boxed, from_libc};
+use super::entry::{Entry, boxed, from_libc, widen};
 use crate::platform::raw::{self, Called, Inline, Trap, nr};
 
 fn raw_only() -> Result<(), SetupError> {
@@ -59,9 +59,9 @@ fn clock_gettime_libc() -> Box<dyn Routine> {
     boxed("clock_gettime (libc syscall())", move |_| {
         let ptr = &mut ts as *mut libc::timespec;
         // SAFETY: clock_gettime writes one timespec to `ptr`, which points at `ts`.
-        let ret = unsafe { libc::syscall(nr::CLOCK_GETTIME, libc::CLOCK_MONOTONIC, ptr) };
+        let ret = unsafe { libc::syscall(nr::CLOCK_GETTIME as _, libc::CLOCK_MONOTONIC, ptr) };
         black_box(&ts);
-        from_libc(ret)
+        from_libc(widen(ret))
     })
 }
 

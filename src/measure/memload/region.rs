@@ -74,9 +74,12 @@ pub(super) fn fill(
             io::Error::last_os_error()
         ));
     }
-    // 4 KiB pages, so the region is charged and touched page by page as the experiment's is.
-    // SAFETY: the range is exactly the mapping made above.
-    if unsafe { libc::madvise(base, len, libc::MADV_NOHUGEPAGE) } != 0 {
+    // 4 KiB pages, so the region is charged and touched page by page as the experiment's is
+    // (where the system has huge pages to refuse).
+    if let Some(advice) = crate::platform::memory::MADV_NO_HUGE_PAGES
+        // SAFETY: the range is exactly the mapping made above.
+        && unsafe { libc::madvise(base, len, advice) } != 0
+    {
         return Err(format!(
             "madvise(MADV_NOHUGEPAGE) failed: {}",
             io::Error::last_os_error()

@@ -14,6 +14,9 @@ pub const PRESSURE_FILE: &str = "/proc/pressure/memory";
 pub const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 /// Where the kernel says how hard it tries to find a huge page, named in messages.
 pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
+/// The madvise(2) advice that keeps a region in base pages (no transparent huge pages).
+pub const MADV_NO_HUGE_PAGES: Option<libc::c_int> = Some(libc::MADV_NOHUGEPAGE);
+
 const VIRTIO_BALLOON: &str = "/sys/bus/virtio/drivers/virtio_balloon";
 /// VIRTIO_BALLOON_F_REPORTING: the balloon takes free page reports (virtio 1.2, 5.5.3).
 const BALLOON_F_REPORTING: usize = 5;

@@ -13,7 +13,7 @@ pub mod cpustat;
 pub mod env;
 pub mod fscache;
 pub mod futex;
-pub mod interrupt;
+pub use super::unix::interrupt;
 pub mod kallsyms;
 pub mod maps;
 pub mod memory;

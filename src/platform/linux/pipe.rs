@@ -2,6 +2,8 @@
 
 use std::os::fd::RawFd;
 
+pub use super::super::unix::fds::{pipe_cloexec, socketpair_cloexec};
+
 const MAX_SIZE: &str = "/proc/sys/fs/pipe-max-size";
 
 /// Set the capacity of pipe `fd` to exactly `capacity` bytes, or say why it cannot be (the

@@ -2,23 +2,7 @@
 
 use crate::model::Rusage;
 
-/// Resource usage of the calling process so far.
-pub fn this_process() -> Rusage {
-    get(libc::RUSAGE_SELF)
-}
-
-/// Resource usage of the children of this process that have been reaped so far.
-pub fn reaped_children() -> Rusage {
-    get(libc::RUSAGE_CHILDREN)
-}
-
-fn get(who: libc::c_int) -> Rusage {
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage; `who` is RUSAGE_SELF or RUSAGE_CHILDREN.
-    unsafe { libc::getrusage(who, &mut ru) };
-    from_libc(&ru)
-}
+pub use super::super::unix::rusage::{from_libc, reaped_children, this_process};
 
 /// The rusage-shaped figures of another task, read from /proc: faults and CPU time from
 /// `/proc/PID/task/TID/stat` (proc(5) fields 10, 12, 14, 15), context switches from `status`,
@@ -67,22 +51,6 @@ pub(super) fn parse_task(
         nvcsw: status_field(status, "voluntary_ctxt_switches:")?,
         nivcsw: status_field(status, "nonvoluntary_ctxt_switches:")?,
     })
-}
-
-/// Convert the C struct (as also returned by wait4).
-pub fn from_libc(ru: &libc::rusage) -> Rusage {
-    let us = |tv: libc::timeval| tv.tv_sec * 1_000_000 + tv.tv_usec;
-    Rusage {
-        utime_us: us(ru.ru_utime),
-        stime_us: us(ru.ru_stime),
-        maxrss_kb: ru.ru_maxrss,
-        minflt: ru.ru_minflt,
-        majflt: ru.ru_majflt,
-        inblock: ru.ru_inblock,
-        oublock: ru.ru_oublock,
-        nvcsw: ru.ru_nvcsw,
-        nivcsw: ru.ru_nivcsw,
-    }
 }
 
 #[cfg(test)]

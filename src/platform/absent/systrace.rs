@@ -1,0 +1,95 @@
+//! No system-call tracing: Linux's tracer counts in the kernel with eBPF or reads perf
+//! records of the raw_syscalls tracepoints, neither of which exists here; `oslab trace`
+//! refuses in one line.
+
+use std::ffi::OsString;
+use std::io;
+
+use crate::model::trace::Traced;
+
+/// Why a command could not be traced.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot run {0}: {1}")]
+    Command(String, io::Error),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The number of Linux's marker call (see the Linux backend); kept so a trace read from
+/// elsewhere is analysed alike. No marker call is made here.
+pub const MARK_NR: i64 = 0x6f73_6c62;
+
+/// The marker call bounds a traced window; without a tracer there is no window to bound.
+pub fn mark() {}
+
+/// What to run traced, and how its standard input and output are connected.
+#[derive(Debug, Clone, Default)]
+pub struct TraceCommand {
+    pub argv: Vec<OsString>,
+    pub stdin: Option<Vec<u8>>,
+    pub capture_stdout: bool,
+    pub env: Vec<(OsString, OsString)>,
+    pub marked: bool,
+    pub records: bool,
+}
+
+/// The most bytes [`TraceCommand::stdin`] may hold.
+pub const MAX_STDIN: usize = 60 << 10;
+
+fn refused() -> TraceError {
+    TraceError::Refused(super::refusal(
+        "system-call tracing",
+        super::super::this_os::why::TRACING,
+    ))
+}
+
+/// Refused: see the module.
+pub fn trace_command(_argv: &[OsString], _records: bool) -> Result<Traced, TraceError> {
+    Err(refused())
+}
+
+/// Refused: see the module.
+pub fn trace(_command: &TraceCommand) -> Result<Traced, TraceError> {
+    Err(refused())
+}
+
+/// A call by its number: no table of names is kept here.
+pub fn syscall_name(nr: i64) -> String {
+    format!("nr{nr}")
+}
+
+/// execve's number (59 on FreeBSD and macOS alike).
+pub const EXECVE: i64 = 59;
+/// The calls that end a task and never return: exit (1) on FreeBSD and macOS.
+pub const EXITS: [i64; 2] = [1, 1];
+
+/// A wait status in words: `exit status 0`, `killed by SIGKILL`; and the exit code if it
+/// exited.
+pub fn describe_status(status: i32) -> (String, Option<i32>) {
+    if libc::WIFEXITED(status) {
+        let code = libc::WEXITSTATUS(status);
+        (format!("exit status {code}"), Some(code))
+    } else if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        (
+            format!("killed by {}", super::super::interrupt::signal_name(signal)),
+            None,
+        )
+    } else {
+        (format!("wait status {status}"), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracing_is_refused_in_one_line() {
+        let e = trace_command(&["true".into()], false).unwrap_err();
+        assert!(matches!(&e, TraceError::Refused(why) if !why.contains('\n')));
+    }
+}
