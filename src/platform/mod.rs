@@ -38,4 +38,5 @@ mod unix;
 #[cfg(not(target_os = "linux"))]
 mod absent;
 
+mod contract;
 mod cpu_list;

@@ -10,28 +10,7 @@ use std::path::{Path, PathBuf};
 use super::super::memory::Psi;
 use crate::model::SetupError;
 
-/// Which cgroup interface holds the memory controller (none here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CgroupVersion {
-    V1,
-    V2,
-}
-
-impl CgroupVersion {
-    pub fn limit_file(self) -> &'static str {
-        match self {
-            CgroupVersion::V1 => "memory.limit_in_bytes",
-            CgroupVersion::V2 => "memory.max",
-        }
-    }
-
-    pub fn usage_file(self) -> &'static str {
-        match self {
-            CgroupVersion::V1 => "memory.usage_in_bytes",
-            CgroupVersion::V2 => "memory.current",
-        }
-    }
-}
+pub use crate::platform::contract::cgroup::CgroupVersion;
 
 fn why() -> String {
     super::refusal("memory cgroups", super::super::this_os::why::CGROUPS)

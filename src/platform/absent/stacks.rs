@@ -8,42 +8,7 @@ pub struct StackSampler {
     never: Infallible,
 }
 
-/// One sample's call stack: its kernel frames and its user frames, each leaf first.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RawStack {
-    pub kernel: Vec<u64>,
-    pub user: Vec<u64>,
-}
-
-/// What a drain read.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Drained {
-    pub stacks: Vec<RawStack>,
-    pub lost: u64,
-}
-
-/// The task a sampler follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Task {
-    Me,
-    Thread(i32),
-}
-
-/// What clock the samples are taken by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clock {
-    Cycles,
-    CpuClock,
-}
-
-impl Clock {
-    pub fn name(self) -> &'static str {
-        match self {
-            Clock::Cycles => "cycles",
-            Clock::CpuClock => "cpu-clock",
-        }
-    }
-}
+pub use crate::platform::contract::stacks::{Clock, Drained, RawStack, Task};
 
 fn why() -> String {
     super::refusal("stack sampling", super::super::this_os::why::SAMPLING)

@@ -25,19 +25,7 @@ pub const MARK_NR: i64 = 0x6f73_6c62;
 /// The marker call bounds a traced window; without a tracer there is no window to bound.
 pub fn mark() {}
 
-/// What to run traced, and how its standard input and output are connected.
-#[derive(Debug, Clone, Default)]
-pub struct TraceCommand {
-    pub argv: Vec<OsString>,
-    pub stdin: Option<Vec<u8>>,
-    pub capture_stdout: bool,
-    pub env: Vec<(OsString, OsString)>,
-    pub marked: bool,
-    pub records: bool,
-}
-
-/// The most bytes [`TraceCommand::stdin`] may hold.
-pub const MAX_STDIN: usize = 60 << 10;
+pub use crate::platform::contract::systrace::{MAX_STDIN, TraceCommand};
 
 fn refused() -> TraceError {
     TraceError::Refused(super::refusal(

@@ -8,28 +8,7 @@ use std::os::fd::RawFd;
 /// UFS does; ZFS accepts it and still caches in the ARC).
 pub const DIRECT_IO: libc::c_int = libc::O_DIRECT;
 
-fn advise(fd: RawFd, advice: libc::c_int) -> Result<(), String> {
-    // SAFETY: posix_fadvise on the caller's open descriptor, whole file; it returns the error
-    // instead of setting errno.
-    let rc = unsafe { libc::posix_fadvise(fd, 0, 0, advice) };
-    if rc != 0 {
-        return Err(format!(
-            "posix_fadvise failed: {}",
-            io::Error::from_raw_os_error(rc)
-        ));
-    }
-    Ok(())
-}
-
-/// Drop the clean cached pages of the whole file open as `fd` (posix_fadvise DONTNEED).
-pub fn drop_file_cache(fd: RawFd) -> Result<(), String> {
-    advise(fd, libc::POSIX_FADV_DONTNEED)
-}
-
-/// Tell the kernel the file will be read at random offsets (posix_fadvise RANDOM).
-pub fn advise_random(fd: RawFd) -> Result<(), String> {
-    advise(fd, libc::POSIX_FADV_RANDOM)
-}
+pub use crate::platform::unix::fadvise::{advise_random, drop_file_cache};
 
 /// Write back what is pending for the file open as `fd` (fsync): FreeBSD has no syncfs, and
 /// sync(2) would start the writes of every file system without waiting for them.

@@ -135,40 +135,8 @@ mod arch {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-mod arch {
-    //! Elsewhere the raw path is not built; libc's `syscall()` would measure a wrapper.
-    pub const SUPPORTED: bool = false;
-    /// # Safety
-    /// None needed: it makes no call.
-    pub unsafe fn syscall0(_: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// # Safety
-    /// None needed: it makes no call.
-    pub unsafe fn syscall1(_: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// # Safety
-    /// None needed: it makes no call.
-    pub unsafe fn syscall2(_: i64, _: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// # Safety
-    /// None needed: it makes no call.
-    pub unsafe fn syscall3(_: i64, _: i64, _: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// # Safety
-    /// None needed: it makes no call.
-    pub unsafe fn syscall4(_: i64, _: i64, _: i64, _: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    pub const VFORK_SYSCALL: &str = "vfork";
-    /// The vfork wrapper is written for x86_64 only here; it fails.
-    pub fn vfork_exit0() -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-}
+#[path = "../raw_none.rs"]
+mod arch;
 
 pub use arch::*;
 

@@ -20,28 +20,7 @@ pub const CGROUP_PREFIX: &str = "oslab-";
 /// How long removing a cgroup may wait for its last processes to finish dying.
 const REMOVE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Which cgroup interface holds the memory controller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CgroupVersion {
-    V1,
-    V2,
-}
-
-impl CgroupVersion {
-    pub fn limit_file(self) -> &'static str {
-        match self {
-            CgroupVersion::V1 => "memory.limit_in_bytes",
-            CgroupVersion::V2 => "memory.max",
-        }
-    }
-
-    pub fn usage_file(self) -> &'static str {
-        match self {
-            CgroupVersion::V1 => "memory.usage_in_bytes",
-            CgroupVersion::V2 => "memory.current",
-        }
-    }
-}
+pub use crate::platform::contract::cgroup::CgroupVersion;
 
 /// What this process may still allocate, bytes: `available` (MemAvailable), or less when its
 /// memory cgroup or one of that cgroup's ancestors leaves less room under its limit (a worker

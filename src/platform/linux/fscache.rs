@@ -11,30 +11,7 @@ use std::os::fd::RawFd;
 /// length or offset is not aligned to the device's logical block size fails with EINVAL.
 pub const DIRECT_IO: libc::c_int = libc::O_DIRECT;
 
-fn advise(fd: RawFd, advice: libc::c_int) -> Result<(), String> {
-    // SAFETY: posix_fadvise on the caller's open descriptor, whole file; it returns the error
-    // instead of setting errno.
-    let rc = unsafe { libc::posix_fadvise(fd, 0, 0, advice) };
-    if rc != 0 {
-        return Err(format!(
-            "posix_fadvise failed: {}",
-            io::Error::from_raw_os_error(rc)
-        ));
-    }
-    Ok(())
-}
-
-/// Drop the clean cached pages of the whole file open as `fd` (posix_fadvise DONTNEED), so
-/// that the next read of them goes to the device. Dirty pages stay: sync the file first.
-pub fn drop_file_cache(fd: RawFd) -> Result<(), String> {
-    advise(fd, libc::POSIX_FADV_DONTNEED)
-}
-
-/// Tell the kernel the file open as `fd` will be read at random offsets (posix_fadvise
-/// RANDOM), which turns its readahead off: each read then brings in only what it asked for.
-pub fn advise_random(fd: RawFd) -> Result<(), String> {
-    advise(fd, libc::POSIX_FADV_RANDOM)
-}
+pub use crate::platform::unix::fadvise::{advise_random, drop_file_cache};
 
 /// Write back everything pending on the file system that holds the file or directory open
 /// as `fd` (syncfs): dirty data, a journal commit and, on a `discard` mount, the discards of

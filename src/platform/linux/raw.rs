@@ -253,58 +253,8 @@ mod arch {
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-mod arch {
-    //! Elsewhere the raw path is not built; libc's `syscall()` would measure a wrapper.
-    pub const SUPPORTED: bool = false;
-    /// Make system call `n` with the trap instruction.
-    ///
-    /// # Safety
-    /// The arguments must be valid for call `n`: pointers point to memory the call may
-    /// read or write, and the call must not affect memory Rust believes it owns.
-    pub unsafe fn syscall0(_: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// Make system call `n` with the trap instruction.
-    ///
-    /// # Safety
-    /// The arguments must be valid for call `n`: pointers point to memory the call may
-    /// read or write, and the call must not affect memory Rust believes it owns.
-    pub unsafe fn syscall1(_: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// Make system call `n` with the trap instruction.
-    ///
-    /// # Safety
-    /// The arguments must be valid for call `n`: pointers point to memory the call may
-    /// read or write, and the call must not affect memory Rust believes it owns.
-    pub unsafe fn syscall2(_: i64, _: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// Make system call `n` with the trap instruction.
-    ///
-    /// # Safety
-    /// The arguments must be valid for call `n`: pointers point to memory the call may
-    /// read or write, and the call must not affect memory Rust believes it owns.
-    pub unsafe fn syscall3(_: i64, _: i64, _: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-    /// Make system call `n` with the trap instruction.
-    ///
-    /// # Safety
-    /// The arguments must be valid for call `n`: pointers point to memory the call may
-    /// read or write, and the call must not affect memory Rust believes it owns.
-    pub unsafe fn syscall4(_: i64, _: i64, _: i64, _: i64, _: i64) -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-
-    /// The system call the vfork wrapper would make.
-    pub const VFORK_SYSCALL: &str = "vfork";
-
-    /// The vfork wrapper is written for x86_64 and aarch64 only; here it fails.
-    pub fn vfork_exit0() -> i64 {
-        -(libc::ENOSYS as i64)
-    }
-}
+#[path = "../raw_none.rs"]
+mod arch;
 
 pub use arch::*;
 

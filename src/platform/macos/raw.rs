@@ -3,41 +3,9 @@
 //! arm64 macOS traps with `svc #0x80`, with the number in x16). The functions fail with
 //! ENOSYS and the experiments of the raw path declare the systems that have one.
 
-pub const SUPPORTED: bool = false;
-
-/// # Safety
-/// None needed: it makes no call.
-pub unsafe fn syscall0(_: i64) -> i64 {
-    -(libc::ENOSYS as i64)
-}
-/// # Safety
-/// None needed: it makes no call.
-pub unsafe fn syscall1(_: i64, _: i64) -> i64 {
-    -(libc::ENOSYS as i64)
-}
-/// # Safety
-/// None needed: it makes no call.
-pub unsafe fn syscall2(_: i64, _: i64, _: i64) -> i64 {
-    -(libc::ENOSYS as i64)
-}
-/// # Safety
-/// None needed: it makes no call.
-pub unsafe fn syscall3(_: i64, _: i64, _: i64, _: i64) -> i64 {
-    -(libc::ENOSYS as i64)
-}
-/// # Safety
-/// None needed: it makes no call.
-pub unsafe fn syscall4(_: i64, _: i64, _: i64, _: i64, _: i64) -> i64 {
-    -(libc::ENOSYS as i64)
-}
-
-/// The call a vfork would make.
-pub const VFORK_SYSCALL: &str = "vfork";
-
-/// Not written for macOS: fails with ENOSYS.
-pub fn vfork_exit0() -> i64 {
-    -(libc::ENOSYS as i64)
-}
+#[path = "../raw_none.rs"]
+mod none;
+pub use none::*;
 
 #[path = "../raw_paths.rs"]
 mod paths;

@@ -3,6 +3,8 @@
 //! by name, clock_gettime by clock id and statfs. Each backend re-exports what it uses; what
 //! differs stays in the backend's own folder.
 
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+pub mod fadvise;
 pub mod fds;
 pub mod interrupt;
 pub mod process;

@@ -1,0 +1,7 @@
+//! The types of the platform contract that do not depend on the OS: each backend's module
+//! re-exports them (`platform::stacks::Task` is the same type on Linux and where sampling is
+//! absent), so a backend only writes what differs.
+
+pub mod cgroup;
+pub mod stacks;
+pub mod systrace;

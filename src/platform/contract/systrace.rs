@@ -1,0 +1,26 @@
+//! The tracer's types, the same for every backend (`platform::systrace`).
+
+use std::ffi::OsString;
+
+/// What to run traced, and how its standard input and output are connected.
+#[derive(Debug, Clone, Default)]
+pub struct TraceCommand {
+    pub argv: Vec<OsString>,
+    /// Written to the command's stdin (a pipe, closed after it) before it is released;
+    /// `None`: stdin is inherited. At most [`MAX_STDIN`] bytes: it must fit in the pipe.
+    pub stdin: Option<Vec<u8>>,
+    /// Collect stdout into `Traced::stdout` instead of inheriting it.
+    pub capture_stdout: bool,
+    /// Variables set in the command's environment, besides oslab's own.
+    pub env: Vec<(OsString, OsString)>,
+    /// Count only between the first two marker calls (`MARK_NR`). The eBPF backend does
+    /// this in the kernel (`Traced::marked`); the records backend keeps every record, and
+    /// `analysis::trace::claims` finds the window in them.
+    pub marked: bool,
+    /// A perf record per call instead of counting in the kernel.
+    pub records: bool,
+}
+
+/// The most bytes [`TraceCommand::stdin`] may hold: a pipe's default capacity is 64 KiB, and
+/// the held command reads nothing until it is released.
+pub const MAX_STDIN: usize = 60 << 10;
