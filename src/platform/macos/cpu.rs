@@ -4,6 +4,9 @@
 
 pub use crate::platform::cpu_list::{format_list, parse_list};
 
+use crate::model::env::Cache;
+use crate::platform::unix::bsd::sysctl::number;
+
 /// Every CPU (`hw.ncpu`): a thread may run on any of them.
 pub fn allowed() -> Vec<usize> {
     let n = super::super::unix::bsd::sysctl::number("hw.ncpu").unwrap_or(1);
@@ -38,6 +41,35 @@ pub fn current() -> Option<usize> {
 /// The caches as sysctl gives them for every CPU of the first performance level (the
 /// fastest cores: perflevel0), or the machine-wide `hw.*cachesize` where levels are absent
 /// (Intel Macs).
-pub fn caches(_cpu: usize) -> Vec<crate::model::env::Cache> {
-    super::env::caches_of_level(0)
+pub fn caches(_cpu: usize) -> Vec<Cache> {
+    caches_of_level(0)
+}
+
+fn cache(level: u32, kind: &str, size: Option<u64>, line: Option<u64>) -> Option<Cache> {
+    Some(Cache {
+        level,
+        kind: kind.to_string(),
+        size_bytes: size.filter(|&s| s > 0)?,
+        line_bytes: line.and_then(|l| u32::try_from(l).ok()),
+        ways: None,
+        shared_cpus: None,
+    })
+}
+
+/// The caches of performance level `level` (`hw.perflevelN.l1dcachesize`…), or the
+/// machine-wide `hw.l1dcachesize`… where the system has no levels (Intel Macs).
+pub fn caches_of_level(level: u32) -> Vec<Cache> {
+    let line = number("hw.cachelinesize");
+    let get = |what: &str| {
+        number(&format!("hw.perflevel{level}.{what}")).or_else(|| number(&format!("hw.{what}")))
+    };
+    [
+        cache(1, "Data", get("l1dcachesize"), line),
+        cache(1, "Instruction", get("l1icachesize"), line),
+        cache(2, "Unified", get("l2cachesize"), line),
+        cache(3, "Unified", get("l3cachesize"), line),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

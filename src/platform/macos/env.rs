@@ -3,37 +3,9 @@
 //! silicon the performance levels (`hw.perflevelN.*`): the P- and E-cores, each with its CPU
 //! count and caches.
 
+use super::cpu::caches_of_level;
 use crate::model::env::{Cache, CoreKind, Environment};
 use crate::platform::unix::bsd::sysctl::{number, string};
-
-fn cache(level: u32, kind: &str, size: Option<u64>, line: Option<u64>) -> Option<Cache> {
-    Some(Cache {
-        level,
-        kind: kind.to_string(),
-        size_bytes: size.filter(|&s| s > 0)?,
-        line_bytes: line.and_then(|l| u32::try_from(l).ok()),
-        ways: None,
-        shared_cpus: None,
-    })
-}
-
-/// The caches of performance level `level` (`hw.perflevelN.l1dcachesize`…), or the
-/// machine-wide `hw.l1dcachesize`… where the system has no levels (Intel Macs).
-pub fn caches_of_level(level: u32) -> Vec<Cache> {
-    let line = number("hw.cachelinesize");
-    let get = |what: &str| {
-        number(&format!("hw.perflevel{level}.{what}")).or_else(|| number(&format!("hw.{what}")))
-    };
-    [
-        cache(1, "Data", get("l1dcachesize"), line),
-        cache(1, "Instruction", get("l1icachesize"), line),
-        cache(2, "Unified", get("l2cachesize"), line),
-        cache(3, "Unified", get("l3cachesize"), line),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
 
 /// The caches CPU `cpu` sees: those of the first performance level (macOS does not say which
 /// level a CPU number belongs to).
