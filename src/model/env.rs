@@ -191,11 +191,6 @@ impl Environment {
         }
         self.core_kinds.iter().find(|k| k.cpus.contains(&cpu))
     }
-
-    /// The allowed CPUs of the fastest kind of core (see [`fastest_cpus`]).
-    pub fn fastest_cpus(&self, allowed: &[usize]) -> (Vec<usize>, Option<&CoreKind>) {
-        fastest_cpus(&self.core_kinds, allowed)
-    }
 }
 
 /// The CPUs of `allowed` a run measures on when the user did not pin it: on a heterogeneous
@@ -279,13 +274,13 @@ mod tests {
             ..Environment::default()
         };
         let all: Vec<usize> = (0..6).collect();
-        let (cpus, fastest) = rk3399.fastest_cpus(&all);
+        let (cpus, fastest) = fastest_cpus(&rk3399.core_kinds, &all);
         assert_eq!(
             (cpus, fastest.map(|k| k.name.as_str())),
             (vec![4, 5], Some("A72"))
         );
         // Confined to the little cores, it measures there.
-        assert_eq!(rk3399.fastest_cpus(&[1, 2]).0, vec![1, 2]);
+        assert_eq!(fastest_cpus(&rk3399.core_kinds, &[1, 2]).0, vec![1, 2]);
         assert_eq!(rk3399.core_kind_of(5).map(|k| k.name.as_str()), Some("A72"));
         // Without capacities the frequency decides, then the highest-numbered CPU.
         let by_mhz = Environment {
@@ -295,18 +290,24 @@ mod tests {
             ],
             ..Environment::default()
         };
-        assert_eq!(by_mhz.fastest_cpus(&[0, 1, 2, 3]).0, vec![0, 1]);
+        assert_eq!(
+            fastest_cpus(&by_mhz.core_kinds, &[0, 1, 2, 3]).0,
+            vec![0, 1]
+        );
         let unknown = Environment {
             core_kinds: vec![kind("x", &[0], None, None), kind("y", &[1], None, None)],
             ..Environment::default()
         };
-        assert_eq!(unknown.fastest_cpus(&[0, 1]).0, vec![1]);
+        assert_eq!(fastest_cpus(&unknown.core_kinds, &[0, 1]).0, vec![1]);
         // One kind: every allowed CPU, and no kind is named.
         let server = Environment {
             core_kinds: vec![kind("N1", &[0, 1, 2, 3], None, None)],
             ..Environment::default()
         };
-        assert_eq!(server.fastest_cpus(&[0, 1, 2, 3]), (vec![0, 1, 2, 3], None));
+        assert_eq!(
+            fastest_cpus(&server.core_kinds, &[0, 1, 2, 3]),
+            (vec![0, 1, 2, 3], None)
+        );
         assert!(server.core_kind_of(0).is_none());
     }
 }

@@ -182,48 +182,32 @@ const APPLE: Parts = &[
 mod tests {
     use super::*;
 
+    fn midr(implementer: u8, variant: u8, part: u16, revision: u8) -> Midr {
+        Midr {
+            implementer,
+            variant,
+            part,
+            revision,
+        }
+    }
+
     #[test]
     fn names_the_cores_of_known_machines() {
         // Neoverse-N1 r3p1 (Ampere Altra, Graviton2): MIDR 0x413fd0c1.
-        let n1 = Midr {
-            implementer: 0x41,
-            variant: 3,
-            part: 0xd0c,
-            revision: 1,
-        };
+        let n1 = midr(0x41, 3, 0xd0c, 1);
         assert_eq!(n1.value(), 0x413f_d0c1);
         assert_eq!(n1.to_string(), "ARM Neoverse-N1 r3p1");
-        let ampere = Midr {
-            implementer: 0xc0,
-            variant: 0,
-            part: 0xac3,
-            revision: 0,
-        };
+        let ampere = midr(0xc0, 0, 0xac3, 0);
         assert_eq!(ampere.to_string(), "Ampere Ampere-1 r0p0");
-        let little = Midr {
-            implementer: 0x41,
-            variant: 0,
-            part: 0xd03,
-            revision: 4,
-        };
+        let little = midr(0x41, 0, 0xd03, 4);
         assert_eq!(little.core(), Some("Cortex-A53"));
     }
 
     #[test]
     fn an_unknown_core_shows_its_numbers() {
-        let arm = Midr {
-            implementer: 0x41,
-            variant: 1,
-            part: 0xfff,
-            revision: 2,
-        };
+        let arm = midr(0x41, 1, 0xfff, 2);
         assert_eq!(arm.to_string(), "ARM part 0xfff r1p2");
-        let nobody = Midr {
-            implementer: 0x12,
-            variant: 0,
-            part: 0x345,
-            revision: 0,
-        };
+        let nobody = midr(0x12, 0, 0x345, 0);
         assert_eq!(nobody.to_string(), "implementer 0x12 part 0x345 r0p0");
     }
 }

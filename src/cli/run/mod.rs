@@ -76,6 +76,7 @@ pub(super) fn measure(
         sampler,
         timeout,
         cpus,
+        turns,
         dir,
         other_cpu,
         load,
@@ -93,11 +94,7 @@ pub(super) fn measure(
         processes,
         // A new layout for every run: the processes of one run differ, and so do runs.
         layout_seed: (run.started_at * 1e9) as u64 ^ u64::from(std::process::id()),
-        cpu_turns: if args.cpu.is_none() {
-            unpinned_cpus()
-        } else {
-            Vec::new()
-        },
+        cpu_turns: turns,
         layout: None,
         probes: true,
         profile,
@@ -118,12 +115,11 @@ pub(super) fn measure(
 
 /// The CPUs the processes take in turn, as recorded: those of `Plan::for_process`, in the
 /// order the processes take them; empty when `--cpu` pins every process or one CPU is all.
-fn cpu_turns(args: &RunArgs, processes: u32) -> Vec<usize> {
-    let unpinned = unpinned_cpus();
-    if args.cpu.is_some() || unpinned.len() < 2 || processes < 2 {
+fn cpu_turns(turns: &[usize], processes: u32) -> Vec<usize> {
+    if turns.len() < 2 || processes < 2 {
         return Vec::new();
     }
-    Plan::cpus_taken(&unpinned, processes)
+    Plan::cpus_taken(turns, processes)
 }
 
 /// The run's record as stored before its first result: when, how and where it measures.
@@ -157,7 +153,7 @@ fn new_run(
             min_time_s: sampler.min_time_s,
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
-            cpu_turns: cpu_turns(args, options.processes),
+            cpu_turns: cpu_turns(&options.turns, options.processes),
             unpinned: crate::platform::cpu::pinning_refusal().map(str::to_string),
             load: load.as_ref().map(|l| l.name().to_string()),
             dir: uses_dir.then(|| dir.display().to_string()),

@@ -2,6 +2,7 @@
 //! run needs: the planned experiments, the sampler, the time limit, CPUs, directory and load.
 
 use super::*;
+use crate::model::env::CoreKind;
 
 /// What the command line asks for, checked.
 pub(super) struct Options {
@@ -9,6 +10,9 @@ pub(super) struct Options {
     pub(super) sampler: SamplerConfig,
     pub(super) timeout: Duration,
     pub(super) cpus: Vec<usize>,
+    /// The CPUs the processes take in turn when `--cpu` did not pin them: those this process
+    /// may use, of the fastest kind of core on a heterogeneous CPU (empty with `--cpu`).
+    pub(super) turns: Vec<usize>,
     pub(super) dir: PathBuf,
     pub(super) other_cpu: Option<usize>,
     pub(super) load: Option<Load>,
@@ -51,8 +55,14 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     if processes == 0 || processes > 1000 {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
-    let cpus = choose_cpus(args.cpu.as_deref())?;
-    let other_cpu = other_cpu(&cpus);
+    let kinds = crate::platform::env::core_kinds();
+    let turns = match args.cpu {
+        // A figure mixing big and little cores would describe neither.
+        None => crate::model::env::fastest_cpus(&kinds, &cpu::allowed()).0,
+        Some(_) => Vec::new(),
+    };
+    let cpus = choose_cpus(args.cpu.as_deref(), &turns)?;
+    let other_cpu = other_cpu(&cpus, &kinds);
     let load = match args.load.as_deref() {
         None => None,
         Some(text) => Some(Load::parse(text).ok_or_else(|| {
@@ -64,6 +74,7 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
         sampler,
         timeout,
         cpus,
+        turns,
         dir: PathBuf::new(),
         other_cpu,
         load,
@@ -182,19 +193,12 @@ pub(super) fn parse_precision(text: &str) -> Result<f64, UserError> {
     }
 }
 
-/// The CPUs a run measures on when `--cpu` does not say: those this process may use, and on
-/// a heterogeneous CPU only those of its fastest kind of core (a figure mixing big and
-/// little cores would describe neither).
-pub(super) fn unpinned_cpus() -> Vec<usize> {
-    let kinds = crate::platform::env::core_kinds();
-    crate::model::env::fastest_cpus(&kinds, &cpu::allowed()).0
-}
-
-pub(super) fn choose_cpus(given: Option<&str>) -> Result<Vec<usize>, UserError> {
+/// The CPUs `--cpu` names, checked; without it the last of `turns` (see `Options::turns`).
+pub(super) fn choose_cpus(given: Option<&str>, turns: &[usize]) -> Result<Vec<usize>, UserError> {
     let allowed = cpu::allowed();
     let allowed_text = cpu::format_list(&allowed);
     let Some(text) = given else {
-        return Ok(unpinned_cpus().last().map(|c| vec![*c]).unwrap_or_default());
+        return Ok(turns.last().map(|c| vec![*c]).unwrap_or_default());
     };
     let cpus = cpu::parse_list(text).ok_or_else(|| UserError::BadCpu {
         given: text.to_string(),
@@ -311,13 +315,12 @@ pub(super) fn writable(dir: &std::path::Path) -> bool {
 
 /// The other side of cross-CPU experiments: the second CPU given, else the highest other
 /// allowed CPU, of the first one's kind of core where the CPU has several kinds.
-pub(super) fn other_cpu(cpus: &[usize]) -> Option<usize> {
+pub(super) fn other_cpu(cpus: &[usize], kinds: &[CoreKind]) -> Option<usize> {
     if let Some(second) = cpus.get(1) {
         return Some(*second);
     }
     let first = *cpus.first()?;
     let allowed = cpu::allowed();
-    let kinds = crate::platform::env::core_kinds();
     let same_kind = kinds
         .iter()
         .find(|k| k.cpus.contains(&first))

@@ -162,21 +162,10 @@ pub fn check_sampling(frequency_hz: u64) -> Result<(), String> {
         .map_err(|e| refusal(&e))
 }
 
-/// Under user-mode emulation, why no perf event or eBPF program can be had: the emulator
-/// implements neither perf_event_open nor bpf (qemu-user fails both with ENOSYS), whatever
-/// the kernel under it allows. `None` on native hardware.
-pub fn unsupported_under_emulation() -> Option<String> {
-    let emulator = super::env::emulation()?;
-    Some(format!(
-        "unsupported under emulation: the user-mode emulator implements neither \
-         perf_event_open nor bpf ({emulator})"
-    ))
-}
-
 /// One line saying why sampling could not start, naming the fix where there is one.
 pub fn refusal(e: &io::Error) -> String {
     if e.raw_os_error() == Some(libc::ENOSYS)
-        && let Some(why) = unsupported_under_emulation()
+        && let Some(why) = super::env::perf_refusal_under_emulation()
     {
         return why;
     }

@@ -92,6 +92,17 @@ pub fn emulation() -> Option<String> {
     emulation::emulation()
 }
 
+/// Under user-mode emulation, why no perf event or eBPF program can be had: the emulator
+/// implements neither perf_event_open nor bpf (qemu-user fails both with ENOSYS), whatever
+/// the kernel under it allows. `None` on native hardware. Sampling and tracing refuse with it.
+pub fn perf_refusal_under_emulation() -> Option<String> {
+    let emulator = emulation()?;
+    Some(format!(
+        "unsupported under emulation: the user-mode emulator implements neither \
+         perf_event_open nor bpf ({emulator})"
+    ))
+}
+
 /// In a test whose subject user-mode emulation cannot show (pre-faulting, vfork, fault and
 /// switch counts, /proc views): `true`, with the reason on stderr, when emulated, so the test
 /// checks what emulation does instead of failing; `false` natively.

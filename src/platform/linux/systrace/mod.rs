@@ -67,7 +67,7 @@ pub fn trace_command(argv: &[OsString], records: bool) -> Result<Traced, TraceEr
 pub fn trace(command: &TraceCommand) -> Result<Traced, TraceError> {
     either_backend(command).map_err(|e| match e {
         TraceError::Refused(why) => {
-            TraceError::Refused(super::stacks::unsupported_under_emulation().unwrap_or(why))
+            TraceError::Refused(super::env::perf_refusal_under_emulation().unwrap_or(why))
         }
         e => e,
     })
