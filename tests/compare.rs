@@ -154,6 +154,7 @@ const JSON: &str = r#"{
   "metric": "time",
   "noise": 0.02,
   "noise_reason": null,
+  "systems": null,
   "only_in_a": [
     {
       "experiment": "ctxswitch.pipe",

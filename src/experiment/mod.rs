@@ -255,6 +255,37 @@ pub fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::equivalence;
+
+    #[test]
+    fn every_experiment_has_a_row_and_runs_exactly_where_it_says() {
+        for e in REGISTRY {
+            let row = equivalence::row(e.name).unwrap_or_else(|| panic!("{} has no row", e.name));
+            for os in equivalence::SYSTEMS {
+                assert_eq!(
+                    row.cell(os).how().is_some(),
+                    e.os.contains(&os),
+                    "{} on {os}: the table and `os` disagree",
+                    e.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_row_covers_a_registered_experiment() {
+        for r in equivalence::TABLE {
+            for name in r.experiments {
+                assert!(
+                    REGISTRY.iter().any(|e| r.covers(e.name) && {
+                        let family = name.strip_suffix('*');
+                        family.map_or(e.name == *name, |f| e.name.starts_with(f))
+                    }),
+                    "{name} names no experiment"
+                );
+            }
+        }
+    }
 
     #[test]
     fn names_are_unique_and_well_formed() {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod env;
+pub mod equivalence;
 pub mod error;
 pub mod maps;
 pub mod midr;

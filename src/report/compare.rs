@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::format::{Align, Table, per_op, time_ns};
-use crate::analysis::compare::{Comparison, FieldDiff, Metric, RunComparison, Verdict};
+use crate::analysis::compare::{Comparison, FieldDiff, Metric, Pair, RunComparison, Verdict};
 
 /// The comparison as text: what is compared, the environment and settings that differ (so the
 /// reader sees first whether the comparison is fair), one row per experiment, the experiments
@@ -23,6 +23,7 @@ pub fn render(cmp: &RunComparison) -> String {
             .map_or(String::new(), |why| format!(" ({why})"))
     );
     out.push_str(&emulation_warning(cmp));
+    out.push_str(&systems_line(cmp));
     out.push('\n');
     out.push_str(&diff_section("Environment", &cmp.environment_diff));
     out.push('\n');
@@ -53,6 +54,41 @@ fn emulation_warning(cmp: &RunComparison) -> String {
          run {emulated}'s times are the emulator's, not a CPU's, so B/A of time compares the two; \
          counts (--metric syscalls, minflt, …) still compare\n"
     )
+}
+
+/// One line when the runs are of two operating systems: which, and what ≠ marks.
+pub(crate) fn systems_line(cmp: &RunComparison) -> String {
+    let Some(systems) = &cmp.systems else {
+        return String::new();
+    };
+    format!(
+        "A ran on {}, B on {}: ≠ marks the experiments the two systems perform differently \
+         (oslab's equivalence table, docs/os-support.md): their B/A compares two operations, \
+         not two systems at one\n",
+        os_title(&systems.a),
+        os_title(&systems.b)
+    )
+}
+
+/// `Linux`, `FreeBSD`… for an `Environment::os` name; an unknown name as it is.
+pub(crate) fn os_title(name: &str) -> String {
+    crate::model::equivalence::SYSTEMS
+        .iter()
+        .find(|os| os.name() == name)
+        .map_or_else(|| name.to_string(), |os| os.title().to_string())
+}
+
+/// The last column of a row: `!!` for a change of 1.5× or more, `≠` for an experiment the two
+/// systems perform differently.
+fn marks(pair: &Pair) -> String {
+    let big = pair.comparison.as_ref().is_some_and(|c| c.highlight);
+    let differs = pair.implementations.as_ref().is_some_and(|i| i.differs);
+    match (big, differs) {
+        (true, true) => "!! ≠".into(),
+        (true, false) => "!!".into(),
+        (false, true) => "≠".into(),
+        (false, false) => String::new(),
+    }
 }
 
 /// `experiment (label) k=v …`: how a configuration is named in the tables.
@@ -97,11 +133,7 @@ fn results_table(cmp: &RunComparison) -> String {
                 }),
                 c.p.map_or("–".into(), p_value),
                 c.verdict.as_str().into(),
-                if c.highlight {
-                    "!!".into()
-                } else {
-                    String::new()
-                },
+                marks(pair),
             ],
             None => vec![
                 name,
@@ -111,7 +143,7 @@ fn results_table(cmp: &RunComparison) -> String {
                 "–".into(),
                 "–".into(),
                 format!("{} not measured", cmp.metric.name()),
-                String::new(),
+                marks(pair),
             ],
         };
         table.row(row);
@@ -161,6 +193,7 @@ fn footnotes(cmp: &RunComparison) -> String {
         .filter_map(|p| p.comparison.as_ref())
         .any(|c| c.p.is_none());
     out.push('\n');
+    out.push_str(&implementation_notes(cmp));
     if ratio_only {
         out.push_str(
             "p –: the metric was counted once over untimed batches, with no per-sample spread; \
@@ -197,6 +230,28 @@ fn footnotes(cmp: &RunComparison) -> String {
     out
 }
 
+/// For each row marked ≠, how each system performs it.
+fn implementation_notes(cmp: &RunComparison) -> String {
+    let Some(systems) = &cmp.systems else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for pair in &cmp.pairs {
+        let Some(i) = pair.implementations.as_ref().filter(|i| i.differs) else {
+            continue;
+        };
+        let name = config_name(&pair.experiment, pair.label.as_deref(), &pair.params);
+        out.push_str(&format!(
+            "≠ {name}: A ({}) {}; B ({}) {}\n",
+            os_title(&systems.a),
+            i.a,
+            os_title(&systems.b),
+            i.b
+        ));
+    }
+    out
+}
+
 fn diff_section(what: &str, diff: &[FieldDiff]) -> String {
     if diff.is_empty() {
         return format!("{what}: no differences\n");
@@ -227,8 +282,13 @@ fn summary_line(cmp: &RunComparison) -> String {
         .iter()
         .filter(|p| p.comparison.as_ref().is_some_and(|c| c.highlight))
         .count();
+    let differing = cmp
+        .pairs
+        .iter()
+        .filter(|p| p.implementations.as_ref().is_some_and(|i| i.differs))
+        .count();
     format!(
-        "{} compared: {} slower, {} faster, {} no change, {} within noise{}",
+        "{} compared: {} slower, {} faster, {} no change, {} within noise{}{}",
         cmp.pairs.len(),
         count(Verdict::Slower),
         count(Verdict::Faster),
@@ -236,6 +296,11 @@ fn summary_line(cmp: &RunComparison) -> String {
         count(Verdict::WithinNoise),
         if highlighted > 0 {
             format!("; !! marks {highlighted} change(s) of 1.5× or more")
+        } else {
+            String::new()
+        },
+        if differing > 0 {
+            format!("; ≠ marks {differing} performed differently on the two systems")
         } else {
             String::new()
         }
@@ -295,6 +360,9 @@ pub fn document(cmp: &RunComparison) -> Value {
             if let Some(label) = &pair.label {
                 doc["label"] = json!(label);
             }
+            if let Some(i) = &pair.implementations {
+                doc["implementation"] = json!(i);
+            }
             doc
         })
         .collect();
@@ -321,6 +389,7 @@ pub fn document(cmp: &RunComparison) -> Value {
         "metric": cmp.metric.name(),
         "noise": cmp.noise,
         "noise_reason": cmp.noise_reason,
+        "systems": cmp.systems,
         "environment_diff": cmp.environment_diff,
         "settings_diff": cmp.settings_diff,
         "results": results,

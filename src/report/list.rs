@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use crate::experiment::plan::SUITES;
 use crate::experiment::{Batch, ExperimentInfo, ParamKind, REGISTRY};
+use crate::model::{Os, equivalence};
 use crate::report::format::{Align, Table};
 use crate::store::RunSummary;
 
@@ -18,6 +19,39 @@ fn kind_text(kind: &ParamKind) -> String {
         ParamKind::Choice(words) => words.join("|"),
         ParamKind::Path => "path".into(),
     }
+}
+
+/// The systems `e` runs on, each followed by its mechanism where that is not Linux's:
+/// `linux, freebsd, macos (libc)`.
+fn systems_text(e: &ExperimentInfo) -> String {
+    let row = equivalence::row(e.name);
+    let linux = row.and_then(|r| r.linux.how());
+    let named: Vec<String> =
+        e.os.iter()
+            .map(|&os| match row.and_then(|r| r.cell(os).how()) {
+                Some(how) if os != Os::Linux && Some(how) != linux => format!("{os} ({how})"),
+                _ => os.name().to_string(),
+            })
+            .collect();
+    named.join(", ")
+}
+
+/// Per system, how `e` is performed there or why it is not (the equivalence table).
+fn implementations(e: &ExperimentInfo) -> Value {
+    let Some(row) = equivalence::row(e.name) else {
+        return Value::Null;
+    };
+    let cells: serde_json::Map<String, Value> = equivalence::SYSTEMS
+        .iter()
+        .map(|&os| {
+            let cell = match row.cell(os) {
+                equivalence::Cell::Runs { how, note } => json!({"how": how, "note": note}),
+                equivalence::Cell::No(why) => json!({"unavailable": why}),
+            };
+            (os.name().to_string(), cell)
+        })
+        .collect();
+    Value::Object(cells)
 }
 
 pub fn render() -> String {
@@ -35,7 +69,7 @@ pub fn render() -> String {
         };
         out.push_str(&format!("  {}  — {}{hidden}\n", e.name, e.summary));
         let syscalls = crate::analysis::trace::claims::describe(&e.default_claims());
-        let os: Vec<&str> = e.os.iter().map(|o| o.name()).collect();
+        let os = systems_text(e);
         out.push_str(&format!(
             "      one op: {} · path: {} · system calls: {syscalls} · empty loop {} · runs on {}\n",
             e.op,
@@ -45,7 +79,7 @@ pub fn render() -> String {
             } else {
                 "not subtracted"
             },
-            os.join(", ")
+            os
         ));
         if !e.params.is_empty() {
             let mut t = Table::new(&[
@@ -113,6 +147,7 @@ pub fn info_json(e: &ExperimentInfo) -> Value {
         "path": e.path,
         "syscalls": e.default_claims().iter().map(|c| c.syscall).collect::<Vec<_>>(),
         "os": e.os,
+        "implementations": implementations(e),
         "subtract_loop_overhead": e.subtract_loop_overhead,
         "default_suite": e.default_suite,
         "ladder": e.ladder,

@@ -24,13 +24,32 @@ pub struct FieldDiff {
     pub b: Option<String>,
 }
 
-/// The machine descriptions compared, without the fields that change from second to second.
+/// The environment fields shown first when they differ: the system, its kernel and its C
+/// library, which decide what an experiment calls at all.
+pub const SYSTEM_FIELDS: [&str; 5] = [
+    "os",
+    "os_release",
+    "kernel_release",
+    "kernel_version",
+    "libc_version",
+];
+
+/// The machine descriptions compared, without the fields that change from second to second:
+/// the system's fields first ([`SYSTEM_FIELDS`]), then the rest by name.
 pub(super) fn environment_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
-    diff_values(
+    let mut diff = diff_values(
         &serde_json::to_value(&a.environment).unwrap_or(Value::Null),
         &serde_json::to_value(&b.environment).unwrap_or(Value::Null),
         &VOLATILE_ENV_FIELDS,
-    )
+    );
+    // Stable: the fields keep their order within each part.
+    diff.sort_by_key(|d| {
+        SYSTEM_FIELDS
+            .iter()
+            .position(|f| *f == d.field)
+            .unwrap_or(SYSTEM_FIELDS.len())
+    });
+    diff
 }
 
 /// The run settings plus the clock source and the recorded oslab version: what the user chose

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::processes::ratio_between_runs;
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
-use crate::model::{ExperimentResult, Run, Rusage, Sample};
+use crate::model::{ExperimentResult, Run, Rusage, Sample, equivalence};
 
 mod fields;
 pub use fields::*;
@@ -83,6 +83,26 @@ pub struct Pair {
     pub unit: String,
     /// `None` when the metric was not measured on one side (e.g. a counter unsupported there).
     pub comparison: Option<Comparison>,
+    /// When the runs are of two operating systems: how each performs the experiment.
+    pub implementations: Option<Implementations>,
+}
+
+/// How each side's system performs one experiment, from the equivalence table
+/// (`model::equivalence`): the mechanisms differ or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Implementations {
+    pub a: String,
+    pub b: String,
+    /// The mechanisms differ (a vDSO read against a system call, futex against `_umtx_op`):
+    /// the two figures are not of the same operation.
+    pub differs: bool,
+}
+
+/// The two runs' operating systems, when they differ (`Environment::os`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Systems {
+    pub a: String,
+    pub b: String,
 }
 
 /// An experiment and parameter set measured in only one of the runs (or with no samples in
@@ -108,6 +128,9 @@ pub struct RunComparison {
     pub noise: f64,
     /// Why the band is what it is, when the user did not set it.
     pub noise_reason: Option<String>,
+    /// Set when the runs are of two operating systems: every pair then says how each performs
+    /// its experiment.
+    pub systems: Option<Systems>,
     pub environment_diff: Vec<FieldDiff>,
     pub settings_diff: Vec<FieldDiff>,
     pub pairs: Vec<Pair>,
@@ -172,13 +195,19 @@ fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
 /// order, then B's new ones; the environment and settings diffs.
 pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunComparison {
     let (ga, gb) = (group(a), group(b));
+    let systems = (a.environment.os != b.environment.os).then(|| Systems {
+        a: a.environment.os.clone(),
+        b: b.environment.os.clone(),
+    });
     let mut pairs = Vec::new();
     let mut unpaired = Vec::new();
     for (key, ra) in &ga {
         let rb = gb.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice());
         match rb {
             Some(rb) if measured(ra) && measured(rb) => {
-                pairs.push(pair(key, ra, rb, metric, noise));
+                let mut p = pair(key, ra, rb, metric, noise);
+                p.implementations = systems.as_ref().map(|s| implementations(&key.0, s));
+                pairs.push(p);
             }
             Some(rb) if measured(ra) => unpaired.push(lone(key, "a", status(rb))),
             Some(rb) if measured(rb) => unpaired.push(lone(key, "b", status(ra))),
@@ -198,6 +227,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
         metric: metric.clone(),
         noise,
         noise_reason: None,
+        systems,
         environment_diff: environment_diff(a, b),
         settings_diff: settings_diff(a, b),
         pairs,
@@ -252,6 +282,25 @@ fn pair(
         earlier_runs: (ra[0].earlier_medians.len(), rb[0].earlier_medians.len()),
         unit: ra[0].unit.clone(),
         comparison,
+        implementations: None,
+    }
+}
+
+/// How each system performs `experiment`, as the equivalence table says; a system or an
+/// experiment the table does not know reads "not in oslab's equivalence table" and differs.
+fn implementations(experiment: &str, systems: &Systems) -> Implementations {
+    let cell = |os: &str| equivalence::cell(experiment, os);
+    let (ca, cb) = (cell(&systems.a), cell(&systems.b));
+    let text = |c: Option<equivalence::Cell>, os: &str| {
+        c.map_or(format!("{os}: not in oslab's equivalence table"), |c| {
+            c.text()
+        })
+    };
+    let how = |c: Option<equivalence::Cell>| c.and_then(|c| c.how());
+    Implementations {
+        a: text(ca, &systems.a),
+        b: text(cb, &systems.b),
+        differs: how(ca).is_none() || how(ca) != how(cb),
     }
 }
 

@@ -218,3 +218,60 @@ fn the_ratio_floor_takes_each_side_or_the_one_that_has_runs() {
         "t at 3 degrees of freedom"
     );
 }
+
+/// A run of `experiments`, one process each, around 1000 ns, on system `os`.
+fn run_on(os: &str, experiments: &[&str]) -> Run {
+    let values: Vec<f64> = (0..30).map(|i| 1000.0 + f64::from(i % 5)).collect();
+    let results = experiments
+        .iter()
+        .map(|e| ExperimentResult::from_values(e, &[], &values, 100))
+        .collect();
+    let mut run = crate::store::tests::run(None, 1.0, results);
+    run.environment.os = os.to_string();
+    run
+}
+
+#[test]
+fn runs_of_two_systems_say_how_each_performs_every_experiment() {
+    let names = [
+        "ctxswitch.futex",
+        "syscall.getppid_libc",
+        "syscall.open_close",
+    ];
+    let linux = run_on("linux", &names);
+    // One system: nothing to say about implementations, and none is marked.
+    let same = compare_runs(&linux, &run_on("linux", &names), &Metric::Time, 0.02);
+    assert!(same.systems.is_none());
+    assert!(same.pairs.iter().all(|p| p.implementations.is_none()));
+
+    let bsd = compare_runs(&linux, &run_on("freebsd", &names), &Metric::Time, 0.02);
+    let systems = bsd.systems.as_ref().unwrap();
+    assert_eq!(
+        (systems.a.as_str(), systems.b.as_str()),
+        ("linux", "freebsd")
+    );
+    assert_eq!(
+        bsd.environment_diff[0].field, "os",
+        "the system leads the diff"
+    );
+    let how = |c: &RunComparison, e: &str| {
+        c.pairs
+            .iter()
+            .find(|p| p.experiment == e)
+            .and_then(|p| p.implementations.clone())
+            .unwrap()
+    };
+    let futex = how(&bsd, "ctxswitch.futex");
+    assert!(futex.differs && futex.b.contains("_umtx_op"), "{futex:?}");
+    assert!(!how(&bsd, "syscall.getppid_libc").differs);
+    // The same raw calls with other numbers: the same mechanism.
+    assert!(!how(&bsd, "syscall.open_close").differs);
+
+    // macOS opens through libc only: that differs from Linux's raw call.
+    let mac = compare_runs(&linux, &run_on("macos", &names), &Metric::Time, 0.02);
+    assert!(how(&mac, "syscall.open_close").differs);
+    // A system the table does not know differs from every one it knows.
+    let plan9 = compare_runs(&linux, &run_on("plan9", &names), &Metric::Time, 0.02);
+    let unknown = how(&plan9, "syscall.getppid_libc");
+    assert!(unknown.differs && unknown.b.contains("not in oslab's equivalence table"));
+}

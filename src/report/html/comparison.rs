@@ -48,6 +48,10 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunCompariso
 
 pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String {
     let mut s = format!("<h3>{} vs {}</h3>\n", run_name(a), run_name(b));
+    let systems = crate::report::compare::systems_line(cmp);
+    if !systems.is_empty() {
+        let _ = writeln!(s, "<p class=\"note systems\">{}</p>", esc(systems.trim()));
+    }
     if cmp.environment_diff.is_empty() && cmp.settings_diff.is_empty() {
         s.push_str("<p class=\"note\">Same environment and settings.</p>\n");
     } else {
@@ -77,7 +81,7 @@ pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String 
         a.id, b.id
     );
     for p in &cmp.pairs {
-        s.push_str(&pair_row(p));
+        s.push_str(&pair_row(p, cmp));
     }
     s.push_str("</tbody></table>\n");
     if !cmp.unpaired.is_empty() {
@@ -195,7 +199,29 @@ fn side_bar(name: &str, i: usize, run: &Run, found: Option<&Pooled>) -> Bar {
 }
 
 /// One row of the comparison table: A, B, B/A with its CI, p and the verdict.
-fn pair_row(p: &Pair) -> String {
+/// ` ≠` with how each system performs the experiment on hover, for a pair the two runs'
+/// systems perform differently; empty otherwise.
+fn differs_mark(p: &Pair, cmp: &RunComparison) -> String {
+    let (Some(i), Some(systems)) = (&p.implementations, &cmp.systems) else {
+        return String::new();
+    };
+    if !i.differs {
+        return String::new();
+    }
+    let title = format!(
+        "A ({}): {}; B ({}): {}",
+        crate::report::compare::os_title(&systems.a),
+        i.a,
+        crate::report::compare::os_title(&systems.b),
+        i.b
+    );
+    format!(
+        " <span class=\"other-path\" title=\"{}\">≠</span>",
+        esc(&title)
+    )
+}
+
+fn pair_row(p: &Pair, cmp: &RunComparison) -> String {
     let ratio = |x: f64| {
         if x.is_finite() {
             format!("{x:.3}")
@@ -207,10 +233,10 @@ fn pair_row(p: &Pair) -> String {
     for (k, v) in &p.params {
         let _ = write!(name, " {k}={v}");
     }
+    let name = format!("{}{}", esc(&name), differs_mark(p, cmp));
     let Some(c) = &p.comparison else {
         return format!(
-            "<tr><td>{}</td><td colspan=\"6\">not measured on one side</td></tr>\n",
-            esc(&name)
+            "<tr><td>{name}</td><td colspan=\"6\">not measured on one side</td></tr>\n"
         );
     };
     let class = match c.verdict.as_str() {
@@ -221,7 +247,7 @@ fn pair_row(p: &Pair) -> String {
     format!(
         "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
          <td>{}</td><td>{}</td><td>{}{}</td></tr>\n",
-        esc(&name),
+        name,
         time_ns(c.a),
         time_ns(c.b),
         ratio(c.ratio),

@@ -204,6 +204,7 @@ th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertic
 thead th{background:var(--panel);font-weight:600}
 table.env tbody th{width:200px;color:var(--muted);font-weight:500}
 table.env tr.differs td{background:#fff4d6}
+span.other-path{color:#b35900;font-weight:600;cursor:help}
 td{font-variant-numeric:tabular-nums}
 .caption,.note,figcaption{color:var(--muted);font-size:13px}
 figure{margin:0;background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:10px 12px}

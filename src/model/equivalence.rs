@@ -1,0 +1,337 @@
+//! The equivalence table: what each experiment calls on each operating system, or why it does
+//! not run there. One experiment name means one operation on every system; this table says
+//! how each system performs it, so that a comparison across systems (`oslab compare` of a
+//! Linux run with a FreeBSD one) can label every row whose two sides took different paths —
+//! a vDSO read against a system call, a private futex against `_umtx_op` — and `oslab list`
+//! and docs/os-support.md print the same table.
+//!
+//! A cell's `how` names the mechanism, and only the mechanism: two systems with the same `how`
+//! do the same thing (the system-call numbers and calling details differ and go in `note`). An
+//! experiment runs on a system exactly when its cell there is [`Cell::Runs`] (checked against
+//! `ExperimentInfo::os` by experiment's tests). Model data: `analysis::compare` reads it for
+//! stored runs, `oslab list` for the experiments.
+
+use super::Os;
+
+/// What one experiment does on one system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    /// It runs: the mechanism, and details that do not change it (call numbers, flags).
+    Runs {
+        how: &'static str,
+        note: &'static str,
+    },
+    /// It does not run there: why ("not available: …" when the system lacks the mechanism,
+    /// "not enabled: …" when oslab has not made it mean the same thing there yet).
+    No(&'static str),
+}
+
+impl Cell {
+    /// The mechanism, when it runs.
+    pub fn how(&self) -> Option<&'static str> {
+        match self {
+            Cell::Runs { how, .. } => Some(how),
+            Cell::No(_) => None,
+        }
+    }
+
+    /// The whole cell as one line: the mechanism and its note, or why not.
+    pub fn text(&self) -> String {
+        match self {
+            Cell::Runs { how, note: "" } => how.to_string(),
+            Cell::Runs { how, note } => format!("{how} ({note})"),
+            Cell::No(why) => why.to_string(),
+        }
+    }
+}
+
+/// One row: the experiments it covers (a name, or `family.*` for the rest of a family) and
+/// a cell per system.
+pub struct Row {
+    pub experiments: &'static [&'static str],
+    pub linux: Cell,
+    pub freebsd: Cell,
+    pub macos: Cell,
+    pub windows: Cell,
+}
+
+impl Row {
+    /// The cell of system `os`.
+    pub fn cell(&self, os: Os) -> Cell {
+        match os {
+            Os::Linux => self.linux,
+            Os::FreeBsd => self.freebsd,
+            Os::MacOs => self.macos,
+            Os::Windows => self.windows,
+        }
+    }
+
+    pub fn covers(&self, experiment: &str) -> bool {
+        self.experiments.iter().any(|e| match e.strip_suffix('*') {
+            Some(family) => experiment.starts_with(family),
+            None => *e == experiment,
+        })
+    }
+}
+
+/// The systems of the table, in column order.
+pub const SYSTEMS: [Os; 4] = [Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
+
+const fn runs(how: &'static str) -> Cell {
+    Cell::Runs { how, note: "" }
+}
+
+const fn noted(how: &'static str, note: &'static str) -> Cell {
+    Cell::Runs { how, note }
+}
+
+const NO_WINDOWS: Cell = Cell::No("not yet: oslab has no Windows backend");
+const RAW: &str = "raw system call (called or inline) or libc";
+const NO_RAW_MACOS: &str = "raw system calls are private to libSystem: entry=call and \
+                            entry=inline are unsupported";
+
+/// The table. Rows are matched in order: a `family.*` row after the family's named rows.
+pub const TABLE: &[Row] = &[
+    Row {
+        experiments: &["syscall.function_call"],
+        linux: runs("no call"),
+        freebsd: runs("no call"),
+        macos: runs("no call"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.vdso_clock_gettime"],
+        linux: runs("clock_gettime in the vDSO"),
+        freebsd: Cell::No(
+            "not enabled: FreeBSD reads its clock from a shared page too, but the experiment \
+             is about Linux's vDSO",
+        ),
+        macos: Cell::No("not enabled: the same, through the commpage"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.clock_gettime"],
+        linux: noted(RAW, "clock_gettime, 228 on x86-64; libc: syscall()"),
+        freebsd: noted(RAW, "clock_gettime (232); libc: syscall()"),
+        macos: Cell::No(
+            "not available: macOS's clock_gettime is a libSystem function, with no system \
+             call of that name",
+        ),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.getpid", "syscall.getppid"],
+        linux: noted(RAW, "getpid, getppid: `syscall` or `svc`"),
+        freebsd: noted(
+            RAW,
+            "getpid (20), getppid (39): `syscall`, errors by the carry flag, turned into -errno",
+        ),
+        macos: noted("libc", NO_RAW_MACOS),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.getppid_libc"],
+        linux: runs("getppid through libc"),
+        freebsd: runs("getppid through libc"),
+        macos: runs("getppid through libc"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.read", "syscall.write"],
+        linux: noted(RAW, "read, write"),
+        freebsd: noted(RAW, "read (3), write (4)"),
+        macos: noted("libc", NO_RAW_MACOS),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.fstat", "syscall.stat"],
+        linux: noted(RAW, "fstat, newfstatat"),
+        freebsd: noted(RAW, "fstat (551), fstatat (552)"),
+        macos: noted("libc", NO_RAW_MACOS),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["syscall.open_close"],
+        linux: noted(RAW, "openat + close"),
+        freebsd: noted(RAW, "openat (499) + close (6)"),
+        macos: noted(
+            "libc",
+            "open + close; raw system calls are private to libSystem",
+        ),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["ctxswitch.pipe", "ctxswitch.pipe_noswitch"],
+        linux: noted("pipes", "pinned with sched_setaffinity"),
+        freebsd: noted("pipes", "pinned with cpuset_setaffinity"),
+        macos: noted(
+            "pipes",
+            "placements that need pinning are unsupported: no CPU affinity",
+        ),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["ctxswitch.yield"],
+        linux: runs("sched_yield"),
+        freebsd: runs("sched_yield"),
+        macos: runs("sched_yield"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["ctxswitch.nanosleep0"],
+        linux: runs("nanosleep with prctl timer slack"),
+        freebsd: Cell::No("not available: timer slack is a Linux prctl"),
+        macos: Cell::No("not available: timer slack is a Linux prctl"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["ctxswitch.futex"],
+        linux: runs("futex(2) FUTEX_WAIT / FUTEX_WAKE"),
+        freebsd: runs("_umtx_op UMTX_OP_WAIT_UINT / UMTX_OP_WAKE"),
+        macos: Cell::No("not available: `__ulock_wait`/`__ulock_wake` are private"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["ipc.unix_latency"],
+        linux: runs("AF_UNIX socketpair"),
+        freebsd: runs("AF_UNIX socketpair"),
+        macos: noted(
+            "AF_UNIX socketpair",
+            "close-on-exec set by fcntl: no SOCK_CLOEXEC",
+        ),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["ipc.pipe_bandwidth"],
+        linux: runs("pipe sized with F_SETPIPE_SZ"),
+        freebsd: Cell::No("not available: a pipe's capacity cannot be set"),
+        macos: Cell::No("not available: a pipe's capacity cannot be set"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &[
+            "process.fork",
+            "process.fork_exec",
+            "process.posix_spawn",
+            "process.thread",
+        ],
+        linux: runs("fork, fork+execve, posix_spawn, pthread_create"),
+        freebsd: runs("fork, fork+execve, posix_spawn, pthread_create"),
+        macos: runs("fork, fork+execve, posix_spawn, pthread_create"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["process.vfork"],
+        linux: noted(
+            "raw vfork in assembly",
+            "x86-64: vfork; arm64: clone with CLONE_VM and CLONE_VFORK",
+        ),
+        freebsd: noted("raw vfork in assembly", "vfork (66), x86-64"),
+        macos: Cell::No("not available: no raw system calls"),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["fs.*"],
+        linux: runs("O_DIRECT, posix_fadvise, syncfs, mountinfo"),
+        freebsd: Cell::No(
+            "not enabled yet: FreeBSD has posix_fadvise and O_DIRECT (used by the backend), \
+             but the cold-cache and sync expectations were written for Linux's page cache",
+        ),
+        macos: Cell::No(
+            "not enabled yet: F_NOCACHE/F_FULLFSYNC are in the backend; the cold-cache and \
+             sync expectations were written for Linux's page cache",
+        ),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["mmap.*", "pagefault.*"],
+        linux: runs("MAP_POPULATE, MADV_POPULATE_*, THP advice and prctl"),
+        freebsd: Cell::No(
+            "not enabled: those flags are Linux's; a POSIX-only variant is future work",
+        ),
+        macos: Cell::No(
+            "not enabled: those flags are Linux's; a POSIX-only variant is future work",
+        ),
+        windows: NO_WINDOWS,
+    },
+    Row {
+        experiments: &["synthetic.*"],
+        linux: noted("user space only", "known cost, for tests"),
+        freebsd: noted("user space only", "known cost, for tests"),
+        macos: noted("user space only", "known cost, for tests"),
+        windows: noted("user space only", "known cost, for tests"),
+    },
+];
+
+/// The row of `experiment`, if the table has one (every registered experiment has).
+pub fn row(experiment: &str) -> Option<&'static Row> {
+    TABLE.iter().find(|r| r.covers(experiment))
+}
+
+/// What `experiment` does on system `os` (named as `Environment::os` names it: `linux`,
+/// `freebsd`…); `None` for an experiment or a system the table does not know.
+pub fn cell(experiment: &str, os: &str) -> Option<Cell> {
+    let os = SYSTEMS.into_iter().find(|s| s.name() == os)?;
+    Some(row(experiment)?.cell(os))
+}
+
+/// The table as Markdown, as docs/os-support.md shows it: a cell whose mechanism is Linux's
+/// reads "the same".
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "| experiment | Linux | FreeBSD | macOS | Windows |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for row in TABLE {
+        let names: Vec<String> = row.experiments.iter().map(|e| format!("`{e}`")).collect();
+        let cells: Vec<String> = SYSTEMS
+            .iter()
+            .map(|&os| match (row.cell(os), row.linux) {
+                (c @ Cell::Runs { how, note }, Cell::Runs { how: linux, .. })
+                    if os != Os::Linux =>
+                {
+                    match (how == linux, note) {
+                        (true, "") => "the same".to_string(),
+                        (true, note) => format!("the same ({note})"),
+                        (false, _) => c.text(),
+                    }
+                }
+                (c, _) => c.text(),
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} | {} |\n",
+            names.join(", "),
+            cells.join(" | ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_docs_show_this_table() {
+        let doc = include_str!("../../docs/os-support.md");
+        assert!(
+            doc.contains(&markdown()),
+            "docs/os-support.md's table is not the code's; it should read:\n{}",
+            markdown()
+        );
+    }
+
+    #[test]
+    fn cells_are_found_by_the_environment_name_of_the_system() {
+        assert_eq!(
+            cell("ctxswitch.futex", "freebsd").and_then(|c| c.how()),
+            Some("_umtx_op UMTX_OP_WAIT_UINT / UMTX_OP_WAKE")
+        );
+        assert_eq!(
+            cell("fs.read", "linux").and_then(|c| c.how()),
+            row("fs.write").unwrap().linux.how()
+        );
+        assert_eq!(cell("syscall.getppid", "plan9"), None);
+        assert_eq!(cell("no.such", "linux"), None);
+    }
+}
