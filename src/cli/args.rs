@@ -77,10 +77,13 @@ pub(super) enum Command {
         list: bool,
     },
     /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
-    /// a verdict; first the environment and settings that differ
+    /// a verdict; first the environment and settings that differ. Runs of two operating
+    /// systems (a run imported from FreeBSD, say) are said first, and every experiment the two
+    /// systems perform differently is marked ≠ with how each does it
     #[command(after_help = "Examples:\n  oslab compare 1 2\n  \
                             oslab compare before after --fail-on-regression\n  \
-                            oslab compare 3 4 --profile flames   # and differential flame graphs")]
+                            oslab compare 3 4 --profile flames   # and differential flame graphs\n  \
+                            oslab import freebsd-run.json && oslab compare linux freebsd")]
     Compare(CompareArgs),
     /// Write a stored run as a versioned JSON document (for `import`) or as CSV, one row per
     /// sample
