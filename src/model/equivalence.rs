@@ -75,7 +75,7 @@ impl Row {
 }
 
 /// The systems of the table, in column order.
-pub const SYSTEMS: [Os; 4] = [Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
+pub const SYSTEMS: [Os; 4] = Os::ALL;
 
 const fn runs(how: &'static str) -> Cell {
     Cell::Runs { how, note: "" }
@@ -271,7 +271,7 @@ pub fn row(experiment: &str) -> Option<&'static Row> {
 /// What `experiment` does on system `os` (named as `Environment::os` names it: `linux`,
 /// `freebsd`…); `None` for an experiment or a system the table does not know.
 pub fn cell(experiment: &str, os: &str) -> Option<Cell> {
-    let os = SYSTEMS.into_iter().find(|s| s.name() == os)?;
+    let os = Os::from_name(os)?;
     Some(row(experiment)?.cell(os))
 }
 

@@ -14,6 +14,15 @@ pub enum Os {
 }
 
 impl Os {
+    /// Every system oslab knows, in the order tables list them.
+    pub const ALL: [Os; 4] = [Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
+
+    /// The system of a lowercase name (`Environment::os`, [`Os::name`]); `None` for one
+    /// oslab does not know.
+    pub fn from_name(name: &str) -> Option<Os> {
+        Os::ALL.into_iter().find(|os| os.name() == name)
+    }
+
     /// The name as the system's makers write it, for messages: `FreeBSD`, `macOS`.
     pub fn title(self) -> &'static str {
         match self {
@@ -47,11 +56,13 @@ mod tests {
 
     #[test]
     fn names_match_serde() {
-        for os in [Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows] {
+        for os in Os::ALL {
             assert_eq!(
                 serde_json::to_string(&os).unwrap(),
                 format!("\"{}\"", os.name())
             );
+            assert_eq!(Os::from_name(os.name()), Some(os));
         }
+        assert_eq!(Os::from_name("plan9"), None);
     }
 }

@@ -72,10 +72,7 @@ pub(crate) fn systems_line(cmp: &RunComparison) -> String {
 
 /// `Linux`, `FreeBSD`… for an `Environment::os` name; an unknown name as it is.
 pub(crate) fn os_title(name: &str) -> String {
-    crate::model::equivalence::SYSTEMS
-        .iter()
-        .find(|os| os.name() == name)
-        .map_or_else(|| name.to_string(), |os| os.title().to_string())
+    crate::model::Os::from_name(name).map_or_else(|| name.to_string(), |os| os.title().to_string())
 }
 
 /// The last column of a row: `!!` for a change of 1.5× or more, `≠` for an experiment the two
