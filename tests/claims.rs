@@ -8,6 +8,9 @@
 //! implements neither bpf nor perf_event_open), where the one line must say so. An experiment
 //! unsupported here exits 0 with one line on stderr. No timing is asserted.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::time::Instant;

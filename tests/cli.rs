@@ -2,6 +2,9 @@
 //! command line or with the database: exit code 2, one line naming the fix, nothing on stdout,
 //! and a database file oslab refuses is left byte-for-byte as it was.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

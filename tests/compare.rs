@@ -5,6 +5,9 @@
 //! databases holding such runs (`Store::begin_run`) and on real quick runs for export and
 //! import. No test asserts a measured timing value.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use common::{Lab, spread, synthetic_result as result};

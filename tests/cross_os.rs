@@ -3,6 +3,9 @@
 //! it), imported and compared. The system difference leads, and the experiments the two
 //! systems perform differently are marked with how each does.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use common::Lab;

@@ -6,6 +6,8 @@
 //! Budgets are small (`--quick`, `--budget 0.3`). No timing value is asserted: only counts and
 //! statuses, which hold with and without a PMU, as root or not.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
 // Its experiments declare Linux only (they use Linux's APIs or counters).
 #![cfg(target_os = "linux")]
 

@@ -6,6 +6,8 @@
 //!
 //! No timing is asserted: the moments only spread the signal over each command's life.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
 // Its experiments declare Linux only (they use Linux's APIs or counters).
 #![cfg(target_os = "linux")]
 

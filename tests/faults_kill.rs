@@ -5,6 +5,9 @@
 //!
 //! No timing is asserted: the moments only spread the kills over each command's life.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -7,6 +7,9 @@
 //! No timing value is asserted. Passes as root and not (no cache dropping through
 //! /proc/sys/vm/drop_caches: cold reads use posix_fadvise).
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

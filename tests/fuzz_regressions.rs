@@ -4,6 +4,8 @@
 //! (`fuzz/src/lib.rs`, included here), and none may panic. docs/fuzzing.md says how inputs
 //! get here.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
 // The parsers replayed here read Linux's /proc and /sys text (the Linux backend's).
 #![cfg(target_os = "linux")]
 

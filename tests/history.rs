@@ -4,6 +4,9 @@
 //! `syscall.getppid`, small budgets, one process each (the tests' default); no timing is
 //! asserted.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use common::{Lab, num};

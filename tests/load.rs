@@ -10,6 +10,8 @@
 //!
 //! No timing value is asserted.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
 // Its experiments declare Linux only (they use Linux's APIs or counters).
 #![cfg(target_os = "linux")]
 

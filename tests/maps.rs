@@ -5,6 +5,9 @@
 //! the emulator's process: its executable is the emulator, oslab's binary a plain file and the
 //! block in an anonymous mapping, and oslab says so.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::os::unix::process::CommandExt;

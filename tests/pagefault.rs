@@ -5,6 +5,9 @@
 //!
 //! No timing value is asserted: only counts, the facts' presence and their invariants.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use common::{Lab, check_run_contract, num, result, results};

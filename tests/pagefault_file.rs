@@ -9,6 +9,9 @@
 //!
 //! No timing value is asserted.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

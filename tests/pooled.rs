@@ -5,6 +5,9 @@
 //! JSON exports — and each process's own median only as such (dots on the bars, labelled).
 //! No timing value is asserted: only that the views agree, and ratios with wide margins.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use common::Lab;

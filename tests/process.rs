@@ -6,6 +6,9 @@
 //! No timing value is asserted. The tests pass without a PMU and without tracefs access
 //! (the `tasks` counter is then unsupported and its check skipped), as root or not.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::os::unix::process::CommandExt;

@@ -6,6 +6,9 @@
 //! user-mode emulation (qemu-user does not implement perf_event_open), where the one line
 //! must say so.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

@@ -5,6 +5,9 @@
 //! browser checks are skipped with a note, except under `CI=true`, where they fail
 //! (`.ci/install-chromium` installs it). No test asserts a measured timing value.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

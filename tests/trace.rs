@@ -7,6 +7,9 @@
 //! open+close and a pipe ping-pong make exactly the calls they claim, per op, the partner's
 //! included.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::collections::BTreeMap;

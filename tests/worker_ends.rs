@@ -5,6 +5,9 @@
 //! Budgets are small (`--quick`, `--budget 0.3`); no test asserts a timing value except
 //! ordering invariants with wide margins.
 
+// The experiments and process drills here are Unix's; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
 mod common;
 
 use std::time::Duration;

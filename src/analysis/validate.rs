@@ -169,11 +169,14 @@ pub fn measure(
     }
 }
 
-/// Why no expectation is checked under user-mode emulation: what the counters count there is
-/// the emulator's work too (measured with qemu-user 7.2 running aarch64 on x86-64).
+/// Why no expectation is checked under emulation: what the counters count there is the
+/// emulator's work too, or nothing (measured with qemu-user 7.2 running aarch64 on x86-64:
+/// it ignores MAP_POPULATE and MADV_POPULATE_*, runs vfork as fork and shows its own /proc
+/// views; with Wine 8.0 running Windows code on Linux: it counts no context switches and no
+/// page faults).
 pub const UNDER_EMULATION: &str = "unsupported under emulation: the emulator's own page \
-     faults, context switches and system calls are in the counts, it ignores MAP_POPULATE and \
-     MADV_POPULATE_*, runs vfork as fork and shows its own /proc views; not checked";
+     faults, context switches and system calls are in the counts or are not counted at all, \
+     and its calls are not the system's; not checked";
 
 /// Check every expectation that can be checked here. Under user-mode emulation (`emulation`:
 /// the emulator, see `Environment::emulation`) each is measured but not judged: its check

@@ -271,7 +271,6 @@ pub(super) fn write_stdout(text: &str) -> Result<()> {
 /// followed; a path that is not a regular file (a device, a pipe: `-o /dev/stdout`) is
 /// written directly, since it cannot be replaced.
 pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     let fail = |e: &std::io::Error| {
         // Without the temporary file's name that some errors carry: the user named `path`.
         let bare = e.raw_os_error().map_or_else(
@@ -300,13 +299,13 @@ pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
     check_interrupt(nothing)?;
     // Named after this oslab, so that the next one removes it if this one is killed.
     crate::harness::scratch::remove_orphans(dir, crate::harness::scratch::OUTPUT_PREFIX);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&crate::harness::scratch::own_prefix(
-            crate::harness::scratch::OUTPUT_PREFIX,
-        ))
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(|e| fail(&e))?;
+    let prefix = crate::harness::scratch::own_prefix(crate::harness::scratch::OUTPUT_PREFIX);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    if let Some(permissions) = crate::platform::new_file_permissions() {
+        builder.permissions(permissions);
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| fail(&e))?;
     // Dropping `tmp` on any early return removes the temporary file.
     for chunk in text.as_bytes().chunks(1 << 20) {
         check_interrupt(nothing)?;

@@ -4,19 +4,31 @@
 //!
 //! Adding an experiment is one entry in its family file plus one line in [`REGISTRY`].
 
+// The families whose code is POSIX's (fork, pipes, mmap, raw system calls) build on Unix
+// only; on Windows the registry holds the experiments that run there, and a name from the
+// other systems is refused with the equivalence table's reason (`select`).
+#[cfg(unix)]
 pub mod ctxswitch;
+#[cfg(unix)]
 pub mod fs;
+#[cfg(unix)]
 pub mod ipc;
+#[cfg(unix)]
 mod linux_only;
 pub mod mapping;
+#[cfg(unix)]
 pub mod mmap;
+#[cfg(unix)]
 pub mod pagefault;
 pub mod params;
+#[cfg(unix)]
 mod pingpong;
 pub mod plan;
+#[cfg(unix)]
 pub mod process;
 pub mod synthetic;
 pub mod syscall;
+pub mod winapi;
 
 pub use params::{ParamKind, ParamSpec, Params};
 
@@ -152,53 +164,105 @@ impl ExperimentInfo {
     }
 }
 
+/// The setup of an experiment whose code is another system's: never reached (the runner
+/// marks an experiment unsupported where its `os` does not list the system), refused if it is.
+pub fn elsewhere(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    Err(SetupError::Unsupported(format!(
+        "this experiment's code is not built for {}",
+        crate::platform::CURRENT.title()
+    )))
+}
+
 /// Every experiment oslab knows, in the order the default suite runs them.
 pub static REGISTRY: &[&ExperimentInfo] = &[
     &syscall::FUNCTION_CALL,
+    #[cfg(unix)]
     &syscall::VDSO_CLOCK_GETTIME,
+    #[cfg(unix)]
     &syscall::CLOCK_GETTIME,
+    #[cfg(unix)]
     &syscall::GETPID,
+    #[cfg(unix)]
     &syscall::GETPPID,
+    #[cfg(unix)]
     &syscall::GETPPID_LIBC,
+    #[cfg(unix)]
     &syscall::READ,
+    #[cfg(unix)]
     &syscall::WRITE,
+    #[cfg(unix)]
     &syscall::FSTAT,
+    #[cfg(unix)]
     &syscall::STAT,
+    #[cfg(unix)]
     &syscall::OPEN_CLOSE,
     // ctxswitch (experiment/ctxswitch.rs)
+    #[cfg(unix)]
     &ctxswitch::PIPE,
+    #[cfg(unix)]
     &ctxswitch::PIPE_NOSWITCH,
+    #[cfg(unix)]
     &ctxswitch::FUTEX,
+    #[cfg(unix)]
     &ctxswitch::YIELD,
+    #[cfg(unix)]
     &ctxswitch::NANOSLEEP0,
+    // Windows' yields and event hand-over (experiment/winapi.rs)
+    &winapi::SLEEP0,
+    &winapi::SWITCH_TO_THREAD,
+    &winapi::EVENT,
     // ipc (experiment/ipc.rs)
+    #[cfg(unix)]
     &ipc::PIPE_BANDWIDTH,
+    #[cfg(unix)]
     &ipc::UNIX_LATENCY,
     // process: fork, vfork, exec, spawn, threads
+    #[cfg(unix)]
     &process::FORK,
+    #[cfg(unix)]
     &process::VFORK,
+    #[cfg(unix)]
     &process::FORK_EXEC,
+    #[cfg(unix)]
     &process::POSIX_SPAWN,
+    #[cfg(unix)]
     &process::THREAD,
     // pagefault (experiment/pagefault.rs)
+    #[cfg(unix)]
     &pagefault::ANON,
+    #[cfg(unix)]
     &pagefault::COW,
+    #[cfg(unix)]
     &pagefault::PREFAULT_SWEEP,
+    #[cfg(unix)]
     &pagefault::FILE,
     // mmap (experiment/mmap.rs)
+    #[cfg(unix)]
     &mmap::ACCESS,
     // fs (experiment/fs.rs)
+    #[cfg(unix)]
     &fs::WRITE,
+    #[cfg(unix)]
     &fs::READ,
+    #[cfg(unix)]
     &fs::COPY,
+    #[cfg(unix)]
     &fs::RANDOM_READ,
+    #[cfg(unix)]
     &fs::RANDOM_WRITE,
+    #[cfg(unix)]
     &fs::CREATE,
+    #[cfg(unix)]
     &fs::DELETE,
+    #[cfg(unix)]
     &fs::STAT,
+    #[cfg(unix)]
     &fs::OPEN_CLOSE,
+    #[cfg(unix)]
     &fs::RENAME,
+    #[cfg(unix)]
     &fs::FSYNC,
+    #[cfg(unix)]
     &fs::MKDIR_RMDIR,
     &synthetic::SYNTHETIC,
 ];
@@ -212,12 +276,11 @@ pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
 pub fn select(
     targets: &[String],
 ) -> Result<Vec<&'static ExperimentInfo>, crate::model::error::UserError> {
+    // The default suite and a family's members are those that run on this system; an
+    // experiment named on its own is run anyway, and marked unsupported with the reason.
+    let suite = |e: &&ExperimentInfo| e.default_suite && e.os.contains(&crate::platform::CURRENT);
     if targets.is_empty() {
-        return Ok(REGISTRY
-            .iter()
-            .copied()
-            .filter(|e| e.default_suite)
-            .collect());
+        return Ok(REGISTRY.iter().copied().filter(suite).collect());
     }
     let mut chosen: Vec<&'static ExperimentInfo> = Vec::new();
     for target in targets {
@@ -234,13 +297,11 @@ pub fn select(
                 .copied()
                 .filter(|e| e.family() == target)
                 .collect();
-            let visible: Vec<_> = family.iter().copied().filter(|e| e.default_suite).collect();
+            let visible: Vec<_> = family.iter().copied().filter(suite).collect();
             if visible.is_empty() { family } else { visible }
         };
         if matches.is_empty() {
-            return Err(crate::model::error::UserError::UnknownExperiment(
-                target.clone(),
-            ));
+            return Err(not_found(target));
         }
         for e in matches {
             if !chosen.iter().any(|c| c.name == e.name) {
@@ -250,6 +311,23 @@ pub fn select(
     }
     chosen.sort_by_key(|e| REGISTRY.iter().position(|r| r.name == e.name));
     Ok(chosen)
+}
+
+/// The error for a target that names no experiment of this build: an experiment of another
+/// system (the equivalence table knows it) says why it does not run here.
+fn not_found(target: &str) -> crate::model::error::UserError {
+    use crate::model::equivalence;
+    let here = crate::platform::CURRENT;
+    match equivalence::row(target).map(|row| row.cell(here)) {
+        Some(equivalence::Cell::No(why)) if target.contains('.') => {
+            crate::model::error::UserError::NotOnThisSystem {
+                experiment: target.to_string(),
+                system: here.title(),
+                why: why.to_string(),
+            }
+        }
+        _ => crate::model::error::UserError::UnknownExperiment(target.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -272,6 +350,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_default_suite_runs_here_and_other_systems_experiments_say_why() {
+        use crate::model::error::UserError;
+        let here = crate::platform::CURRENT;
+        let suite = select(&[]).unwrap();
+        assert!(!suite.is_empty());
+        assert!(suite.iter().all(|e| e.os.contains(&here)));
+        let named = equivalence::TABLE
+            .iter()
+            .flat_map(|r| r.experiments.iter())
+            .filter(|name| !name.ends_with('*'));
+        for name in named.filter(|name| find(name).is_none()) {
+            assert!(
+                matches!(not_found(name), UserError::NotOnThisSystem { .. }),
+                "{name}"
+            );
+        }
+        assert!(matches!(
+            not_found("no.such"),
+            UserError::UnknownExperiment(_)
+        ));
+    }
+
+    // Of the POSIX experiments, which Windows builds leave out.
+    #[cfg(unix)]
     #[test]
     fn every_row_covers_a_registered_experiment() {
         for r in equivalence::TABLE {
@@ -308,6 +411,8 @@ mod tests {
         }
     }
 
+    // Of the POSIX experiments, which Windows builds leave out.
+    #[cfg(unix)]
     #[test]
     fn select_family_and_names() {
         let all = select(&["syscall".into()]).unwrap();

@@ -265,6 +265,7 @@ fn expand_one(
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
             .iter()
@@ -273,6 +274,8 @@ mod tests {
     }
 
     /// Found by fuzzing the command line: three 250-value lists planned 15 million runs.
+    // Of the POSIX experiments, which Windows builds leave out.
+    #[cfg(unix)]
     #[test]
     fn sweeps_are_bounded() {
         let info = find("pagefault.anon").unwrap();
@@ -289,6 +292,8 @@ mod tests {
         assert_eq!(expand(&[info], &fits, false).unwrap().len(), 500);
     }
 
+    // Of the POSIX experiments, which Windows builds leave out.
+    #[cfg(unix)]
     #[test]
     fn a_list_sweeps_a_parameter() {
         let info = find("syscall.read").unwrap();
@@ -330,6 +335,8 @@ mod tests {
         assert!(planned[0].label.is_none());
     }
 
+    // Of the POSIX experiments, which Windows builds leave out.
+    #[cfg(unix)]
     #[test]
     fn syscall_rungs_are_measured_on_both_paths() {
         let rungs: Vec<_> = crate::experiment::REGISTRY
@@ -358,6 +365,8 @@ mod tests {
         assert_eq!(expand(&[fixed], &[], false).unwrap().len(), 1);
     }
 
+    // Of the POSIX experiments, which Windows builds leave out.
+    #[cfg(unix)]
     #[test]
     fn suites_name_their_configurations() {
         for suite in SUITES {

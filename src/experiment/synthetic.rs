@@ -40,24 +40,24 @@ impl Region {
         let map = Anon::private(len)?;
         // One fault per page even where THP is `always`: a huge page would fault 512 at once.
         // Advice only: where it is refused, the expectation still catches the difference.
-        let _ = map.advise(crate::experiment::linux_only::MADV_NOHUGEPAGE);
+        map.base_pages_only();
         Ok(Region { map })
     }
 
     /// Make the next touch of every page fault again.
     fn release(&mut self) {
-        let _ = self.map.advise(libc::MADV_DONTNEED);
+        let _ = self.map.release();
     }
 }
 
+/// The monotonic clock in nanoseconds since the first call (clock_gettime(CLOCK_MONOTONIC)
+/// on Unix, QueryPerformanceCounter on Windows: both read in user space).
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 impl Routine for Spin {

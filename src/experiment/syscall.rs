@@ -13,34 +13,20 @@
 
 use std::hint::black_box;
 
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{Context, ExperimentInfo, Params, Routine, SetupError};
 use crate::analysis::validate::{Bound, Expectation, Metric};
 
+#[cfg(unix)]
 pub mod entry;
+#[cfg(unix)]
 mod routines;
-
-use entry::{ENTRY_PARAM, ENTRY_SWEEP, boxed};
-use routines::*;
-
-const PATH_PARAM: ParamSpec = ParamSpec {
-    name: "path",
-    kind: ParamKind::Path,
-    default: "/etc/passwd",
-    help: "file to stat/open (the cost grows with its number of path components)",
-};
-
-const SIZE_PARAM: ParamSpec = ParamSpec {
-    name: "size",
-    kind: ParamKind::Size {
-        min: 1,
-        max: 1 << 20,
-    },
-    default: "1",
-    help: "bytes per call",
-};
+#[cfg(unix)]
+mod rungs;
+#[cfg(unix)]
+pub use rungs::*;
 
 /// Expectations shared by the family, plus how many kernel entries one operation makes.
-fn ladder_expectations(syscalls_per_op: f64) -> Vec<Expectation> {
+pub(super) fn ladder_expectations(syscalls_per_op: f64) -> Vec<Expectation> {
     vec![
         Expectation::new(
             Metric::Faults,
@@ -67,35 +53,6 @@ fn no_syscall(_: &Params) -> Vec<Expectation> {
     ladder_expectations(0.0)
 }
 
-fn one_syscall(_: &Params) -> Vec<Expectation> {
-    ladder_expectations(1.0)
-}
-
-fn two_syscalls(_: &Params) -> Vec<Expectation> {
-    ladder_expectations(2.0)
-}
-
-fn vdso_expectations(_: &Params) -> Vec<Expectation> {
-    let mut e = ladder_expectations(0.0);
-    e.push(Expectation::new(
-        Metric::SystemShare,
-        Bound::Below(0.25),
-        "the vDSO reads the clock in user space; kernel time means it fell back to the system \
-         call (the clocksource has no vDSO support)",
-    ));
-    e
-}
-
-fn raw_clock_expectations(_: &Params) -> Vec<Expectation> {
-    let mut e = ladder_expectations(1.0);
-    e.push(Expectation::new(
-        Metric::SystemShare,
-        Bound::AtLeast(0.4),
-        "a forced system call spends most of its time entering, running in and leaving the kernel",
-    ));
-    e
-}
-
 // --- function_call ---
 
 #[inline(never)]
@@ -103,18 +60,31 @@ fn empty_function(x: u64) -> u64 {
     x
 }
 
+/// The empty function, called through a pointer the optimiser cannot see through, so the
+/// call stays a call.
+struct FunctionCall {
+    f: fn(u64) -> u64,
+}
+
+impl Routine for FunctionCall {
+    #[inline(never)]
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for i in 0..ops {
+            black_box((self.f)(black_box(i)));
+        }
+        Ok(())
+    }
+}
+
 fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    // Called through a pointer the optimiser cannot see through, so the call stays a call.
-    let f: fn(u64) -> u64 = black_box(empty_function);
-    Ok(boxed("function call", move |i| {
-        black_box(f(i));
-        0
+    Ok(Box::new(FunctionCall {
+        f: black_box(empty_function),
     }))
 }
 
 pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     name: "syscall.function_call",
-    os: crate::experiment::UNIX,
+    os: crate::experiment::ANY_OS,
     summary: "an empty function called through a pointer: the baseline of the ladder",
     op: "call",
     path: "user space only",
@@ -132,281 +102,3 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
     sweep: &[],
     quick_params: &[],
 };
-
-// --- clock_gettime, through the vDSO and forced into the kernel ---
-
-fn setup_vdso_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    Ok(boxed("clock_gettime (vDSO)", move |_| {
-        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-        let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        black_box(&ts);
-        if ret == 0 {
-            0
-        } else {
-            -(std::io::Error::last_os_error().raw_os_error().unwrap_or(0) as i64)
-        }
-    }))
-}
-
-pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
-    name: "syscall.vdso_clock_gettime",
-    os: crate::experiment::LINUX,
-    summary: "clock_gettime(CLOCK_MONOTONIC) through glibc and the vDSO: no kernel entry",
-    op: "call",
-    path: "glibc → vDSO",
-    params: &[],
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: vdso_expectations,
-    setup: setup_vdso_clock_gettime,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
-
-pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
-    name: "syscall.clock_gettime",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "the same clock_gettime forced into the kernel: what the vDSO saves",
-    op: "call",
-    path: entry::PATH,
-    params: &[ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["clock_gettime"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: raw_clock_expectations,
-    setup: setup_clock_gettime,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-// --- getpid, getppid ---
-
-pub static GETPID: ExperimentInfo = ExperimentInfo {
-    name: "syscall.getpid",
-    os: crate::experiment::UNIX,
-    summary: "getpid(): the smallest useful system call",
-    op: "call",
-    path: entry::PATH,
-    params: &[ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["getpid"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_getpid,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-pub static GETPPID: ExperimentInfo = ExperimentInfo {
-    name: "syscall.getppid",
-    os: crate::experiment::UNIX,
-    summary: "getppid(): the classic null system call (never cached by any libc)",
-    op: "call",
-    path: entry::PATH,
-    params: &[ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["getppid"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_getppid,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
-    name: "syscall.getppid_libc",
-    os: crate::experiment::UNIX,
-    summary: "getppid() through libc, the path `perf bench syscall basic` and lmbench measure: \
-              the older name of `syscall.getppid --param entry=libc`",
-    op: "call",
-    path: "libc wrapper",
-    params: &[],
-    syscalls: |_| crate::experiment::each(&["getppid"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_getppid_libc,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
-
-// --- read, write ---
-
-pub static READ: ExperimentInfo = ExperimentInfo {
-    name: "syscall.read",
-    os: crate::experiment::UNIX,
-    summary: "read() of `size` bytes from /dev/zero",
-    op: "call",
-    path: entry::PATH,
-    params: &[SIZE_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["read"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_read,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-pub static WRITE: ExperimentInfo = ExperimentInfo {
-    name: "syscall.write",
-    os: crate::experiment::UNIX,
-    summary: "write() of `size` bytes to /dev/null",
-    op: "call",
-    path: entry::PATH,
-    params: &[SIZE_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["write"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_write,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-// --- stat, fstat, open+close ---
-
-/// glibc's fstat (2.33 and later) is `fstatat(fd, "", AT_EMPTY_PATH)`: the libc entry makes
-/// newfstatat, the raw entries fstat itself.
-fn fstat_calls(params: &Params) -> Vec<super::Claim> {
-    match params.get("entry") {
-        Some("libc") => super::each(&["newfstatat"]),
-        _ => super::each(&["fstat"]),
-    }
-}
-
-pub static FSTAT: ExperimentInfo = ExperimentInfo {
-    name: "syscall.fstat",
-    os: crate::experiment::UNIX,
-    summary: "fstat() of an open file: a system call that copies a struct out",
-    op: "call",
-    path: entry::PATH,
-    params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: fstat_calls,
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_fstat,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-pub static STAT: ExperimentInfo = ExperimentInfo {
-    name: "syscall.stat",
-    os: crate::experiment::UNIX,
-    summary: "stat() of a path: a lookup through the dentry cache",
-    op: "call",
-    path: entry::PATH,
-    params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["newfstatat"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_stat,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
-    name: "syscall.open_close",
-    os: crate::experiment::UNIX,
-    summary: "open() then close() of a path: allocating and freeing a file descriptor",
-    op: "open+close",
-    path: entry::PATH,
-    params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["openat", "close"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: two_syscalls,
-    setup: setup_open_close,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
-
-#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
-mod tests {
-    use super::*;
-    use crate::experiment::REGISTRY;
-
-    /// Every rung works on every path its parameter accepts, and the paths make the same
-    /// calls: what differs between them is how the kernel is entered, nothing else.
-    #[test]
-    fn every_rung_runs_on_every_path() {
-        let mut tried = 0;
-        for info in REGISTRY.iter().filter(|e| e.family() == "syscall") {
-            let Some(spec) = info.param(entry::Entry::NAME) else {
-                continue;
-            };
-            let ParamKind::Choice(paths) = spec.kind else {
-                panic!("{}: entry is a choice", info.name);
-            };
-            for path in paths {
-                let given = [(entry::Entry::NAME.to_string(), path.to_string())];
-                let params = Params::resolve(info.name, info.params, &given).unwrap();
-                assert_eq!(entry::Entry::of(&params).as_str(), *path);
-                let mut routine = (info.setup)(&params, &Context::default())
-                    .unwrap_or_else(|e| panic!("{} entry={path}: {e:?}", info.name));
-                routine
-                    .run(1000)
-                    .unwrap_or_else(|e| panic!("{} entry={path}: {e}", info.name));
-                tried += 1;
-            }
-        }
-        assert_eq!(tried, 8 * 3, "eight rungs on three paths");
-    }
-}

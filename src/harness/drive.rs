@@ -1,10 +1,9 @@
 //! Driving one worker process: start it with its job, read the messages it streams, enforce
-//! the time limit, then kill what it left behind, reap it with wait4 and say how it ended.
+//! the time limit, then kill what it left behind, reap it and say how it ended.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,6 +16,7 @@ use crate::harness::plan::Plan;
 use crate::harness::scratch;
 use crate::harness::worker::{Job, Message};
 use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
+use crate::platform::process::{Group, ending};
 
 /// How a worker ended, as far as the runner's verdict is concerned.
 pub(super) enum Outcome {
@@ -30,7 +30,8 @@ type Line = Result<Message, String>;
 
 /// A started worker: its process group, its parsed output and its stderr being collected.
 struct Worker {
-    pid: libc::pid_t,
+    child: Child,
+    group: Group,
     messages: mpsc::Receiver<Line>,
     stderr: Option<JoinHandle<String>>,
 }
@@ -136,14 +137,14 @@ impl Dirs {
     }
 }
 
-/// Start `oslab worker` in a process group of its own, give it its job on stdin, and read its
-/// stdout and stderr on threads of their own.
+/// Start `oslab worker` in a process group of its own (a job object on Windows), give it its
+/// job on stdin, and read its stdout and stderr on threads of their own.
 fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
     let mut command = Command::new(exe);
     if let Some(layout) = &job.layout {
         command.env(ENV_PAD_VAR, layout.env_value());
     }
-    let mut child = command
+    command
         .arg("worker")
         .env(
             crate::harness::worker::PARENT_VAR,
@@ -155,12 +156,22 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
         )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so a time-out kills whatever the worker started too.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| Outcome::Failed(format!("cannot start a worker ({}): {e}", exe.display())))?;
-    let pid = child.id() as libc::pid_t;
+        .stderr(Stdio::piped());
+    // Its own group, so a time-out kills whatever the worker started too.
+    Group::prepare(&mut command);
+    let failed = |e: std::io::Error| {
+        Outcome::Failed(format!("cannot start a worker ({}): {e}", exe.display()))
+    };
+    let mut child = command.spawn().map_err(failed)?;
+    // Before the worker has its job, so it cannot have started anything outside the group.
+    let group = match Group::of(&child) {
+        Ok(group) => group,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(failed(e));
+        }
+    };
 
     if let Some(mut stdin) = child.stdin.take() {
         let job_json = serde_json::to_string(job).unwrap_or_default();
@@ -180,7 +191,8 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
         })
     });
     Ok(Worker {
-        pid,
+        child,
+        group,
         messages,
         stderr,
     })
@@ -276,7 +288,7 @@ fn take(
 /// Kill the worker if it must not go on, reap it, remove its directories, and turn how it
 /// ended into the outcome.
 fn collect(
-    worker: Worker,
+    mut worker: Worker,
     dirs: Dirs,
     ending: Ending,
     deadline: &Deadline,
@@ -284,11 +296,11 @@ fn collect(
 ) -> Outcome {
     let timed_out = matches!(ending, Ending::TimedOut);
     if timed_out || matches!(ending, Ending::Ended(Some(Outcome::Failed(_)))) {
-        kill_group(worker.pid);
+        worker.group.kill();
     }
-    let status = reap(worker.pid);
+    let status = worker.child.wait().ok();
     // Anything the worker started and left behind (a grandchild holding its pipes) goes too.
-    kill_group(worker.pid);
+    worker.group.kill();
     drop(dirs);
     let stderr_text = worker
         .stderr
@@ -325,49 +337,16 @@ fn fixed_batch_deadline(
         .and_then(|d| Instant::now().checked_add(d))
 }
 
-fn kill_group(pid: libc::pid_t) {
-    // SAFETY: signalling the worker's own process group, which it leads.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
-}
-
-/// Wait for the worker with wait4(2); returns its wait status.
-fn reap(pid: libc::pid_t) -> Option<i32> {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; the pointers are to locals.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `pid` is our own child, not yet reaped.
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if rc == pid {
-            return Some(status);
-        }
-        if rc < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return None;
-        }
-    }
-}
-
-fn describe_exit(status: Option<i32>, stderr: &str, samples: usize) -> String {
+fn describe_exit(status: Option<ExitStatus>, stderr: &str, samples: usize) -> String {
     let tail: String = stderr
         .lines()
         .rfind(|l| !l.trim().is_empty())
         .map(|l| format!(": {}", l.trim()))
         .unwrap_or_default();
-    let how = match status {
-        Some(s) if libc::WIFSIGNALED(s) => {
-            let sig = libc::WTERMSIG(s);
-            format!(
-                "the worker was killed by {} (signal {sig})",
-                crate::platform::interrupt::signal_name(sig)
-            )
-        }
-        Some(s) if libc::WIFEXITED(s) => {
-            format!(
-                "the worker exited with code {} before finishing",
-                libc::WEXITSTATUS(s)
-            )
-        }
-        _ => "the worker vanished".to_string(),
+    let how = match status.map(ending) {
+        Some(Err(killer)) => format!("the worker was killed by {killer}"),
+        Some(Ok(code)) => format!("the worker exited with code {code} before finishing"),
+        None => "the worker vanished".to_string(),
     };
     format!("{how}{tail} ({samples} samples kept)")
 }

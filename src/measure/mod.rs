@@ -4,6 +4,10 @@
 
 pub mod clock;
 pub mod load;
+#[cfg(unix)]
+pub mod memload;
+#[cfg(not(unix))]
+#[path = "memload_absent.rs"]
 pub mod memload;
 pub mod profile;
 pub mod sampler;

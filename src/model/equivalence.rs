@@ -85,10 +85,15 @@ const fn noted(how: &'static str, note: &'static str) -> Cell {
     Cell::Runs { how, note }
 }
 
-const NO_WINDOWS: Cell = Cell::No("not yet: oslab has no Windows backend");
 const RAW: &str = "raw system call (called or inline) or libc";
 const NO_RAW_MACOS: &str = "raw system calls are private to libSystem: entry=call and \
                             entry=inline are unsupported";
+
+const NOT_WINDOWS: Cell =
+    Cell::No("not available: a Windows call; ctxswitch.yield (sched_yield) is the nearest");
+const NOT_WINDOWS_HAND_OVER: Cell = Cell::No(
+    "not available: Windows' events; ctxswitch.pipe and ctxswitch.futex are the hand-overs here",
+);
 
 /// The table. Rows are matched in order: a `family.*` row after the family's named rows.
 pub const TABLE: &[Row] = &[
@@ -97,7 +102,7 @@ pub const TABLE: &[Row] = &[
         linux: runs("no call"),
         freebsd: runs("no call"),
         macos: runs("no call"),
-        windows: NO_WINDOWS,
+        windows: runs("no call"),
     },
     Row {
         experiments: &["syscall.vdso_clock_gettime"],
@@ -107,7 +112,10 @@ pub const TABLE: &[Row] = &[
              is about Linux's vDSO",
         ),
         macos: Cell::No("not enabled: the same, through the commpage"),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not enabled: Windows reads its clock in user space too (QueryPerformanceCounter), \
+             but the experiment is about Linux's vDSO",
+        ),
     },
     Row {
         experiments: &["syscall.clock_gettime"],
@@ -117,7 +125,10 @@ pub const TABLE: &[Row] = &[
             "not available: macOS's clock_gettime is a libSystem function, with no system \
              call of that name",
         ),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not available: Windows has no clock_gettime system call, and its system-call \
+             numbers change with every build",
+        ),
     },
     Row {
         experiments: &["syscall.getpid", "syscall.getppid"],
@@ -127,28 +138,34 @@ pub const TABLE: &[Row] = &[
             "getpid (20), getppid (39): `syscall`, errors by the carry flag, turned into -errno",
         ),
         macos: noted("libc", NO_RAW_MACOS),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not available: GetCurrentProcessId reads the thread's environment block without \
+             entering the kernel, and there is no getppid",
+        ),
     },
     Row {
         experiments: &["syscall.getppid_libc"],
         linux: runs("getppid through libc"),
         freebsd: runs("getppid through libc"),
         macos: runs("getppid through libc"),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not available: Windows has no getppid"),
     },
     Row {
         experiments: &["syscall.read", "syscall.write"],
         linux: noted(RAW, "read, write"),
         freebsd: noted(RAW, "read (3), write (4)"),
         macos: noted("libc", NO_RAW_MACOS),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not enabled yet: ReadFile and WriteFile would be the analogues"),
     },
     Row {
         experiments: &["syscall.fstat", "syscall.stat"],
         linux: noted(RAW, "fstat, newfstatat"),
         freebsd: noted(RAW, "fstat (551), fstatat (552)"),
         macos: noted("libc", NO_RAW_MACOS),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not enabled yet: GetFileInformationByHandle and GetFileAttributesExW would be the \
+             analogues",
+        ),
     },
     Row {
         experiments: &["syscall.open_close"],
@@ -158,7 +175,7 @@ pub const TABLE: &[Row] = &[
             "libc",
             "open + close; raw system calls are private to libSystem",
         ),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not enabled yet: CreateFileW + CloseHandle would be the analogue"),
     },
     Row {
         experiments: &["ctxswitch.pipe", "ctxswitch.pipe_noswitch"],
@@ -168,28 +185,61 @@ pub const TABLE: &[Row] = &[
             "pipes",
             "placements that need pinning are unsupported: no CPU affinity",
         ),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not enabled yet: anonymous pipes between two processes need a partner process \
+             of their own; ctxswitch.event is Windows' hand-over",
+        ),
     },
     Row {
         experiments: &["ctxswitch.yield"],
         linux: runs("sched_yield"),
         freebsd: runs("sched_yield"),
         macos: runs("sched_yield"),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not available as one call: Windows yields with ctxswitch.switch_to_thread (the \
+             same CPU, like sched_yield) or ctxswitch.sleep0 (any CPU)",
+        ),
     },
     Row {
         experiments: &["ctxswitch.nanosleep0"],
         linux: runs("nanosleep with prctl timer slack"),
         freebsd: Cell::No("not available: timer slack is a Linux prctl"),
         macos: Cell::No("not available: timer slack is a Linux prctl"),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not available: timer slack is a Linux prctl"),
     },
     Row {
         experiments: &["ctxswitch.futex"],
         linux: runs("futex(2) FUTEX_WAIT / FUTEX_WAKE"),
         freebsd: runs("_umtx_op UMTX_OP_WAIT_UINT / UMTX_OP_WAKE"),
         macos: Cell::No("not available: `__ulock_wait`/`__ulock_wake` are private"),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not enabled yet: WaitOnAddress and WakeByAddressSingle work between the threads \
+             of one process only",
+        ),
+    },
+    Row {
+        experiments: &["ctxswitch.sleep0"],
+        linux: NOT_WINDOWS,
+        freebsd: NOT_WINDOWS,
+        macos: NOT_WINDOWS,
+        windows: runs("Sleep(0)"),
+    },
+    Row {
+        experiments: &["ctxswitch.switch_to_thread"],
+        linux: NOT_WINDOWS,
+        freebsd: NOT_WINDOWS,
+        macos: NOT_WINDOWS,
+        windows: runs("SwitchToThread"),
+    },
+    Row {
+        experiments: &["ctxswitch.event"],
+        linux: NOT_WINDOWS_HAND_OVER,
+        freebsd: NOT_WINDOWS_HAND_OVER,
+        macos: NOT_WINDOWS_HAND_OVER,
+        windows: noted(
+            "auto-reset events between two threads",
+            "SetEvent / WaitForSingleObject",
+        ),
     },
     Row {
         experiments: &["ipc.unix_latency"],
@@ -199,14 +249,14 @@ pub const TABLE: &[Row] = &[
             "AF_UNIX socketpair",
             "close-on-exec set by fcntl: no SOCK_CLOEXEC",
         ),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not available: Windows has AF_UNIX sockets but no socketpair"),
     },
     Row {
         experiments: &["ipc.pipe_bandwidth"],
         linux: runs("pipe sized with F_SETPIPE_SZ"),
         freebsd: Cell::No("not available: a pipe's capacity cannot be set"),
         macos: Cell::No("not available: a pipe's capacity cannot be set"),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not available: CreatePipe's size is only a hint"),
     },
     Row {
         experiments: &[
@@ -218,7 +268,10 @@ pub const TABLE: &[Row] = &[
         linux: runs("fork, fork+execve, posix_spawn, pthread_create"),
         freebsd: runs("fork, fork+execve, posix_spawn, pthread_create"),
         macos: runs("fork, fork+execve, posix_spawn, pthread_create"),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not available: Windows has no fork or posix_spawn; CreateProcessW and \
+             CreateThread would be experiments of their own",
+        ),
     },
     Row {
         experiments: &["process.vfork"],
@@ -228,7 +281,7 @@ pub const TABLE: &[Row] = &[
         ),
         freebsd: noted("raw vfork in assembly", "vfork (66), x86-64"),
         macos: Cell::No("not available: no raw system calls"),
-        windows: NO_WINDOWS,
+        windows: Cell::No("not available: Windows has no fork"),
     },
     Row {
         experiments: &["fs.*"],
@@ -241,7 +294,10 @@ pub const TABLE: &[Row] = &[
             "not enabled yet: F_NOCACHE/F_FULLFSYNC are in the backend; the cold-cache and \
              sync expectations were written for Linux's page cache",
         ),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not enabled yet: FILE_FLAG_NO_BUFFERING and FlushFileBuffers are Windows' means, \
+             but the cold-cache and sync expectations were written for Linux's page cache",
+        ),
     },
     Row {
         experiments: &["mmap.*", "pagefault.*"],
@@ -252,7 +308,10 @@ pub const TABLE: &[Row] = &[
         macos: Cell::No(
             "not enabled: those flags are Linux's; a POSIX-only variant is future work",
         ),
-        windows: NO_WINDOWS,
+        windows: Cell::No(
+            "not enabled: those flags are Linux's; VirtualAlloc has no populate or huge-page \
+             advice",
+        ),
     },
     Row {
         experiments: &["synthetic.*"],

@@ -32,11 +32,56 @@ use macos as this_os;
 #[cfg(target_os = "macos")]
 pub use macos::*;
 
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as this_os;
+#[cfg(windows)]
+pub use windows::*;
+
 #[cfg(unix)]
 mod unix;
 
 #[cfg(not(target_os = "linux"))]
 mod absent;
 
+pub mod anon;
+#[cfg(unix)]
+use unix::anon as this_os_anon;
+#[cfg(windows)]
+use windows::anon as this_os_anon;
+
 mod contract;
 mod cpu_list;
+#[cfg(not(target_os = "linux"))]
+mod cpuid;
+
+/// The permissions a plain create gives a new file (0666 less the umask on Unix), for files
+/// written through a temporary one; `None` where the system's defaults already apply
+/// (Windows' inherited ACLs).
+pub fn new_file_permissions() -> Option<std::fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Some(std::fs::Permissions::from_mode(0o666))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// In a test whose subject emulation cannot show (pre-faulting, vfork, fault and switch
+/// counts, /proc views): `true`, with the reason on stderr, under an emulator (qemu-user,
+/// Rosetta 2, Wine: `env::emulation`), so the test checks what emulation does instead of
+/// failing; `false` natively.
+#[cfg(test)]
+pub fn unsupported_under_emulation(what: &str) -> bool {
+    match env::emulation() {
+        Some(why) => {
+            eprintln!("{what}: unsupported under emulation ({why})");
+            true
+        }
+        None => false,
+    }
+}

@@ -33,7 +33,11 @@ pub fn problems(run: &Run) -> Vec<String> {
 }
 
 fn result_problems(r: &ExperimentResult, say: &mut dyn FnMut(String)) {
-    if experiment::find(&r.experiment).is_none() {
+    // An experiment of another system's build (Windows has no fork experiments) is known
+    // to the equivalence table: its runs compare as any other.
+    if experiment::find(&r.experiment).is_none()
+        && crate::model::equivalence::row(&r.experiment).is_none()
+    {
         say("this oslab knows no such experiment (`oslab list` names them)".into());
     }
     if matches!(r.status, Status::Ok | Status::Suspect) && r.samples.is_empty() {

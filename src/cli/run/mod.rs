@@ -160,12 +160,7 @@ fn new_run(
             dir_mount: uses_dir
                 .then(|| crate::platform::mount::mount_of(dir))
                 .and_then(Result::ok)
-                .map(|m| {
-                    format!(
-                        "{} on {} at {} ({})",
-                        m.fstype, m.source, m.mount_point, m.options
-                    )
-                }),
+                .map(|m| m.describe()),
             argv: std::env::args().collect(),
         },
         clock,

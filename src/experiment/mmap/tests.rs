@@ -95,7 +95,7 @@ fn populated_private_mapping_walks_without_faults() {
     let before = minflt_now();
     r.run(ops).unwrap();
     let faults = minflt_now() - before;
-    if crate::platform::env::unsupported_under_emulation("MAP_POPULATE") {
+    if crate::platform::unsupported_under_emulation("MAP_POPULATE") {
         // qemu-user ignores MAP_POPULATE: the walk faults the pages in itself.
         assert!(
             faults > 0,

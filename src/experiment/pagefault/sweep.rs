@@ -309,7 +309,7 @@ mod tests {
 
     #[test]
     fn populate_faults_once_per_page_and_the_touch_never() {
-        if crate::platform::env::unsupported_under_emulation("MADV_POPULATE_WRITE") {
+        if crate::platform::unsupported_under_emulation("MADV_POPULATE_WRITE") {
             // qemu-user ignores it: the touch makes the faults. The sweep still runs.
             let mut r = routine("64", "seq");
             r.prepare(300).unwrap();

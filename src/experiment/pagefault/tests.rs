@@ -75,7 +75,7 @@ fn populate_moves_the_faults_out_of_the_touch() {
             Err(SetupError::Unsupported(_)) => continue,
             Err(SetupError::Failed(e)) => panic!("{populate}: {e}"),
         };
-        if crate::platform::env::unsupported_under_emulation(populate) {
+        if crate::platform::unsupported_under_emulation(populate) {
             // qemu-user ignores MAP_POPULATE and MADV_POPULATE_*: the touch faults every page.
             let faults = pass(r.as_mut(), 256);
             assert!(

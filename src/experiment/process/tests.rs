@@ -217,7 +217,7 @@ fn a_failing_child_is_an_error_that_says_why() {
     // A missing program makes posix_spawn itself fail with the errno.
     let missing = Program::new(Path::new("/nonexistent/oslab-x"), "x", None).unwrap();
     let e = missing.spawn_and_reap().unwrap_err();
-    if crate::platform::env::unsupported_under_emulation("posix_spawn's errno") {
+    if crate::platform::unsupported_under_emulation("posix_spawn's errno") {
         // qemu-user runs posix_spawn's vfork as a fork: the failed execve is exit 127.
         assert!(e.contains("127"), "{e}");
     } else {

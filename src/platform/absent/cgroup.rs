@@ -93,7 +93,7 @@ impl Cgroup {
         match self.never {}
     }
 
-    pub fn pids(&self) -> Vec<libc::pid_t> {
+    pub fn pids(&self) -> Vec<i32> {
         match self.never {}
     }
 

@@ -1,5 +1,5 @@
 //! The modules of features a backend does not have: Linux's perf counters, stack sampling,
-//! system-call tracing and memory cgroups. Each keeps the types and functions of the Linux
+//! system-call tracing, memory cgroups, and memory pressure and THP. Each keeps the types and functions of the Linux
 //! module of the same name, so callers build unchanged, and refuses every operation with the
 //! backend's reason (`this_os::why`): a run records the counters as unsupported, `oslab
 //! profile` and `oslab trace` refuse in one line, a memory load is unsupported. Nothing here
@@ -7,7 +7,10 @@
 
 pub mod cgroup;
 pub mod counters;
+#[cfg(any(target_os = "macos", windows))]
+pub mod cpustat;
 pub mod maps;
+pub mod memory;
 pub mod stacks;
 pub mod symbols;
 pub mod systrace;

@@ -56,6 +56,7 @@ pub const EXITS: [i64; 2] = [1, 1];
 
 /// A wait status in words: `exit status 0`, `killed by SIGKILL`; and the exit code if it
 /// exited.
+#[cfg(unix)]
 pub fn describe_status(status: i32) -> (String, Option<i32>) {
     if libc::WIFEXITED(status) {
         let code = libc::WEXITSTATUS(status);
@@ -69,6 +70,12 @@ pub fn describe_status(status: i32) -> (String, Option<i32>) {
     } else {
         (format!("wait status {status}"), None)
     }
+}
+
+/// An exit code in words (Windows has no wait status: the code is all there is).
+#[cfg(windows)]
+pub fn describe_status(status: i32) -> (String, Option<i32>) {
+    (format!("exit code {status}"), Some(status))
 }
 
 #[cfg(test)]

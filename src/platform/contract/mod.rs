@@ -3,5 +3,6 @@
 //! absent), so a backend only writes what differs.
 
 pub mod cgroup;
+pub mod mount;
 pub mod stacks;
 pub mod systrace;

@@ -20,16 +20,10 @@ pub fn emulation() -> Option<String> {
     None
 }
 
-/// Nothing here runs emulated (see [`emulation`]).
-#[cfg(test)]
-pub fn unsupported_under_emulation(_what: &str) -> bool {
-    false
-}
-
 /// Describe this machine. Never fails: unreadable facts are left empty.
 pub fn collect() -> Environment {
     let mut e = super::super::unix::bsd::env::base();
-    e.cpu_model = sysctl::string("hw.model");
+    e.cpu_model = sysctl::string("hw.model").or(e.cpu_model);
     e.cpu_mhz = sysctl::number("hw.clockrate").map(|mhz| mhz as f64);
     e.online_cpus = e
         .logical_cpus

@@ -4,7 +4,7 @@
 
 use std::os::fd::RawFd;
 
-pub use super::super::unix::process::is_alive;
+pub use super::super::unix::process::{Group, ending, is_alive};
 
 /// Ask the kernel to send this process SIGKILL when its parent dies (procctl(2)
 /// PROC_PDEATHSIG_CTL, FreeBSD 11.2 and later).

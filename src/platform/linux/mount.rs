@@ -4,36 +4,10 @@
 
 use std::path::Path;
 
-/// One line of mountinfo, reduced to what a result needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    pub mount_point: String,
-    /// `ext4`, `tmpfs`, `xfs`… (field 9, after the ` - ` separator).
-    pub fstype: String,
-    /// The mount source (`/dev/vda`, `tmpfs`): the backing device of a block file system.
-    pub source: String,
-    /// Per-mount options (field 6) and per-superblock options (field 11), comma-joined.
-    pub options: String,
-}
+pub use crate::platform::contract::mount::Mount;
 
-impl Mount {
-    /// File systems whose files live only in memory: nothing they do reaches a device, so
-    /// fsync, O_DSYNC, O_DIRECT and "cold" reads measure the page cache again.
-    pub fn memory_backed(&self) -> bool {
-        matches!(
-            self.fstype.as_str(),
-            "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs"
-        )
-    }
-
-    /// `ext4 on /dev/vda at / (rw,relatime,…)`.
-    pub fn describe(&self) -> String {
-        format!(
-            "{} on {} at {} ({})",
-            self.fstype, self.source, self.mount_point, self.options
-        )
-    }
-}
+/// The file systems that keep their files in memory.
+pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
 
 /// mountinfo escapes space, tab, newline and backslash in paths as `\ooo` octal; a
 /// backslash not followed by an octal byte (at most `\377`) is kept as it is.

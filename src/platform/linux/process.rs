@@ -11,7 +11,7 @@ pub fn die_with_parent() {
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
 }
 
-pub use super::super::unix::process::is_alive;
+pub use super::super::unix::process::{Group, ending, is_alive};
 
 /// Whether process `pid` has ended: gone, or a zombie (dead, waiting to be reaped).
 pub fn has_ended(pid: libc::pid_t) -> bool {

@@ -218,7 +218,7 @@ mod tests {
         let missing = refusal(&io::Error::from_raw_os_error(libc::ENOENT));
         assert!(missing.contains("cannot sample"), "{missing}");
         let not_implemented = refusal(&io::Error::from_raw_os_error(libc::ENOSYS));
-        if crate::platform::env::unsupported_under_emulation("perf_event_open") {
+        if crate::platform::unsupported_under_emulation("perf_event_open") {
             assert!(
                 not_implemented.starts_with("unsupported under emulation: "),
                 "{not_implemented}"

@@ -42,22 +42,12 @@ pub fn emulation() -> Option<String> {
         .then(|| "Rosetta 2 (x86_64 code translated to arm64)".to_string())
 }
 
-/// In a test whose subject emulation cannot show: true, with the reason, under Rosetta.
-#[cfg(test)]
-pub fn unsupported_under_emulation(what: &str) -> bool {
-    match emulation() {
-        Some(why) => {
-            eprintln!("{what}: unsupported under emulation ({why})");
-            true
-        }
-        None => false,
-    }
-}
-
 /// Describe this machine. Never fails: unreadable facts are left empty.
 pub fn collect() -> Environment {
     let mut e = super::super::unix::bsd::env::base();
-    e.cpu_model = string("machdep.cpu.brand_string").or_else(|| string("hw.model"));
+    e.cpu_model = string("machdep.cpu.brand_string")
+        .or_else(|| string("hw.model"))
+        .or(e.cpu_model);
     e.cpu_vendor = string("machdep.cpu.vendor");
     e.physical_cores = number("hw.physicalcpu").and_then(|n| u32::try_from(n).ok());
     e.sockets = number("hw.packages").and_then(|n| u32::try_from(n).ok());

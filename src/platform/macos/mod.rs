@@ -8,7 +8,6 @@ pub const CURRENT: crate::model::Os = crate::model::Os::MacOs;
 
 pub mod clock;
 pub mod cpu;
-pub mod cpustat;
 pub mod env;
 pub mod fscache;
 pub mod futex;
@@ -17,7 +16,7 @@ pub mod process;
 pub mod raw;
 pub mod rusage;
 
-pub use super::absent::{cgroup, counters, maps, stacks, symbols, systrace};
+pub use super::absent::{cgroup, counters, cpustat, maps, stacks, symbols, systrace};
 pub use super::unix::bsd::{mount, pipe};
 pub use super::unix::interrupt;
 

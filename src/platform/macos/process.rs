@@ -5,7 +5,7 @@
 
 use std::os::fd::RawFd;
 
-pub use super::super::unix::process::is_alive;
+pub use super::super::unix::process::{Group, ending, is_alive};
 
 /// The watcher: block until process `parent` exits, then SIGKILL this process. Also when the
 /// parent is already gone (kevent refuses to watch it: ESRCH).

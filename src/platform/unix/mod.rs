@@ -3,6 +3,7 @@
 //! by name, clock_gettime by clock id and statfs. Each backend re-exports what it uses; what
 //! differs stays in the backend's own folder.
 
+pub mod anon;
 #[cfg(any(target_os = "linux", target_os = "freebsd"))]
 pub mod fadvise;
 pub mod fds;

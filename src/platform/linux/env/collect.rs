@@ -103,20 +103,6 @@ pub fn perf_refusal_under_emulation() -> Option<String> {
     ))
 }
 
-/// In a test whose subject user-mode emulation cannot show (pre-faulting, vfork, fault and
-/// switch counts, /proc views): `true`, with the reason on stderr, when emulated, so the test
-/// checks what emulation does instead of failing; `false` natively.
-#[cfg(test)]
-pub fn unsupported_under_emulation(what: &str) -> bool {
-    match emulation() {
-        Some(why) => {
-            eprintln!("{what}: unsupported under emulation ({why})");
-            true
-        }
-        None => false,
-    }
-}
-
 /// Describe this machine. Never fails: unreadable facts are left empty. `counters` is left
 /// for the caller, which probes perf events.
 pub fn collect() -> Environment {

@@ -2,6 +2,4 @@
 
 mod collect;
 pub(in crate::platform) use collect::parse_texts;
-#[cfg(test)]
-pub use collect::unsupported_under_emulation;
 pub use collect::{caches_of, collect, core_kinds, emulation, perf_refusal_under_emulation};

@@ -6,7 +6,7 @@ use crate::model::env::Environment;
 
 /// What both BSDs fill alike; the backend completes it.
 pub fn base() -> Environment {
-    let cpuid = cpuid_facts();
+    let cpuid = crate::platform::cpuid::facts();
     Environment {
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
@@ -19,6 +19,8 @@ pub fn base() -> Environment {
         tsc_invariant: cpuid.tsc_invariant,
         xsave_bytes: cpuid.xsave_bytes,
         hypervisor: cpuid.hypervisor,
+        // CPUID's brand string, where the backend's sysctl does not name the CPU.
+        cpu_model: cpuid.model,
         oslab_version: env!("CARGO_PKG_VERSION").to_string(),
         oslab_commit: option_env!("OSLAB_GIT_COMMIT").map(str::to_string),
         rustc_version: option_env!("OSLAB_RUSTC_VERSION").map(str::to_string),
@@ -33,37 +35,4 @@ pub fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
-}
-
-/// What CPUID tells besides the OS (x86 only).
-#[derive(Debug, Default)]
-struct CpuidFacts {
-    tsc_invariant: Option<bool>,
-    xsave_bytes: Option<u32>,
-    hypervisor: Option<String>,
-}
-
-#[cfg(target_arch = "x86_64")]
-fn cpuid_facts() -> CpuidFacts {
-    let cpuid = raw_cpuid::CpuId::new();
-    let hypervisor = cpuid
-        .get_feature_info()
-        .filter(|f| f.has_hypervisor())
-        .and_then(|_| cpuid.get_hypervisor_info())
-        .map(|h| format!("{:?}", h.identify()));
-    CpuidFacts {
-        tsc_invariant: cpuid
-            .get_advanced_power_mgmt_info()
-            .map(|a| a.has_invariant_tsc()),
-        xsave_bytes: cpuid
-            .get_extended_state_info()
-            .map(|x| x.xsave_area_size_enabled_features())
-            .filter(|&size| size > 0),
-        hypervisor,
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn cpuid_facts() -> CpuidFacts {
-    CpuidFacts::default()
 }

@@ -1,65 +1,6 @@
-//! Memory as FreeBSD and macOS report it, the parts they share: the page size, and no
-//! pressure stall information, transparent huge pages (Linux's THP) or free page reporting.
-//! Each backend adds `meminfo()` from its own sysctls.
-
-use std::io;
+//! Memory as FreeBSD and macOS report it, the parts they share: the page size, and what every
+//! system without Linux's /proc lacks (`absent::memory`). Each backend adds `meminfo()` from
+//! its own sysctls.
 
 pub use super::env::page_size;
-
-/// Linux names files here in messages; these systems have none of them.
-pub const PRESSURE_FILE: &str = "memory pressure (PSI, Linux only)";
-pub const THP_ENABLED: &str = "transparent huge pages (Linux only)";
-pub const THP_DEFRAG: &str = "transparent huge page defrag (Linux only)";
-
-/// No transparent huge pages to refuse: the BSDs promote superpages themselves, with no advice
-/// to keep a region in base pages.
-pub const MADV_NO_HUGE_PAGES: Option<libc::c_int> = None;
-
-/// A process's peak or resident size by Linux's /proc/PID/status field name: not read here.
-pub fn status_bytes(_pid: libc::pid_t, _field: &str) -> Option<u64> {
-    None
-}
-
-/// The machine's memory, bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemInfo {
-    /// What can be allocated without swapping: free and reclaimable pages.
-    pub available: u64,
-    pub swap_total: u64,
-    pub total: u64,
-}
-
-/// One line of Linux's pressure stall information (none here).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PsiLine {
-    pub avg10: f64,
-    pub total_us: u64,
-}
-
-/// Memory pressure (none here).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Psi {
-    pub some: PsiLine,
-    pub full: Option<PsiLine>,
-}
-
-/// No pressure stall information on this system.
-pub fn system_pressure() -> Option<Psi> {
-    None
-}
-
-/// Linux's transparent-huge-page mode: not on this system.
-pub fn thp_mode() -> io::Result<String> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!(
-            "transparent huge pages are Linux's; {} promotes superpages on its own",
-            crate::platform::CURRENT.title()
-        ),
-    ))
-}
-
-/// No virtio balloon free page reporting is known here.
-pub fn free_page_reporting() -> Option<String> {
-    None
-}
+pub use crate::platform::absent::memory::*;

@@ -5,33 +5,10 @@ use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// The mount a directory is on, reduced to what a result needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    pub mount_point: String,
-    /// `ufs`, `zfs`, `tmpfs`, `apfs`…
-    pub fstype: String,
-    /// The mounted device or data set (`/dev/ada0p2`, `zroot/ROOT/default`).
-    pub source: String,
-    /// The mount's flags in mount(8)'s words, comma-joined (`rw,local`).
-    pub options: String,
-}
+pub use crate::platform::contract::mount::Mount;
 
-impl Mount {
-    /// File systems whose files live only in memory: nothing they do reaches a device, so
-    /// fsync, O_DSYNC, O_DIRECT and "cold" reads measure the cache again.
-    pub fn memory_backed(&self) -> bool {
-        matches!(self.fstype.as_str(), "tmpfs" | "mfs" | "devfs")
-    }
-
-    /// `ufs on /dev/ada0p2 at / (rw,local)`.
-    pub fn describe(&self) -> String {
-        format!(
-            "{} on {} at {} ({})",
-            self.fstype, self.source, self.mount_point, self.options
-        )
-    }
-}
+/// The file systems that keep their files in memory.
+pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "mfs", "devfs"];
 
 /// The mount flags (sys/mount.h, the same bits on FreeBSD and macOS) worth naming.
 const FLAGS: [(u64, &str); 6] = [

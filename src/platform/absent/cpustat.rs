@@ -1,5 +1,6 @@
-//! How busy the other CPUs were: not read on macOS yet (host_processor_info would give it);
-//! every interval reads as unknown.
+//! How busy the other CPUs were, where oslab does not read it yet (macOS's
+//! host_processor_info, Windows' processor performance records would give it): every interval
+//! reads as unknown.
 
 /// Nothing recorded.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,0 +1,232 @@
+//! The routines of `winapi.rs`: the yields, their competitor thread, and the event hand-over
+//! between two threads.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, WAIT_OBJECT_0};
+use windows_sys::Win32::System::Threading::{
+    CreateEventW, INFINITE, SetEvent, Sleep, SwitchToThread, WaitForSingleObject,
+};
+
+use crate::experiment::{Context, Params, Routine, SetupError};
+use crate::platform::cpu;
+
+/// A thread of the worker pinned to one CPU, running `work` until dropped.
+struct Competitor {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Competitor {
+    fn start(cpu: usize, work: fn()) -> Result<Competitor, SetupError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready, started) = std::sync::mpsc::channel();
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let pinned = cpu::pin(&[cpu]);
+            let failed = pinned.is_err();
+            let _ = ready.send(pinned);
+            while !failed && !flag.load(Ordering::Relaxed) {
+                work();
+            }
+        });
+        started
+            .recv()
+            .map_err(|_| SetupError::Failed("the competitor thread died at start".into()))?
+            .map_err(|e| SetupError::Failed(format!("cannot pin the competitor thread: {e}")))?;
+        Ok(Competitor {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Competitor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Pin the worker's thread to the CPU the harness chose; the competitor goes there too.
+fn pinned_cpu(ctx: &Context, what: &str) -> Result<usize, SetupError> {
+    let cpu = ctx.cpu.ok_or_else(|| {
+        SetupError::Unsupported(format!("{what} needs a pinned worker, and none is pinned"))
+    })?;
+    cpu::pin(&[cpu]).map_err(|e| SetupError::Failed(format!("cannot pin the worker: {e}")))?;
+    Ok(cpu)
+}
+
+/// A yield in a loop, with its competitor (kept until the routine is dropped).
+struct Yield {
+    call: fn(),
+    _competitor: Option<Competitor>,
+}
+
+impl Routine for Yield {
+    #[inline(never)]
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            (self.call)();
+        }
+        Ok(())
+    }
+}
+
+fn sleep0() {
+    // SAFETY: no preconditions.
+    unsafe { Sleep(0) };
+}
+
+fn switch_to_thread() {
+    // SAFETY: no preconditions; the result (whether it switched) is not needed.
+    unsafe { SwitchToThread() };
+}
+
+fn setup_yield(call: fn(), params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let competitor = if params.str("competitor") == "same_cpu" {
+        Some(Competitor::start(
+            pinned_cpu(ctx, "competitor=same_cpu")?,
+            call,
+        )?)
+    } else {
+        None
+    };
+    Ok(Box::new(Yield {
+        call,
+        _competitor: competitor,
+    }))
+}
+
+pub fn setup_sleep0(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_yield(sleep0, params, ctx)
+}
+
+pub fn setup_switch_to_thread(
+    params: &Params,
+    ctx: &Context,
+) -> Result<Box<dyn Routine>, SetupError> {
+    setup_yield(switch_to_thread, params, ctx)
+}
+
+/// An auto-reset event, closed when dropped.
+struct Event(HANDLE);
+
+// SAFETY: an event handle may be signalled, waited on and closed from any thread.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    fn new() -> Result<Event, SetupError> {
+        // SAFETY: an unnamed auto-reset event, initially not signalled.
+        let handle = unsafe { CreateEventW(std::ptr::null(), 0, 0, std::ptr::null()) };
+        if handle.is_null() {
+            return Err(SetupError::Failed(format!(
+                "CreateEventW failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Event(handle))
+    }
+
+    fn set(&self) -> Result<(), String> {
+        // SAFETY: our open event.
+        if unsafe { SetEvent(self.0) } == 0 {
+            return Err(format!(
+                "SetEvent failed: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+
+    fn wait(&self) -> Result<(), String> {
+        // SAFETY: our open event.
+        if unsafe { WaitForSingleObject(self.0, INFINITE) } != WAIT_OBJECT_0 {
+            return Err(format!(
+                "WaitForSingleObject failed: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: closing our own handle, after both threads are done with it.
+        unsafe { CloseHandle(self.0) };
+    }
+}
+
+/// The worker's side of the hand-over; the partner thread answers every turn.
+struct HandOver {
+    ping: Arc<Event>,
+    pong: Arc<Event>,
+    stop: Arc<AtomicBool>,
+    partner: Option<JoinHandle<()>>,
+}
+
+impl Routine for HandOver {
+    #[inline(never)]
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            self.ping.set()?;
+            self.pong.wait()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HandOver {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.ping.set();
+        if let Some(partner) = self.partner.take() {
+            let _ = partner.join();
+        }
+    }
+}
+
+pub fn setup_event(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let cpu = pinned_cpu(ctx, "ctxswitch.event")?;
+    let partner_cpu = if params.str("placement") == "cross" {
+        ctx.other_cpu.ok_or_else(|| {
+            SetupError::Unsupported("placement=cross needs a second CPU to use".into())
+        })?
+    } else {
+        cpu
+    };
+    let (ping, pong) = (Arc::new(Event::new()?), Arc::new(Event::new()?));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready, started) = std::sync::mpsc::channel();
+    let partner = {
+        let (ping, pong, stop) = (Arc::clone(&ping), Arc::clone(&pong), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let pinned = cpu::pin(&[partner_cpu]);
+            let failed = pinned.is_err();
+            let _ = ready.send(pinned);
+            while !failed && ping.wait().is_ok() && !stop.load(Ordering::SeqCst) {
+                if pong.set().is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    let handover = HandOver {
+        ping,
+        pong,
+        stop,
+        partner: Some(partner),
+    };
+    started
+        .recv()
+        .map_err(|_| SetupError::Failed("the partner thread died at start".into()))?
+        .map_err(|e| SetupError::Failed(format!("cannot pin the partner thread: {e}")))?;
+    Ok(Box::new(handover))
+}

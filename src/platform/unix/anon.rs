@@ -1,0 +1,52 @@
+//! Anonymous memory on Unix (`platform::anon`): mmap, madvise, munmap.
+
+use crate::model::SetupError;
+
+/// A fresh anonymous mapping of `len` bytes, shared with forked children or private.
+pub fn map(len: usize, shared: bool) -> Result<*mut u8, SetupError> {
+    let kind = if shared {
+        libc::MAP_SHARED
+    } else {
+        libc::MAP_PRIVATE
+    };
+    // SAFETY: a fresh anonymous mapping at an address the kernel picks; no existing memory
+    // is affected.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            kind | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(SetupError::Failed(format!(
+            "mmap of {len} bytes failed: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(ptr.cast())
+}
+
+/// madvise(2) on a mapping of ours.
+pub fn advise(ptr: *mut u8, len: usize, advice: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: the range is exactly one of our mappings (`platform::anon::Anon`).
+    let rc = unsafe { libc::madvise(ptr.cast(), len, advice) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// MADV_DONTNEED: a private mapping reads as zeros again, faulting page by page.
+pub fn release(ptr: *mut u8, len: usize) -> std::io::Result<()> {
+    advise(ptr, len, libc::MADV_DONTNEED)
+}
+
+pub fn unmap(ptr: *mut u8, len: usize) {
+    // SAFETY: unmapping exactly one of our mappings, dropped after its last use.
+    unsafe { libc::munmap(ptr.cast(), len) };
+}
