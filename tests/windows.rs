@@ -10,12 +10,16 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const WINDOWS_EXPERIMENTS: [&str; 5] = [
+const WINDOWS_EXPERIMENTS: [&str; 9] = [
     "syscall.function_call",
-    "ctxswitch.sleep0",
-    "ctxswitch.switch_to_thread",
+    "syscall.create_file",
+    "ctxswitch.yield",
     "ctxswitch.event",
+    "process.thread",
+    "process.create_process",
+    "pagefault.virtual_alloc",
     "synthetic.spin",
+    "ctxswitch.sleep",
 ];
 
 /// Every expectation of `r` holds, or (under Wine) was measured and left unjudged.
@@ -84,9 +88,15 @@ fn the_windows_experiments_run_with_their_proofs() {
     args.extend(WINDOWS_EXPERIMENTS);
     let doc = lab.run_json(&args, 0);
     check_run_contract(&doc);
-    for name in WINDOWS_EXPERIMENTS {
-        assert_checked(result(&doc, name));
+    for r in results(&doc) {
+        assert_checked(r);
     }
+    let sleeps: Vec<&str> = results(&doc)
+        .iter()
+        .filter(|r| r["experiment"] == "ctxswitch.sleep")
+        .filter_map(|r| r["params"]["ms"].as_str())
+        .collect();
+    assert_eq!(sleeps, ["0", "1"], "Sleep(0) and Sleep(1) by default");
     // A hand-over between two threads blocks and wakes each: far dearer than a call (a wide
     // margin, not a timing: 10× where Windows and Wine measure 1000× and more).
     let median = |name: &str| num(&result(&doc, name)["median"], name);
@@ -96,13 +106,13 @@ fn the_windows_experiments_run_with_their_proofs() {
     let doc = lab.run_json(
         &[
             "--quick",
-            "ctxswitch.switch_to_thread",
+            "ctxswitch.yield",
             "--param",
             "competitor=same_cpu",
         ],
         0,
     );
-    assert_checked(result(&doc, "ctxswitch.switch_to_thread"));
+    assert_checked(result(&doc, "ctxswitch.yield"));
 
     // What was stored is shown and compared.
     let show = lab.oslab(&["show", "1"]).assert_code(0).stdout.clone();

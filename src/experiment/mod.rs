@@ -43,6 +43,8 @@ pub const LINUX: &[Os] = &[Os::Linux];
 pub const LINUX_FREEBSD: &[Os] = &[Os::Linux, Os::FreeBsd];
 /// Runs on every Unix oslab builds for (POSIX calls only).
 pub const UNIX: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs];
+/// Runs on the Unix systems and on Windows, each its own way (`winapi::same_names`).
+pub const UNIX_AND_WINDOWS: &[Os] = ANY_OS;
 /// Runs on every system oslab knows.
 pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
 
@@ -196,6 +198,7 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &syscall::STAT,
     #[cfg(unix)]
     &syscall::OPEN_CLOSE,
+    &winapi::CREATE_FILE,
     // ctxswitch (experiment/ctxswitch.rs)
     #[cfg(unix)]
     &ctxswitch::PIPE,
@@ -207,9 +210,10 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &ctxswitch::YIELD,
     #[cfg(unix)]
     &ctxswitch::NANOSLEEP0,
-    // Windows' yields and event hand-over (experiment/winapi.rs)
-    &winapi::SLEEP0,
-    &winapi::SWITCH_TO_THREAD,
+    #[cfg(windows)]
+    &winapi::same_names::YIELD,
+    // Windows' sleeps and event hand-over (experiment/winapi.rs)
+    &winapi::SLEEP,
     &winapi::EVENT,
     // ipc (experiment/ipc.rs)
     #[cfg(unix)]
@@ -227,6 +231,9 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &process::POSIX_SPAWN,
     #[cfg(unix)]
     &process::THREAD,
+    #[cfg(windows)]
+    &winapi::same_names::THREAD,
+    &winapi::CREATE_PROCESS,
     // pagefault (experiment/pagefault.rs)
     #[cfg(unix)]
     &pagefault::ANON,
@@ -236,6 +243,7 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &pagefault::PREFAULT_SWEEP,
     #[cfg(unix)]
     &pagefault::FILE,
+    &winapi::VIRTUAL_ALLOC,
     // mmap (experiment/mmap.rs)
     #[cfg(unix)]
     &mmap::ACCESS,

@@ -1,47 +1,73 @@
-//! Windows' own ways of giving up the CPU, beside a real context switch:
+//! The experiments of Windows' own calls.
 //!
-//! - `ctxswitch.sleep0`: `Sleep(0)`, which gives the rest of the time slice to a ready thread
-//!   of equal priority, on any CPU, and returns at once when there is none;
-//! - `ctxswitch.switch_to_thread`: `SwitchToThread()`, which yields only to a thread ready on
-//!   the caller's own CPU (the closest match of Linux's `sched_yield`);
+//! - `ctxswitch.sleep` (`ms=0`, `ms=1`): `Sleep(0)` gives the rest of the time slice to a
+//!   ready thread of equal priority, on any CPU, and returns at once when there is none;
+//!   `Sleep(1)` waits for the next timer tick, so it always blocks;
+//! - `ctxswitch.yield`, Windows' build: `SwitchToThread()`, which yields only to a thread
+//!   ready on the caller's own CPU (the closest match of `sched_yield`, which the Unix build
+//!   of the same experiment calls: `compare` marks the two ≠);
 //! - `ctxswitch.event`: two threads of the worker hand a turn back and forth with two
 //!   auto-reset events (SetEvent / WaitForSingleObject): two switches per round trip, the
-//!   Windows form of lmbench's `lat_ctx`.
+//!   Windows form of lmbench's `lat_ctx`;
+//! - `process.thread`, Windows' build: CreateThread of an empty thread, then
+//!   WaitForSingleObject and CloseHandle (pthread_create and join on Unix);
+//! - `process.create_process`: CreateProcessW of oslab.exe's `--version` and a wait for it;
+//! - `syscall.create_file`: CreateFileW of an existing file and CloseHandle;
+//! - `pagefault.virtual_alloc`: the first touch of each page of fresh VirtualAlloc memory.
 //!
 //! With `competitor=same_cpu`, a second thread pinned to the worker's CPU makes the same call
 //! in a loop, so each call of the worker switches to it and back. Windows counts context
 //! switches per thread, not voluntary and involuntary apart: oslab records their sum over the
-//! worker's threads as `nvcsw` (platform/windows/rusage.rs), so the checks are on the sum.
+//! worker's live threads as `nvcsw` (platform/windows/rusage.rs), so the checks are on the sum.
 //!
-//! The descriptions build on every system (`oslab list` names them everywhere); the code is
-//! Windows' (`threads.rs`).
+//! The Windows-only experiments are described on every system (`oslab list` names them
+//! everywhere); the Windows builds of `ctxswitch.yield` and `process.thread` exist only there.
+//! The code is Windows' (`threads.rs`, `kernel.rs`).
 
-use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
+use super::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::Os;
 
+#[cfg(windows)]
+mod kernel;
 #[cfg(windows)]
 mod threads;
 
 /// Runs on Windows only.
-const WINDOWS: &[crate::model::Os] = &[crate::model::Os::Windows];
+const WINDOWS: &[Os] = &[Os::Windows];
 
 // The setups are Windows'; elsewhere each refuses (never reached: the runner marks the
 // experiment unsupported first).
 #[cfg(not(windows))]
-use super::elsewhere as setup_sleep0;
-#[cfg(not(windows))]
-use super::elsewhere as setup_switch_to_thread;
+use super::elsewhere as setup_sleep;
 #[cfg(not(windows))]
 use super::elsewhere as setup_event;
+#[cfg(not(windows))]
+use super::elsewhere as setup_create_process;
+#[cfg(not(windows))]
+use super::elsewhere as setup_create_file;
+#[cfg(not(windows))]
+use super::elsewhere as setup_virtual_alloc;
 #[cfg(windows)]
-use threads::{setup_event, setup_sleep0, setup_switch_to_thread};
+use kernel::{setup_create_file, setup_create_process, setup_virtual_alloc};
+#[cfg(windows)]
+use threads::{setup_event, setup_sleep};
 
+/// The same parameter as the Unix `ctxswitch.yield`'s, so that runs of the two compare.
 const COMPETITOR_PARAM: ParamSpec = ParamSpec {
     name: "competitor",
     kind: ParamKind::Choice(&["none", "same_cpu"]),
     default: "none",
     help: "none: the worker calls alone (nothing to switch to); same_cpu: a thread pinned to \
            the worker's CPU makes the same call in a loop, so every call switches to it and back",
+};
+
+const MS_PARAM: ParamSpec = ParamSpec {
+    name: "ms",
+    kind: ParamKind::Choice(&["0", "1"]),
+    default: "0",
+    help: "Sleep's argument: 0 yields to a ready thread of equal priority (returns at once when \
+           there is none), 1 waits for the next timer tick",
 };
 
 const PLACEMENT_PARAM: ParamSpec = ParamSpec {
@@ -52,13 +78,23 @@ const PLACEMENT_PARAM: ParamSpec = ParamSpec {
            (each wait then idles its CPU until the other side's SetEvent wakes it)",
 };
 
+const SIZE_PARAM: ParamSpec = ParamSpec {
+    name: "size",
+    kind: ParamKind::Size {
+        min: 4096,
+        max: 1 << 34,
+    },
+    default: "64M",
+    help: "bytes of fresh memory allocated and touched per sample, one write per page",
+};
+
+fn faults_below(bound: f64, why: &'static str) -> Expectation {
+    Expectation::new(Metric::Faults, Bound::Below(bound), why)
+}
+
 /// Switches per call of a yield with or without a competitor.
 fn yield_expectations(params: &Params) -> Vec<Expectation> {
-    let mut e = vec![Expectation::new(
-        Metric::Faults,
-        Bound::Below(0.01),
-        "a yield touches no new memory",
-    )];
+    let mut e = vec![faults_below(0.01, "a yield touches no new memory")];
     if params.str("competitor") == "same_cpu" {
         e.push(Expectation::new(
             Metric::BothSidesSwitches,
@@ -77,6 +113,20 @@ fn yield_expectations(params: &Params) -> Vec<Expectation> {
     e
 }
 
+fn sleep_expectations(params: &Params) -> Vec<Expectation> {
+    if params.str("ms") == "0" {
+        return yield_expectations(params);
+    }
+    vec![
+        faults_below(0.01, "a sleep touches no new memory"),
+        Expectation::new(
+            Metric::BothSidesSwitches,
+            Bound::AtLeast(0.9),
+            "Sleep(1) waits for the next timer tick: the thread blocks, one switch per call",
+        ),
+    ]
+}
+
 /// Two switches per round trip, within the tolerance of the Unix ping-pongs.
 fn event_expectations(_: &Params) -> Vec<Expectation> {
     vec![
@@ -88,80 +138,203 @@ fn event_expectations(_: &Params) -> Vec<Expectation> {
             },
             "each round trip blocks each thread once: two switches",
         ),
+        faults_below(0.01, "a hand-over touches no new memory"),
+    ]
+}
+
+fn no_hard_faults(_: &Params) -> Vec<Expectation> {
+    vec![Expectation::new(
+        Metric::Rusage("majflt"),
+        Bound::Below(0.01),
+        "everything it touches is in memory already: a hard fault means a page was read back",
+    )]
+}
+
+fn open_close_expectations(_: &Params) -> Vec<Expectation> {
+    vec![faults_below(
+        0.01,
+        "opening and closing a file touches no new memory of the worker",
+    )]
+}
+
+fn first_touch_expectations(_: &Params) -> Vec<Expectation> {
+    vec![
         Expectation::new(
             Metric::Faults,
+            Bound::Near {
+                value: 1.0,
+                tolerance: 0.1,
+            },
+            "the first touch of a committed page faults in a demand-zero page: one fault per \
+             page",
+        ),
+        Expectation::new(
+            Metric::Rusage("majflt"),
             Bound::Below(0.01),
-            "a hand-over touches no new memory",
+            "a demand-zero page is never read from the disk",
         ),
     ]
 }
 
-const fn yield_info(
+/// An experiment of one call in a loop (`Batch::Sized`, the empty loop subtracted).
+#[allow(clippy::too_many_arguments)]
+const fn calls(
     name: &'static str,
+    os: &'static [Os],
     summary: &'static str,
+    op: &'static str,
     path: &'static str,
+    params: &'static [ParamSpec],
     syscalls: fn(&Params) -> Vec<super::Claim>,
+    expectations: fn(&Params) -> Vec<Expectation>,
     setup: super::Setup,
 ) -> ExperimentInfo {
     ExperimentInfo {
         name,
-        os: WINDOWS,
+        os,
         summary,
-        op: "call",
+        op,
         path,
-        params: &[COMPETITOR_PARAM],
+        params,
         syscalls,
         subtract_loop_overhead: true,
         default_suite: true,
         ladder: false,
         counters_in_samples: false,
         work_dir: false,
-        expectations: yield_expectations,
+        expectations,
         setup,
         preflight: None,
-        batch: super::Batch::Sized,
+        batch: Batch::Sized,
         sweep: &[],
         quick_params: &[],
     }
 }
 
-pub static SLEEP0: ExperimentInfo = yield_info(
-    "ctxswitch.sleep0",
-    "Sleep(0) in a loop: alone it returns at once (the result says so); with a competitor \
-     thread on the same CPU each call is two switches",
-    "kernel32 Sleep(0) (NtDelayExecution)",
-    |_| super::each(&["NtDelayExecution"]),
-    setup_sleep0,
-);
-
-pub static SWITCH_TO_THREAD: ExperimentInfo = yield_info(
-    "ctxswitch.switch_to_thread",
-    "SwitchToThread() in a loop: yields only to a thread ready on the same CPU; alone it \
-     returns at once, with a competitor there each call is two switches",
-    "kernel32 SwitchToThread() (NtYieldExecution)",
-    |_| super::each(&["NtYieldExecution"]),
-    setup_switch_to_thread,
-);
+pub static SLEEP: ExperimentInfo = ExperimentInfo {
+    sweep: &[("ms", &["0", "1"])],
+    ..calls(
+        "ctxswitch.sleep",
+        WINDOWS,
+        "Sleep(0) and Sleep(1) in a loop: Sleep(0) alone returns at once (the result says so), \
+         with a competitor thread on the same CPU each call is two switches; Sleep(1) blocks \
+         until the next timer tick",
+        "call",
+        "kernel32 Sleep (NtDelayExecution)",
+        &[MS_PARAM, COMPETITOR_PARAM],
+        |_| super::each(&["NtDelayExecution"]),
+        sleep_expectations,
+        setup_sleep,
+    )
+};
 
 pub static EVENT: ExperimentInfo = ExperimentInfo {
-    name: "ctxswitch.event",
-    os: WINDOWS,
-    summary: "two threads hand a turn back and forth with auto-reset events: one round trip is \
-              two context switches",
-    op: "round trip",
-    path: "kernel32 SetEvent + WaitForSingleObject",
-    params: &[PLACEMENT_PARAM],
-    // Windows' own system calls: no tracer checks them yet (`oslab trace` is Linux's).
-    syscalls: |_| super::each(&["NtSetEvent", "NtWaitForSingleObject"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
     ladder: true,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: event_expectations,
-    setup: setup_event,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
+    ..calls(
+        "ctxswitch.event",
+        WINDOWS,
+        "two threads hand a turn back and forth with auto-reset events: one round trip is two \
+         context switches",
+        "round trip",
+        "kernel32 SetEvent + WaitForSingleObject",
+        &[PLACEMENT_PARAM],
+        // Windows' own system calls: no tracer checks them yet (`oslab trace` is Linux's).
+        |_| super::each(&["NtSetEvent", "NtWaitForSingleObject"]),
+        event_expectations,
+        setup_event,
+    )
 };
+
+pub static CREATE_FILE: ExperimentInfo = ExperimentInfo {
+    ladder: true,
+    ..calls(
+        "syscall.create_file",
+        WINDOWS,
+        "CreateFileW of an existing file, then CloseHandle: Windows' open and close",
+        "open+close",
+        "kernel32 CreateFileW (NtCreateFile) + CloseHandle (NtClose)",
+        &[],
+        |_| super::each(&["NtCreateFile", "NtClose"]),
+        open_close_expectations,
+        setup_create_file,
+    )
+};
+
+pub static CREATE_PROCESS: ExperimentInfo = ExperimentInfo {
+    subtract_loop_overhead: false,
+    ladder: true,
+    ..calls(
+        "process.create_process",
+        WINDOWS,
+        "CreateProcessW of oslab.exe printing its version to nowhere, then a wait for its \
+         end: a whole process, its image loaded and its runtime started",
+        "process",
+        "kernel32 CreateProcessW + WaitForSingleObject + GetExitCodeProcess",
+        &[],
+        |_| super::each(&["NtCreateUserProcess", "NtWaitForSingleObject"]),
+        no_hard_faults,
+        setup_create_process,
+    )
+};
+
+/// One sample touches every page of the region once.
+fn pages(params: &Params) -> u64 {
+    (params.u64("size") / 4096).max(1)
+}
+
+pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo {
+    subtract_loop_overhead: false,
+    counters_in_samples: true,
+    batch: Batch::Fixed(pages),
+    quick_params: &[("size", "8M")],
+    ..calls(
+        "pagefault.virtual_alloc",
+        WINDOWS,
+        "the first write to each page of fresh VirtualAlloc memory: one demand-zero fault per \
+         page (the memory is allocated again, untimed, before every sample)",
+        "page",
+        "a write to committed memory (the fault handler, MmAccessFault)",
+        &[SIZE_PARAM],
+        |_| Vec::new(),
+        first_touch_expectations,
+        setup_virtual_alloc,
+    )
+};
+
+/// The Windows builds of experiments the Unix builds perform their own way: the same name,
+/// parameters and operation, Windows' calls (the equivalence table names both).
+#[cfg(windows)]
+pub mod same_names {
+    use super::*;
+
+    pub static YIELD: ExperimentInfo = calls(
+        "ctxswitch.yield",
+        super::super::UNIX_AND_WINDOWS,
+        "SwitchToThread() in a loop: alone it switches nowhere (the result says so); with a \
+         competitor thread on the same CPU each call is two switches",
+        "call",
+        "kernel32 SwitchToThread() (NtYieldExecution)",
+        &[COMPETITOR_PARAM],
+        |_| super::super::each(&["NtYieldExecution"]),
+        yield_expectations,
+        super::threads::setup_switch_to_thread,
+    );
+
+    pub static THREAD: ExperimentInfo = ExperimentInfo {
+        subtract_loop_overhead: false,
+        ladder: true,
+        counters_in_samples: true,
+        ..calls(
+            "process.thread",
+            super::super::UNIX_AND_WINDOWS,
+            "CreateThread() of an empty thread, then a wait for its end and CloseHandle: a \
+             task that shares everything",
+            "create+join",
+            "kernel32 CreateThread (NtCreateThreadEx) + WaitForSingleObject + CloseHandle",
+            &[],
+            |_| super::super::each(&["NtCreateThreadEx", "NtWaitForSingleObject", "NtClose"]),
+            no_hard_faults,
+            super::threads::setup_thread,
+        )
+    };
+}

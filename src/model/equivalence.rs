@@ -89,11 +89,17 @@ const RAW: &str = "raw system call (called or inline) or libc";
 const NO_RAW_MACOS: &str = "raw system calls are private to libSystem: entry=call and \
                             entry=inline are unsupported";
 
-const NOT_WINDOWS: Cell =
-    Cell::No("not available: a Windows call; ctxswitch.yield (sched_yield) is the nearest");
+const NOT_WINDOWS: Cell = Cell::No(
+    "not available: a Windows call; ctxswitch.yield and ctxswitch.nanosleep0 are the nearest",
+);
 const NOT_WINDOWS_HAND_OVER: Cell = Cell::No(
     "not available: Windows' events; ctxswitch.pipe and ctxswitch.futex are the hand-overs here",
 );
+
+const NOT_WINDOWS_PROCESS: Cell =
+    Cell::No("not available: a Windows call; process.fork_exec and process.posix_spawn here");
+const NOT_WINDOWS_MEMORY: Cell =
+    Cell::No("not available: a Windows call; pagefault.anon is mmap and a first touch here");
 
 /// The table. Rows are matched in order: a `family.*` row after the family's named rows.
 pub const TABLE: &[Row] = &[
@@ -175,7 +181,16 @@ pub const TABLE: &[Row] = &[
             "libc",
             "open + close; raw system calls are private to libSystem",
         ),
-        windows: Cell::No("not enabled yet: CreateFileW + CloseHandle would be the analogue"),
+        windows: Cell::No(
+            "not available as such: syscall.create_file is CreateFileW + CloseHandle",
+        ),
+    },
+    Row {
+        experiments: &["syscall.create_file"],
+        linux: Cell::No("not available: a Windows call; syscall.open_close is openat + close"),
+        freebsd: Cell::No("not available: a Windows call; syscall.open_close is openat + close"),
+        macos: Cell::No("not available: a Windows call; syscall.open_close is open + close"),
+        windows: runs("CreateFileW + CloseHandle"),
     },
     Row {
         experiments: &["ctxswitch.pipe", "ctxswitch.pipe_noswitch"],
@@ -195,9 +210,9 @@ pub const TABLE: &[Row] = &[
         linux: runs("sched_yield"),
         freebsd: runs("sched_yield"),
         macos: runs("sched_yield"),
-        windows: Cell::No(
-            "not available as one call: Windows yields with ctxswitch.switch_to_thread (the \
-             same CPU, like sched_yield) or ctxswitch.sleep0 (any CPU)",
+        windows: noted(
+            "SwitchToThread",
+            "yields only to a thread ready on the same CPU; Sleep(0) is ctxswitch.sleep",
         ),
     },
     Row {
@@ -218,18 +233,11 @@ pub const TABLE: &[Row] = &[
         ),
     },
     Row {
-        experiments: &["ctxswitch.sleep0"],
+        experiments: &["ctxswitch.sleep"],
         linux: NOT_WINDOWS,
         freebsd: NOT_WINDOWS,
         macos: NOT_WINDOWS,
-        windows: runs("Sleep(0)"),
-    },
-    Row {
-        experiments: &["ctxswitch.switch_to_thread"],
-        linux: NOT_WINDOWS,
-        freebsd: NOT_WINDOWS,
-        macos: NOT_WINDOWS,
-        windows: runs("SwitchToThread"),
+        windows: runs("Sleep(0), Sleep(1)"),
     },
     Row {
         experiments: &["ctxswitch.event"],
@@ -259,19 +267,28 @@ pub const TABLE: &[Row] = &[
         windows: Cell::No("not available: CreatePipe's size is only a hint"),
     },
     Row {
-        experiments: &[
-            "process.fork",
-            "process.fork_exec",
-            "process.posix_spawn",
-            "process.thread",
-        ],
-        linux: runs("fork, fork+execve, posix_spawn, pthread_create"),
-        freebsd: runs("fork, fork+execve, posix_spawn, pthread_create"),
-        macos: runs("fork, fork+execve, posix_spawn, pthread_create"),
+        experiments: &["process.fork", "process.fork_exec", "process.posix_spawn"],
+        linux: runs("fork, fork+execve, posix_spawn"),
+        freebsd: runs("fork, fork+execve, posix_spawn"),
+        macos: runs("fork, fork+execve, posix_spawn"),
         windows: Cell::No(
-            "not available: Windows has no fork or posix_spawn; CreateProcessW and \
-             CreateThread would be experiments of their own",
+            "not available: Windows has no fork or posix_spawn; process.create_process is \
+             CreateProcessW",
         ),
+    },
+    Row {
+        experiments: &["process.thread"],
+        linux: runs("pthread_create + pthread_join"),
+        freebsd: runs("pthread_create + pthread_join"),
+        macos: runs("pthread_create + pthread_join"),
+        windows: runs("CreateThread + WaitForSingleObject"),
+    },
+    Row {
+        experiments: &["process.create_process"],
+        linux: NOT_WINDOWS_PROCESS,
+        freebsd: NOT_WINDOWS_PROCESS,
+        macos: NOT_WINDOWS_PROCESS,
+        windows: noted("CreateProcessW", "of oslab.exe --version, waited for"),
     },
     Row {
         experiments: &["process.vfork"],
@@ -300,6 +317,13 @@ pub const TABLE: &[Row] = &[
         ),
     },
     Row {
+        experiments: &["pagefault.virtual_alloc"],
+        linux: NOT_WINDOWS_MEMORY,
+        freebsd: NOT_WINDOWS_MEMORY,
+        macos: NOT_WINDOWS_MEMORY,
+        windows: runs("VirtualAlloc, then a first write per page"),
+    },
+    Row {
         experiments: &["mmap.*", "pagefault.*"],
         linux: runs("MAP_POPULATE, MADV_POPULATE_*, THP advice and prctl"),
         freebsd: Cell::No(
@@ -309,8 +333,8 @@ pub const TABLE: &[Row] = &[
             "not enabled: those flags are Linux's; a POSIX-only variant is future work",
         ),
         windows: Cell::No(
-            "not enabled: those flags are Linux's; VirtualAlloc has no populate or huge-page \
-             advice",
+            "not enabled: those flags are Linux's; pagefault.virtual_alloc is Windows' first \
+             touch",
         ),
     },
     Row {

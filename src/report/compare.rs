@@ -249,6 +249,9 @@ fn implementation_notes(cmp: &RunComparison) -> String {
     out
 }
 
+/// The widest value an environment or settings difference shows in the text table.
+const MAX_VALUE_CHARS: usize = 60;
+
 fn diff_section(what: &str, diff: &[FieldDiff]) -> String {
     if diff.is_empty() {
         return format!("{what}: no differences\n");
@@ -259,7 +262,16 @@ fn diff_section(what: &str, diff: &[FieldDiff]) -> String {
         ("A", Align::Left),
         ("B", Align::Left),
     ]);
-    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".into());
+    // A long value (a kernel command line, a counter's reason) is cut so the table stays a
+    // table; `compare --json` keeps it whole.
+    let shown = |v: &Option<String>| match v {
+        None => "–".to_string(),
+        Some(v) if v.chars().count() > MAX_VALUE_CHARS => {
+            let cut: String = v.chars().take(MAX_VALUE_CHARS - 1).collect();
+            format!("{}…", cut.trim_end())
+        }
+        Some(v) => v.clone(),
+    };
     for d in diff {
         table.row(vec![d.field.clone(), shown(&d.a), shown(&d.b)]);
     }
@@ -394,4 +406,26 @@ pub fn document(cmp: &RunComparison) -> Value {
         "only_in_b": only("b"),
         "any_slower": cmp.any_slower(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_difference_is_cut_in_the_table() {
+        let long = "x".repeat(300);
+        let diff = [FieldDiff {
+            field: "kernel_cmdline".into(),
+            a: Some(long.clone()),
+            b: None,
+        }];
+        let text = diff_section("Environment", &diff);
+        assert!(!text.contains(&long), "{text}");
+        assert!(text.contains(&format!("{}…", "x".repeat(MAX_VALUE_CHARS - 1))));
+        assert!(
+            text.lines()
+                .all(|l| l.chars().count() < 2 * MAX_VALUE_CHARS)
+        );
+    }
 }

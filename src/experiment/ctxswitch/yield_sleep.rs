@@ -115,7 +115,8 @@ pub(super) fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Rout
 
 pub static YIELD: ExperimentInfo = ExperimentInfo {
     name: "ctxswitch.yield",
-    os: crate::experiment::UNIX,
+    // Windows' build calls SwitchToThread (experiment/winapi.rs).
+    os: crate::experiment::UNIX_AND_WINDOWS,
     summary: "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
               competitor yielding on the same CPU each call is two switches",
     op: "call",

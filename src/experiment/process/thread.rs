@@ -48,7 +48,8 @@ pub(super) fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, 
 
 pub static THREAD: ExperimentInfo = ExperimentInfo {
     name: "process.thread",
-    os: crate::experiment::UNIX,
+    // Windows' build calls CreateThread (experiment/winapi.rs).
+    os: crate::experiment::UNIX_AND_WINDOWS,
     summary: "pthread_create() of an empty thread, then pthread_join(): a task that shares \
               everything (on the worker's CPU)",
     op: "create+join",

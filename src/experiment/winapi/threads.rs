@@ -1,5 +1,5 @@
-//! The routines of `winapi.rs`: the yields, their competitor thread, and the event hand-over
-//! between two threads.
+//! The routines of `winapi.rs` that are about threads: the sleeps and yields with their
+//! competitor thread, the event hand-over between two threads, and thread creation.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Threading::{
-    CreateEventW, INFINITE, SetEvent, Sleep, SwitchToThread, WaitForSingleObject,
+    CreateEventW, CreateThread, INFINITE, SetEvent, Sleep, SwitchToThread, WaitForSingleObject,
 };
 
 use crate::experiment::{Context, Params, Routine, SetupError};
@@ -82,6 +82,11 @@ fn sleep0() {
     unsafe { Sleep(0) };
 }
 
+fn sleep1() {
+    // SAFETY: no preconditions.
+    unsafe { Sleep(1) };
+}
+
 fn switch_to_thread() {
     // SAFETY: no preconditions; the result (whether it switched) is not needed.
     unsafe { SwitchToThread() };
@@ -102,10 +107,17 @@ fn setup_yield(call: fn(), params: &Params, ctx: &Context) -> Result<Box<dyn Rou
     }))
 }
 
-pub fn setup_sleep0(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    setup_yield(sleep0, params, ctx)
+/// `ctxswitch.sleep`: Sleep(ms), the competitor making the same call.
+pub fn setup_sleep(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let call = if params.str("ms") == "1" {
+        sleep1
+    } else {
+        sleep0
+    };
+    setup_yield(call, params, ctx)
 }
 
+/// Windows' `ctxswitch.yield`.
 pub fn setup_switch_to_thread(
     params: &Params,
     ctx: &Context,
@@ -113,7 +125,47 @@ pub fn setup_switch_to_thread(
     setup_yield(switch_to_thread, params, ctx)
 }
 
-/// An auto-reset event, closed when dropped.
+unsafe extern "system" fn empty_thread(_: *mut std::ffi::c_void) -> u32 {
+    0
+}
+
+/// Windows' `process.thread`: CreateThread with the default stack, an empty body, then a wait
+/// for its end and CloseHandle (without Rust's `std::thread` bookkeeping).
+struct Thread;
+
+impl Routine for Thread {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            // SAFETY: default security and stack size, a valid thread function that touches
+            // nothing, no argument; the handle is waited on and closed below.
+            let thread = unsafe {
+                CreateThread(
+                    std::ptr::null(),
+                    0,
+                    Some(empty_thread),
+                    std::ptr::null(),
+                    0,
+                    std::ptr::null_mut(),
+                )
+            };
+            if thread.is_null() {
+                return Err(format!(
+                    "CreateThread failed: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            let waited = Event(thread).wait();
+            waited?;
+        }
+        Ok(())
+    }
+}
+
+pub fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    Ok(Box::new(Thread))
+}
+
+/// A handle to wait on: an auto-reset event, or a thread; closed when dropped.
 struct Event(HANDLE);
 
 // SAFETY: an event handle may be signalled, waited on and closed from any thread.
