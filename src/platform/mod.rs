@@ -1,17 +1,20 @@
 //! The platform layer: the only module that knows which operating system oslab runs on.
 //!
 //! Everything that differs by OS lives in one folder per OS behind one face, as sysinfo and
-//! rustix do: clocks, CPU pinning and topology, process resource usage, counters, memory
-//! cgroups, memory maps, the environment description, file-system and cache control, signals,
-//! the raw system-call instruction. Callers name `crate::platform::cpu`, never
-//! `platform::linux::cpu`, so adding an OS is adding a folder that provides the same modules.
-//! The contract each backend fulfils is written down in docs/architecture.md.
+//! rustix do: clocks, CPU pinning and topology, process resource usage, a worker's process
+//! group, counters, memory cgroups, memory maps, the environment description, file-system and
+//! cache control, signals, the raw system-call instruction. Callers name
+//! `crate::platform::cpu`, never `platform::linux::cpu`, so adding an OS is adding a folder
+//! that provides the same modules (`linux/`, `freebsd/`, `macos/`, `windows/`). The contract
+//! each backend fulfils is written down in docs/architecture.md.
 //!
 //! Besides the backends: `unix/` holds what the Unix systems share word for word (signals,
-//! getrusage, kill(pid, 0), statfs on the BSDs), and `absent/` the modules of features a
-//! backend does not have (perf counters, stack sampling, system-call tracing, memory cgroups):
-//! the same types and functions as Linux's, every operation refused with the backend's reason,
-//! so that the callers build unchanged and say in one line why the feature is missing.
+//! getrusage, kill(pid, 0), process groups, mmap, statfs on the BSDs), `absent/` the modules
+//! of features a backend does not have (perf counters, stack sampling, system-call tracing,
+//! memory cgroups, PSI): the same types and functions as Linux's, every operation refused with
+//! the backend's reason, so that the callers build unchanged and say in one line why the
+//! feature is missing; `contract/` the OS-neutral types of the contract, and `anon.rs` the
+//! experiments' anonymous memory over each system's calls.
 
 #[cfg(target_os = "linux")]
 mod linux;

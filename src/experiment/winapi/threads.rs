@@ -13,6 +13,29 @@ use windows_sys::Win32::System::Threading::{
 use crate::experiment::{Context, Params, Routine, SetupError};
 use crate::platform::cpu;
 
+/// A thread of the worker pinned to `cpu` that runs `body` once pinned; returns when the pin
+/// took (the thread is then running) or failed (the thread has ended).
+fn spawn_pinned(
+    cpu: usize,
+    what: &str,
+    body: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>, SetupError> {
+    let (ready, started) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let pinned = cpu::pin(&[cpu]);
+        let ok = pinned.is_ok();
+        let _ = ready.send(pinned);
+        if ok {
+            body();
+        }
+    });
+    started
+        .recv()
+        .map_err(|_| SetupError::Failed(format!("the {what} thread died at start")))?
+        .map_err(|e| SetupError::Failed(format!("cannot pin the {what} thread: {e}")))?;
+    Ok(thread)
+}
+
 /// A thread of the worker pinned to one CPU, running `work` until dropped.
 struct Competitor {
     stop: Arc<AtomicBool>,
@@ -22,20 +45,12 @@ struct Competitor {
 impl Competitor {
     fn start(cpu: usize, work: fn()) -> Result<Competitor, SetupError> {
         let stop = Arc::new(AtomicBool::new(false));
-        let (ready, started) = std::sync::mpsc::channel();
         let flag = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            let pinned = cpu::pin(&[cpu]);
-            let failed = pinned.is_err();
-            let _ = ready.send(pinned);
-            while !failed && !flag.load(Ordering::Relaxed) {
+        let thread = spawn_pinned(cpu, "competitor", move || {
+            while !flag.load(Ordering::Relaxed) {
                 work();
             }
-        });
-        started
-            .recv()
-            .map_err(|_| SetupError::Failed("the competitor thread died at start".into()))?
-            .map_err(|e| SetupError::Failed(format!("cannot pin the competitor thread: {e}")))?;
+        })?;
         Ok(Competitor {
             stop,
             thread: Some(thread),
@@ -256,29 +271,20 @@ pub fn setup_event(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, S
     };
     let (ping, pong) = (Arc::new(Event::new()?), Arc::new(Event::new()?));
     let stop = Arc::new(AtomicBool::new(false));
-    let (ready, started) = std::sync::mpsc::channel();
     let partner = {
         let (ping, pong, stop) = (Arc::clone(&ping), Arc::clone(&pong), Arc::clone(&stop));
-        std::thread::spawn(move || {
-            let pinned = cpu::pin(&[partner_cpu]);
-            let failed = pinned.is_err();
-            let _ = ready.send(pinned);
-            while !failed && ping.wait().is_ok() && !stop.load(Ordering::SeqCst) {
+        spawn_pinned(partner_cpu, "partner", move || {
+            while ping.wait().is_ok() && !stop.load(Ordering::SeqCst) {
                 if pong.set().is_err() {
                     break;
                 }
             }
-        })
+        })?
     };
-    let handover = HandOver {
+    Ok(Box::new(HandOver {
         ping,
         pong,
         stop,
         partner: Some(partner),
-    };
-    started
-        .recv()
-        .map_err(|_| SetupError::Failed("the partner thread died at start".into()))?
-        .map_err(|e| SetupError::Failed(format!("cannot pin the partner thread: {e}")))?;
-    Ok(Box::new(handover))
+    }))
 }

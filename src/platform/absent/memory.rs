@@ -4,6 +4,8 @@
 
 use std::io;
 
+pub use crate::platform::contract::memory::{MemInfo, Psi, PsiLine};
+
 /// Linux names files here in messages; these systems have none of them.
 pub const PRESSURE_FILE: &str = "memory pressure (PSI, Linux only)";
 pub const THP_ENABLED: &str = "transparent huge pages (Linux only)";
@@ -16,29 +18,6 @@ pub const MADV_NO_HUGE_PAGES: Option<i32> = None;
 /// A process's peak or resident size by Linux's /proc/PID/status field name: not read here.
 pub fn status_bytes(_pid: i32, _field: &str) -> Option<u64> {
     None
-}
-
-/// The machine's memory, bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemInfo {
-    /// What can be allocated without swapping: free and reclaimable pages.
-    pub available: u64,
-    pub swap_total: u64,
-    pub total: u64,
-}
-
-/// One line of Linux's pressure stall information (none here).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PsiLine {
-    pub avg10: f64,
-    pub total_us: u64,
-}
-
-/// Memory pressure (none here).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Psi {
-    pub some: PsiLine,
-    pub full: Option<PsiLine>,
 }
 
 /// No pressure stall information on this system.

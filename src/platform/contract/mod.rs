@@ -3,6 +3,7 @@
 //! absent), so a backend only writes what differs.
 
 pub mod cgroup;
+pub mod memory;
 pub mod mount;
 pub mod stacks;
 pub mod systrace;

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
+pub use crate::platform::contract::memory::{MemInfo, Psi, PsiLine};
+
 use procfs::Current;
 
 /// Where the system-wide memory pressure is read: named in messages when it is absent.
@@ -20,15 +22,6 @@ pub const MADV_NO_HUGE_PAGES: Option<libc::c_int> = Some(libc::MADV_NOHUGEPAGE);
 const VIRTIO_BALLOON: &str = "/sys/bus/virtio/drivers/virtio_balloon";
 /// VIRTIO_BALLOON_F_REPORTING: the balloon takes free page reports (virtio 1.2, 5.5.3).
 const BALLOON_F_REPORTING: usize = 5;
-
-/// The machine's memory as /proc/meminfo gives it, bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemInfo {
-    /// MemAvailable (MemFree on kernels older than 3.14).
-    pub available: u64,
-    pub swap_total: u64,
-    pub total: u64,
-}
 
 /// Read /proc/meminfo.
 pub fn meminfo() -> io::Result<MemInfo> {
@@ -45,22 +38,6 @@ pub fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
-}
-
-/// One line of /proc/pressure/memory (or a v2 cgroup's memory.pressure).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PsiLine {
-    /// Share of the last 10 s some (or every) task stalled on memory, in percent.
-    pub avg10: f64,
-    /// Stall time since boot, µs.
-    pub total_us: u64,
-}
-
-/// Memory pressure: `some` (at least one task stalled) and `full` (every non-idle task did).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Psi {
-    pub some: PsiLine,
-    pub full: Option<PsiLine>,
 }
 
 /// Parse the PSI format: `some avg10=0.00 avg60=0.00 avg300=0.00 total=0` and a `full` line.

@@ -3,12 +3,16 @@
 //! process records hold (NtQuerySystemInformation(SystemProcessInformation)): hard faults
 //! and each thread's context switches.
 //!
-//! What maps how: `minflt` = PageFaultCount less the hard faults (Windows counts soft faults,
-//! demand-zero and copy-on-write ones together, like Linux's minor faults), `majflt` = hard
-//! faults (read from a file or the page file); `nvcsw` = the context switches of all threads
-//! (Windows does not split voluntary from involuntary: the total is recorded as voluntary and
-//! `nivcsw` is 0); `inblock`/`oublock` = 0 (Windows counts I/O operations, not blocks, and
-//! cannot tell the cache's from the disk's). No reaped-children totals exist.
+//! What maps how:
+//! - `minflt` = PageFaultCount less the hard faults (Windows counts soft faults, demand-zero
+//!   and copy-on-write ones together, like Linux's minor faults), `majflt` = hard faults (read
+//!   from a file or the page file);
+//! - `nvcsw` = the context switches of the process's live threads (Windows does not split
+//!   voluntary from involuntary: the total is recorded as voluntary and `nivcsw` is 0). The
+//!   switches of a thread that has ended leave the sum with it, so only experiments whose
+//!   threads live through the samples check switches;
+//! - `inblock`/`oublock` = 0: Windows counts I/O operations, not blocks, and cannot tell the
+//!   cache's from the disk's. No reaped-children totals exist.
 
 use windows_sys::Wdk::System::SystemInformation::{
     NtQuerySystemInformation, SystemProcessInformation,
