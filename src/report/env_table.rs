@@ -423,7 +423,13 @@ fn tool(env: &Environment) -> Section {
     }
     s.opt("commit", env.oslab_commit.as_deref());
     s.opt("rustc", env.rustc_version.as_deref());
-    s.row("user", if env.is_root { "root" } else { "not root" });
+    let user = match (env.is_root, env.os.as_str()) {
+        (true, "windows") => "administrator (elevated)",
+        (false, "windows") => "not elevated",
+        (true, _) => "root",
+        (false, _) => "not root",
+    };
+    s.row("user", user);
     s
 }
 

@@ -6,11 +6,15 @@
 
 use std::ffi::OsStr;
 
-use windows_sys::Win32::Foundation::ERROR_SUCCESS;
+use windows_sys::Win32::Foundation::{CloseHandle, ERROR_SUCCESS};
+use windows_sys::Win32::Security::{
+    GetTokenInformation, TOKEN_ELEVATION, TOKEN_QUERY, TokenElevation,
+};
 use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows_sys::Win32::System::Registry::{
     HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RRF_RT_REG_SZ, RegGetValueW,
 };
+use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
 use super::text::{from_wide, wide};
 use crate::model::env::{Cache, CoreKind, Environment};
@@ -102,6 +106,30 @@ pub fn emulation() -> Option<String> {
     })
 }
 
+/// Whether this process runs elevated (as an administrator): Windows' counterpart of root.
+fn elevated() -> bool {
+    let mut token = std::ptr::null_mut();
+    // SAFETY: this process's pseudo-handle and a pointer to a local; closed below.
+    if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
+        return false;
+    }
+    let mut elevation = TOKEN_ELEVATION { TokenIsElevated: 0 };
+    let mut size = 0u32;
+    // SAFETY: the token opened above and a sized TOKEN_ELEVATION.
+    let asked = unsafe {
+        GetTokenInformation(
+            token,
+            TokenElevation,
+            (&mut elevation as *mut TOKEN_ELEVATION).cast(),
+            std::mem::size_of::<TOKEN_ELEVATION>() as u32,
+            &mut size,
+        )
+    };
+    // SAFETY: closing the token opened above.
+    unsafe { CloseHandle(token) };
+    asked != 0 && elevation.TokenIsElevated != 0
+}
+
 /// `10.0.19045.3803`: major, minor, build and update revision.
 fn kernel_release() -> Option<String> {
     let build = reg_string(VERSION_KEY, "CurrentBuildNumber")?;
@@ -151,6 +179,7 @@ pub fn collect() -> Environment {
         oslab_version: env!("CARGO_PKG_VERSION").to_string(),
         oslab_commit: option_env!("OSLAB_GIT_COMMIT").map(str::to_string),
         rustc_version: option_env!("OSLAB_RUSTC_VERSION").map(str::to_string),
+        is_root: elevated(),
         ..Environment::default()
     };
     if let Ok(m) = super::memory::meminfo() {

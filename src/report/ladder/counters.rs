@@ -46,7 +46,8 @@ pub(super) fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) ->
     }
     let caption = "What the counters saw, per operation. Faults and switches come from getrusage \
                    over the timed samples (a partner process's from the proc file system, \
-                   reaped children's from RUSAGE_CHILDREN); switches are \
+                   reaped children's from RUSAGE_CHILDREN; on Windows from the process's \
+                   records, where switches are one total over its threads); switches are \
                    voluntary+involuntary; sys % is the system share of CPU time; preempted counts samples with an involuntary switch (part \
                    of the operation in a same-CPU ping-pong, contamination elsewhere); syscalls \
                    and tasks were counted in untimed batches after the samples (by the last \
