@@ -56,12 +56,7 @@ impl Anon {
     /// Ask for base pages only, so that each page faults on its own even where transparent
     /// huge pages are `always` (advice only; nothing to ask where the system has no THP).
     pub fn base_pages_only(&self) {
-        if let Some(advice) = super::memory::MADV_NO_HUGE_PAGES {
-            #[cfg(unix)]
-            let _ = self.advise(advice);
-            #[cfg(not(unix))]
-            let _ = advice;
-        }
+        os::base_pages_only(self.ptr, self.len);
     }
 }
 

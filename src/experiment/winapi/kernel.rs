@@ -1,8 +1,6 @@
 //! The routines of `winapi.rs` that ask the kernel for an object: a file opened and closed, a
 //! process created and waited for, fresh memory touched page by page.
 
-use std::ffi::OsStr;
-use std::os::windows::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use windows_sys::Win32::Foundation::{CloseHandle, GENERIC_READ, INVALID_HANDLE_VALUE};
@@ -16,11 +14,7 @@ use windows_sys::Win32::System::Threading::{
 
 use crate::experiment::mapping::Anon;
 use crate::experiment::{Context, Params, Routine, SetupError};
-
-/// `text` as a NUL-terminated UTF-16 string.
-fn wide(text: &OsStr) -> Vec<u16> {
-    text.encode_wide().chain(std::iter::once(0)).collect()
-}
+use crate::platform::text::wide;
 
 fn last_error(what: &str) -> String {
     format!("{what} failed: {}", std::io::Error::last_os_error())

@@ -169,8 +169,8 @@ impl Routine for Thread {
                     std::io::Error::last_os_error()
                 ));
             }
-            let waited = Event(thread).wait();
-            waited?;
+            // Closed at the end of the statement, waited for or not.
+            Waitable(thread).wait()?;
         }
         Ok(())
     }
@@ -180,16 +180,18 @@ pub fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupEr
     Ok(Box::new(Thread))
 }
 
-/// A handle to wait on: an auto-reset event, or a thread; closed when dropped.
-struct Event(HANDLE);
+/// A kernel object to wait on (an auto-reset event, or a thread), its handle closed when
+/// dropped.
+struct Waitable(HANDLE);
 
-// SAFETY: an event handle may be signalled, waited on and closed from any thread.
-unsafe impl Send for Event {}
+// SAFETY: an event or thread handle may be signalled, waited on and closed from any thread.
+unsafe impl Send for Waitable {}
 // SAFETY: as above.
-unsafe impl Sync for Event {}
+unsafe impl Sync for Waitable {}
 
-impl Event {
-    fn new() -> Result<Event, SetupError> {
+impl Waitable {
+    /// A new auto-reset event.
+    fn event() -> Result<Waitable, SetupError> {
         // SAFETY: an unnamed auto-reset event, initially not signalled.
         let handle = unsafe { CreateEventW(std::ptr::null(), 0, 0, std::ptr::null()) };
         if handle.is_null() {
@@ -198,7 +200,7 @@ impl Event {
                 std::io::Error::last_os_error()
             )));
         }
-        Ok(Event(handle))
+        Ok(Waitable(handle))
     }
 
     fn set(&self) -> Result<(), String> {
@@ -224,7 +226,7 @@ impl Event {
     }
 }
 
-impl Drop for Event {
+impl Drop for Waitable {
     fn drop(&mut self) {
         // SAFETY: closing our own handle, after both threads are done with it.
         unsafe { CloseHandle(self.0) };
@@ -233,8 +235,8 @@ impl Drop for Event {
 
 /// The worker's side of the hand-over; the partner thread answers every turn.
 struct HandOver {
-    ping: Arc<Event>,
-    pong: Arc<Event>,
+    ping: Arc<Waitable>,
+    pong: Arc<Waitable>,
     stop: Arc<AtomicBool>,
     partner: Option<JoinHandle<()>>,
 }
@@ -269,7 +271,7 @@ pub fn setup_event(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, S
     } else {
         cpu
     };
-    let (ping, pong) = (Arc::new(Event::new()?), Arc::new(Event::new()?));
+    let (ping, pong) = (Arc::new(Waitable::event()?), Arc::new(Waitable::event()?));
     let stop = Arc::new(AtomicBool::new(false));
     let partner = {
         let (ping, pong, stop) = (Arc::clone(&ping), Arc::clone(&pong), Arc::clone(&stop));

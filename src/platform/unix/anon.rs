@@ -46,6 +46,13 @@ pub fn release(ptr: *mut u8, len: usize) -> std::io::Result<()> {
     advise(ptr, len, libc::MADV_DONTNEED)
 }
 
+/// Keep a mapping in base pages where the system has transparent huge pages (advice only).
+pub fn base_pages_only(ptr: *mut u8, len: usize) {
+    if let Some(advice) = crate::platform::memory::MADV_NO_HUGE_PAGES {
+        let _ = advise(ptr, len, advice);
+    }
+}
+
 pub fn unmap(ptr: *mut u8, len: usize) {
     // SAFETY: unmapping exactly one of our mappings, dropped after its last use.
     unsafe { libc::munmap(ptr.cast(), len) };

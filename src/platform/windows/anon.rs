@@ -43,6 +43,9 @@ pub fn release(ptr: *mut u8, len: usize) -> std::io::Result<()> {
     }
 }
 
+/// Nothing to ask: Windows maps large pages only when asked (MEM_LARGE_PAGES).
+pub fn base_pages_only(_ptr: *mut u8, _len: usize) {}
+
 pub fn unmap(ptr: *mut u8, _len: usize) {
     // SAFETY: releasing exactly one of our allocations, dropped after its last use.
     unsafe { VirtualFree(ptr.cast(), 0, MEM_RELEASE) };

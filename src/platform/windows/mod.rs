@@ -16,7 +16,7 @@ pub mod memory;
 pub mod mount;
 pub mod process;
 pub mod rusage;
-mod text;
+pub mod text;
 
 pub use super::absent::{cgroup, counters, cpustat, maps, stacks, symbols, systrace};
 

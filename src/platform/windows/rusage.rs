@@ -44,28 +44,39 @@ struct Record {
 /// STATUS_INFO_LENGTH_MISMATCH: the buffer was too small.
 const TOO_SMALL: i32 = 0xC000_0004_u32 as i32;
 
-/// The system's process records, raw.
-fn process_records() -> Option<Vec<u64>> {
-    let mut buffer = vec![0u64; 64 * 1024];
-    for _ in 0..8 {
-        let bytes = (buffer.len() * 8) as u32;
-        let mut needed = 0u32;
-        // SAFETY: `buffer` has `bytes` writable bytes.
-        let status = unsafe {
-            NtQuerySystemInformation(
-                SystemProcessInformation,
-                buffer.as_mut_ptr().cast(),
-                bytes,
-                &mut needed,
-            )
-        };
-        match status {
-            0 => return Some(buffer),
-            TOO_SMALL => buffer.resize((needed as usize / 8 + 1).max(buffer.len()) * 2, 0),
-            _ => return None,
-        }
+/// The record of process `pid` (and of its thread `tid`) in the system's process records.
+///
+/// The records are read into one buffer kept for the thread and grown, never freed: a fresh
+/// buffer per reading would fault its pages in between the two readings around a sample, and
+/// those faults would be counted as the sample's.
+fn record_of(pid: u32, tid: Option<u32>) -> Option<Record> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    None
+    BUFFER.with_borrow_mut(|buffer| {
+        if buffer.is_empty() {
+            buffer.resize(64 * 1024, 0);
+        }
+        for _ in 0..8 {
+            let bytes = (buffer.len() * 8) as u32;
+            let mut needed = 0u32;
+            // SAFETY: `buffer` has `bytes` writable bytes.
+            let status = unsafe {
+                NtQuerySystemInformation(
+                    SystemProcessInformation,
+                    buffer.as_mut_ptr().cast(),
+                    bytes,
+                    &mut needed,
+                )
+            };
+            match status {
+                0 => return find(buffer, pid, tid),
+                TOO_SMALL => buffer.resize((needed as usize / 8 + 1).max(buffer.len()) * 2, 0),
+                _ => return None,
+            }
+        }
+        None
+    })
 }
 
 /// The record of process `pid` (and of its thread `tid`, when given) in `records`.
@@ -127,14 +138,14 @@ fn of_handle(process: HANDLE, pid: u32, tid: Option<u32>) -> Option<Rusage> {
     if unsafe { GetProcessTimes(process, &mut created, &mut exited, &mut kernel, &mut user) } == 0 {
         return None;
     }
+    // The kernel's record first, so that anything reading it costs is counted before the
+    // page-fault count is taken, not in the next sample.
+    let record = record_of(pid, tid).unwrap_or_default();
     // SAFETY: an all-zero PROCESS_MEMORY_COUNTERS is valid; cb tells its size.
     let mut memory: PROCESS_MEMORY_COUNTERS = unsafe { std::mem::zeroed() };
     memory.cb = std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
     // SAFETY: as above.
     unsafe { GetProcessMemoryInfo(process, &mut memory, memory.cb) };
-    let record = process_records()
-        .and_then(|r| find(&r, pid, tid))
-        .unwrap_or_default();
     let faults = i64::from(memory.PageFaultCount);
     let hard = i64::from(record.hard_faults).min(faults);
     Some(Rusage {
@@ -192,6 +203,6 @@ mod tests {
         assert!(after.utime_us + after.stime_us >= before.utime_us + before.stime_us);
         assert!(after.maxrss_kb > 0);
         assert!(of_task(std::process::id() as i32, std::process::id() as i32).is_some());
-        assert!(process_records().is_some_and(|r| find(&r, std::process::id(), None).is_some()));
+        assert!(record_of(std::process::id(), None).is_some());
     }
 }

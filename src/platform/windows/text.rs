@@ -1,4 +1,5 @@
-//! UTF-16 strings to and from the wide-character calls.
+//! UTF-16 strings to and from Windows' wide-character calls (the backend's and the Windows
+//! experiments').
 
 use std::ffi::OsStr;
 use std::os::windows::ffi::OsStrExt;
