@@ -219,6 +219,21 @@ pub(super) struct RunArgs {
     /// machine's earlier runs of the same configuration [default: 3]
     #[arg(long, visible_alias = "processes", value_name = "N")]
     pub(super) repeat: Option<u32>,
+    /// Measure each configuration with this many copies at once, one per CPU: does this
+    /// kernel path scale across cores? A comma-separated list, N for the CPUs this process
+    /// may use, e.g. --copies 1,2,4,N; each count is a configuration of its own, and the
+    /// scaling table shows per-copy and total throughput and the efficiency against one
+    /// copy. More copies than CPUs is allowed and labelled
+    #[arg(long, value_name = "LIST")]
+    pub(super) copies: Option<String>,
+    /// --copies 1, the powers of two below N, and N (the CPUs this process may use)
+    #[arg(long, conflicts_with = "copies")]
+    pub(super) scale: bool,
+    /// How copies run: `processes` (each a worker with its own address space; the default)
+    /// or `threads` of one worker (one address space, one directory: what contends on the
+    /// mmap lock or a directory), for the experiments that run as threads
+    #[arg(long, value_name = "MODE")]
+    pub(super) copy_mode: Option<String>,
     /// A label stored with the run; `show` accepts it instead of a run id
     #[arg(long)]
     pub(super) tag: Option<String>,

@@ -26,6 +26,8 @@ mod pingpong;
 pub mod plan;
 #[cfg(unix)]
 pub mod process;
+#[cfg(unix)]
+pub mod scale;
 pub mod synthetic;
 pub mod syscall;
 pub mod winapi;
@@ -66,6 +68,10 @@ pub struct Context {
     /// For experiments with `work_dir`: their private directory on the file system under
     /// test (see `ExperimentInfo::work_dir`).
     pub work_dir: Option<std::path::PathBuf>,
+    /// For experiments with `work_dir`: a directory every copy of the configuration shares
+    /// (`--copies`; one worker's copies share its work directory). What a scaling experiment
+    /// puts there must be named per thread.
+    pub shared_dir: Option<std::path::PathBuf>,
 }
 
 /// Builds an experiment's routine from its parameters and placement.
@@ -272,8 +278,45 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &fs::FSYNC,
     #[cfg(unix)]
     &fs::MKDIR_RMDIR,
+    // scale (experiment/scale.rs): for --copies
+    #[cfg(unix)]
+    &scale::MMAP_MUNMAP,
+    #[cfg(unix)]
+    &scale::OPEN_CLOSE,
     &synthetic::SYNTHETIC,
 ];
+
+/// The experiments whose copies may run as threads of one worker (`--copy-mode threads`):
+/// several instances of their routine live side by side in one process, touch nothing
+/// process-wide that a sample reads (no children reaped, no partner process), and what the
+/// threads share is the point: one address space (faults, mmap and munmap under one mmap
+/// lock) or one directory.
+pub const THREAD_COPIES: &[&str] = &[
+    "syscall.function_call",
+    "syscall.getpid",
+    "syscall.getppid",
+    "pagefault.anon",
+    "scale.mmap_munmap",
+    "scale.open_close",
+];
+
+/// Why `info`'s copies cannot run as threads here, if they cannot.
+pub fn thread_copies_refusal(info: &ExperimentInfo) -> Option<String> {
+    if crate::platform::rusage::this_thread().is_none() {
+        return Some(format!(
+            "{} keeps no thread's own resource usage (getrusage RUSAGE_THREAD), which each \
+             copy's samples need",
+            crate::platform::CURRENT.title()
+        ));
+    }
+    (!THREAD_COPIES.contains(&info.name)).then(|| {
+        format!(
+            "{} does not run as threads (those that do: {})",
+            info.name,
+            THREAD_COPIES.join(", ")
+        )
+    })
+}
 
 pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
     REGISTRY.iter().copied().find(|e| e.name == name)

@@ -12,6 +12,7 @@
 //!   configuration, except a parameter that defines one.
 
 use super::{ExperimentInfo, ParamKind, Params, find};
+use crate::model::copies::{Copies, Mode};
 use crate::model::error::UserError;
 
 /// One experiment run to perform.
@@ -107,6 +108,36 @@ pub static MMAP_LAB: Suite = Suite {
         },
     ],
 };
+
+/// Every planned configuration once per count of `copies` (configuration by configuration,
+/// the counts in the order given), each recording its copies in its parameters
+/// (`model::copies`). Threads are refused, in one line, for an experiment that cannot run
+/// its copies that way.
+pub fn with_copies(
+    planned: Vec<Planned>,
+    counts: &[u32],
+    mode: Mode,
+) -> Result<Vec<Planned>, UserError> {
+    let mut out = Vec::with_capacity(planned.len() * counts.len());
+    for p in planned {
+        if mode == Mode::Threads
+            && let Some(why) = super::thread_copies_refusal(p.info)
+        {
+            return Err(UserError::BadOption(format!(
+                "--copy-mode threads: {why}; run its copies as processes"
+            )));
+        }
+        for &count in counts {
+            let mut map = p.params.as_map().clone();
+            Copies { count, mode }.record(&mut map);
+            out.push(Planned {
+                params: Params::from_map(map),
+                ..p.clone()
+            });
+        }
+    }
+    Ok(out)
+}
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().copied().find(|s| s.name == name)

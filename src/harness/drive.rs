@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use crate::experiment::{ExperimentInfo, Params};
+use crate::harness::copies::{Gate, Meeting, Place, Role};
 use crate::harness::layout::ENV_PAD_VAR;
 use crate::harness::plan::Plan;
 use crate::harness::scratch;
@@ -31,6 +32,8 @@ type Line = Result<Message, String>;
 /// A started worker: its process group, its parsed output and its stderr being collected.
 struct Worker {
     child: Child,
+    /// Kept open for a synced copy's `go` and release (`Job::synced`); else closed at once.
+    stdin: Option<ChildStdin>,
     group: Group,
     messages: mpsc::Receiver<Line>,
     stderr: Option<JoinHandle<String>>,
@@ -58,12 +61,14 @@ enum Ending {
     Ended(Option<Outcome>),
 }
 
-/// Run one experiment in a fresh worker, filling `result` with what it streams.
+/// Run one experiment in a fresh worker, filling `result` with what it streams; `role` says
+/// how it takes part in its configuration's copies.
 pub(super) fn drive_worker(
     info: &ExperimentInfo,
     params: &Params,
     plan: &Plan,
     cgroup_procs: Option<PathBuf>,
+    role: Role,
     result: &mut ExperimentResult,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Outcome {
@@ -93,8 +98,12 @@ pub(super) fn drive_worker(
         probes: plan.probes,
         profile: plan.profile,
         traced_ops: None,
+        synced: role.gate.is_some(),
+        copy_cpus: role.copy_cpus,
+        shared_dir: role.shared_dir,
     };
-    let worker = match spawn(&exe, &job) {
+    let mut place = role.gate.map(Gate::place);
+    let mut worker = match spawn(&exe, &job) {
         Ok(worker) => worker,
         Err(outcome) => return outcome,
     };
@@ -103,15 +112,42 @@ pub(super) fn drive_worker(
         started,
         at: started + plan.timeout,
     };
+    let mut copy = place.as_mut().map(|place| Copy {
+        place,
+        stdin: &mut worker.stdin,
+    });
     let ending = follow(
         &worker.messages,
-        info,
-        plan,
+        (info, plan),
         &mut deadline,
+        copy.as_mut(),
         result,
         on_sample,
     );
+    // A copy that finished waits for the others, then releases its worker from its hold.
+    if let (Some(place), Ending::Ended(Some(Outcome::Done(_)))) = (place.as_mut(), &ending) {
+        place.meet(Meeting::Done, deadline.at);
+    }
+    drop(place);
+    worker.stdin = None;
     collect(worker, dirs, ending, &deadline, result.samples.len())
+}
+
+/// A synced copy's side of the meetings: its place, and the worker's stdin to say `go` on.
+struct Copy<'p, 'g> {
+    place: &'p mut Place<'g>,
+    stdin: &'p mut Option<ChildStdin>,
+}
+
+impl Copy<'_, '_> {
+    /// Every copy is set up (or the time is up): let this one's worker start sampling.
+    fn release(&mut self, until: Instant) {
+        self.place.meet(Meeting::SetUp, until);
+        if let Some(stdin) = self.stdin.as_mut() {
+            // A worker that died since is reported through its exit status.
+            let _ = stdin.write_all(b"go\n").and_then(|()| stdin.flush());
+        }
+    }
 }
 
 impl Dirs {
@@ -173,11 +209,14 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
         }
     };
 
-    if let Some(mut stdin) = child.stdin.take() {
+    let mut stdin = child.stdin.take();
+    if let Some(pipe) = stdin.as_mut() {
         let job_json = serde_json::to_string(job).unwrap_or_default();
         // A worker that died at once is reported later through its exit status.
-        let _ = stdin.write_all(job_json.as_bytes());
+        let _ = writeln!(pipe, "{job_json}").and_then(|()| pipe.flush());
     }
+    // Closed now, unless the worker waits on it for `go` and its release.
+    let stdin = stdin.filter(|_| job.synced);
 
     let (tx, messages) = mpsc::channel::<Line>();
     if let Some(stdout) = child.stdout.take() {
@@ -192,6 +231,7 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
     });
     Ok(Worker {
         child,
+        stdin,
         group,
         messages,
         stderr,
@@ -214,9 +254,9 @@ fn read_messages(stdout: ChildStdout, tx: &mpsc::Sender<Line>) {
 /// the time limit passes or the user interrupts the run.
 fn follow(
     messages: &mpsc::Receiver<Line>,
-    info: &ExperimentInfo,
-    plan: &Plan,
+    (info, plan): (&ExperimentInfo, &Plan),
     deadline: &mut Deadline,
+    mut copy: Option<&mut Copy>,
     result: &mut ExperimentResult,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Ending {
@@ -235,6 +275,12 @@ fn follow(
         // Wake at least every 100 ms to notice an interruption.
         let outcome =
             match messages.recv_timeout((deadline.at - now).min(Duration::from_millis(100))) {
+                Ok(Ok(Message::Ready)) => {
+                    if let Some(copy) = copy.as_mut() {
+                        copy.release(deadline.at);
+                    }
+                    None
+                }
                 Ok(Ok(message)) => take(message, info, plan, deadline, result, on_sample),
                 Ok(Err(garbled)) => Some(Outcome::Failed(garbled)),
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
@@ -257,6 +303,8 @@ fn take(
 ) -> Option<Outcome> {
     match message {
         Message::Counters { counters } => result.counters = counters,
+        // Only a synced copy says it, and `follow` answers it.
+        Message::Ready => {}
         Message::Calibration(c) => {
             if let Some(later) = fixed_batch_deadline(info, plan, &c) {
                 deadline.at = deadline.at.max(later);

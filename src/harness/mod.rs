@@ -4,6 +4,7 @@
 //! (`traced`, for `oslab trace --experiment`). `plan` is what the CLI hands the runner; `layout` is what differs between the processes
 //! that measure one configuration.
 
+pub mod copies;
 mod drive;
 pub mod history;
 pub mod layout;

@@ -93,10 +93,10 @@ fn cpu_in_turn(turns: &[usize], process: u32) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn plan(cpu_turns: Vec<usize>) -> Plan {
+    pub(crate) fn plan(cpu_turns: Vec<usize>) -> Plan {
         Plan {
             sampler: SamplerConfig::quick(),
             cpus: vec![3],

@@ -9,6 +9,7 @@ use crate::analysis::validate;
 use crate::experiment::params::parse_size;
 use crate::experiment::plan::Planned;
 use crate::experiment::{ExperimentInfo, Params, SetupError};
+use crate::harness::copies::Role;
 use crate::harness::drive::{Outcome, drive_worker};
 use crate::harness::plan::Plan;
 use crate::measure::load::{self, Load};
@@ -16,23 +17,18 @@ use crate::model::{Calibration, ExperimentResult, Sample, Status};
 use crate::platform::cpustat::CpuTimes;
 
 /// Run one planned experiment in a fresh worker and judge it (`plan.layout` says which of the
-/// configuration's processes it is).
-pub fn run_experiment(
+/// configuration's processes it is). A worker of `--copy-mode threads` runs its copies on the
+/// CPUs `role` names; copies in processes are `harness::copies`'.
+pub(super) fn run_experiment(
     planned: &Planned,
     plan: &Plan,
+    role: Role,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> ExperimentResult {
     let (info, params) = (planned.info, &planned.params);
     let start = Instant::now();
     let mut result = new_result(planned, plan);
-    if !info.os.contains(&crate::platform::CURRENT) {
-        result.status = Status::Unsupported;
-        let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
-        result.reason = Some(format!(
-            "runs on {} only, not on {}",
-            list.join(", "),
-            crate::platform::CURRENT
-        ));
+    if refused_here(&mut result, info) {
         return result;
     }
     let Ok(running_load) = start_load(planned, plan, &mut result) else {
@@ -40,8 +36,22 @@ pub fn run_experiment(
     };
     let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
     let cpu_times = CpuTimes::now();
-    let outcome = drive_worker(info, params, plan, cgroup_procs, &mut result, on_sample);
-    result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &plan.cpus);
+    let busy: Vec<usize> = plan
+        .cpus
+        .iter()
+        .chain(role.copy_cpus.iter().flatten())
+        .copied()
+        .collect();
+    let outcome = drive_worker(
+        info,
+        params,
+        plan,
+        cgroup_procs,
+        role,
+        &mut result,
+        on_sample,
+    );
+    result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &busy);
     result.load = running_load.as_ref().map(load::Running::record);
     drop(running_load);
     result.duration_s = start.elapsed().as_secs_f64();
@@ -49,8 +59,23 @@ pub fn run_experiment(
     result
 }
 
+/// An experiment whose `os` list lacks this system is `unsupported`, with the reason: `true`.
+pub(super) fn refused_here(result: &mut ExperimentResult, info: &ExperimentInfo) -> bool {
+    if info.os.contains(&crate::platform::CURRENT) {
+        return false;
+    }
+    result.status = Status::Unsupported;
+    let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
+    result.reason = Some(format!(
+        "runs on {} only, not on {}",
+        list.join(", "),
+        crate::platform::CURRENT
+    ));
+    true
+}
+
 /// A failed result with nothing measured yet, started now (under the run's emulator, if any).
-fn new_result(planned: &Planned, plan: &Plan) -> ExperimentResult {
+pub(super) fn new_result(planned: &Planned, plan: &Plan) -> ExperimentResult {
     ExperimentResult {
         experiment: planned.info.name.to_string(),
         params: planned.params.as_map().clone(),
@@ -79,7 +104,7 @@ fn new_result(planned: &Planned, plan: &Plan) -> ExperimentResult {
 /// (a suite's) replaces the run's --load. The load runs for exactly the worker's lifetime:
 /// started first, killed when it drops. A memory load sizes its cgroup from the experiment's
 /// size. `Err`: the load could not start, and `result` says why.
-fn start_load(
+pub(super) fn start_load(
     planned: &Planned,
     plan: &Plan,
     result: &mut ExperimentResult,
@@ -115,7 +140,12 @@ fn start_load(
 }
 
 /// The result's status and reason from how the worker ended.
-fn settle(info: &ExperimentInfo, params: &Params, outcome: Outcome, result: &mut ExperimentResult) {
+pub(super) fn settle(
+    info: &ExperimentInfo,
+    params: &Params,
+    outcome: Outcome,
+    result: &mut ExperimentResult,
+) {
     match outcome {
         Outcome::Done(stop) if result.samples.is_empty() => {
             result.stop_reason = Some(stop);

@@ -99,6 +99,9 @@ fn job(info: &ExperimentInfo, params: &Params, ops: u64, dirs: &Dirs) -> Job {
         probes: false,
         profile: None,
         traced_ops: Some(ops),
+        synced: false,
+        copy_cpus: Vec::new(),
+        shared_dir: None,
     }
 }
 

@@ -3,13 +3,14 @@
 //! own. It reads a [`Job`] as JSON on stdin and streams [`Message`]s as JSON lines on stdout.
 
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::{self, Context, ExperimentInfo, Params, SetupError};
 use crate::harness::layout::Layout;
 use crate::measure::clock::Clock;
+use crate::measure::companions::{self, Companions};
 use crate::measure::sampler::{self, Progress, SamplerConfig};
 use crate::model::profile::{Profile, ProfileRequest};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
@@ -51,6 +52,19 @@ pub struct Job {
     /// parent has already replaced it with the fixed count of a `Batch::Fixed` experiment.
     #[serde(default)]
     pub traced_ops: Option<u64>,
+    /// One of several copies measured at once (`--copies`, processes): after setup the worker
+    /// says [`Message::Ready`] and waits for the parent's `go` line on stdin; after its last
+    /// message it keeps running the routine, untimed, until stdin closes, so every copy's
+    /// samples are taken while all the copies run.
+    #[serde(default)]
+    pub synced: bool,
+    /// `--copy-mode threads`: the CPU of each copy, the measured thread's first; the worker
+    /// runs a companion thread on each of the others (`measure::companions`).
+    #[serde(default)]
+    pub copy_cpus: Vec<Option<usize>>,
+    /// A directory every copy of the configuration shares (`Context::shared_dir`).
+    #[serde(default)]
+    pub shared_dir: Option<std::path::PathBuf>,
 }
 
 fn counts_probes() -> bool {
@@ -64,6 +78,8 @@ pub enum Message {
     Counters {
         counters: Vec<CounterStatus>,
     },
+    /// Set up and waiting for the parent's `go` (`Job::synced`).
+    Ready,
     Calibration(Calibration),
     Sample(Sample),
     /// Counts taken after sampling, with the statuses of the events counted that way.
@@ -111,7 +127,9 @@ pub fn main() -> i32 {
     let mut out = BufWriter::new(stdout.lock());
     let outcome = run(&mut out);
     let last = match outcome {
-        Ok(last) => last,
+        // A synced copy has sent its last message and held the routine until released.
+        Ok(None) => return 0,
+        Ok(Some(last)) => last,
         Err(SetupError::Unsupported(reason)) => Message::Unsupported { reason },
         Err(SetupError::Failed(reason)) => Message::Failed { reason },
     };
@@ -124,42 +142,79 @@ fn send(out: &mut impl Write, message: &Message) -> Result<(), String> {
     writeln!(out, "{line}").map_err(|e| format!("cannot write to the parent: {e}"))
 }
 
-/// The job's work; `Ok` is the last message to send.
-fn run(out: &mut impl Write) -> Result<Message, SetupError> {
+/// The job's work; `Ok` is the last message to send (`None`: sent already, see `Job::synced`).
+fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
     let job = read_job()?;
     let info = prepare(&job)?;
     // Before anything of the experiment's is allocated, and kept to the end.
     let _heap_pad = job.layout.map(|l| l.pad_heap());
     if let Some(ops) = job.traced_ops {
-        return traced_pass(&job, info, ops);
+        return traced_pass(&job, info, ops).map(Some);
     }
+    let params = Params::from_map(job.params.clone());
+    let fixed_ops = match info.batch {
+        experiment::Batch::Fixed(ops) => Some(ops(&params)),
+        experiment::Batch::Sized => None,
+    };
+    // Before the counters open, so they do not inherit the other copies' threads.
+    let companions = start_companions(&job, info, &params, fixed_ops)?;
     let mut counters = if info.counters_in_samples {
         CounterSet::open()
     } else {
         CounterSet::none()
     };
-    send(
-        out,
-        &Message::Counters {
-            counters: counters.statuses().to_vec(),
-        },
-    )
-    .map_err(SetupError::Failed)?;
+    let statuses = counters.statuses().to_vec();
+    send(out, &Message::Counters { counters: statuses }).map_err(SetupError::Failed)?;
 
-    let params = Params::from_map(job.params.clone());
     let mut routine = (info.setup)(&params, &context(&job))?;
-    let fixed_ops = match info.batch {
-        experiment::Batch::Fixed(ops) => Some(ops(&params)),
-        experiment::Batch::Sized => None,
-    };
+    if job.synced {
+        await_go(out)?;
+    }
     let sampled = sample(out, &job, info, routine.as_mut(), fixed_ops, &mut counters)?;
+    let copies = job.copy_cpus.len();
+    let mut facts = match companions.map(Companions::stop).transpose() {
+        Ok(ran) => companions::facts(&ran.unwrap_or_default(), copies),
+        Err(why) => return Err(SetupError::Failed(format!("a copy's thread failed: {why}"))),
+    };
 
     // Only now, with the timed samples done, the events that would have slowed them.
     drop(counters);
+    after_samples(
+        out,
+        &job,
+        info,
+        routine.as_mut(),
+        &sampled,
+        fixed_ops,
+        &mut facts,
+    )?;
+    let done = Message::Done {
+        stop_reason: sampled.stop_reason,
+    };
+    if !job.synced {
+        return Ok(Some(done));
+    }
+    send(out, &done).map_err(SetupError::Failed)?;
+    out.flush().map_err(|e| SetupError::Failed(e.to_string()))?;
+    hold(routine.as_mut(), sampled.ops_per_sample);
+    Ok(None)
+}
+
+/// What follows the samples: the probe pass, the facts (the routine's and `companions`'),
+/// the profile pass last, so neither the samples, the probes nor the facts see the sampler.
+fn after_samples(
+    out: &mut impl Write,
+    job: &Job,
+    info: &ExperimentInfo,
+    routine: &mut dyn experiment::Routine,
+    sampled: &sampler::Sampled,
+    fixed_ops: Option<u64>,
+    companions: &mut Vec<Fact>,
+) -> Result<(), SetupError> {
     if job.probes {
         let mut probes = CounterSet::open_probes(!info.counters_in_samples);
         let counts = sampler::count_probes(
-            routine.as_mut(),
+            routine,
             &mut probes,
             sampled.ops_per_sample,
             fixed_ops.is_some(),
@@ -171,23 +226,80 @@ fn run(out: &mut impl Write) -> Result<Message, SetupError> {
         };
         send(out, &message).map_err(SetupError::Failed)?;
     }
-    let facts = routine.facts();
+    let mut facts = routine.facts();
+    facts.append(companions);
     if !facts.is_empty() {
         send(out, &Message::Facts { facts }).map_err(SetupError::Failed)?;
     }
-    // Last, so neither the samples, the probes nor the facts see the sampler.
     if let Some(request) = &job.profile {
         let profile = crate::measure::profile::profile_pass(
-            routine.as_mut(),
+            routine,
             sampled.ops_per_sample,
             fixed_ops.is_some(),
             request,
         );
         send(out, &Message::Profile(profile)).map_err(SetupError::Failed)?;
     }
-    Ok(Message::Done {
-        stop_reason: sampled.stop_reason,
-    })
+    Ok(())
+}
+
+/// `--copy-mode threads`: the other copies, each a thread on its CPU with a routine of its own.
+fn start_companions(
+    job: &Job,
+    info: &'static ExperimentInfo,
+    params: &Params,
+    fixed_ops: Option<u64>,
+) -> Result<Option<Companions>, SetupError> {
+    if job.copy_cpus.len() < 2 {
+        return Ok(None);
+    }
+    let (params, context) = (params.clone(), context(job));
+    let build: companions::Build = std::sync::Arc::new(move || {
+        (info.setup)(&params, &context).map_err(|e| match e {
+            SetupError::Unsupported(why) | SetupError::Failed(why) => why,
+        })
+    });
+    Companions::start(&job.copy_cpus[1..], fixed_ops, &build)
+        .map(Some)
+        .map_err(|why| SetupError::Failed(format!("a copy's thread could not start: {why}")))
+}
+
+/// Say ready and wait for the parent's `go` (every copy is set up): a closed stdin without it
+/// means the parent gave up on the copies.
+fn await_go(out: &mut impl Write) -> Result<(), SetupError> {
+    send(out, &Message::Ready).map_err(SetupError::Failed)?;
+    out.flush().map_err(|e| SetupError::Failed(e.to_string()))?;
+    let mut line = String::new();
+    match std::io::stdin().read_line(&mut line) {
+        Ok(_) if line.trim() == "go" => Ok(()),
+        Ok(_) => Err(SetupError::Failed(
+            "the other copies did not start; this one was not released".into(),
+        )),
+        Err(e) => Err(SetupError::Failed(format!(
+            "cannot read the parent's go: {e}"
+        ))),
+    }
+}
+
+/// Keep the routine running, untimed, until the parent closes stdin: the copies still
+/// sampling keep their company. A failing call ends the hold (its samples are sent).
+fn hold(routine: &mut dyn experiment::Routine, ops: u64) {
+    let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = released.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let ops = ops.max(1);
+    while !released.load(std::sync::atomic::Ordering::Relaxed) {
+        if routine
+            .prepare(ops)
+            .and_then(|()| routine.run(ops))
+            .is_err()
+        {
+            break;
+        }
+    }
 }
 
 /// The experiment's setup as for sampling, then one untimed pass of `ops` operations between
@@ -210,14 +322,16 @@ fn context(job: &Job) -> Context {
         other_cpu: job.other_cpu,
         scratch_dir: job.scratch_dir.clone(),
         work_dir: job.work_dir.clone(),
+        shared_dir: job.shared_dir.clone().or_else(|| job.work_dir.clone()),
     }
 }
 
-/// The job, as JSON on stdin.
+/// The job, as one line of JSON on stdin (what follows is the parent's `go`, see
+/// `Job::synced`).
 fn read_job() -> Result<Job, SetupError> {
     let mut input = String::new();
     std::io::stdin()
-        .read_to_string(&mut input)
+        .read_line(&mut input)
         .map_err(|e| SetupError::Failed(format!("cannot read the job: {e}")))?;
     serde_json::from_str(&input).map_err(|e| SetupError::Failed(format!("malformed job: {e}")))
 }

@@ -3,6 +3,7 @@
 //! themselves; this module does.
 
 pub mod clock;
+pub mod companions;
 pub mod load;
 #[cfg(unix)]
 pub mod memload;

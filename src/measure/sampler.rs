@@ -41,6 +41,11 @@ pub struct SamplerConfig {
     pub warmup_ns: f64,
     /// Seed of the bootstrap used for the stopping rule.
     pub seed: u64,
+    /// Take each sample's rusage from the sampling thread alone (RUSAGE_THREAD), not the
+    /// process: the worker runs other copies of the routine on threads beside it
+    /// (`--copy-mode threads`), whose faults and switches are theirs.
+    #[serde(default)]
+    pub own_thread: bool,
 }
 
 impl SamplerConfig {
@@ -55,6 +60,7 @@ impl SamplerConfig {
             min_sample_ns: 2e6,
             warmup_ns: 50e6,
             seed: 0x05_1ab,
+            own_thread: false,
         }
     }
 
@@ -150,7 +156,7 @@ pub fn sample(
             counters,
             ops,
             (timer_overhead_ns, subtract_ns),
-            partner,
+            (partner, own_usage(cfg)),
         )?;
         let ns_per_op = sample.ns_per_op;
         report(Progress::Sample(&sample))?;
@@ -235,7 +241,18 @@ fn warm_up(
     Ok(clock.ns(warm_start, clock.stop()))
 }
 
-/// One timed batch of `ops` with the rusage of this process, its reaped children and the
+/// Where a sample's own rusage comes from: the process, or the sampling thread alone
+/// (`SamplerConfig::own_thread`; the process where the system keeps no thread's usage, which
+/// the planner refuses threads mode for).
+fn own_usage(cfg: &SamplerConfig) -> fn() -> Rusage {
+    if cfg.own_thread {
+        || rusage::this_thread().unwrap_or_else(rusage::this_process)
+    } else {
+        rusage::this_process
+    }
+}
+
+/// One timed batch of `ops` with the rusage of this process (or thread), its reaped children and the
 /// partner, and the counters around it. Taken off its time: `timer_overhead_ns` once (the
 /// timing's own cost), `subtract_ns` per operation (the empty loop, the baseline).
 fn take_sample(
@@ -244,11 +261,11 @@ fn take_sample(
     counters: &mut CounterSet,
     ops: u64,
     (timer_overhead_ns, subtract_ns): (f64, f64),
-    partner: Option<Partner>,
+    (partner, own): (Option<Partner>, fn() -> Rusage),
 ) -> Result<Sample, String> {
     let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
     routine.prepare(ops)?;
-    let ru0 = rusage::this_process();
+    let ru0 = own();
     let children0 = rusage::reaped_children();
     let partner0 = partner_rusage();
     let c0 = counters.read_before();
@@ -258,7 +275,7 @@ fn take_sample(
     let c1 = counters.read_after();
     let partner1 = partner_rusage();
     let children1 = rusage::reaped_children();
-    let ru1 = rusage::this_process();
+    let ru1 = own();
 
     let elapsed_ns = clock.ns(t0, t1);
     let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64 - subtract_ns;

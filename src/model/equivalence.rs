@@ -338,6 +338,26 @@ pub const TABLE: &[Row] = &[
         ),
     },
     Row {
+        experiments: &["scale.mmap_munmap"],
+        linux: runs("mmap and munmap of an anonymous region"),
+        freebsd: runs("mmap and munmap of an anonymous region"),
+        macos: runs("mmap and munmap of an anonymous region"),
+        windows: Cell::No(
+            "not enabled yet: VirtualAlloc and VirtualFree would be Windows' means, under the \
+             process's address-space lock",
+        ),
+    },
+    Row {
+        experiments: &["scale.open_close"],
+        linux: runs("open and close of a file"),
+        freebsd: runs("open and close of a file"),
+        macos: runs("open and close of a file"),
+        windows: Cell::No(
+            "not enabled yet: CreateFileW and CloseHandle would be Windows' means \
+             (syscall.create_file measures them alone)",
+        ),
+    },
+    Row {
         experiments: &["synthetic.*"],
         linux: noted("user space only", "known cost, for tests"),
         freebsd: noted("user space only", "known cost, for tests"),

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod copies;
 pub mod env;
 pub mod equivalence;
 pub mod error;

@@ -22,6 +22,7 @@ pub fn run_document(run: &Run) -> Value {
         "clock": run.clock,
         "environment": run.environment,
         "configurations": pool(&run.results).iter().map(configuration_document).collect::<Vec<_>>(),
+        "scaling": crate::report::scaling::document(run),
         "results": run
             .results
             .iter()

@@ -16,5 +16,6 @@ pub mod plausible;
 pub mod pool;
 pub mod profile;
 pub mod progress;
+pub mod scaling;
 mod show_sections;
 pub mod trace;

@@ -3,6 +3,7 @@
 
 use crate::experiment;
 use crate::model::ExperimentResult;
+use crate::model::copies;
 
 /// The experiment name with the suite's name for its configuration, or with any parameter
 /// that differs from its default or that the experiment sweeps (`thp=off` and `thp=on`
@@ -17,6 +18,20 @@ pub fn label_of(
     params: &std::collections::BTreeMap<String, String>,
     suite_label: Option<&str>,
 ) -> String {
+    format!(
+        "{}{}",
+        named(experiment, params, suite_label),
+        copies_of(params)
+    )
+}
+
+/// The experiment with its suite configuration, or with the parameters that differ from
+/// their defaults (and the swept ones).
+fn named(
+    experiment: &str,
+    params: &std::collections::BTreeMap<String, String>,
+    suite_label: Option<&str>,
+) -> String {
     if let Some(config) = suite_label {
         return format!("{experiment} ({config})");
     }
@@ -25,6 +40,7 @@ pub fn label_of(
     };
     let changed: Vec<String> = params
         .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), copies::COPIES | copies::COPY_MODE))
         .filter(|(k, v)| {
             info.param(k).is_none_or(|p| p.default != v.as_str())
                 || info.sweep.iter().any(|(swept, _)| swept == k)
@@ -36,4 +52,13 @@ pub fn label_of(
     } else {
         format!("{experiment} {}", changed.join(" "))
     }
+}
+
+/// ` ×4 threads` for a configuration measured by copies (`--copies`), else nothing.
+fn copies_of(params: &std::collections::BTreeMap<String, String>) -> String {
+    if !copies::Copies::recorded(params) {
+        return String::new();
+    }
+    let c = copies::Copies::of(params);
+    format!(" ×{} {}", c.count, c.mode.name())
 }

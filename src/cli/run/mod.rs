@@ -1,6 +1,7 @@
 //! `oslab run`: the options checked and turned into a plan, the experiments run in fresh workers, each result stored as it finishes, the run printed.
 
 use super::*;
+use crate::harness::copies;
 use crate::harness::history::{self, Configuration};
 use std::collections::HashMap;
 
@@ -214,14 +215,16 @@ fn run_all(
             let name =
                 report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
             progress.start(format!("[{done}/{total}] {name}"));
-            let mut result =
-                runner::run_experiment(job, &plan, &mut |samples| progress.sample(samples));
-            result.earlier_medians = earlier
-                .get(&history::configuration_of(&result))
-                .cloned()
-                .unwrap_or_default();
-            store.add_result(run_id, &result)?;
-            progress.finish(&format!("[{done}/{total}] {}", progress_line(&result)));
+            let results = copies::run(job, &plan, &mut |samples| progress.sample(samples));
+            for mut result in results.iter().cloned() {
+                result.earlier_medians = earlier
+                    .get(&history::configuration_of(&result))
+                    .cloned()
+                    .unwrap_or_default();
+                store.add_result(run_id, &result)?;
+            }
+            let result = &results[0];
+            progress.finish(&format!("[{done}/{total}] {}", progress_line(result)));
         }
     }
     Ok(())

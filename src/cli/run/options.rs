@@ -2,6 +2,7 @@
 //! run needs: the planned experiments, the sampler, the time limit, CPUs, directory and load.
 
 use super::*;
+use crate::model::copies;
 use crate::model::env::CoreKind;
 
 /// What the command line asks for, checked.
@@ -82,8 +83,34 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     })
 }
 
-/// The experiments named (or the suite's configurations), with their `--param` values.
+/// The experiments named (or the suite's configurations), with their `--param` values, each
+/// once per count of `--copies` (`--scale`).
 fn planned_jobs(args: &RunArgs) -> Result<Vec<Planned>> {
+    let planned = configurations(args)?;
+    let cpus = cpu::allowed().len().max(1);
+    let counts = match (&args.copies, args.scale) {
+        (Some(list), _) => Some(copies::parse_list(list, cpus).map_err(UserError::BadOption)?),
+        (None, true) => Some(copies::scale_list(cpus)),
+        (None, false) => None,
+    };
+    let mode = match args.copy_mode.as_deref() {
+        None => copies::Mode::Processes,
+        Some(text) => copies::Mode::parse(text).ok_or_else(|| {
+            UserError::BadOption(format!("--copy-mode {text}: give processes or threads"))
+        })?,
+    };
+    match counts {
+        Some(counts) => Ok(plan::with_copies(planned, &counts, mode)?),
+        None if args.copy_mode.is_some() => Err(UserError::BadOption(
+            "--copy-mode says how copies run: give --copies LIST (or --scale) with it".into(),
+        )
+        .into()),
+        None => Ok(planned),
+    }
+}
+
+/// The experiments named (or the suite's configurations), with their `--param` values.
+fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
     let given: Vec<(String, String)> = args
         .params
         .iter()

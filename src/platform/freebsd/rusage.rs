@@ -3,7 +3,7 @@
 
 use crate::model::Rusage;
 
-pub use super::super::unix::rusage::{from_libc, reaped_children, this_process};
+pub use super::super::unix::rusage::{from_libc, reaped_children, this_process, this_thread};
 
 /// The `kinfo_proc` entries of process `pid`: one for the process, or one per thread with
 /// `threads` (KERN_PROC_INC_THREAD). Empty when it is gone or cannot be read.

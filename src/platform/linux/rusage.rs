@@ -2,7 +2,7 @@
 
 use crate::model::Rusage;
 
-pub use super::super::unix::rusage::{from_libc, reaped_children, this_process};
+pub use super::super::unix::rusage::{from_libc, reaped_children, this_process, this_thread};
 
 /// The rusage-shaped figures of another task, read from /proc: faults and CPU time from
 /// `/proc/PID/task/TID/stat` (proc(5) fields 10, 12, 14, 15), context switches from `status`,

@@ -3,7 +3,7 @@
 
 use crate::model::Rusage;
 
-pub use super::super::unix::rusage::{from_libc, reaped_children, this_process};
+pub use super::super::unix::rusage::{from_libc, reaped_children, this_process, this_thread};
 
 /// The task information of process `pid`; `None` when it is gone or a zombie.
 pub(super) fn task_info(pid: libc::pid_t) -> Option<libc::proc_taskinfo> {

@@ -12,10 +12,20 @@ pub fn reaped_children() -> Rusage {
     get(libc::RUSAGE_CHILDREN)
 }
 
+/// Resource usage of the calling thread alone (RUSAGE_THREAD), where the system keeps it:
+/// what `--copy-mode threads` needs, so the copies beside the measured thread do not count in
+/// its samples. `None` on macOS, which has no per-thread getrusage.
+pub fn this_thread() -> Option<Rusage> {
+    #[cfg(any(target_os = "linux", target_os = "freebsd"))]
+    return Some(get(libc::RUSAGE_THREAD));
+    #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+    None
+}
+
 fn get(who: libc::c_int) -> Rusage {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage; `who` is RUSAGE_SELF or RUSAGE_CHILDREN.
+    // SAFETY: `ru` is a valid, writable rusage; `who` is RUSAGE_SELF, RUSAGE_CHILDREN or RUSAGE_THREAD.
     unsafe { libc::getrusage(who, &mut ru) };
     from_libc(&ru)
 }

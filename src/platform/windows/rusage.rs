@@ -167,6 +167,11 @@ pub fn this_process() -> Rusage {
     of_handle(unsafe { GetCurrentProcess() }, std::process::id(), None).unwrap_or_default()
 }
 
+/// Windows counts page faults per process only (GetProcessMemoryInfo): no thread's own usage.
+pub fn this_thread() -> Option<Rusage> {
+    None
+}
+
 /// Windows keeps no totals of ended children: always zero.
 pub fn reaped_children() -> Rusage {
     Rusage::default()

@@ -1,0 +1,273 @@
+//! Scaling experiments: kernel paths whose cost depends on how many CPUs take them at once,
+//! meant for `--copies` (will-it-scale's questions). Each is cheap and independent on one
+//! CPU; run as copies, what they share is the point.
+//!
+//! - `scale.mmap_munmap`: mmap of an anonymous region and its munmap, nothing touched
+//!   (will-it-scale's mmap1). Every call takes the address space's mmap lock for writing: as
+//!   threads (`--copy-mode threads`) the copies queue on one lock; as processes each has its
+//!   own.
+//! - `scale.open_close`: open and close of a file of the copy's own, in a directory of the
+//!   copy's own (`dir=private`, will-it-scale's open2) or in one directory all the copies
+//!   share (`dir=shared`, open1): the path walk takes a reference on each directory it passes
+//!   (a lockref on the dentry), and the shared one's cache line moves between the CPUs.
+//!
+//! Page faults of N threads in one address space against N processes are `pagefault.anon`
+//! with `--copy-mode threads` and without; fork from N processes is `process.fork` with
+//! `--copies`; pipe ping-pong pairs are `ctxswitch.pipe` with `--copies` (each copy a pair).
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::experiment::params::parse_size;
+use crate::model::copies::Copies;
+
+/// Faults and kernel entries every copy of these experiments shows, however many run: none,
+/// and the calls the operation makes. Switches are not bounded with copies: waiting for a
+/// lock the other copies hold is a voluntary switch, and that is what is measured.
+fn expectations(params: &Params, syscalls: f64, faults_why: &'static str) -> Vec<Expectation> {
+    let mut e = vec![
+        Expectation::new(Metric::Faults, Bound::Below(0.01), faults_why),
+        Expectation::new(
+            Metric::Counter("syscalls"),
+            Bound::Near {
+                value: syscalls,
+                tolerance: 0.05,
+            },
+            "the kernel entries one operation makes",
+        ),
+    ];
+    if Copies::of(params.as_map()).count == 1 {
+        e.push(Expectation::new(
+            Metric::Rusage("nvcsw"),
+            Bound::Below(0.01),
+            "alone, nothing in the loop blocks, so a voluntary switch means the call slept",
+        ));
+    }
+    e
+}
+
+pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo {
+    name: "scale.mmap_munmap",
+    os: crate::experiment::UNIX,
+    summary: "mmap() of an anonymous region and munmap() of it, untouched: the mmap lock \
+              taken for writing twice (will-it-scale's mmap1); run it with --copies",
+    op: "mmap+munmap",
+    path: "mmap and munmap system calls: a VMA created and removed under the mmap lock",
+    params: &[ParamSpec {
+        name: "size",
+        kind: ParamKind::Size {
+            min: 4096,
+            max: 1 << 40,
+        },
+        default: "128M",
+        help: "bytes mapped (never touched, so no page is allocated)",
+    }],
+    syscalls: |_| crate::experiment::each(&["mmap", "munmap"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations: |p| {
+        expectations(
+            p,
+            2.0,
+            "the region is never touched, so a fault means something else ran",
+        )
+    },
+    setup: setup_mmap_munmap,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};
+
+struct MmapMunmap {
+    bytes: usize,
+}
+
+fn setup_mmap_munmap(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let bytes = parse_size(params.str("size"))
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b > 0)
+        .ok_or_else(|| SetupError::Failed(format!("bad size {}", params.str("size"))))?;
+    Ok(Box::new(MmapMunmap { bytes }))
+}
+
+impl Routine for MmapMunmap {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            // SAFETY: a fresh anonymous private mapping, unmapped at once, never accessed.
+            let ptr = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    self.bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if ptr == libc::MAP_FAILED {
+                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+            }
+            // SAFETY: `ptr` is the mapping of `bytes` just made.
+            if unsafe { libc::munmap(ptr, self.bytes) } != 0 {
+                return Err(format!("munmap: {}", std::io::Error::last_os_error()));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
+    name: "scale.open_close",
+    os: crate::experiment::UNIX,
+    summary: "open() and close() of the copy's own file, in its own directory (private) or in \
+              one directory every copy shares (shared): will-it-scale's open2 and open1; run \
+              it with --copies",
+    op: "open+close",
+    path: "openat and close: a path walk through the directory, a file descriptor allocated \
+           and freed",
+    params: &[ParamSpec {
+        name: "dir",
+        kind: ParamKind::Choice(&["private", "shared"]),
+        default: "private",
+        help: "private: each copy's file in a directory of its own; shared: every copy's file \
+               in one directory",
+    }],
+    syscalls: |_| crate::experiment::each(&["openat", "close"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: |p| {
+        expectations(
+            p,
+            2.0,
+            "opening a file the cache holds touches no new memory, so a fault means something \
+             else ran",
+        )
+    },
+    setup: setup_open_close,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[("dir", &["private", "shared"])],
+    quick_params: &[],
+};
+
+/// A name no other copy (process or thread) uses.
+fn copy_name() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("copy-{}-{n}", std::process::id())
+}
+
+struct OpenClose {
+    path: CString,
+    /// What to remove afterwards: the file, then the copy's directory if it made one.
+    file: PathBuf,
+    own_dir: Option<PathBuf>,
+}
+
+fn setup_open_close(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let missing = || SetupError::Failed("no work directory".into());
+    let name = copy_name();
+    let (dir, own_dir) = match params.str("dir") {
+        "shared" => (ctx.shared_dir.clone().ok_or_else(missing)?, None),
+        _ => {
+            let own = ctx.work_dir.as_ref().ok_or_else(missing)?.join(&name);
+            std::fs::create_dir(&own)
+                .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", own.display())))?;
+            (own.clone(), Some(own))
+        }
+    };
+    let file = dir.join(format!("{name}.file"));
+    std::fs::write(&file, b"oslab")
+        .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", file.display())))?;
+    Ok(Box::new(OpenClose {
+        path: c_path(&file)?,
+        file,
+        own_dir,
+    }))
+}
+
+fn c_path(path: &Path) -> Result<CString, SetupError> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| SetupError::Failed(format!("{} holds a NUL byte", path.display())))
+}
+
+impl Routine for OpenClose {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            // SAFETY: a NUL-terminated path; the descriptor is closed at once.
+            let fd = unsafe { libc::open(self.path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(format!("open: {}", std::io::Error::last_os_error()));
+            }
+            // SAFETY: `fd` was just opened by this loop.
+            unsafe { libc::close(fd) };
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OpenClose {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+        if let Some(dir) = &self.own_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_of_open_close_use_their_own_files_in_one_or_their_own_directory() {
+        let work = tempfile::tempdir().unwrap();
+        let ctx = Context {
+            work_dir: Some(work.path().to_path_buf()),
+            shared_dir: Some(work.path().to_path_buf()),
+            ..Context::default()
+        };
+        for dir in ["private", "shared"] {
+            let params = Params::from_pairs(&[("dir", dir)]);
+            let mut a = setup_open_close(&params, &ctx).unwrap();
+            let mut b = setup_open_close(&params, &ctx).unwrap();
+            a.run(10).unwrap();
+            b.run(10).unwrap();
+            let entries = std::fs::read_dir(work.path()).unwrap().count();
+            assert_eq!(entries, 2, "{dir}: two copies, two entries");
+            drop((a, b));
+            assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "{dir}");
+        }
+    }
+
+    #[test]
+    fn mmap_munmap_maps_and_unmaps() {
+        let params = Params::from_pairs(&[("size", "1M")]);
+        let mut r = setup_mmap_munmap(&params, &Context::default()).unwrap();
+        r.run(100).unwrap();
+        let alone = (MMAP_MUNMAP.expectations)(&params);
+        let mut copies = params.as_map().clone();
+        crate::model::copies::Copies {
+            count: 2,
+            mode: crate::model::copies::Mode::Threads,
+        }
+        .record(&mut copies);
+        let together = (MMAP_MUNMAP.expectations)(&Params::from_map(copies));
+        assert_eq!(
+            alone.len(),
+            together.len() + 1,
+            "no switch bound with copies"
+        );
+    }
+}

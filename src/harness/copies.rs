@@ -1,0 +1,297 @@
+//! `--copies`: a configuration measured by N copies at once, one per CPU, the way
+//! will-it-scale and UnixBench's multi-copy runs ask whether a kernel path scales.
+//!
+//! In processes (the default) every copy is a worker process of its own, each pinned to its
+//! CPU and each a result of its own (the configuration's processes, pooled like `--repeat`'s).
+//! The copies meet twice: no copy starts sampling before every copy is set up (each says
+//! `Ready` and waits for the parent's `go`), and a copy that has finished keeps running its
+//! routine, untimed, until every copy has finished, so each copy's samples are taken while
+//! all N run. A copy that fails leaves both meetings at once, so the others go on.
+//!
+//! In threads the worker runs the copies itself (`measure::companions`): one result, whose
+//! facts give each other copy's time per operation.
+
+use std::path::PathBuf;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::experiment::plan::Planned;
+use crate::harness::drive::drive_worker;
+use crate::harness::plan::Plan;
+use crate::harness::runner::{new_result, refused_here, run_experiment, settle, start_load};
+use crate::harness::scratch;
+use crate::measure::load;
+use crate::model::copies::{Copies, Mode};
+use crate::model::{ExperimentResult, Sample};
+use crate::platform::cpu;
+use crate::platform::cpustat::CpuTimes;
+use tempfile::TempDir;
+
+/// How one worker takes part in its configuration's copies.
+#[derive(Default)]
+pub struct Role<'a> {
+    /// The meetings of copies in processes.
+    pub gate: Option<&'a Gate>,
+    /// Copies in threads: every copy's CPU, the measured thread's first.
+    pub copy_cpus: Vec<Option<usize>>,
+    /// A directory all the copies share (`Context::shared_dir`).
+    pub shared_dir: Option<PathBuf>,
+}
+
+/// Measure one planned configuration with as many copies as its parameters ask (one when
+/// they name none): one result per worker process.
+pub fn run(
+    planned: &Planned,
+    plan: &Plan,
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Vec<ExperimentResult> {
+    let copies = Copies::of(planned.params.as_map());
+    let cpus = copy_cpus(plan, copies.count as usize);
+    match copies.mode {
+        _ if copies.count == 1 => vec![run_experiment(planned, plan, Role::default(), on_sample)],
+        Mode::Threads => {
+            let mut plan = plan.clone();
+            plan.sampler.own_thread = true;
+            let role = Role {
+                copy_cpus: cpus,
+                ..Role::default()
+            };
+            vec![run_experiment(planned, &plan, role, on_sample)]
+        }
+        Mode::Processes => in_processes(planned, plan, &cpus, on_sample),
+    }
+}
+
+/// The CPU of each of `count` copies: from the measured CPU on, through the CPUs the run may
+/// use (those it takes in turn, else every allowed one), round again when there are more
+/// copies than CPUs. `None` each where threads cannot be pinned.
+pub fn copy_cpus(plan: &Plan, count: usize) -> Vec<Option<usize>> {
+    if plan.cpus.is_empty() {
+        return vec![None; count];
+    }
+    let pool = if plan.cpu_turns.len() > 1 {
+        plan.cpu_turns.clone()
+    } else {
+        cpu::allowed()
+    };
+    let start = plan.cpus[0];
+    let from = pool.iter().position(|&c| c == start);
+    let pool: Vec<usize> = match from {
+        Some(i) => pool[i..].iter().chain(&pool[..i]).copied().collect(),
+        None => std::iter::once(start).chain(pool).collect(),
+    };
+    (0..count).map(|i| Some(pool[i % pool.len()])).collect()
+}
+
+/// Copies in processes: every copy's worker driven on a thread of its own (the first on this
+/// one, which shows the progress), beside one load and one shared directory.
+fn in_processes(
+    planned: &Planned,
+    plan: &Plan,
+    cpus: &[Option<usize>],
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Vec<ExperimentResult> {
+    let start = Instant::now();
+    let mut results: Vec<ExperimentResult> =
+        cpus.iter().map(|_| new_result(planned, plan)).collect();
+    let refused = refused_here(&mut results[0], planned.info);
+    let running_load = match refused {
+        true => Err(()),
+        false => start_load(planned, plan, &mut results[0]),
+    };
+    let (Ok(running_load), Ok(shared)) = (running_load, shared_dir(planned, plan, &mut results))
+    else {
+        let first = results[0].clone();
+        return results.iter().map(|_| first.clone()).collect();
+    };
+    let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
+    let gate = Gate::new(cpus.len());
+    let cpu_times = CpuTimes::now();
+    let outcomes = std::thread::scope(|s| {
+        let mut rest = Vec::new();
+        let (first, others) = results.split_first_mut().expect("one copy at least");
+        for (i, result) in others.iter_mut().enumerate() {
+            let plan = copy_plan(plan, cpus[i + 1], false);
+            let role = role(&gate, shared.as_ref());
+            let cgroup_procs = cgroup_procs.clone();
+            rest.push(s.spawn(move || {
+                let (info, params) = (planned.info, &planned.params);
+                drive_worker(info, params, &plan, cgroup_procs, role, result, &mut |_| {})
+            }));
+        }
+        let plan0 = copy_plan(plan, cpus[0], true);
+        let role = role(&gate, shared.as_ref());
+        let (info, params) = (planned.info, &planned.params);
+        let first = drive_worker(info, params, &plan0, cgroup_procs, role, first, on_sample);
+        let mut outcomes = vec![first];
+        outcomes.extend(rest.into_iter().map(|t| t.join().expect("a copy's driver")));
+        outcomes
+    });
+    let busy: Vec<usize> = cpus.iter().flatten().copied().collect();
+    let other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &busy);
+    let record = running_load.as_ref().map(load::Running::record);
+    drop(running_load);
+    drop(shared);
+    for (result, outcome) in results.iter_mut().zip(outcomes) {
+        result.other_cpus_busy = other_cpus_busy;
+        result.load = record.clone();
+        result.duration_s = start.elapsed().as_secs_f64();
+        settle(planned.info, &planned.params, outcome, result);
+    }
+    results
+}
+
+fn role<'a>(gate: &'a Gate, shared: Option<&TempDir>) -> Role<'a> {
+    Role {
+        gate: Some(gate),
+        copy_cpus: Vec::new(),
+        shared_dir: shared.map(|d| d.path().to_path_buf()),
+    }
+}
+
+/// One copy's plan: its CPU; only the first copy counts the probes and profiles, as only the
+/// last of `--repeat`'s processes does (the routine's code is the same in every copy).
+fn copy_plan(plan: &Plan, cpu: Option<usize>, first: bool) -> Plan {
+    let mut plan = plan.clone();
+    plan.cpus = cpu.into_iter().collect();
+    plan.probes &= first;
+    plan.profile = plan.profile.filter(|_| first);
+    plan
+}
+
+/// For an experiment with a work directory: the directory its copies share, in `--dir`.
+/// `Err`: it could not be made, and every result says why.
+fn shared_dir(
+    planned: &Planned,
+    plan: &Plan,
+    results: &mut [ExperimentResult],
+) -> Result<Option<TempDir>, ()> {
+    if !planned.info.work_dir {
+        return Ok(None);
+    }
+    scratch::create(&plan.dir, scratch::WORK_PREFIX)
+        .map(Some)
+        .map_err(|e| {
+            results[0].reason = Some(format!(
+                "cannot create the copies' shared directory in {}: {e}",
+                plan.dir.display()
+            ));
+        })
+}
+
+/// Which meeting of the copies.
+#[derive(Debug, Clone, Copy)]
+pub enum Meeting {
+    /// Every copy set up: sampling starts.
+    SetUp = 0,
+    /// Every copy done: the holding copies stop.
+    Done = 1,
+}
+
+/// The copies' two meetings: a count of arrivals each, and a wait for all.
+pub struct Gate {
+    copies: usize,
+    arrived: Mutex<[usize; 2]>,
+    changed: Condvar,
+}
+
+impl Gate {
+    pub fn new(copies: usize) -> Gate {
+        Gate {
+            copies,
+            arrived: Mutex::new([0; 2]),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// One copy's place at the meetings.
+    pub fn place(&self) -> Place<'_> {
+        Place {
+            gate: self,
+            arrived: [false; 2],
+        }
+    }
+}
+
+/// One copy's place: it arrives at each meeting once, and at every meeting it has not reached
+/// when it is dropped (a copy that failed must not hold the others).
+pub struct Place<'a> {
+    gate: &'a Gate,
+    arrived: [bool; 2],
+}
+
+impl Place<'_> {
+    /// Arrive at `meeting` and wait for every copy until `until`, an interruption (Ctrl-C) or
+    /// the copies' arrival, whichever comes first; `true` when they all came.
+    pub fn meet(&mut self, meeting: Meeting, until: Instant) -> bool {
+        self.arrive(meeting as usize);
+        let mut arrived = self.gate.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        while arrived[meeting as usize] < self.gate.copies {
+            let now = Instant::now();
+            if now >= until || crate::platform::interrupt::requested().is_some() {
+                return false;
+            }
+            let wait = (until - now).min(Duration::from_millis(100));
+            arrived = match self.gate.changed.wait_timeout(arrived, wait) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        true
+    }
+
+    fn arrive(&mut self, meeting: usize) {
+        if std::mem::replace(&mut self.arrived[meeting], true) {
+            return;
+        }
+        let mut arrived = self.gate.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        arrived[meeting] += 1;
+        self.gate.changed.notify_all();
+    }
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        self.arrive(0);
+        self.arrive(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_meet_and_a_dropped_place_releases_the_others() {
+        let gate = Gate::new(3);
+        let until = Instant::now() + Duration::from_secs(20);
+        std::thread::scope(|s| {
+            let a = s.spawn(|| gate.place().meet(Meeting::SetUp, until));
+            let b = s.spawn(|| {
+                let mut place = gate.place();
+                place.meet(Meeting::SetUp, until) && place.meet(Meeting::Done, until)
+            });
+            // The third copy fails before either meeting: its place is dropped.
+            drop(gate.place());
+            assert!(a.join().unwrap());
+            assert!(b.join().unwrap());
+        });
+        let late = Gate::new(2);
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert!(!late.place().meet(Meeting::SetUp, soon), "nobody came");
+    }
+
+    #[test]
+    fn copies_take_the_cpus_in_turn_from_the_measured_one() {
+        let plan = |cpus: Vec<usize>, turns: Vec<usize>| Plan {
+            cpus,
+            cpu_turns: turns,
+            ..crate::harness::plan::tests::plan(Vec::new())
+        };
+        assert_eq!(
+            copy_cpus(&plan(vec![2], vec![0, 1, 2, 3]), 5),
+            [Some(2), Some(3), Some(0), Some(1), Some(2)]
+        );
+        assert_eq!(copy_cpus(&plan(Vec::new(), Vec::new()), 2), [None, None]);
+    }
+}
