@@ -287,3 +287,46 @@ fn an_unknown_load_names_the_choices() {
     lab.oslab(&["run", "synthetic.spin", "--load", "io"])
         .assert_user_error(&["--load io", "cpu", "cpu:all", "memory"]);
 }
+
+/// `--load io`: the load writes, fsyncs and reads in `--dir` beside the experiment, the result
+/// records the rates it achieved, and its directory is gone afterwards.
+#[test]
+fn an_io_load_records_its_achieved_rates_and_leaves_nothing() {
+    let lab = Lab::new();
+    let dir = lab.dir().join("io");
+    std::fs::create_dir(&dir).unwrap();
+    let doc = lab.run_json(
+        &[
+            "syscall.getppid",
+            "--load",
+            "io",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--quick",
+            "--budget",
+            "0.5",
+            "-p",
+            "entry=call",
+        ],
+        0,
+    );
+    check_run_contract(&doc);
+    let r = result(&doc, "syscall.getppid");
+    assert_eq!(r["load"]["kind"], "io", "{r:#}");
+    let details: Vec<(String, String)> =
+        serde_json::from_value(r["load"]["details"].clone()).unwrap();
+    let detail = |name: &str| {
+        details
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no `{name}` in {details:?}"))
+    };
+    for name in ["achieved write rate", "achieved read rate"] {
+        let rate: f64 = detail(name).split(' ').next().unwrap().parse().unwrap();
+        assert!(rate > 0.0, "{name}: {details:?}");
+    }
+    assert!(detail("fsyncs").ends_with("/s"));
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "the load's directory is removed: {left:?}");
+}

@@ -163,10 +163,12 @@ pub(super) enum Command {
     /// whose cgroup.procs is `--cgroup`
     #[command(hide = true)]
     Load {
-        #[arg(long, required_unless_present = "memory")]
+        #[arg(long, required_unless_present_any = ["memory", "io"])]
         cpu: Option<usize>,
-        #[arg(long, value_name = "BYTES")]
+        #[arg(long, value_name = "BYTES", conflicts_with = "io")]
         memory: Option<u64>,
+        #[arg(long, value_name = "DIR")]
+        io: Option<PathBuf>,
         #[arg(long, value_name = "CGROUP_PROCS", requires = "memory")]
         cgroup: Option<PathBuf>,
         #[arg(long)]
@@ -204,8 +206,10 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub(super) suite: Option<String>,
     /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU),
-    /// `cpu:all` (one on every CPU) or `memory` (a process filling and rewriting memory, in a
-    /// memory cgroup with the experiment, limited from its size and MemAvailable)
+    /// `cpu:all` (one on every CPU), `memory` (a process filling and rewriting memory, in a
+    /// memory cgroup with the experiment, limited from its size and MemAvailable) or `io`
+    /// (buffered writes with fsync and reads of a file in --dir, on the other CPU; the run
+    /// records the rates it achieved)
     #[arg(long, value_name = "KIND")]
     pub(super) load: Option<String>,
     /// Directory for experiments that work on files: each gets a private directory in it,

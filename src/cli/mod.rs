@@ -74,10 +74,12 @@ pub fn main() -> ExitCode {
         Command::Load {
             cpu,
             memory,
+            io,
             cgroup,
             parent,
         } => {
-            let code = crate::measure::load::main(cpu, memory, cgroup.as_deref(), parent);
+            let loads = (memory, io.as_deref());
+            let code = crate::measure::load::main(cpu, loads, cgroup.as_deref(), parent);
             return ExitCode::from(code as u8);
         }
         _ => {}

@@ -12,6 +12,7 @@ use crate::experiment::{ExperimentInfo, Params, SetupError};
 use crate::harness::copies::Role;
 use crate::harness::drive::{Outcome, drive_worker};
 use crate::harness::plan::Plan;
+use crate::harness::scratch;
 use crate::measure::load::{self, Load};
 use crate::model::{Calibration, ExperimentResult, Sample, Status};
 use crate::platform::cpustat::CpuTimes;
@@ -124,7 +125,21 @@ pub(super) fn start_load(
     };
     let size_hint = planned.params.get("size").and_then(parse_size);
     let measured = plan.cpus.first().copied();
-    match load::Running::start(l, measured, plan.other_cpu, size_hint) {
+    // An I/O load's directory is made here, in --dir, named so a killed oslab's is swept.
+    let io_dir = match l {
+        Load::Io => match scratch::create(&plan.dir, scratch::WORK_PREFIX) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                let dir = plan.dir.display();
+                result.reason = Some(format!(
+                    "--load io: cannot create a directory in {dir}: {e}"
+                ));
+                return Err(());
+            }
+        },
+        _ => None,
+    };
+    match load::Running::start(l, (measured, plan.other_cpu), size_hint, io_dir) {
         Ok(running) => Ok(Some(running)),
         Err(SetupError::Unsupported(reason)) => {
             result.status = Status::Unsupported;

@@ -1,8 +1,9 @@
 //! Background load beside an experiment, started by the harness before a worker and stopped
 //! after it, so users can compare a quiet machine with a loaded one, as the classic labs do
 //! ("idle, light load, full stress"): busy loops pinned to the measured CPU or to every CPU
-//! (`--load cpu`, `--load cpu:all`), or a competitor for memory confined with the worker in a
-//! memory cgroup (`--load memory`, see [`super::memload`]).
+//! (`--load cpu`, `--load cpu:all`), a competitor for memory confined with the worker in a
+//! memory cgroup (`--load memory`, see [`super::memload`]), or buffered writes with fsync and
+//! reads on the device of `--dir` (`--load io`, see [`super::ioload`]).
 //!
 //! Each load process is the binary re-executed as the hidden `oslab load` subcommand. It dies
 //! with oslab (`platform::process::die_with_parent_of`: killed if oslab exits or is killed,
@@ -11,6 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use tempfile::TempDir;
+
+use super::ioload;
 use super::memload::{self, MemoryLoad};
 use crate::model::LoadRecord;
 use crate::model::SetupError;
@@ -25,6 +29,8 @@ pub enum Load {
     CpuAll,
     /// A process filling and rewriting memory, in one memory cgroup with the worker.
     Memory,
+    /// A process writing (with fsync) and reading a file on `--dir`'s device.
+    Io,
 }
 
 impl Load {
@@ -33,6 +39,7 @@ impl Load {
             "cpu" => Some(Load::Cpu),
             "cpu:all" => Some(Load::CpuAll),
             "memory" => Some(Load::Memory),
+            "io" => Some(Load::Io),
             _ => None,
         }
     }
@@ -42,6 +49,7 @@ impl Load {
             Load::Cpu => "cpu",
             Load::CpuAll => "cpu:all",
             Load::Memory => "memory",
+            Load::Io => "io",
         }
     }
 
@@ -50,7 +58,7 @@ impl Load {
         match self {
             Load::Cpu => measured.into_iter().collect(),
             Load::CpuAll => cpu::allowed(),
-            Load::Memory => Vec::new(),
+            Load::Memory | Load::Io => Vec::new(),
         }
     }
 }
@@ -62,25 +70,29 @@ pub struct Running {
     children: Vec<Child>,
     details: Vec<(String, String)>,
     memory: Option<MemoryLoad>,
+    /// An I/O load's directory (its file and statistics), removed after the load is killed.
+    io_dir: Option<TempDir>,
 }
 
 impl Running {
     /// Start `load` beside an experiment pinned to `measured`. A memory load puts its
     /// competitor on `other` (the CPU not measured) and sizes its cgroup from `size_hint`, the
     /// experiment's `size` parameter, and is `Unsupported` where no memory cgroup can be made.
+    /// An I/O load works in `io_dir` (made by the harness in `--dir`), on `other`.
     pub fn start(
         load: &Load,
-        measured: Option<usize>,
-        other: Option<usize>,
+        (measured, other): (Option<usize>, Option<usize>),
         size_hint: Option<u64>,
+        io_dir: Option<TempDir>,
     ) -> Result<Running, SetupError> {
-        if *load == Load::Memory {
-            return Ok(Running {
-                kind: load.name(),
-                children: Vec::new(),
-                details: Vec::new(),
-                memory: Some(MemoryLoad::start(size_hint, measured, other)?),
-            });
+        match load {
+            Load::Memory => {
+                let mut running = Running::new(load.name());
+                running.memory = Some(MemoryLoad::start(size_hint, measured, other)?);
+                return Ok(running);
+            }
+            Load::Io => return Running::io(other, io_dir),
+            Load::Cpu | Load::CpuAll => {}
         }
         let cpus = load.cpus(measured);
         let mut running = Running::busy_loops(&cpus)
@@ -97,11 +109,69 @@ impl Running {
         self.memory.as_ref().map(MemoryLoad::cgroup_procs)
     }
 
+    fn new(kind: &'static str) -> Running {
+        Running {
+            kind,
+            children: Vec::new(),
+            details: Vec::new(),
+            memory: None,
+            io_dir: None,
+        }
+    }
+
+    /// The I/O load: one process writing and reading in `dir`, pinned to `cpu` if any.
+    fn io(cpu: Option<usize>, dir: Option<TempDir>) -> Result<Running, SetupError> {
+        let dir = dir.ok_or_else(|| SetupError::Failed("no directory for the I/O load".into()))?;
+        if cfg!(windows) {
+            return Err(SetupError::Unsupported(
+                "not built for Windows yet (its file cache is dropped with posix_fadvise)".into(),
+            ));
+        }
+        let failed = |e: std::io::Error| SetupError::Failed(format!("cannot start it: {e}"));
+        let exe = std::env::current_exe().map_err(failed)?;
+        let mut command = Command::new(exe);
+        command.args(["load", "--parent", &std::process::id().to_string()]);
+        command.arg("--io").arg(dir.path());
+        if let Some(cpu) = cpu {
+            command.args(["--cpu", &cpu.to_string()]);
+        }
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(failed)?;
+        let mut running = Running::new("io");
+        running.children.push(child);
+        running.details.push((
+            "writes and reads".into(),
+            format!(
+                "a {} MiB file in {}",
+                ioload::FILE_BYTES >> 20,
+                dir.path().parent().unwrap_or(dir.path()).display()
+            ),
+        ));
+        if let Some(cpu) = cpu {
+            running.details.push(("on CPU".into(), cpu.to_string()));
+        }
+        running.io_dir = Some(dir);
+        Ok(running)
+    }
+
     /// What the load was and what it recorded, once the experiment is over.
     pub fn record(&self) -> LoadRecord {
         let mut details = self.details.clone();
         if let Some(memory) = &self.memory {
             details.extend(memory.record());
+        }
+        if let Some(dir) = &self.io_dir {
+            match ioload::read_stats(dir.path()) {
+                Some(stats) => details.extend(stats.details()),
+                None => details.push((
+                    "achieved".into(),
+                    "nothing reported yet (it reports every 0.1 s)".into(),
+                )),
+            }
         }
         LoadRecord {
             kind: self.kind.to_string(),
@@ -113,12 +183,7 @@ impl Running {
     fn busy_loops(cpus: &[usize]) -> std::io::Result<Running> {
         let exe = std::env::current_exe()?;
         let parent = std::process::id().to_string();
-        let mut running = Running {
-            kind: "cpu",
-            children: Vec::new(),
-            details: Vec::new(),
-            memory: None,
-        };
+        let mut running = Running::new("cpu");
         for cpu in cpus {
             let child = Command::new(&exe)
                 .args(["load", "--cpu", &cpu.to_string(), "--parent", &parent])
@@ -138,22 +203,37 @@ impl Drop for Running {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // Only now that its writer is gone.
+        drop(self.io_dir.take());
     }
 }
 
 /// Entry point of `oslab load`: the memory competitor when `memory` is given (see
-/// [`memload::competitor_main`]), else a busy loop on `cpu`.
+/// [`memload::competitor_main`]), the I/O load in `io` (pinned to `cpu` if given), else a
+/// busy loop on `cpu`.
 pub fn main(
     cpu: Option<usize>,
-    memory: Option<u64>,
+    (memory, io): (Option<u64>, Option<&Path>),
     cgroup_procs: Option<&Path>,
     parent: u32,
 ) -> i32 {
-    match (memory, cpu) {
-        (Some(bytes), _) => memload::competitor_main(bytes, cpu, cgroup_procs, parent),
-        (None, Some(cpu)) => busy_loop(cpu, parent),
-        (None, None) => 2,
+    match (memory, io, cpu) {
+        (Some(bytes), _, _) => memload::competitor_main(bytes, cpu, cgroup_procs, parent),
+        (None, Some(dir), _) => io_load(dir, cpu, parent),
+        (None, None, Some(cpu)) => busy_loop(cpu, parent),
+        (None, None, None) => 2,
     }
+}
+
+/// Tie to the parent, pin if asked, and write and read in `dir` until killed.
+fn io_load(dir: &Path, cpu: Option<usize>, parent: u32) -> i32 {
+    if !process::die_with_parent_of(parent) {
+        return 1;
+    }
+    if cpu.is_some_and(|c| cpu::pin(&[c]).is_err()) {
+        return 1;
+    }
+    ioload::main(dir)
 }
 
 /// Pin to `cpu_index` and spin until killed or orphaned.
@@ -181,7 +261,8 @@ mod tests {
         assert_eq!(Load::parse("cpu"), Some(Load::Cpu));
         assert_eq!(Load::parse("cpu:all"), Some(Load::CpuAll));
         assert_eq!(Load::parse("memory"), Some(Load::Memory));
-        assert_eq!(Load::parse("io"), None);
+        assert_eq!(Load::parse("io"), Some(Load::Io));
+        assert_eq!(Load::parse("disk"), None);
         assert_eq!(Load::Cpu.cpus(Some(3)), vec![3]);
         assert_eq!(Load::CpuAll.cpus(None), cpu::allowed());
     }

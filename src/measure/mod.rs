@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod companions;
+pub mod ioload;
 pub mod load;
 #[cfg(unix)]
 pub mod memload;

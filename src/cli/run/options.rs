@@ -67,7 +67,7 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     let load = match args.load.as_deref() {
         None => None,
         Some(text) => Some(Load::parse(text).ok_or_else(|| {
-            UserError::BadOption(format!("--load {text}: give cpu, cpu:all or memory"))
+            UserError::BadOption(format!("--load {text}: give cpu, cpu:all, memory or io"))
         })?),
     };
     Ok(Options {
