@@ -55,11 +55,13 @@ pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode
         if let (Some(d), Some(map)) = (&diffs, doc.as_object_mut()) {
             map.insert("profiles".into(), serde_json::Value::from(d.rows.clone()));
         }
+        doc["scaling"] = report::scaling::compare_document(&a, &b);
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
     } else {
         let mut s = report::compare::render(&cmp);
+        s.push_str(&report::scaling::compare_section(&a, &b));
         if let Some(d) = &diffs {
             s.push_str("\nWhere the time moved (differential flame graphs)\n");
             s.push_str(&d.text);

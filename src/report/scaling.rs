@@ -237,6 +237,101 @@ pub fn section(run: &Run) -> String {
     out
 }
 
+/// The curves of two runs side by side (`compare`): for each curve both measured, per count
+/// of copies, the two totals, B/A and the two efficiencies. Empty when they share none.
+pub fn compare_section(a: &Run, b: &Run) -> String {
+    let pairs = shared_curves(a, b);
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nScaling in both runs (total operations per second; efficiency against each run's one \
+         copy)\n",
+    );
+    for (ca, cb) in &pairs {
+        out.push_str(&format!("\n  {}, copies as {}\n", ca.name, ca.mode.name()));
+        let mut table = Table::new(&[
+            ("copies", Align::Right),
+            ("A total", Align::Right),
+            ("B total", Align::Right),
+            ("B/A", Align::Right),
+            ("A efficiency", Align::Right),
+            ("B efficiency", Align::Right),
+        ]);
+        let percent = |e: Option<f64>| e.map_or("–".into(), |e| format!("{:.0}%", e * 100.0));
+        for pa in &ca.points {
+            let Some(pb) = cb.points.iter().find(|p| p.copies == pa.copies) else {
+                continue;
+            };
+            table.row(vec![
+                format!(
+                    "{}{}",
+                    pa.copies,
+                    if pa.oversubscribed || pb.oversubscribed {
+                        "*"
+                    } else {
+                        ""
+                    }
+                ),
+                rate(pa.total),
+                rate(pb.total),
+                format!("{:.2}", pb.total / pa.total),
+                percent(pa.efficiency),
+                percent(pb.efficiency),
+            ]);
+        }
+        out.push_str(&table.render(4));
+    }
+    out
+}
+
+/// The curves (name and mode) both runs measured, A's and B's.
+fn shared_curves(a: &Run, b: &Run) -> Vec<(Curve, Curve)> {
+    let theirs = curves(b);
+    curves(a)
+        .into_iter()
+        .filter_map(|ca| {
+            let cb = theirs
+                .iter()
+                .find(|c| c.name == ca.name && c.mode == ca.mode)?
+                .clone();
+            Some((ca, cb))
+        })
+        .collect()
+}
+
+/// [`compare_section`] as JSON: each shared curve's points, A's and B's.
+pub fn compare_document(a: &Run, b: &Run) -> Value {
+    json!(
+        shared_curves(a, b)
+            .iter()
+            .map(|(ca, cb)| json!({
+                "name": ca.name,
+                "copy_mode": ca.mode.name(),
+                "a": points_document(ca),
+                "b": points_document(cb),
+            }))
+            .collect::<Vec<_>>()
+    )
+}
+
+fn points_document(c: &Curve) -> Value {
+    json!(
+        c.points
+            .iter()
+            .map(|p| json!({
+                "copies": p.copies,
+                "per_copy_ops_per_s": p.per_copy,
+                "total_ops_per_s": p.total,
+                "efficiency": p.efficiency,
+                "switches_per_op": p.switches_per_op,
+                "oversubscribed": p.oversubscribed,
+                "status": p.status.as_str(),
+            }))
+            .collect::<Vec<_>>()
+    )
+}
+
 /// The curves as JSON (`scaling` of the run document).
 pub fn document(run: &Run) -> Value {
     json!(
@@ -245,15 +340,7 @@ pub fn document(run: &Run) -> Value {
             .map(|c| json!({
                 "name": c.name,
                 "copy_mode": c.mode.name(),
-                "points": c.points.iter().map(|p| json!({
-                    "copies": p.copies,
-                    "per_copy_ops_per_s": p.per_copy,
-                    "total_ops_per_s": p.total,
-                    "efficiency": p.efficiency,
-                    "switches_per_op": p.switches_per_op,
-                    "oversubscribed": p.oversubscribed,
-                    "status": p.status.as_str(),
-                })).collect::<Vec<_>>(),
+                "points": points_document(c),
             }))
             .collect::<Vec<_>>()
     )

@@ -13,11 +13,14 @@ pub struct Point {
 }
 
 /// A line through points (sorted by x), y from 0, with whiskers; the x ticks are round values
-/// of `x_unit`, labelled by `x_fmt`.
+/// of `x_unit`, labelled by `x_fmt`. `reference`: a dashed line to read the points against
+/// (a scaling curve's ideal), empty for none.
+#[allow(clippy::too_many_arguments)]
 pub fn curve(
     id: &str,
     aria: &str,
     points: &[Point],
+    reference: &[(f64, f64)],
     x_name: &str,
     x_unit: Unit,
     x_fmt: &dyn Fn(f64) -> String,
@@ -35,6 +38,7 @@ pub fn curve(
             .filter_map(|p| p.whisker)
             .flat_map(|(a, b)| [a, b]),
     );
+    ys.extend(reference.iter().map(|&(_, y)| y));
     ys.push(0.0);
     // The y axis is an Axis laid out vertically: pixel = bottom - (px - 0).
     let y_axis = Axis::covering(&ys, Scale::Linear, Unit::Decimal, 0.0, bottom - TOP - 6.0);
@@ -61,19 +65,20 @@ pub fn curve(
         f1(height - 6.0),
         esc(x_name)
     );
-    let d: Vec<String> = points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            format!(
-                "{}{} {}",
-                if i == 0 { "M" } else { "L" },
-                f1(x_axis_.px(p.x)),
-                f1(py(p.y))
-            )
-        })
-        .collect();
-    let _ = write!(out, r#"<path class="line" d="{}"/>"#, d.join(""));
+    let path = |xy: &mut dyn Iterator<Item = (f64, f64)>| {
+        xy.enumerate()
+            .map(|(i, (x, y))| {
+                let step = if i == 0 { "M" } else { "L" };
+                format!("{step}{} {}", f1(x_axis_.px(x)), f1(py(y)))
+            })
+            .collect::<String>()
+    };
+    if !reference.is_empty() {
+        let d = path(&mut reference.iter().copied());
+        let _ = write!(out, r#"<path class="ideal" d="{d}"/>"#);
+    }
+    let d = path(&mut points.iter().map(|p| (p.x, p.y)));
+    let _ = write!(out, r#"<path class="line" d="{d}"/>"#);
     for p in points {
         let x = f1(x_axis_.px(p.x));
         if let Some((lo, hi)) = p.whisker {

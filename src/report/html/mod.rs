@@ -28,6 +28,7 @@ mod facts;
 mod family;
 mod metrics;
 mod profiles;
+mod scaling;
 mod summary;
 mod sweeps;
 #[cfg(test)]
@@ -127,6 +128,7 @@ pub fn render(runs: &[Run]) -> String {
         out.push_str(&cost_ladder::section(run, multi));
     }
     out.push_str(&family::sections(runs, &items));
+    out.push_str(&scaling::section(runs));
     out.push_str(&profiles::section(runs));
     out.push_str(&environment::section(runs));
     out.push_str("</main>\n</body>\n</html>\n");
@@ -155,6 +157,12 @@ fn toc(runs: &[Run]) -> String {
             esc(&family),
             esc(&family)
         );
+    }
+    if runs
+        .iter()
+        .any(|r| !crate::report::scaling::curves(r).is_empty())
+    {
+        s.push_str(" · <a href=\"#scaling\">Scaling</a>");
     }
     if runs
         .iter()
@@ -233,6 +241,7 @@ svg .box{fill:#dfe7f8;stroke:#8aa4dc}
 svg .median{stroke:#1d2330;stroke-width:2}
 svg .dots circle{fill:var(--ok);fill-opacity:.45}
 svg .line{stroke:var(--ok);stroke-width:2;fill:none}
+svg .ideal{stroke:#6b7280;stroke-width:1.5;stroke-dasharray:5 4;fill:none}
 svg .point{fill:var(--ok)}
 .unsupported{color:var(--muted);font-style:italic;margin:12px 0}
 ul.metric-lines{list-style:none;padding:0;margin:10px 0 14px}

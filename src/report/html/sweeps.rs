@@ -61,6 +61,7 @@ pub(super) fn sweeps(family: &str, items: &[&Item], multi: bool) -> String {
                     curve.param
                 ),
                 &points,
+                &[],
                 &curve.param,
                 curve.unit,
                 &curve.fmt,

@@ -43,3 +43,25 @@ fn counters_unsupported_for_one_reason_are_listed_once() {
         None
     );
 }
+
+#[test]
+fn scaling_curves_get_a_chart_with_the_ideal_line_and_a_table() {
+    use crate::model::copies::{Copies, Mode};
+    let result = |count: u32| {
+        let mut r = crate::store::tests::syscall_result();
+        Copies {
+            count,
+            mode: Mode::Threads,
+        }
+        .record(&mut r.params);
+        r
+    };
+    let run = crate::store::tests::run(None, 1.0, vec![result(1), result(2)]);
+    let html = super::scaling::section(std::slice::from_ref(&run));
+    assert!(html.contains("<section id=\"scaling\">"), "{html}");
+    assert!(html.contains("class=\"ideal\""), "{html}");
+    assert!(html.contains("copies as threads"), "{html}");
+    assert!(html.contains("<td>100%</td>"), "{html}");
+    let plain = crate::store::tests::run(None, 1.0, vec![crate::store::tests::syscall_result()]);
+    assert!(super::scaling::section(&[plain]).is_empty());
+}

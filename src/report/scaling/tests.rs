@@ -91,3 +91,30 @@ fn a_curve_without_one_copy_has_no_efficiency() {
     assert_eq!(c.points[0].efficiency, None);
     assert!(section(&run).contains('–'));
 }
+
+#[test]
+fn compare_pairs_the_curves_both_runs_measured() {
+    let a = run(
+        None,
+        1.0,
+        vec![
+            copy_result(processes(1), 100.0),
+            copy_result(processes(2), 100.0),
+        ],
+    );
+    let b = run(
+        None,
+        2.0,
+        vec![
+            copy_result(processes(1), 100.0),
+            copy_result(processes(2), 200.0),
+        ],
+    );
+    let text = compare_section(&a, &b);
+    assert!(text.contains("B/A") && text.contains("0.50"), "{text}");
+    assert!(text.contains("100%") && text.contains("50%"), "{text}");
+    let doc = compare_document(&a, &b);
+    assert_eq!(doc[0]["b"][1]["efficiency"], json!(0.5));
+    let plain = run(None, 3.0, vec![syscall_result()]);
+    assert!(compare_section(&a, &plain).is_empty());
+}
