@@ -11,12 +11,11 @@
 //! In threads the worker runs the copies itself (`measure::companions`): one result, whose
 //! facts give each other copy's time per operation.
 
-use std::path::PathBuf;
-use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::experiment::plan::Planned;
-use crate::harness::drive::drive_worker;
+use crate::harness::drive::{Outcome, drive_worker};
+use crate::harness::gate::{Gate, Role};
 use crate::harness::plan::Plan;
 use crate::harness::runner::{new_result, refused_here, run_experiment, settle, start_load};
 use crate::harness::scratch;
@@ -26,17 +25,6 @@ use crate::model::{ExperimentResult, Sample};
 use crate::platform::cpu;
 use crate::platform::cpustat::CpuTimes;
 use tempfile::TempDir;
-
-/// How one worker takes part in its configuration's copies.
-#[derive(Default)]
-pub struct Role<'a> {
-    /// The meetings of copies in processes.
-    pub gate: Option<&'a Gate>,
-    /// Copies in threads: every copy's CPU, the measured thread's first.
-    pub copy_cpus: Vec<Option<usize>>,
-    /// A directory all the copies share (`Context::shared_dir`).
-    pub shared_dir: Option<PathBuf>,
-}
 
 /// Measure one planned configuration with as many copies as its parameters ask (one when
 /// they name none): one result per worker process.
@@ -124,7 +112,10 @@ fn in_processes(
         let (info, params) = (planned.info, &planned.params);
         let first = drive_worker(info, params, &plan0, cgroup_procs, role, first, on_sample);
         let mut outcomes = vec![first];
-        outcomes.extend(rest.into_iter().map(|t| t.join().expect("a copy's driver")));
+        outcomes.extend(rest.into_iter().map(|t| {
+            t.join()
+                .unwrap_or_else(|_| Outcome::Failed("this copy's driver panicked".into()))
+        }));
         outcomes
     });
     let busy: Vec<usize> = cpus.iter().flatten().copied().collect();
@@ -179,107 +170,9 @@ fn shared_dir(
         })
 }
 
-/// Which meeting of the copies.
-#[derive(Debug, Clone, Copy)]
-pub enum Meeting {
-    /// Every copy set up: sampling starts.
-    SetUp = 0,
-    /// Every copy done: the holding copies stop.
-    Done = 1,
-}
-
-/// The copies' two meetings: a count of arrivals each, and a wait for all.
-pub struct Gate {
-    copies: usize,
-    arrived: Mutex<[usize; 2]>,
-    changed: Condvar,
-}
-
-impl Gate {
-    pub fn new(copies: usize) -> Gate {
-        Gate {
-            copies,
-            arrived: Mutex::new([0; 2]),
-            changed: Condvar::new(),
-        }
-    }
-
-    /// One copy's place at the meetings.
-    pub fn place(&self) -> Place<'_> {
-        Place {
-            gate: self,
-            arrived: [false; 2],
-        }
-    }
-}
-
-/// One copy's place: it arrives at each meeting once, and at every meeting it has not reached
-/// when it is dropped (a copy that failed must not hold the others).
-pub struct Place<'a> {
-    gate: &'a Gate,
-    arrived: [bool; 2],
-}
-
-impl Place<'_> {
-    /// Arrive at `meeting` and wait for every copy until `until`, an interruption (Ctrl-C) or
-    /// the copies' arrival, whichever comes first; `true` when they all came.
-    pub fn meet(&mut self, meeting: Meeting, until: Instant) -> bool {
-        self.arrive(meeting as usize);
-        let mut arrived = self.gate.arrived.lock().unwrap_or_else(|e| e.into_inner());
-        while arrived[meeting as usize] < self.gate.copies {
-            let now = Instant::now();
-            if now >= until || crate::platform::interrupt::requested().is_some() {
-                return false;
-            }
-            let wait = (until - now).min(Duration::from_millis(100));
-            arrived = match self.gate.changed.wait_timeout(arrived, wait) {
-                Ok((guard, _)) => guard,
-                Err(e) => e.into_inner().0,
-            };
-        }
-        true
-    }
-
-    fn arrive(&mut self, meeting: usize) {
-        if std::mem::replace(&mut self.arrived[meeting], true) {
-            return;
-        }
-        let mut arrived = self.gate.arrived.lock().unwrap_or_else(|e| e.into_inner());
-        arrived[meeting] += 1;
-        self.gate.changed.notify_all();
-    }
-}
-
-impl Drop for Place<'_> {
-    fn drop(&mut self) {
-        self.arrive(0);
-        self.arrive(1);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn copies_meet_and_a_dropped_place_releases_the_others() {
-        let gate = Gate::new(3);
-        let until = Instant::now() + Duration::from_secs(20);
-        std::thread::scope(|s| {
-            let a = s.spawn(|| gate.place().meet(Meeting::SetUp, until));
-            let b = s.spawn(|| {
-                let mut place = gate.place();
-                place.meet(Meeting::SetUp, until) && place.meet(Meeting::Done, until)
-            });
-            // The third copy fails before either meeting: its place is dropped.
-            drop(gate.place());
-            assert!(a.join().unwrap());
-            assert!(b.join().unwrap());
-        });
-        let late = Gate::new(2);
-        let soon = Instant::now() + Duration::from_millis(50);
-        assert!(!late.place().meet(Meeting::SetUp, soon), "nobody came");
-    }
 
     #[test]
     fn copies_take_the_cpus_in_turn_from_the_measured_one() {

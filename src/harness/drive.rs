@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use crate::experiment::{ExperimentInfo, Params};
-use crate::harness::copies::{Gate, Meeting, Place, Role};
+use crate::harness::gate::{Gate, Meeting, Place, Role};
 use crate::harness::layout::ENV_PAD_VAR;
 use crate::harness::plan::Plan;
 use crate::harness::scratch;

@@ -6,6 +6,7 @@
 
 pub mod copies;
 mod drive;
+mod gate;
 pub mod history;
 pub mod layout;
 pub mod maps;

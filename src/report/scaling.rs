@@ -169,6 +169,11 @@ fn switches_per_op(r: &ExperimentResult) -> Option<f64> {
     (ops > 0.0).then(|| switches / ops)
 }
 
+/// An efficiency as a percentage, `–` when there is none.
+pub fn percent(efficiency: Option<f64>) -> String {
+    efficiency.map_or("–".into(), |e| format!("{:.0}%", e * 100.0))
+}
+
 /// Operations per second, short: `1.23 M/s`.
 pub fn rate(per_s: f64) -> String {
     let (value, unit) = match per_s {
@@ -207,8 +212,7 @@ pub fn section(run: &Run) -> String {
                 format!("{}{}", p.copies, if p.oversubscribed { "*" } else { "" }),
                 rate(p.per_copy),
                 rate(p.total),
-                p.efficiency
-                    .map_or("–".into(), |e| format!("{:.0}%", e * 100.0)),
+                percent(p.efficiency),
                 p.switches_per_op.map_or("–".into(), sig3),
                 p.status.as_str().to_string(),
             ]);
@@ -258,7 +262,6 @@ pub fn compare_section(a: &Run, b: &Run) -> String {
             ("A efficiency", Align::Right),
             ("B efficiency", Align::Right),
         ]);
-        let percent = |e: Option<f64>| e.map_or("–".into(), |e| format!("{:.0}%", e * 100.0));
         for pa in &ca.points {
             let Some(pb) = cb.points.iter().find(|p| p.copies == pa.copies) else {
                 continue;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::model::Run;
 use crate::report::charts::{self, Point, Unit, esc};
 use crate::report::format::sig3;
-use crate::report::scaling::{Curve, curves, rate};
+use crate::report::scaling::{Curve, curves, percent, rate};
 
 /// The section, when a run has scaling curves.
 pub(super) fn section(runs: &[Run]) -> String {
@@ -90,8 +90,7 @@ fn table(c: &Curve) -> String {
             if p.oversubscribed { "*" } else { "" },
             rate(p.per_copy),
             rate(p.total),
-            p.efficiency
-                .map_or("–".into(), |e| format!("{:.0}%", e * 100.0)),
+            percent(p.efficiency),
             p.switches_per_op.map_or("–".into(), sig3),
             st = p.status.as_str(),
         );
