@@ -57,7 +57,13 @@ macro_rules! transfer_fns {
             fs::transfer_expectations(&fs_params($name, p), $kind, $random)
         }
         fn $pre(p: &Params, c: &Context) -> Result<(), String> {
-            fs::preflight_one(&fs_params($name, p), c)
+            // fs's line, in this family's parameter names.
+            fs::preflight_one(&fs_params($name, p), c).map_err(|e| {
+                e.replace("--param bufsize=", "--param iosize=")
+                    .replace("--param size=", "--param filesize=")
+                    .replace("bufsize ", "iosize ")
+                    .replace(" size ", " filesize ")
+            })
         }
     )*};
 }
