@@ -177,7 +177,7 @@ fn setup_fileset(p: &Params, ctx: &Context, call: Call) -> Result<Box<dyn Routin
         .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
     Ok(Box::new(Fileset {
         paths,
-        rng: Rng::new(0xf11e_5e7),
+        rng: Rng::new(0x0f11_e5e7),
         call,
     }))
 }
