@@ -117,7 +117,8 @@ pub struct Appender {
 impl Routine for Appender {
     /// Truncate the file to nothing when the next batch would take it past its limit (the
     /// workload's `count`, `bytes` or `fsynccount`), outside the timed region and the sample's
-    /// rusage.
+    /// rusage; then fsync, so that committing the truncation (and, on a `discard` mount,
+    /// discarding the freed blocks) is done here and not by the next timed fsync.
     fn prepare(&mut self, ops: u64) -> Result<(), String> {
         let next = self.len as f64 + ops as f64 * self.plan.sizes.mean();
         if self.len > 0 && next > self.plan.limit as f64 {
@@ -125,6 +126,7 @@ impl Routine for Appender {
             if unsafe { libc::ftruncate(self.fd.0, 0) } != 0 {
                 return Err(fs::os_err("ftruncate"));
             }
+            self.fd.fsync()?;
             self.len = 0;
         }
         Ok(())

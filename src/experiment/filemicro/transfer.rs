@@ -108,7 +108,8 @@ fn rwritefsync_expectations(p: &Params) -> Vec<Expectation> {
 
 macro_rules! transfer_info {
     ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal, $call:literal,
-     [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, $counted:expr) => {
+     [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, $counted:expr,
+     $quick:literal) => {
         pub static $id: ExperimentInfo = ExperimentInfo {
             name: $name,
             os: crate::experiment::LINUX,
@@ -127,7 +128,7 @@ macro_rules! transfer_info {
             preflight: Some($pre),
             batch: crate::experiment::Batch::Sized,
             sweep: &[],
-            quick_params: &[("filesize", "16M")],
+            quick_params: &[("filesize", $quick)],
         };
     };
 }
@@ -144,7 +145,8 @@ transfer_info!(
     setup_rread,
     rread_exp,
     rread_room,
-    false
+    false,
+    "16M"
 );
 
 transfer_info!(
@@ -159,7 +161,8 @@ transfer_info!(
     setup_rwrite,
     rwrite_exp,
     rwrite_room,
-    true
+    true,
+    "16M"
 );
 
 transfer_info!(
@@ -174,7 +177,8 @@ transfer_info!(
     setup_rwritedsync,
     rwritedsync_exp,
     rwritedsync_room,
-    false
+    false,
+    "16M"
 );
 
 transfer_info!(
@@ -193,7 +197,8 @@ transfer_info!(
     setup_rwritefsync,
     rwritefsync_exp,
     rwritefsync_room,
-    false
+    false,
+    "16M"
 );
 
 transfer_info!(
@@ -208,5 +213,6 @@ transfer_info!(
     setup_seqread,
     seqread_exp,
     seqread_room,
-    false
+    false,
+    "64M"
 );
