@@ -56,6 +56,8 @@ use crate::experiment::params::format_size;
 
 mod transfer;
 use transfer::*;
+// What the filemicro family shares with this one: the same mechanisms, one copy.
+pub(crate) use transfer::{Kind, setup_transfer_every};
 mod transfer_info;
 pub use transfer_info::*;
 mod meta;
@@ -132,28 +134,28 @@ const FSYNC_BUFSIZE_PARAM: ParamSpec = ParamSpec {
 };
 
 /// Free space a transfer experiment needs besides its files.
-const SLACK: u64 = 16 << 20;
+pub(crate) const SLACK: u64 = 16 << 20;
 
 // --- small system helpers ---
 
-fn page_size() -> u64 {
+pub(crate) fn page_size() -> u64 {
     crate::platform::memory::page_size()
 }
 
-fn cpath(path: &Path) -> Result<CString, String> {
+pub(crate) fn cpath(path: &Path) -> Result<CString, String> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| format!("{} contains a NUL byte", path.display()))
 }
 
-fn os_err(what: &str) -> String {
+pub(crate) fn os_err(what: &str) -> String {
     format!("{what} failed: {}", io::Error::last_os_error())
 }
 
 /// A file descriptor closed on drop.
-struct Fd(libc::c_int);
+pub(crate) struct Fd(pub(crate) libc::c_int);
 
 impl Fd {
-    fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
+    pub(crate) fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
         let c = cpath(path).map_err(io::Error::other)?;
         // SAFETY: `c` is a valid NUL-terminated path; the mode is read only with O_CREAT.
         let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
@@ -164,7 +166,7 @@ impl Fd {
         }
     }
 
-    fn fsync(&self) -> Result<(), String> {
+    pub(crate) fn fsync(&self) -> Result<(), String> {
         // SAFETY: fsync on our own open descriptor.
         if unsafe { libc::fsync(self.0) } != 0 {
             return Err(os_err("fsync"));
@@ -183,7 +185,13 @@ impl Fd {
     }
 
     /// One pread/pwrite of exactly `len` bytes at `offset`; a short transfer is an error.
-    fn transfer(&self, write: bool, buf: *mut u8, len: usize, offset: u64) -> io::Result<()> {
+    pub(crate) fn transfer(
+        &self,
+        write: bool,
+        buf: *mut u8,
+        len: usize,
+        offset: u64,
+    ) -> io::Result<()> {
         // SAFETY: `buf` points to at least `len` bytes of our own mapping (callers pass the
         // routine's buffer, whose length is at least `len`).
         let n = unsafe {
@@ -213,7 +221,7 @@ impl Drop for Fd {
     }
 }
 
-fn failed(what: &str) -> impl FnOnce(io::Error) -> SetupError + '_ {
+pub(crate) fn failed(what: &str) -> impl FnOnce(io::Error) -> SetupError + '_ {
     move |e| SetupError::Failed(format!("{what}: {e}"))
 }
 
@@ -223,7 +231,7 @@ fn failed(what: &str) -> impl FnOnce(io::Error) -> SetupError + '_ {
 /// experiment measures. Measured here: fs.create after the transfer experiments had removed
 /// their 64 MiB files cost 275 µs per op instead of 23 µs, while ext4 committed and
 /// discarded the freed blocks.
-fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
+pub(crate) fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
     let dir = ctx.work_dir.as_deref().ok_or_else(|| {
         SetupError::Failed("no work directory was created for this experiment".into())
     })?;
@@ -236,7 +244,10 @@ fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
 
 /// The mount of the work directory; on a memory-backed file system `needs_device` variants
 /// are unsupported: they would measure the page cache again under a device's name.
-fn check_device(dir: &Path, needs_device: Option<&str>) -> Result<mount::Mount, SetupError> {
+pub(crate) fn check_device(
+    dir: &Path,
+    needs_device: Option<&str>,
+) -> Result<mount::Mount, SetupError> {
     let m = mount::mount_of(dir).map_err(SetupError::Failed)?;
     if let Some(what) = needs_device
         && m.memory_backed()
@@ -259,7 +270,7 @@ fn check_device(dir: &Path, needs_device: Option<&str>) -> Result<mount::Mount, 
 /// writes, one 4 KiB O_DSYNC write cost 2048 blocks (1 MiB) of oublock. Files that the
 /// experiment writes into are therefore laid out in writes of its own buffer size (at least a
 /// page), as a program writing them with that buffer would have left them.
-fn lay_out(path: &Path, len: u64, chunk: u64, sync: bool) -> Result<(), SetupError> {
+pub(crate) fn lay_out(path: &Path, len: u64, chunk: u64, sync: bool) -> Result<(), SetupError> {
     let what = format!("writing {}", path.display());
     let fd =
         Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC).map_err(failed(&what))?;
@@ -340,7 +351,7 @@ fn room_for(params: &Params, ctx: &Context, copies: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     let mib = bytes as f64 / (1u64 << 20) as f64;
     if mib >= 1024.0 {
         format!("{:.1} GiB", mib / 1024.0)

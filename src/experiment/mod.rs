@@ -10,6 +10,8 @@
 #[cfg(unix)]
 pub mod ctxswitch;
 #[cfg(unix)]
+pub mod filemicro;
+#[cfg(unix)]
 pub mod fs;
 #[cfg(unix)]
 pub mod ipc;
@@ -283,6 +285,39 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &scale::MMAP_MUNMAP,
     #[cfg(unix)]
     &scale::OPEN_CLOSE,
+    // filemicro: Filebench's personalities (experiment/filemicro.rs), in --suite filemicro
+    #[cfg(unix)]
+    &filemicro::CREATE,
+    #[cfg(unix)]
+    &filemicro::CREATEFILES,
+    #[cfg(unix)]
+    &filemicro::CREATERAND,
+    #[cfg(unix)]
+    &filemicro::DELETE,
+    #[cfg(unix)]
+    &filemicro::OPENFILES,
+    #[cfg(unix)]
+    &filemicro::RREAD,
+    #[cfg(unix)]
+    &filemicro::RWRITE,
+    #[cfg(unix)]
+    &filemicro::RWRITEDSYNC,
+    #[cfg(unix)]
+    &filemicro::RWRITEFSYNC,
+    #[cfg(unix)]
+    &filemicro::SEQREAD,
+    #[cfg(unix)]
+    &filemicro::SEQWRITE,
+    #[cfg(unix)]
+    &filemicro::SEQWRITERAND,
+    #[cfg(unix)]
+    &filemicro::SEQWRITERANDVARGAM,
+    #[cfg(unix)]
+    &filemicro::SEQWRITERANDVARTAB,
+    #[cfg(unix)]
+    &filemicro::STATFILE,
+    #[cfg(unix)]
+    &filemicro::WRITEFSYNC,
     &synthetic::SYNTHETIC,
 ];
 

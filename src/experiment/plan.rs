@@ -42,7 +42,7 @@ pub struct Config {
 }
 
 /// Every suite oslab knows.
-pub static SUITES: &[&Suite] = &[&MMAP_LAB];
+pub static SUITES: &[&Suite] = &[&MMAP_LAB, &FILEMICRO];
 
 /// The classic mmap lab: six configurations of `mmap.access`, and three of them again under
 /// memory pressure.
@@ -138,6 +138,112 @@ pub fn with_copies(
     }
     Ok(out)
 }
+/// Filebench's filemicro personalities at Filebench's defaults, one configuration each,
+/// labelled with the workload file's name (docs/filemicro.md).
+pub static FILEMICRO: Suite = Suite {
+    name: "filemicro",
+    summary: "Filebench's filemicro personalities (workloads/filemicro_*.f and openfiles.f) \
+              at Filebench's defaults, one thread each; the report adds a Filebench-like \
+              summary (ops/s, MB/s, ms/op, blocks read and written per op)",
+    configs: &[
+        Config {
+            label: "filemicro_create (createandalloc)",
+            experiment: "filemicro.create",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_createfiles",
+            experiment: "filemicro.createfiles",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_createrand",
+            experiment: "filemicro.createrand",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_delete",
+            experiment: "filemicro.delete",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "openfiles",
+            experiment: "filemicro.openfiles",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rread",
+            experiment: "filemicro.rread",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rwrite",
+            experiment: "filemicro.rwrite",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rwritedsync",
+            experiment: "filemicro.rwritedsync",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rwritefsync",
+            experiment: "filemicro.rwritefsync",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqread",
+            experiment: "filemicro.seqread",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwrite",
+            experiment: "filemicro.seqwrite",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwriterand",
+            experiment: "filemicro.seqwriterand",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwriterandvargam",
+            experiment: "filemicro.seqwriterandvargam",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwriterandvartab",
+            experiment: "filemicro.seqwriterandvartab",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_statfile",
+            experiment: "filemicro.statfile",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_writefsync",
+            experiment: "filemicro.writefsync",
+            params: &[],
+            load: None,
+        },
+    ],
+};
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().copied().find(|s| s.name == name)

@@ -317,6 +317,22 @@ pub const TABLE: &[Row] = &[
         ),
     },
     Row {
+        experiments: &["filemicro.*"],
+        linux: runs("fs's routines: pwrite/pread, O_DSYNC, fsync, posix_fadvise, syncfs"),
+        freebsd: Cell::No(
+            "not enabled yet: the personalities run fs's routines, whose cold-cache and sync \
+             expectations were written for Linux's page cache",
+        ),
+        macos: Cell::No(
+            "not enabled yet: the personalities run fs's routines, whose cold-cache and sync \
+             expectations were written for Linux's page cache",
+        ),
+        windows: Cell::No(
+            "not enabled yet: the personalities run fs's POSIX routines (pwrite, fsync, \
+             posix_fadvise)",
+        ),
+    },
+    Row {
         experiments: &["pagefault.virtual_alloc"],
         linux: NOT_WINDOWS_MEMORY,
         freebsd: NOT_WINDOWS_MEMORY,

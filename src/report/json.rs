@@ -12,7 +12,7 @@ use crate::model::{ExperimentResult, Run};
 use crate::report::pool::{Pooled, pool, process_numbers};
 
 pub fn run_document(run: &Run) -> Value {
-    json!({
+    let mut doc = json!({
         "run_id": run.id,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
@@ -34,7 +34,12 @@ pub fn run_document(run: &Run) -> Value {
                 doc
             })
             .collect::<Vec<_>>(),
-    })
+    });
+    #[cfg(unix)]
+    if let Some(summary) = crate::report::peers::filemicro::document(&pool(&run.results)) {
+        doc["filemicro"] = summary;
+    }
+    doc
 }
 
 /// One configuration (experiment, parameters, suite label) over the pooled samples of the

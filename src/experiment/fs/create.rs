@@ -4,20 +4,20 @@ use super::*;
 
 // --- fs.create ---
 
-pub(super) struct Lifecycle {
-    pub(super) dir: PathBuf,
-    pub(super) files: usize,
+pub(crate) struct Lifecycle {
+    pub(crate) dir: PathBuf,
+    pub(crate) files: usize,
     /// Names (numbers) of the files in `dir`, oldest first.
-    pub(super) live: VecDeque<u64>,
-    pub(super) next: u64,
-    pub(super) data: Vec<u8>,
+    pub(crate) live: VecDeque<u64>,
+    pub(crate) next: u64,
+    pub(crate) data: Vec<u8>,
 }
 
-pub(super) fn name(dir: &Path, n: u64) -> Result<CString, String> {
+pub(crate) fn name(dir: &Path, n: u64) -> Result<CString, String> {
     cpath(&dir.join(format!("f{n:08}")))
 }
 
-pub(super) fn create_file(dir: &Path, n: u64, data: &[u8]) -> Result<(), String> {
+pub(crate) fn create_file(dir: &Path, n: u64, data: &[u8]) -> Result<(), String> {
     let p = name(dir, n)?;
     // SAFETY: a valid path; O_EXCL makes the call fail if the name exists, so success
     // proves a new file was created.
@@ -44,7 +44,7 @@ pub(super) fn create_file(dir: &Path, n: u64, data: &[u8]) -> Result<(), String>
     result
 }
 
-pub(super) fn unlink_file(dir: &Path, n: u64) -> Result<(), String> {
+pub(crate) fn unlink_file(dir: &Path, n: u64) -> Result<(), String> {
     let p = name(dir, n)?;
     // SAFETY: a valid path.
     if unsafe { libc::unlink(p.as_ptr()) } != 0 {
@@ -54,7 +54,7 @@ pub(super) fn unlink_file(dir: &Path, n: u64) -> Result<(), String> {
 }
 
 impl Lifecycle {
-    pub(super) fn create_next(&mut self) -> Result<(), String> {
+    pub(crate) fn create_next(&mut self) -> Result<(), String> {
         create_file(&self.dir, self.next, &self.data)?;
         self.live.push_back(self.next);
         self.next += 1;
@@ -87,11 +87,11 @@ impl Routine for Lifecycle {
 /// `fs.delete`: one op unlinks one file. Before each timed batch, `prepare` creates the
 /// files the batch will remove (untimed, outside the sample's rusage), next to `files`
 /// files that stay, so the directory is as full as for `fs.create`.
-pub(super) struct Deleter {
-    pub(super) dir: PathBuf,
-    pub(super) pending: VecDeque<u64>,
-    pub(super) next: u64,
-    pub(super) data: Vec<u8>,
+pub(crate) struct Deleter {
+    pub(crate) dir: PathBuf,
+    pub(crate) pending: VecDeque<u64>,
+    pub(crate) next: u64,
+    pub(crate) data: Vec<u8>,
 }
 
 impl Routine for Deleter {
@@ -115,7 +115,7 @@ impl Routine for Deleter {
     }
 }
 
-pub(super) fn setup_delete(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+pub(crate) fn setup_delete(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?.join("files");
     std::fs::create_dir(&dir).map_err(failed("creating a directory"))?;
     let data = vec![0xa5u8; params.u64("filesize") as usize];
@@ -132,7 +132,7 @@ pub(super) fn setup_delete(params: &Params, ctx: &Context) -> Result<Box<dyn Rou
     }))
 }
 
-pub(super) fn delete_expectations(_: &Params) -> Vec<Expectation> {
+pub(crate) fn delete_expectations(_: &Params) -> Vec<Expectation> {
     let page = page_size();
     vec![
         Expectation::new(
@@ -172,7 +172,7 @@ pub static DELETE: ExperimentInfo = ExperimentInfo {
     quick_params: &[],
 };
 
-pub(super) fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+pub(crate) fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?.join("files");
     std::fs::create_dir(&dir).map_err(failed("creating a directory"))?;
     let mut routine = Lifecycle {
@@ -189,7 +189,7 @@ pub(super) fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Rou
     Ok(Box::new(routine))
 }
 
-pub(super) fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
+pub(crate) fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
     let page = page_size();
     let filesize = params.u64("filesize");
     // open, (write,) close: the unlinks happen in `prepare`, outside the counted batches.

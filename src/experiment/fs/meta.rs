@@ -183,7 +183,7 @@ pub(super) fn setup_mkdir_rmdir(_: &Params, ctx: &Context) -> Result<Box<dyn Rou
     meta_setup(ctx, |dir| Ok(MetaOp::MkdirRmdir(cpath(&dir.join("d"))?)))
 }
 
-pub(super) fn meta_expectations(calls: f64) -> Vec<Expectation> {
+pub(crate) fn meta_expectations(calls: f64) -> Vec<Expectation> {
     vec![
         Expectation::new(
             Metric::Rusage("inblock"),

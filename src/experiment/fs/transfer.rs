@@ -5,7 +5,7 @@ use super::*;
 // --- transfers: write, read, copy, random_read, random_write ---
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Write,
     Read,
     Copy,
@@ -95,6 +95,18 @@ pub(super) fn setup_transfer(
     kind: Kind,
     random: bool,
 ) -> Result<Box<dyn Routine>, SetupError> {
+    setup_transfer_every(params, ctx, kind, random, None)
+}
+
+/// `setup_transfer`, with sync=end fsyncing every `fsync_every` writes instead of once per
+/// pass over the file (Filebench's rwritefsync: 16384 random writes, then fsync).
+pub(crate) fn setup_transfer_every(
+    params: &Params,
+    ctx: &Context,
+    kind: Kind,
+    random: bool,
+    fsync_every: Option<u64>,
+) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?;
     let sync = sync_of(params);
     let cold = cold(params);
@@ -137,7 +149,7 @@ pub(super) fn setup_transfer(
     }
     let pages = len.div_ceil(page);
     let (every, fsync_at_event, drop_at_event) = if sync == "end" && writes {
-        (Some(blocks), true, false)
+        (Some(fsync_every.unwrap_or(blocks).max(1)), true, false)
     } else if cold && random {
         (Some(cold_random_period(pages)), false, true)
     } else if cold {

@@ -6,7 +6,7 @@ use super::*;
 
 /// Mean number of pages a buffer at offset `k * bufsize` spans, over the file's buffers
 /// (the first million of them).
-pub(super) fn pages_spanned(size: u64, bufsize: u64, page: u64) -> f64 {
+pub(crate) fn pages_spanned(size: u64, bufsize: u64, page: u64) -> f64 {
     let blocks = (size / bufsize.max(1)).clamp(1, 1 << 20);
     let total: u64 = (0..blocks)
         .map(|k| {
@@ -17,7 +17,7 @@ pub(super) fn pages_spanned(size: u64, bufsize: u64, page: u64) -> f64 {
     total as f64 / blocks as f64
 }
 
-pub(super) fn near(value: f64, fraction: f64) -> Bound {
+pub(crate) fn near(value: f64, fraction: f64) -> Bound {
     Bound::Near {
         value,
         tolerance: value * fraction + 0.01,
@@ -34,7 +34,7 @@ pub(super) const WHY_EACH: &str = "O_DSYNC writes every buffer through to the de
     (and cleans) the whole pages it touches, page/512 blocks per page";
 pub(super) const WHY_DIRECT: &str = "O_DIRECT sends exactly bufsize bytes to the device per op, bypassing \
     the page cache: bufsize/512 blocks";
-pub(super) const WHY_NO_READ: &str = "the data is in the page cache: a block read from the device means \
+pub(crate) const WHY_NO_READ: &str = "the data is in the page cache: a block read from the device means \
     pages were evicted (DAMON, reclaim) and the figure includes device reads";
 pub(super) const WHY_COLD: &str = "the file's pages are dropped before each pass, so every byte comes from \
     the device once: bufsize/512 blocks per op";
@@ -44,7 +44,7 @@ pub(super) const WHY_COLD_RANDOM: &str = "readahead is off (POSIX_FADV_RANDOM) a
 pub(super) const WHY_END_RANDOM: &str = "between two fsyncs (one per N random writes) each page is dirtied \
     once at most: blocks per op = pages × page/512 × (1 − e^(−N·span/pages)) / N";
 
-pub(super) fn syscalls(value: f64) -> Expectation {
+pub(crate) fn syscalls(value: f64) -> Expectation {
     Expectation::new(
         Metric::Counter("syscalls"),
         Bound::Near {
@@ -55,7 +55,7 @@ pub(super) fn syscalls(value: f64) -> Expectation {
     )
 }
 
-pub(super) fn no_major_faults() -> Expectation {
+pub(crate) fn no_major_faults() -> Expectation {
     Expectation::new(
         Metric::Rusage("majflt"),
         Bound::Below(0.01),
@@ -64,7 +64,7 @@ pub(super) fn no_major_faults() -> Expectation {
     )
 }
 
-pub(super) fn transfer_expectations(params: &Params, kind: Kind, random: bool) -> Vec<Expectation> {
+pub(crate) fn transfer_expectations(params: &Params, kind: Kind, random: bool) -> Vec<Expectation> {
     let page = page_size();
     let size = params.u64("size");
     let bufsize = params.u64("bufsize").max(1);

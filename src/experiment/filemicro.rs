@@ -1,0 +1,167 @@
+//! Filebench's filemicro personalities (filebench/filebench, `workloads/filemicro_*.f`, and
+//! `workloads/openfiles.f`), each with the workload's variables as parameters and Filebench's
+//! defaults. `oslab run --suite filemicro` runs them all; the report adds a Filebench-like
+//! summary (ops/s, MB/s, ms/op) with oslab's block counts per op as the proof of what reached
+//! the disk (`report::peers::filemicro`). docs/filemicro.md maps each to its workload.
+//!
+//! **One operation** is one pass of the personality's flowop loop where that loop is short
+//! (createfiles: create+write+close one file; openfiles: open+close; statfile, deletefile:
+//! one call), and one execution of the data flowop where the loop repeats it `iters` times
+//! (seqwrite's 1024 appends of 1 MiB: one op is one append). Whatever the loop does once per
+//! `iters` (writefsync's fsync after 1024 appends) is done by the op that ends the group, so a
+//! figure is the mean cost of one flowop *including its share* of that work, as fs's are.
+//!
+//! **Differences from Filebench**, all deliberate:
+//! - one worker thread per personality; Filebench's `nthreads` is left to the harness
+//!   (`--copies N`, when it lands), so it is no parameter here;
+//! - no fixed run time or `finishoncount`/`finishonbytes`: oslab samples until its interval
+//!   is tight. Counts that bound a file's growth (`count`, `bytes`, `fsynccount`) bound it
+//!   here too: the file is truncated between batches, untimed, when the next batch would pass
+//!   them;
+//! - filesets are one flat directory (Filebench spreads `entries` over a tree of
+//!   `dirwidth`-wide directories) and every file has exactly the mean size (Filebench draws
+//!   sizes from a gamma distribution around it);
+//! - appends are one `pwrite` at the end the routine tracks (Filebench: `lseek(SEEK_END)` +
+//!   `write`).
+//!
+//! The routines are fs's where the mechanism is the same (the transfers, the create and
+//! delete lifecycles); what is new is the append (`append`) and the filesets of statfile and
+//! openfiles (`fileset`).
+
+use std::path::Path;
+
+use super::fs::{self, Fd, page_size};
+use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use crate::analysis::rng::Rng;
+use crate::analysis::validate::{Bound, Expectation, Metric};
+
+mod append;
+pub use append::*;
+mod append_info;
+pub use append_info::*;
+mod fileset;
+pub use fileset::*;
+mod transfer;
+pub use transfer::*;
+
+/// Every filemicro experiment, in the suite's order (Filebench's workload names).
+pub static ALL: &[&ExperimentInfo] = &[
+    &CREATE,
+    &CREATEFILES,
+    &CREATERAND,
+    &DELETE,
+    &OPENFILES,
+    &RREAD,
+    &RWRITE,
+    &RWRITEDSYNC,
+    &RWRITEFSYNC,
+    &SEQREAD,
+    &SEQWRITE,
+    &SEQWRITERAND,
+    &SEQWRITERANDVARGAM,
+    &SEQWRITERANDVARTAB,
+    &STATFILE,
+    &WRITEFSYNC,
+];
+
+// --- parameters shared by several personalities ---
+
+const fn size(
+    name: &'static str,
+    default: &'static str,
+    max: u64,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Size { min: 1, max },
+        default,
+        help,
+    }
+}
+
+const fn int(name: &'static str, default: &'static str, help: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Int {
+            min: 1,
+            max: 10_000_000,
+        },
+        default,
+        help,
+    }
+}
+
+const fn flag(name: &'static str, default: &'static str, help: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Choice(&["false", "true"]),
+        default,
+        help,
+    }
+}
+
+const SYNC: ParamSpec = flag(
+    "sync",
+    "false",
+    "Filebench's dsync: open the file O_DSYNC, so every write reaches the device",
+);
+
+const CACHED: ParamSpec = flag(
+    "cached",
+    "false",
+    "false: the file's pages are dropped (posix_fadvise DONTNEED) so reads come from the \
+     device, as Filebench's cached=false purges the file from the cache",
+);
+
+fn is_true(params: &Params, name: &str) -> bool {
+    params.get(name) == Some("true")
+}
+
+/// One line when `need` bytes (plus fs's slack) do not fit under `--dir`.
+fn room(ctx: &Context, need: u64, what: &str) -> Result<(), String> {
+    let Some(dir) = ctx.work_dir.as_deref() else {
+        return Ok(());
+    };
+    let need = need.saturating_add(fs::SLACK);
+    let free = fs::statvfs_free(dir)?;
+    if free < need {
+        return Err(format!(
+            "needs {} free in {} for {what} but only {} is free; pass --dir on a larger file \
+             system or smaller parameters (--quick shrinks them)",
+            fs::human(need),
+            dir.display(),
+            fs::human(free)
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes a file of `len` bytes occupies, in whole pages.
+fn in_pages(len: u64) -> u64 {
+    len.div_ceil(page_size()) * page_size()
+}
+
+/// The bytes one op of `experiment` reads or writes (Filebench's MB/s counts them), from its
+/// parameters as stored: the mean append, the I/O size, the new file's size, or nothing for
+/// the metadata personalities. `None` for a name that is not a personality here.
+pub fn bytes_per_op(experiment: &str, params: &Params) -> Option<f64> {
+    let info = ALL.iter().find(|e| e.name == experiment)?;
+    Some(match info.name {
+        "filemicro.rread"
+        | "filemicro.rwrite"
+        | "filemicro.rwritedsync"
+        | "filemicro.rwritefsync"
+        | "filemicro.seqread" => params.u64("iosize") as f64,
+        "filemicro.createfiles" => params.u64("filesize") as f64,
+        "filemicro.delete" | "filemicro.statfile" | "filemicro.openfiles" => 0.0,
+        name => plan_of(name, params).sizes.mean(),
+    })
+}
+
+fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
+    fs::work_dir(ctx)
+}
+
+#[cfg(test)]
+mod tests;

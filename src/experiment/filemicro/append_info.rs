@@ -1,0 +1,298 @@
+//! The append personalities: create (the issue's createandalloc), seqwrite, seqwriterand,
+//! seqwriterandvargam, seqwriterandvartab, writefsync and createrand. Their parameters, what
+//! they must show, and their registry entries.
+
+use super::*;
+
+const IOSIZE_1M: ParamSpec = size(
+    "iosize",
+    "1M",
+    MAX_DRAW,
+    "bytes per append (Filebench iosize)",
+);
+const IOSIZE_8K: ParamSpec = size(
+    "iosize",
+    "8K",
+    MAX_DRAW,
+    "bytes per append (Filebench iosize)",
+);
+const RAND_8K: ParamSpec = size(
+    "iosize",
+    "8K",
+    MAX_DRAW,
+    "appendfilerand: each append is uniform in [0, iosize − 1] bytes",
+);
+const RAND_1M: ParamSpec = size(
+    "iosize",
+    "1M",
+    MAX_DRAW,
+    "appendfilerand: each append is uniform in [0, iosize − 1] bytes",
+);
+const COUNT_1024: ParamSpec = int(
+    "count",
+    "1024",
+    "appends the file grows by before it is truncated (Filebench: appends until finish)",
+);
+const COUNT_128K: ParamSpec = int(
+    "count",
+    "131072",
+    "appends the file grows by before it is truncated (Filebench iters=$count, 128k)",
+);
+
+/// The plan of a personality, from its name and parameters.
+pub fn plan_of(name: &str, p: &Params) -> AppendPlan {
+    let dsync = is_true(p, "sync");
+    let count = p.u64("count").max(1);
+    let fixed = |sizes: Sizes| AppendPlan {
+        sizes,
+        fsync_every: None,
+        dsync,
+        limit: (count as f64 * sizes.mean()) as u64,
+    };
+    match name {
+        "filemicro.seqwriterand" => fixed(Sizes::Below(p.u64("iosize"))),
+        "filemicro.seqwriterandvargam" => fixed(Sizes::Gamma15 {
+            min: 1 << 10,
+            mean: 5632,
+        }),
+        "filemicro.seqwriterandvartab" => fixed(Sizes::Table),
+        "filemicro.writefsync" => {
+            let iters = p.u64("writeiters").max(1);
+            AppendPlan {
+                sizes: Sizes::Fixed(p.u64("iosize")),
+                fsync_every: Some(iters),
+                dsync: false,
+                limit: iters * p.u64("fsynccount").max(1) * p.u64("iosize"),
+            }
+        }
+        "filemicro.createrand" => AppendPlan {
+            sizes: Sizes::Below(p.u64("iosize")),
+            fsync_every: Some(p.u64("iters").max(1)),
+            dsync,
+            limit: p.u64("bytes"),
+        },
+        // create, seqwrite
+        _ => fixed(Sizes::Fixed(p.u64("iosize"))),
+    }
+}
+
+macro_rules! append_fns {
+    ($($setup:ident, $exp:ident, $pre:ident, $name:literal;)*) => {$(
+        fn $setup(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+            setup_append(plan_of($name, p), c)
+        }
+        fn $exp(p: &Params) -> Vec<Expectation> {
+            append_expectations(&plan_of($name, p))
+        }
+        fn $pre(p: &Params, c: &Context) -> Result<(), String> {
+            room(c, plan_of($name, p).room(), "the file's appends")
+        }
+    )*};
+}
+
+append_fns! {
+    setup_create, create_exp, create_room, "filemicro.create";
+    setup_seqwrite, seqwrite_exp, seqwrite_room, "filemicro.seqwrite";
+    setup_seqwriterand, seqwriterand_exp, seqwriterand_room, "filemicro.seqwriterand";
+    setup_vargam, vargam_exp, vargam_room, "filemicro.seqwriterandvargam";
+    setup_vartab, vartab_exp, vartab_room, "filemicro.seqwriterandvartab";
+    setup_writefsync, writefsync_exp, writefsync_room, "filemicro.writefsync";
+    setup_createrand, createrand_exp, createrand_room, "filemicro.createrand";
+}
+
+/// What an append must show per op.
+pub fn append_expectations(plan: &AppendPlan) -> Vec<Expectation> {
+    let sectors = plan.sizes.mean() / 512.0;
+    let page_sectors = page_size() as f64 / 512.0;
+    let mut out = vec![
+        fs::no_major_faults(),
+        Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Below(0.5),
+            "appends write new pages and read none; a block read means the file's last page \
+             was evicted between two appends",
+        ),
+    ];
+    let every = plan.fsync_every.map_or(0.0, |n| 1.0 / n as f64);
+    // The probe batches that count system calls hold whole ops, not whole fsync groups: with
+    // an fsync every 10 appends (createrand), a batch may hold one fsync more or fewer than
+    // its share, so the tolerance grows by that share.
+    out.push(Expectation::new(
+        Metric::Counter("syscalls"),
+        Bound::Near {
+            value: 1.0 + every,
+            tolerance: 0.05 + every,
+        },
+        "one pwrite per op, plus its share of the fsync every iters ops",
+    ));
+    if plan.dsync || plan.fsync_every.is_some() {
+        // The partial last page is cleaned by every O_DSYNC write or fsync and dirtied again
+        // by the next append: at most one page more per write or per fsync.
+        let again = if plan.dsync { 1.0 } else { every };
+        out.push(Expectation::new(
+            Metric::Rusage("oublock"),
+            Bound::AtLeast(0.9 * sectors),
+            "every appended byte is new: its pages are dirtied (charged to oublock, 512-byte \
+             units) and reach the device by the fsync or O_DSYNC",
+        ));
+        out.push(Expectation::new(
+            Metric::Rusage("oublock"),
+            Bound::Below(1.1 * sectors + again * page_sectors + 0.5),
+            "no more than the appended bytes, plus the partial last page each fsync or O_DSYNC \
+             write cleans and the next append dirties again",
+        ));
+    } else {
+        out.push(Expectation::new(
+            Metric::Rusage("oublock"),
+            Bound::Below(1.1 * sectors + 0.5),
+            "an append dirties only the new pages it writes (their bytes /512, charged when \
+             dirtied, before any writeback); 0 on a memory-backed file system, which has no \
+             device",
+        ));
+    }
+    out
+}
+
+macro_rules! append_info {
+    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal,
+     [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, [$($quick:expr),*]) => {
+        pub static $id: ExperimentInfo = ExperimentInfo {
+            name: $name,
+            os: crate::experiment::LINUX,
+            summary: $summary,
+            op: $op,
+            path: $path,
+            params: &[$($param),*],
+            syscalls: |_| crate::experiment::each(&["pwrite64"]),
+            subtract_loop_overhead: false,
+            default_suite: false,
+            ladder: false,
+            // fsync and O_DSYNC sleep on the device: counters are read in untimed batches
+            // (fs.fsync measured ~0.9 µs per switch with perf events open).
+            counters_in_samples: false,
+            work_dir: true,
+            expectations: $exp,
+            setup: $setup,
+            preflight: Some($pre),
+            batch: crate::experiment::Batch::Sized,
+            sweep: &[],
+            quick_params: &[$($quick),*],
+        };
+    };
+}
+
+append_info!(
+    CREATE,
+    "filemicro.create",
+    "Filebench filemicro_create (the issue's createandalloc): append iosize bytes to a file \
+     created empty, allocating its blocks as it grows to count × iosize",
+    "append",
+    "pwrite at the end of the file (O_DSYNC with sync=true)",
+    [IOSIZE_1M, COUNT_1024, SYNC],
+    setup_create,
+    create_exp,
+    create_room,
+    [("count", "16")]
+);
+
+append_info!(
+    SEQWRITE,
+    "filemicro.seqwrite",
+    "Filebench filemicro_seqwrite: append iosize bytes to a file created empty (iters=count \
+     appends per pass), growing it to count × iosize",
+    "append",
+    "pwrite at the end of the file (O_DSYNC with sync=true)",
+    [IOSIZE_1M, COUNT_1024, SYNC],
+    setup_seqwrite,
+    seqwrite_exp,
+    seqwrite_room,
+    [("count", "16")]
+);
+
+append_info!(
+    SEQWRITERAND,
+    "filemicro.seqwriterand",
+    "Filebench filemicro_seqwriterand: append a uniformly random 0..iosize−1 bytes \
+     (appendfilerand) to a file created empty, count appends per pass",
+    "append",
+    "pwrite at the end of the file (O_DSYNC with sync=true)",
+    [RAND_8K, COUNT_128K, SYNC],
+    setup_seqwriterand,
+    seqwriterand_exp,
+    seqwriterand_room,
+    [("count", "4096")]
+);
+
+append_info!(
+    SEQWRITERANDVARGAM,
+    "filemicro.seqwriterandvargam",
+    "Filebench filemicro_seqwriterandvargam: append a gamma-distributed size (min 1K, mean \
+     5632, shape 1.5) to a file created empty, count appends per pass",
+    "append",
+    "pwrite at the end of the file (O_DSYNC with sync=true)",
+    [COUNT_128K, SYNC],
+    setup_vargam,
+    vargam_exp,
+    vargam_room,
+    [("count", "4096")]
+);
+
+append_info!(
+    SEQWRITERANDVARTAB,
+    "filemicro.seqwriterandvartab",
+    "Filebench filemicro_seqwriterandvartab: append a size from the workload's table (80% \
+     1K–4K, 15% 4K–16K, 5% 16K–64K) to a file created empty, count appends per pass",
+    "append",
+    "pwrite at the end of the file (O_DSYNC with sync=true)",
+    [COUNT_128K, SYNC],
+    setup_vartab,
+    vartab_exp,
+    vartab_room,
+    [("count", "4096")]
+);
+
+append_info!(
+    WRITEFSYNC,
+    "filemicro.writefsync",
+    "Filebench filemicro_writefsync: append iosize bytes, fsync after every writeiters \
+     appends; the file grows for fsynccount fsyncs, then starts again",
+    "append",
+    "pwrite at the end of the file, + one fsync per writeiters appends (not per op)",
+    [
+        IOSIZE_8K,
+        int("writeiters", "1024", "appends between two fsyncs"),
+        int(
+            "fsynccount",
+            "128",
+            "fsyncs before the file starts again (Filebench: then finish)"
+        )
+    ],
+    setup_writefsync,
+    writefsync_exp,
+    writefsync_room,
+    [("fsynccount", "2")]
+);
+
+append_info!(
+    CREATERAND,
+    "filemicro.createrand",
+    "Filebench filemicro_createrand: append a uniformly random 0..iosize−1 bytes, fsync every \
+     iters appends, until the file holds `bytes`",
+    "append",
+    "pwrite at the end of the file, + one fsync per iters appends (not per op)",
+    [
+        size(
+            "bytes",
+            "1G",
+            1 << 42,
+            "bytes the file grows to (Filebench: then finish)"
+        ),
+        RAND_1M,
+        int("iters", "10", "appends between two fsyncs"),
+        SYNC
+    ],
+    setup_createrand,
+    createrand_exp,
+    createrand_room,
+    [("bytes", "32M")]
+);

@@ -1,0 +1,260 @@
+//! The fileset personalities: createfiles and delete (fs's create and delete lifecycles with
+//! Filebench's counts and sizes), statfile and openfiles (one call on a random file of a
+//! fileset created in setup).
+
+use std::ffi::CString;
+
+use super::*;
+use crate::platform::fscache;
+
+const NFILES_HELP: &str = "files in the fileset (Filebench entries; one flat directory here)";
+
+const FILESIZE_MAX: u64 = 1 << 20;
+
+// --- createfiles and delete, on fs's lifecycles ---
+
+/// fs's parameters for createfiles: the directory holds `nfiles × 50%` files throughout
+/// (Filebench preallocates 50% of the entries and creates into the rest).
+fn createfiles_fs(p: &Params) -> Params {
+    let files = (p.u64("nfiles") / 2).max(1).to_string();
+    Params::from_pairs(&[("files", &files), ("filesize", p.str("filesize"))])
+}
+
+fn setup_createfiles(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    fs::setup_create(&createfiles_fs(p), c)
+}
+
+fn createfiles_exp(p: &Params) -> Vec<Expectation> {
+    fs::lifecycle_expectations(&createfiles_fs(p))
+}
+
+fn createfiles_room(p: &Params, c: &Context) -> Result<(), String> {
+    let files = p.u64("nfiles") / 2 + 1;
+    room(c, files * in_pages(p.u64("filesize")), "the fileset")
+}
+
+/// fs's parameters for delete: `nfiles` files stay beside those prepared for deletion.
+fn delete_fs(p: &Params) -> Params {
+    Params::from_pairs(&[("files", p.str("nfiles")), ("filesize", p.str("filesize"))])
+}
+
+fn setup_delete(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    fs::setup_delete(&delete_fs(p), c)
+}
+
+fn delete_exp(p: &Params) -> Vec<Expectation> {
+    fs::delete_expectations(&delete_fs(p))
+}
+
+fn fileset_room(p: &Params, c: &Context) -> Result<(), String> {
+    let files = p.u64("nfiles") + 1;
+    room(c, files * in_pages(p.u64("filesize")), "the fileset")
+}
+
+fn create_calls(p: &Params) -> Vec<crate::experiment::Claim> {
+    if p.u64("filesize") > 0 {
+        crate::experiment::each(&["openat", "write", "close"])
+    } else {
+        crate::experiment::each(&["openat", "close"])
+    }
+}
+
+pub static CREATEFILES: ExperimentInfo = ExperimentInfo {
+    name: "filemicro.createfiles",
+    os: crate::experiment::LINUX,
+    summary: "Filebench filemicro_createfiles: create a file (createfile), write its filesize \
+              bytes in one write (writewholefile, iosize 1M), close it, in a directory holding \
+              nfiles/2 files (the oldest are unlinked between batches, untimed)",
+    op: "file",
+    path: "open(O_CREAT|O_EXCL) + write + close (fs.create's routine)",
+    params: &[
+        int("nfiles", "20000", NFILES_HELP),
+        size(
+            "filesize",
+            "1K",
+            FILESIZE_MAX,
+            "bytes written into each new file",
+        ),
+    ],
+    syscalls: create_calls,
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: createfiles_exp,
+    setup: setup_createfiles,
+    preflight: Some(createfiles_room),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[("nfiles", "2000")],
+};
+
+pub static DELETE: ExperimentInfo = ExperimentInfo {
+    name: "filemicro.delete",
+    os: crate::experiment::LINUX,
+    summary: "Filebench filemicro_delete: unlink a file of filesize bytes (deletefile) from a \
+              directory of nfiles files; the files a batch deletes are created before it, \
+              untimed",
+    op: "unlink",
+    path: "unlink (fs.delete's routine)",
+    params: &[
+        int("nfiles", "5000", NFILES_HELP),
+        size("filesize", "16K", FILESIZE_MAX, "bytes in each file"),
+    ],
+    syscalls: |_| crate::experiment::each(&["unlink"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: delete_exp,
+    setup: setup_delete,
+    preflight: Some(fileset_room),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[("nfiles", "500")],
+};
+
+// --- statfile and openfiles ---
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Stat,
+    OpenClose,
+}
+
+/// One op: `stat` (statfile) or `open` + `close` (openfiles) of a file picked at random
+/// (seeded) from the fileset.
+struct Fileset {
+    paths: Vec<CString>,
+    rng: Rng,
+    call: Call,
+}
+
+impl Routine for Fileset {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            let path = &self.paths[self.rng.below(self.paths.len() as u64) as usize];
+            match self.call {
+                Call::Stat => {
+                    // SAFETY: an all-zero stat is a valid value to be overwritten.
+                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                    // SAFETY: a valid path and a writable stat.
+                    if unsafe { libc::stat(path.as_ptr(), &mut st) } != 0 {
+                        return Err(fs::os_err("stat"));
+                    }
+                }
+                Call::OpenClose => {
+                    // SAFETY: a valid path; the descriptor is closed right after.
+                    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+                    if fd < 0 {
+                        return Err(fs::os_err("open"));
+                    }
+                    // SAFETY: our own descriptor, closed once.
+                    unsafe { libc::close(fd) };
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `nfiles` files of `filesize` bytes in one directory, synced, so the measurement starts
+/// with nothing left to write back.
+fn setup_fileset(p: &Params, ctx: &Context, call: Call) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = work_dir(ctx)?.join("fileset");
+    std::fs::create_dir(&dir).map_err(fs::failed("creating the fileset's directory"))?;
+    let data = vec![0xa5u8; p.u64("filesize") as usize];
+    let mut paths = Vec::new();
+    for n in 0..p.u64("nfiles").max(1) {
+        fs::create_file(&dir, n, &data).map_err(SetupError::Failed)?;
+        paths.push(fs::name(&dir, n).map_err(SetupError::Failed)?);
+    }
+    let d = Fd::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY)
+        .map_err(fs::failed("opening the fileset's directory"))?;
+    fscache::sync_file_system(d.0)
+        .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
+    Ok(Box::new(Fileset {
+        paths,
+        rng: Rng::new(0x0f11_e5e7),
+        call,
+    }))
+}
+
+fn setup_statfile(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_fileset(p, c, Call::Stat)
+}
+
+fn setup_openfiles(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    setup_fileset(p, c, Call::OpenClose)
+}
+
+fn fileset_exp(calls: f64) -> Vec<Expectation> {
+    let mut out = fs::meta_expectations(calls);
+    out.push(Expectation::new(
+        Metric::Rusage("oublock"),
+        Bound::Below(0.05),
+        "a lookup, stat or open for reading writes nothing (atime is not updated without a \
+         read)",
+    ));
+    out
+}
+
+pub static STATFILE: ExperimentInfo = ExperimentInfo {
+    name: "filemicro.statfile",
+    os: crate::experiment::LINUX,
+    summary: "Filebench filemicro_statfile: stat() of a random file of a fileset of nfiles \
+              files of filesize bytes (statfile)",
+    op: "stat",
+    path: "glibc stat (newfstatat)",
+    params: &[
+        int("nfiles", "10000", NFILES_HELP),
+        size("filesize", "128K", FILESIZE_MAX, "bytes in each file"),
+    ],
+    syscalls: |_| crate::experiment::each(&["newfstatat"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: |_| fileset_exp(1.0),
+    setup: setup_statfile,
+    preflight: Some(fileset_room),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[("nfiles", "200")],
+};
+
+pub static OPENFILES: ExperimentInfo = ExperimentInfo {
+    name: "filemicro.openfiles",
+    os: crate::experiment::LINUX,
+    summary: "Filebench openfiles (workloads/openfiles.f, not a filemicro_ file): open() and \
+              close() of a random empty file of a fileset of nfiles files",
+    op: "open+close",
+    path: "glibc open (openat) + close",
+    params: &[
+        int("nfiles", "50000", NFILES_HELP),
+        ParamSpec {
+            name: "filesize",
+            kind: ParamKind::Size {
+                min: 0,
+                max: FILESIZE_MAX,
+            },
+            default: "0",
+            help: "bytes in each file",
+        },
+    ],
+    syscalls: |_| crate::experiment::each(&["openat", "close"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations: |_| fileset_exp(2.0),
+    setup: setup_openfiles,
+    preflight: Some(fileset_room),
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[("nfiles", "1000")],
+};

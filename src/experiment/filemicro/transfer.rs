@@ -1,0 +1,218 @@
+//! The personalities that read or write in place in a preallocated file: rread, rwrite,
+//! rwritedsync, rwritefsync and seqread. Their routine is fs's transfer (one op is one
+//! `iosize` pread/pwrite), given Filebench's file size, I/O size, cache and sync settings.
+
+use super::*;
+
+const FILESIZE_1G: ParamSpec = size(
+    "filesize",
+    "1G",
+    1 << 42,
+    "size of the preallocated file (the directory needs it free)",
+);
+
+const fn iosize(default: &'static str) -> ParamSpec {
+    size(
+        "iosize",
+        default,
+        64 << 20,
+        "bytes per read or write: one operation",
+    )
+}
+
+/// fs's transfer parameters for a personality.
+fn fs_params(name: &str, p: &Params) -> Params {
+    // Writes go to a file in the cache (fs's transfers lay it out just before): Filebench's
+    // cached=false would make the first write to each page of an uncached file read it first.
+    let reads = matches!(name, "filemicro.rread" | "filemicro.seqread");
+    let cache = if reads && !is_true(p, "cached") {
+        "cold"
+    } else {
+        "warm"
+    };
+    let sync = match name {
+        "filemicro.rwritedsync" => "each",
+        "filemicro.rwritefsync" => "end",
+        _ if is_true(p, "sync") => "each",
+        _ => "none",
+    };
+    Params::from_pairs(&[
+        ("size", p.str("filesize")),
+        ("bufsize", p.str("iosize")),
+        ("cache", cache),
+        ("sync", sync),
+    ])
+}
+
+macro_rules! transfer_fns {
+    ($($setup:ident, $exp:ident, $pre:ident, $name:literal, $kind:expr, $random:expr;)*) => {$(
+        fn $setup(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+            let every = ($name == "filemicro.rwritefsync").then(|| p.u64("iters"));
+            fs::setup_transfer_every(&fs_params($name, p), c, $kind, $random, every)
+        }
+        fn $exp(p: &Params) -> Vec<Expectation> {
+            if $name == "filemicro.rwritefsync" {
+                return rwritefsync_expectations(p);
+            }
+            fs::transfer_expectations(&fs_params($name, p), $kind, $random)
+        }
+        fn $pre(p: &Params, c: &Context) -> Result<(), String> {
+            // fs's line, in this family's parameter names.
+            fs::preflight_one(&fs_params($name, p), c).map_err(|e| {
+                e.replace("--param bufsize=", "--param iosize=")
+                    .replace("--param size=", "--param filesize=")
+                    .replace("bufsize ", "iosize ")
+                    .replace(" size ", " filesize ")
+            })
+        }
+    )*};
+}
+
+transfer_fns! {
+    setup_rread, rread_exp, rread_room, "filemicro.rread", fs::Kind::Read, true;
+    setup_rwrite, rwrite_exp, rwrite_room, "filemicro.rwrite", fs::Kind::Write, true;
+    setup_rwritedsync, rwritedsync_exp, rwritedsync_room, "filemicro.rwritedsync", fs::Kind::Write, true;
+    setup_rwritefsync, rwritefsync_exp, rwritefsync_room, "filemicro.rwritefsync", fs::Kind::Write, true;
+    setup_seqread, seqread_exp, seqread_room, "filemicro.seqread", fs::Kind::Read, false;
+}
+
+/// Between two fsyncs (one per `iters` random writes) each page is dirtied once at most:
+/// blocks per op = pages × page/512 × (1 − e^(−N·span/pages)) / N, N = iters (fs's
+/// random-write formula with its period).
+fn rwritefsync_expectations(p: &Params) -> Vec<Expectation> {
+    let page = page_size();
+    let iosize = p.u64("iosize").max(1);
+    let blocks = (p.u64("filesize") / iosize).max(1);
+    let pages = (blocks * iosize).div_ceil(page) as f64;
+    let span = fs::pages_spanned(p.u64("filesize"), iosize, page);
+    let n = p.u64("iters").max(1) as f64;
+    let dirtied = pages * (1.0 - (-n * span / pages).exp());
+    vec![
+        fs::no_major_faults(),
+        Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Below(0.05 * iosize as f64 / 512.0 + 0.01),
+            fs::WHY_NO_READ,
+        ),
+        Expectation::new(
+            Metric::Rusage("oublock"),
+            fs::near(dirtied * page as f64 / 512.0 / n, 0.25),
+            "the fsync after every iters random writes cleans the pages they dirtied, so each \
+             write dirties its pages again unless an earlier write of the same group did (±25%: \
+             a flusher writeback inside a group dirties pages once more; 2.38 for 2.0 measured \
+             once here)",
+        ),
+        fs::syscalls(1.0 + 1.0 / n),
+    ]
+}
+
+macro_rules! transfer_info {
+    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal, $call:literal,
+     [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, $counted:expr,
+     $quick:literal) => {
+        pub static $id: ExperimentInfo = ExperimentInfo {
+            name: $name,
+            os: crate::experiment::LINUX,
+            summary: $summary,
+            op: $op,
+            path: $path,
+            params: &[$($param),*],
+            syscalls: |_| crate::experiment::each(&[$call]),
+            subtract_loop_overhead: false,
+            default_suite: false,
+            ladder: false,
+            counters_in_samples: $counted,
+            work_dir: true,
+            expectations: $exp,
+            setup: $setup,
+            preflight: Some($pre),
+            batch: crate::experiment::Batch::Sized,
+            sweep: &[],
+            quick_params: &[("filesize", $quick)],
+        };
+    };
+}
+
+transfer_info!(
+    RREAD,
+    "filemicro.rread",
+    "Filebench filemicro_rread: pread of iosize bytes at a random offset of a preallocated \
+     file; cached=false keeps it nearly uncached (fs.random_read cache=cold)",
+    "read",
+    "pread (cached=false: POSIX_FADV_RANDOM, + one posix_fadvise DONTNEED every pages/16 reads)",
+    "pread64",
+    [FILESIZE_1G, iosize("2K"), CACHED],
+    setup_rread,
+    rread_exp,
+    rread_room,
+    false,
+    "16M"
+);
+
+transfer_info!(
+    RWRITE,
+    "filemicro.rwrite",
+    "Filebench filemicro_rwrite: pwrite of iosize bytes at a random offset of a preallocated \
+     file, in the page cache (sync=true: O_DSYNC)",
+    "write",
+    "pwrite (fs.random_write)",
+    "pwrite64",
+    [FILESIZE_1G, iosize("2K"), SYNC],
+    setup_rwrite,
+    rwrite_exp,
+    rwrite_room,
+    true,
+    "16M"
+);
+
+transfer_info!(
+    RWRITEDSYNC,
+    "filemicro.rwritedsync",
+    "Filebench filemicro_rwritedsync: pwrite of iosize bytes at a random offset of a \
+     preallocated file opened O_DSYNC",
+    "write",
+    "pwrite on an O_DSYNC descriptor (fs.random_write sync=each)",
+    "pwrite64",
+    [FILESIZE_1G, iosize("2K")],
+    setup_rwritedsync,
+    rwritedsync_exp,
+    rwritedsync_room,
+    false,
+    "16M"
+);
+
+transfer_info!(
+    RWRITEFSYNC,
+    "filemicro.rwritefsync",
+    "Filebench filemicro_rwritefsync: pwrite of iosize bytes at a random offset of a \
+     preallocated file, fsync after every iters writes",
+    "write",
+    "pwrite, + one fsync per iters writes (not per op)",
+    "pwrite64",
+    [
+        FILESIZE_1G,
+        iosize("8K"),
+        int("iters", "16384", "random writes between two fsyncs")
+    ],
+    setup_rwritefsync,
+    rwritefsync_exp,
+    rwritefsync_room,
+    false,
+    "16M"
+);
+
+transfer_info!(
+    SEQREAD,
+    "filemicro.seqread",
+    "Filebench filemicro_seqread: read of iosize bytes after the last, wrapping around a \
+     preallocated file; cached=false drops its pages before each pass (fs.read cache=cold)",
+    "read",
+    "pread (cached=false: + one posix_fadvise DONTNEED per pass over the file, not per op)",
+    "pread64",
+    [FILESIZE_1G, iosize("1M"), CACHED],
+    setup_seqread,
+    seqread_exp,
+    seqread_room,
+    false,
+    "64M"
+);
