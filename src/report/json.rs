@@ -12,6 +12,7 @@ use crate::model::{ExperimentResult, Run};
 use crate::report::pool::{Pooled, pool, process_numbers};
 
 pub fn run_document(run: &Run) -> Value {
+    let pooled = pool(&run.results);
     json!({
         "run_id": run.id,
         "started_at": run.started_at,
@@ -21,7 +22,8 @@ pub fn run_document(run: &Run) -> Value {
         "settings": run.settings,
         "clock": run.clock,
         "environment": run.environment,
-        "configurations": pool(&run.results).iter().map(configuration_document).collect::<Vec<_>>(),
+        "configurations": pooled.iter().map(configuration_document).collect::<Vec<_>>(),
+        "unixbench": crate::report::peers::unixbench::document(&pooled),
         "results": run
             .results
             .iter()

@@ -219,6 +219,7 @@ pub fn render(run: &Run) -> String {
         }
     }
     out.push_str(&other_results(&others, ladder.baseline));
+    out.push_str(&crate::report::peers::unixbench::section(&pooled));
     out.push_str(&sections::processes(&pooled));
     out.push_str(&counter_table(&measured));
     out.push_str(&sections::facts(&merged));

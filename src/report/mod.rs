@@ -12,6 +12,7 @@ pub mod ladder;
 pub mod list;
 pub mod maps;
 pub mod names;
+pub mod peers;
 pub mod plausible;
 pub mod pool;
 pub mod profile;
