@@ -8,19 +8,18 @@
 
 mod common;
 
-use common::{Lab, measuring_turn, num};
+use common::{Lab, num};
 use oslab::report::peers::unixbench::TESTS;
 use serde_json::Value;
 
 /// The tests this system runs (execl's countdown helper is Linux x86-64 code).
 fn runs_here(experiment: &str) -> bool {
-    experiment != "unixbench.execl"
-        || (cfg!(target_os = "linux") && cfg!(target_arch = "x86_64"))
+    experiment != "unixbench.execl" || (cfg!(target_os = "linux") && cfg!(target_arch = "x86_64"))
 }
 
 #[test]
 fn the_quick_suite_prints_every_test_with_its_unit_index_and_the_score() {
-    let _turn = measuring_turn();
+    // `Lab::oslab` takes the measuring turn for a `run` itself.
     let lab = Lab::new();
     let out = lab.oslab(&["run", "--suite", "unixbench", "--quick"]);
     assert!(
@@ -72,7 +71,10 @@ fn check_json(doc: &Value) {
         let value = num(&t["value"], "value");
         let index = num(&t["index"], "index");
         assert!(value > 0.0 && index > 0.0, "{t}");
-        assert!((index - value / want.baseline * 10.0).abs() <= 1e-6 * index, "{t}");
+        assert!(
+            (index - value / want.baseline * 10.0).abs() <= 1e-6 * index,
+            "{t}"
+        );
         assert!(num(&t["median_ns"], "median_ns") > 0.0);
     }
     // Each configuration of the suite measured, with its validation held.
