@@ -117,7 +117,7 @@ fn copies_make_groups_of_their_own_whose_values_are_totals() {
 #[test]
 fn other_results_make_no_section() {
     let r = ExperimentResult::from_values("syscall.getpid", &[], &[50.0, 51.0], 100);
-    assert!(section(&pool(&[r.clone()])).is_empty());
+    assert!(section(&pool(std::slice::from_ref(&r))).is_empty());
     assert_eq!(document(&pool(&[r])), Value::Null);
     // A file copy at other sizes is not an index test.
     let other = ExperimentResult::from_values(
