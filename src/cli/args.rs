@@ -201,8 +201,8 @@ pub(super) struct RunArgs {
     /// list sweeps it: one result per value, e.g. --param size=1,64,4K
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     pub(super) params: Vec<String>,
-    /// Run a named set of configurations instead of experiments: mmap-lab (`oslab list`
-    /// shows the suites)
+    /// Run a named set of configurations instead of experiments: mmap-lab, unixbench (its
+    /// index for 1 copy and one per CPU), filemicro (`oslab list` shows the suites)
     #[arg(long, value_name = "NAME")]
     pub(super) suite: Option<String>,
     /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU),

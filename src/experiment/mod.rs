@@ -32,6 +32,8 @@ pub mod process;
 pub mod scale;
 pub mod synthetic;
 pub mod syscall;
+#[cfg(unix)]
+pub mod unixbench;
 pub mod winapi;
 
 pub use params::{ParamKind, ParamSpec, Params};
@@ -318,6 +320,25 @@ pub static REGISTRY: &[&ExperimentInfo] = &[
     &filemicro::STATFILE,
     #[cfg(unix)]
     &filemicro::WRITEFSYNC,
+    // unixbench (experiment/unixbench.rs): `--suite unixbench`
+    #[cfg(unix)]
+    &unixbench::DHRYSTONE,
+    #[cfg(unix)]
+    &unixbench::WHETSTONE,
+    #[cfg(unix)]
+    &unixbench::EXECL,
+    #[cfg(unix)]
+    &unixbench::FILE_COPY,
+    #[cfg(unix)]
+    &unixbench::PIPE,
+    #[cfg(unix)]
+    &unixbench::CONTEXT1,
+    #[cfg(unix)]
+    &unixbench::SPAWN,
+    #[cfg(unix)]
+    &unixbench::SHELL,
+    #[cfg(unix)]
+    &unixbench::SYSCALL,
     &synthetic::SYNTHETIC,
 ];
 

@@ -31,6 +31,9 @@ pub struct Suite {
     pub name: &'static str,
     pub summary: &'static str,
     pub configs: &'static [Config],
+    /// The counts of copies every configuration is measured with when the user gives no
+    /// `--copies` (`1,N`: one copy, then one per CPU, as UnixBench reports), if any.
+    pub copies: Option<&'static str>,
 }
 
 /// One configuration of a suite.
@@ -42,7 +45,7 @@ pub struct Config {
 }
 
 /// Every suite oslab knows.
-pub static SUITES: &[&Suite] = &[&MMAP_LAB, &FILEMICRO];
+pub static SUITES: &[&Suite] = &[&MMAP_LAB, &UNIXBENCH, &FILEMICRO];
 
 /// The classic mmap lab: six configurations of `mmap.access`, and three of them again under
 /// memory pressure.
@@ -107,6 +110,90 @@ pub static MMAP_LAB: Suite = Suite {
             load: Some("memory"),
         },
     ],
+    copies: None,
+};
+
+/// UnixBench's System Benchmarks Index: its twelve tests, labelled as its report names them
+/// (byte-unixbench's `Run`, the `index` set), in the order of its report.
+pub static UNIXBENCH: Suite = Suite {
+    name: "unixbench",
+    summary: "UnixBench's System Benchmarks Index (byte-unixbench 5.1.3): its twelve tests with \
+              its workloads, units and SPARCstation 20-61 baselines, and the index score",
+    configs: &[
+        Config {
+            label: "Dhrystone 2 using register variables",
+            experiment: "unixbench.dhrystone",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Double-Precision Whetstone",
+            experiment: "unixbench.whetstone",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Execl Throughput",
+            experiment: "unixbench.execl",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "File Copy 1024 bufsize 2000 maxblocks",
+            experiment: "unixbench.file_copy",
+            params: &[("bufsize", "1024"), ("maxblocks", "2000")],
+            load: None,
+        },
+        Config {
+            label: "File Copy 256 bufsize 500 maxblocks",
+            experiment: "unixbench.file_copy",
+            params: &[("bufsize", "256"), ("maxblocks", "500")],
+            load: None,
+        },
+        Config {
+            label: "File Copy 4096 bufsize 8000 maxblocks",
+            experiment: "unixbench.file_copy",
+            params: &[("bufsize", "4096"), ("maxblocks", "8000")],
+            load: None,
+        },
+        Config {
+            label: "Pipe Throughput",
+            experiment: "unixbench.pipe",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Pipe-based Context Switching",
+            experiment: "unixbench.context1",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Process Creation",
+            experiment: "unixbench.spawn",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Shell Scripts (1 concurrent)",
+            experiment: "unixbench.shell",
+            params: &[("concurrency", "1")],
+            load: None,
+        },
+        Config {
+            label: "Shell Scripts (8 concurrent)",
+            experiment: "unixbench.shell",
+            params: &[("concurrency", "8")],
+            load: None,
+        },
+        Config {
+            label: "System Call Overhead",
+            experiment: "unixbench.syscall",
+            params: &[],
+            load: None,
+        },
+    ],
+    copies: Some("1,N"),
 };
 
 /// Every planned configuration once per count of `copies` (configuration by configuration,
@@ -243,6 +330,7 @@ pub static FILEMICRO: Suite = Suite {
             load: None,
         },
     ],
+    copies: None,
 };
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {

@@ -227,7 +227,7 @@ fn exit_status(status: libc::c_int, what: &str) -> Result<(), String> {
 
 /// The smallest static executables that exit with status 0, and a reader of just enough of
 /// ELF (the System V gABI, `elf(5)`) to check them and to tell a dynamically linked program.
-mod elf {
+pub(crate) mod elf {
     const EHDR_SIZE: usize = 64;
     const PHDR_SIZE: usize = 56;
     const ET_EXEC: u16 = 2;

@@ -101,6 +101,9 @@ const NOT_WINDOWS_PROCESS: Cell =
 const NOT_WINDOWS_MEMORY: Cell =
     Cell::No("not available: a Windows call; pagefault.anon is mmap and a first touch here");
 
+const NOT_WINDOWS_UNIXBENCH: Cell =
+    Cell::No("not available: UnixBench's tests are POSIX programs (fork, pipes, /bin/sh)");
+
 /// The table. Rows are matched in order: a `family.*` row after the family's named rows.
 pub const TABLE: &[Row] = &[
     Row {
@@ -372,6 +375,26 @@ pub const TABLE: &[Row] = &[
             "not enabled yet: CreateFileW and CloseHandle would be Windows' means \
              (syscall.create_file measures them alone)",
         ),
+    },
+    Row {
+        experiments: &["unixbench.execl"],
+        linux: noted(
+            "execve chain of a static helper",
+            "x86-64 machine code with Linux's call numbers",
+        ),
+        freebsd: Cell::No("not enabled yet: the countdown helper is Linux x86-64 machine code"),
+        macos: Cell::No("not available: macOS runs no static ELF programs"),
+        windows: NOT_WINDOWS_UNIXBENCH,
+    },
+    Row {
+        experiments: &["unixbench.*"],
+        linux: runs("POSIX calls; /bin/sh and coreutils for the shell scripts"),
+        freebsd: runs("POSIX calls; /bin/sh and its base system tools for the shell scripts"),
+        macos: noted(
+            "POSIX calls; /bin/sh and its base system tools for the shell scripts",
+            "unixbench.context1 needs pinning: unsupported without CPU affinity",
+        ),
+        windows: NOT_WINDOWS_UNIXBENCH,
     },
     Row {
         experiments: &["synthetic.*"],

@@ -12,6 +12,7 @@ use crate::model::{ExperimentResult, Run};
 use crate::report::pool::{Pooled, pool, process_numbers};
 
 pub fn run_document(run: &Run) -> Value {
+    let pooled = pool(&run.results);
     let mut doc = json!({
         "run_id": run.id,
         "started_at": run.started_at,
@@ -21,8 +22,9 @@ pub fn run_document(run: &Run) -> Value {
         "settings": run.settings,
         "clock": run.clock,
         "environment": run.environment,
-        "configurations": pool(&run.results).iter().map(configuration_document).collect::<Vec<_>>(),
+        "configurations": pooled.iter().map(configuration_document).collect::<Vec<_>>(),
         "scaling": crate::report::scaling::document(run),
+        "unixbench": crate::report::peers::unixbench::document(&pooled),
         "results": run
             .results
             .iter()
@@ -36,7 +38,7 @@ pub fn run_document(run: &Run) -> Value {
             .collect::<Vec<_>>(),
     });
     #[cfg(unix)]
-    if let Some(summary) = crate::report::peers::filemicro::document(&pool(&run.results)) {
+    if let Some(summary) = crate::report::peers::filemicro::document(&pooled) {
         doc["filemicro"] = summary;
     }
     doc

@@ -222,6 +222,7 @@ pub fn render(run: &Run) -> String {
     out.push_str(&crate::report::scaling::section(run));
     #[cfg(unix)]
     out.push_str(&crate::report::peers::filemicro::render(&pooled));
+    out.push_str(&crate::report::peers::unixbench::section(&pooled));
     out.push_str(&sections::processes(&pooled));
     out.push_str(&counter_table(&measured));
     out.push_str(&sections::facts(&merged));

@@ -88,9 +88,15 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
 fn planned_jobs(args: &RunArgs) -> Result<Vec<Planned>> {
     let planned = configurations(args)?;
     let cpus = cpu::allowed().len().max(1);
-    let counts = match (&args.copies, args.scale) {
-        (Some(list), _) => Some(copies::parse_list(list, cpus).map_err(UserError::BadOption)?),
-        (None, true) => Some(copies::scale_list(cpus)),
+    // A suite may measure its configurations with copies of its own (UnixBench's 1 and N).
+    let suite_copies = args
+        .suite
+        .as_deref()
+        .and_then(plan::find_suite)
+        .and_then(|s| s.copies);
+    let counts = match (args.copies.as_deref().or(suite_copies), args.scale) {
+        (_, true) => Some(copies::scale_list(cpus)),
+        (Some(list), false) => Some(copies::parse_list(list, cpus).map_err(UserError::BadOption)?),
         (None, false) => None,
     };
     let mode = match args.copy_mode.as_deref() {

@@ -176,7 +176,7 @@ pub(super) fn static_program(dirs: &[PathBuf]) -> Result<Program, SetupError> {
 /// it even when the worker is killed), the temporary directory (TMPDIR or /tmp), then the
 /// per-user runtime directory, then the current directory — /tmp is mounted `noexec` on
 /// some hardened systems.
-pub(super) fn helper_dirs(context: &Context) -> Vec<PathBuf> {
+pub(crate) fn helper_dirs(context: &Context) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = context.scratch_dir.iter().cloned().collect();
     dirs.push(std::env::temp_dir());
     if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
@@ -194,13 +194,13 @@ pub const HELPER_DIR_PREFIX: &str = "oslab-process-";
 pub(super) const HELPER_NAME: &str = "exit0";
 
 /// The static helper in a private directory (mode 0700) of its own, both removed on drop.
-pub(super) struct HelperFile {
-    pub(super) dir: PathBuf,
-    pub(super) path: PathBuf,
+pub(crate) struct HelperFile {
+    pub(crate) dir: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 impl HelperFile {
-    pub(super) fn create(parent: &Path, image: &[u8]) -> io::Result<HelperFile> {
+    pub(crate) fn create(parent: &Path, image: &[u8]) -> io::Result<HelperFile> {
         use std::io::Write;
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 

@@ -1,0 +1,90 @@
+//! UnixBench's OS-facing tests (byte-unixbench 5.1.3 / 6.0, the `index` set of its `Run`
+//! script), each measured as oslab measures everything else. One operation is one loop as
+//! UnixBench counts it, so the stored median (ns per op) converts exactly to UnixBench's unit
+//! (`report::peers::unixbench`): lps = 1e9/ns, KBps = bufsize/1024 × 1e9/ns, lpm = 60e9/ns,
+//! MWIPS = 1e10/ns (one Whetstone pass of 10 million Whetstone instructions).
+//!
+//! The workloads are UnixBench's, read from its sources (`src/syscall.c`, `pipe.c`,
+//! `context1.c`, `spawn.c`, `execl.c`, `fstime.c`, `looper.c`, `pgms/multi.sh`, `tst.sh`,
+//! `dhry_1.c`, `whets.c`) and written again in Rust; no UnixBench file is shipped (it is
+//! GPL). Where oslab cannot do exactly what UnixBench does, the kind's file says what differs
+//! and docs/unixbench.md collects it.
+//!
+//! - `unixbench.dhrystone`: one loop of Weicker's Dhrystone 2.1 (`dhrystone.rs`).
+//! - `unixbench.whetstone`: one pass of Curnow and Wichmann's Whetstone, double precision,
+//!   as Roy Longbottom's whets.c runs it (`whetstone.rs`).
+//! - `unixbench.syscall`: close(dup(fd)), getpid, getuid, umask(022) (`syscall.rs`).
+//! - `unixbench.pipe`: write 512 bytes into a pipe and read them back, one process;
+//!   `unixbench.context1`: a round trip over two pipes with a forked partner (`pipe.rs`).
+//! - `unixbench.spawn`: fork, the child exits, the parent waits (`spawn.rs`).
+//! - `unixbench.execl`: one execve of a program that execs itself, counting down (`execl.rs`).
+//! - `unixbench.file_copy`: one `bufsize` block read from one file and written to another,
+//!   both rewound after `maxblocks` blocks (`file_copy.rs`).
+//! - `unixbench.shell`: /bin/sh running `concurrency` copies of tst.sh's sort, od, grep, tee
+//!   and wc pipeline at once, and waiting for them (`shell.rs`).
+
+use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use crate::analysis::validate::{Bound, Expectation, Metric};
+
+mod dhrystone;
+pub use dhrystone::DHRYSTONE;
+mod whetstone;
+pub use whetstone::WHETSTONE;
+mod syscall;
+pub use syscall::SYSCALL;
+mod pipe;
+pub use pipe::{CONTEXT1, PIPE};
+mod spawn;
+pub use spawn::SPAWN;
+mod execl;
+pub use execl::EXECL;
+mod file_copy;
+pub use file_copy::FILE_COPY;
+mod shell;
+pub use shell::{SHELL, sort_input};
+
+// --- expectations shared by the kinds ---
+
+fn no_major_faults() -> Expectation {
+    Expectation::new(
+        Metric::Rusage("majflt"),
+        Bound::Below(0.01),
+        "the loop reads nothing from disk: a major fault means the worker's memory was \
+         swapped or evicted meanwhile",
+    )
+}
+
+fn no_faults(why: &'static str) -> Expectation {
+    Expectation::new(Metric::Faults, Bound::Below(0.01), why)
+}
+
+fn no_switch(why: &'static str) -> Expectation {
+    Expectation::new(Metric::Rusage("nvcsw"), Bound::Below(0.01), why)
+}
+
+fn syscalls_near(value: f64, why: &'static str) -> Expectation {
+    Expectation::new(
+        Metric::Counter("syscalls"),
+        Bound::Near {
+            value,
+            tolerance: 0.05,
+        },
+        why,
+    )
+}
+
+fn children_fault() -> Expectation {
+    Expectation::new(
+        Metric::Children("minflt"),
+        Bound::AtLeast(1.0),
+        "each operation runs at least one child process, which faults at least once in its \
+         own address space; none means no child ran (or its usage was not reported)",
+    )
+}
+
+fn last_os_error(what: &str) -> String {
+    format!("{what} failed: {}", std::io::Error::last_os_error())
+}
+
+#[cfg(test)]
+mod tests;

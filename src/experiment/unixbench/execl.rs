@@ -1,0 +1,170 @@
+//! unixbench.execl: UnixBench's "Execl Throughput" (`execl.c`): a program that execs itself,
+//! counting the execs, until its time is up; one exec is one loop.
+//!
+//! oslab's program is a static ELF of 72 bytes of machine code written to a private
+//! directory (the way `process.fork_exec` writes its exit(0) helper): it decrements the
+//! 20-digit decimal counter in its `argv[1]` in place and `execve`s `argv[0]` with the same
+//! arguments and an empty environment, or exits with status 0 when the counter reads zero.
+//! A batch of N loops is one fork of the worker whose child execs the program with N-1, so
+//! N execs in all; the fork and the wait are paid once per batch.
+//!
+//! What differs from UnixBench: its `execl` is a dynamically linked C program (with
+//! `big.c`'s code in it), so each of its execs also runs the dynamic loader, maps libc and
+//! runs libc's start-up, and formats its arguments with sprintf and the time with time();
+//! oslab's measures the kernel's exec alone, which is several times cheaper. x86-64 only
+//! (the code is written out by hand); elsewhere the experiment is unsupported.
+
+use std::ffi::{CString, c_char};
+
+use super::*;
+use crate::experiment::process::{HelperFile, elf, helper_dirs, reap};
+
+/// How many decimal digits the counter in `argv[1]` has.
+const DIGITS: usize = 20;
+
+/// x86-64 machine code, entered with the stack as the kernel sets it up (argc, argv…,
+/// NULL, envp…):
+///
+/// ```text
+///  0  48 8b 74 24 10   mov  rsi, [rsp+16]        ; argv[1]
+///  5  48 8d 7e 13      lea  rdi, [rsi+19]        ; its last digit
+///  9  48 39 f7         cmp  rdi, rsi             ; loop: every digit was 0?
+/// 12  72 31            jb   63                   ;   then exit(0)
+/// 14  80 3f 30         cmp  byte [rdi], '0'
+/// 17  75 08            jne  27
+/// 19  c6 07 39         mov  byte [rdi], '9'      ; borrow
+/// 22  48 ff cf         dec  rdi
+/// 25  eb ee            jmp  9
+/// 27  fe 0f            dec  byte [rdi]
+/// 29  48 8b 7c 24 08   mov  rdi, [rsp+8]         ; execve(argv[0],
+/// 34  48 8d 74 24 08   lea  rsi, [rsp+8]         ;        argv,
+/// 39  48 8d 54 24 20   lea  rdx, [rsp+32]        ;        envp) (argc is 2)
+/// 44  b8 3b 00 00 00   mov  eax, 59
+/// 49  0f 05            syscall
+/// 51  bf 01 00 00 00   mov  edi, 1               ; execve failed: exit(1)
+/// 56  b8 e7 00 00 00   mov  eax, 231
+/// 61  0f 05            syscall
+/// 63  31 ff            xor  edi, edi             ; exit_group(0)
+/// 65  b8 e7 00 00 00   mov  eax, 231
+/// 70  0f 05            syscall
+/// ```
+const X86_64_COUNTDOWN: &[u8] = &[
+    0x48, 0x8b, 0x74, 0x24, 0x10, 0x48, 0x8d, 0x7e, 0x13, 0x48, 0x39, 0xf7, 0x72, 0x31, 0x80, 0x3f,
+    0x30, 0x75, 0x08, 0xc6, 0x07, 0x39, 0x48, 0xff, 0xcf, 0xeb, 0xee, 0xfe, 0x0f, 0x48, 0x8b, 0x7c,
+    0x24, 0x08, 0x48, 0x8d, 0x74, 0x24, 0x08, 0x48, 0x8d, 0x54, 0x24, 0x20, 0xb8, 0x3b, 0x00, 0x00,
+    0x00, 0x0f, 0x05, 0xbf, 0x01, 0x00, 0x00, 0x00, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x31,
+    0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05,
+];
+
+/// The counter `argv[1]` starts at for `execs` execs in all (the first is the worker's
+/// child's, each following one decrements the counter by one; zero exits).
+pub(super) fn counter(execs: u64) -> String {
+    format!("{:0width$}", execs.saturating_sub(1), width = DIGITS)
+}
+
+pub(super) fn countdown_image() -> Option<Vec<u8>> {
+    cfg!(target_arch = "x86_64").then(|| elf::exit0_image(elf::EM_X86_64, X86_64_COUNTDOWN))
+}
+
+struct Execl {
+    path: CString,
+    helper: HelperFile,
+}
+
+impl Execl {
+    /// Fork; the child execs the countdown for `execs` execs; wait for the last to exit.
+    fn chain(&self, execs: u64) -> Result<(), String> {
+        let count = CString::new(counter(execs)).expect("digits have no NUL");
+        let argv: [*const c_char; 3] = [self.path.as_ptr(), count.as_ptr(), std::ptr::null()];
+        let envp: [*const c_char; 1] = [std::ptr::null()];
+        // SAFETY: the child calls only execve and _exit (async-signal-safe) with arrays
+        // built before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: `argv` and `envp` are null-terminated arrays of NUL-terminated strings
+            // that live in this (copied) address space; execve returns only on failure.
+            unsafe {
+                libc::execve(self.path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+                libc::_exit(127);
+            }
+        }
+        if pid < 0 {
+            return Err(last_os_error("fork"));
+        }
+        reap(pid, "execl countdown")
+    }
+}
+
+impl Routine for Execl {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        if ops == 0 {
+            return Ok(());
+        }
+        self.chain(ops)
+    }
+}
+
+fn setup(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let Some(image) = countdown_image() else {
+        return Err(SetupError::Unsupported(format!(
+            "the self-exec'ing countdown is x86-64 machine code; this is {}",
+            std::env::consts::ARCH
+        )));
+    };
+    let mut refused = Vec::new();
+    for dir in helper_dirs(ctx) {
+        let helper = match HelperFile::create(&dir, &image) {
+            Ok(helper) => helper,
+            Err(e) => {
+                refused.push(format!("{}: {e}", dir.display()));
+                continue;
+            }
+        };
+        let path = CString::new(helper.path.as_os_str().as_encoded_bytes())
+            .map_err(|_| SetupError::Failed("the helper's path has a NUL byte".into()))?;
+        let execl = Execl { path, helper };
+        match execl.chain(3) {
+            Ok(()) => return Ok(Box::new(execl)),
+            Err(e) => refused.push(format!("{}: {e}", execl.helper.dir.display())),
+        }
+    }
+    Err(SetupError::Unsupported(format!(
+        "no directory where the countdown program can be written and executed: {} (set TMPDIR \
+         to an executable directory)",
+        refused.join("; ")
+    )))
+}
+
+fn expectations(_: &Params) -> Vec<Expectation> {
+    vec![
+        Expectation::new(
+            Metric::Children("minflt"),
+            Bound::AtLeast(1.0),
+            "each exec builds a new address space, which faults at least once (its stack and \
+             its code); none means the execs did not happen",
+        ),
+        no_major_faults(),
+    ]
+}
+
+pub static EXECL: ExperimentInfo = ExperimentInfo {
+    name: "unixbench.execl",
+    os: &[crate::model::Os::Linux],
+    summary: "UnixBench's Execl Throughput: a tiny static program execs itself, counting \
+              down; one execve per loop (the kernel's exec without a dynamic loader)",
+    op: "loop",
+    path: "execve of a 248-byte static ELF, chained; one fork and waitpid per batch",
+    params: &[],
+    syscalls: |_| crate::experiment::each(&["execve"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations,
+    setup,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};

@@ -1,0 +1,181 @@
+//! unixbench.file_copy: UnixBench's "File Copy" tests (`fstime.c -c`): read `bufsize` bytes
+//! from one file and write them to another, per loop; when the source reaches its end
+//! (`maxblocks` blocks), both files are rewound. The index runs three of them: 1024 bytes ×
+//! 2000 blocks, 256 × 500, 4096 × 8000 (`Run`'s `fstime`, `fsbuffer` and `fsdisk`).
+//!
+//! As fstime does, setup writes the source (`maxblocks` blocks of the bytes 0, 1, 2…) and
+//! reads it once, so it is in the page cache before the copy starts; the copy then measures
+//! the page cache, as UnixBench's does, unless memory is short. fstime's three syncs and
+//! five seconds of sleep before its passes, and its timed write and read passes ("to prime
+//! the pump"), are not repeated: oslab's warm-up does that job. KBps = bufsize / 1024 × loops
+//! per second, UnixBench's count (it credits whole buffers copied).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+
+use super::*;
+
+pub(super) const BUFSIZE_PARAM: ParamSpec = ParamSpec {
+    name: "bufsize",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 1 << 20,
+    },
+    default: "1024",
+    help: "bytes per read and per write (UnixBench: 1024, 256 or 4096)",
+};
+
+pub(super) const MAXBLOCKS_PARAM: ParamSpec = ParamSpec {
+    name: "maxblocks",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 1 << 20,
+    },
+    default: "2000",
+    help: "blocks in the source file before both files are rewound (UnixBench: 2000, 500 or \
+           8000)",
+};
+
+struct FileCopy {
+    source: File,
+    target: File,
+    buf: Vec<u8>,
+}
+
+impl FileCopy {
+    fn read_block(&mut self) -> Result<usize, String> {
+        let fd = self.source.as_raw_fd();
+        // SAFETY: `buf` is writable for its length.
+        let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), self.buf.len()) };
+        if n < 0 {
+            return Err(last_os_error("read of the source file"));
+        }
+        Ok(n as usize)
+    }
+
+    fn rewind(&mut self) -> Result<(), String> {
+        for (file, what) in [(&self.source, "source"), (&self.target, "target")] {
+            // SAFETY: lseek on an open descriptor has no memory-safety preconditions.
+            if unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_SET) } < 0 {
+                return Err(last_os_error(&format!("lseek of the {what} file")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Routine for FileCopy {
+    #[inline(never)]
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        let out = self.target.as_raw_fd();
+        for _ in 0..ops {
+            let mut n = self.read_block()?;
+            if n != self.buf.len() {
+                // The end of the source (fstime rewinds both files on a short read).
+                self.rewind()?;
+                n = self.read_block()?;
+                if n != self.buf.len() {
+                    return Err(format!(
+                        "short read of {n} bytes after rewinding the source"
+                    ));
+                }
+            }
+            // SAFETY: `buf` holds `n` readable bytes.
+            let written = unsafe { libc::write(out, self.buf.as_ptr().cast(), n) };
+            if written != n as isize {
+                return Err(last_os_error("write of the target file"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = ctx.work_dir.as_ref().ok_or_else(|| {
+        SetupError::Failed("the file copy needs a work directory, and none was created".into())
+    })?;
+    let bufsize = params.u64("bufsize") as usize;
+    let blocks = params.u64("maxblocks");
+    let failed = |what: &str, e: std::io::Error| SetupError::Failed(format!("{what}: {e}"));
+    let open = |name: &str| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.join(name))
+            .map_err(|e| failed(&format!("cannot create {}", dir.join(name).display()), e))
+    };
+    let mut source = open("dummy0")?;
+    let target = open("dummy1")?;
+    let buf: Vec<u8> = (0..bufsize).map(|i| (i & 0xff) as u8).collect();
+    for _ in 0..blocks {
+        source
+            .write_all(&buf)
+            .map_err(|e| failed("write of the source file", e))?;
+    }
+    source
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| failed("lseek of the source file", e))?;
+    let mut sink = Vec::with_capacity(bufsize * blocks as usize);
+    source
+        .read_to_end(&mut sink)
+        .map_err(|e| failed("read of the source file", e))?;
+    let mut copy = FileCopy {
+        source,
+        target,
+        buf,
+    };
+    copy.rewind().map_err(SetupError::Failed)?;
+    Ok(Box::new(copy))
+}
+
+/// The worker's calls per loop: a read and a write, plus once per pass of the source the
+/// short read at its end and two lseeks.
+pub(super) fn calls_per_loop(params: &Params) -> f64 {
+    2.0 + 3.0 / params.u64("maxblocks").max(1) as f64
+}
+
+fn expectations(params: &Params) -> Vec<Expectation> {
+    vec![
+        Expectation::new(
+            Metric::Counter("syscalls"),
+            Bound::Near {
+                value: calls_per_loop(params),
+                tolerance: 0.05,
+            },
+            "one read and one write per loop, and a short read and two lseeks per pass of the \
+             source",
+        ),
+        Expectation::new(
+            Metric::Rusage("inblock"),
+            Bound::Below(0.01),
+            "the source was just written and read, so it is in the page cache: reading it \
+             from the device means memory was short and the figure is the disk's",
+        ),
+        no_major_faults(),
+    ]
+}
+
+pub static FILE_COPY: ExperimentInfo = ExperimentInfo {
+    name: "unixbench.file_copy",
+    os: crate::experiment::UNIX,
+    summary: "UnixBench's File Copy: read bufsize bytes from one file and write them to \
+              another, per loop, both rewound every maxblocks blocks",
+    op: "loop",
+    path: "libc read() and write() on two regular files in the work directory (page cache)",
+    params: &[BUFSIZE_PARAM, MAXBLOCKS_PARAM],
+    syscalls: |_| crate::experiment::each(&["read", "write"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations,
+    setup,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};

@@ -1,0 +1,213 @@
+//! unixbench.shell: UnixBench's "Shell Scripts" tests (`looper` running `multi.sh N` for a
+//! minute): per loop, /bin/sh runs `concurrency` copies of `tst.sh` in the background and
+//! waits for them. Each copy sorts an input text, dumps the sorted text with od and sorts
+//! that numerically, greps it for "the" through tee into wc, and removes its files:
+//!
+//! ```text
+//! sort > sort.$$ < sort.src
+//! od sort.$$ | sort -n -k 1 > od.$$
+//! grep the sort.$$ | tee grep.$$ | wc > wc.$$
+//! rm sort.$$ grep.$$ od.$$ wc.$$
+//! ```
+//!
+//! UnixBench's input, `testdir/sort.src`, is not shipped (UnixBench is GPL); [`sort_input`]
+//! generates a text of the same shape deterministically: 362 lines, about 8.5 KB, 35 of the
+//! lines holding "the". The scripts run in the worker's private work directory with
+//! `PATH=/usr/bin:/bin` and UnixBench's `LANG=en_US.utf8` (the locale changes sort's speed a
+//! lot; where it is not installed, the C library falls back to C as it does for UnixBench).
+//! Differences: looper execs `multi.sh` through its `#!` line, oslab runs `/bin/sh multi.sh`
+//! (one interpreter lookup fewer), and oslab spawns it with posix_spawn where looper forks.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use super::*;
+
+pub(super) const CONCURRENCY_PARAM: ParamSpec = ParamSpec {
+    name: "concurrency",
+    kind: ParamKind::Int { min: 1, max: 64 },
+    default: "1",
+    help: "copies of the script run at once per loop (UnixBench's index: 1 and 8)",
+};
+
+/// The per-copy script, UnixBench's tst.sh's four lines.
+const TST_SH: &str = "sort > sort.$$ < $1\n\
+                      od sort.$$ | sort -n -k 1 > od.$$\n\
+                      grep the sort.$$ | tee grep.$$ | wc > wc.$$\n\
+                      rm sort.$$ grep.$$ od.$$ wc.$$\n";
+
+/// The loop, multi.sh's: `$1` copies in the background, then wait.
+const MULTI_SH: &str = "instance=1\n\
+                        while [ $instance -le $1 ]; do\n\
+                        \t/bin/sh ./tst.sh sort.src &\n\
+                        \tinstance=$(($instance + 1))\n\
+                        done\n\
+                        wait\n";
+
+/// Words for the generated input; none contains "the", which is placed on chosen lines.
+const WORDS: &[&str] = &[
+    "system",
+    "benchmark",
+    "process",
+    "file",
+    "shell",
+    "index",
+    "score",
+    "copy",
+    "pipe",
+    "test",
+    "program",
+    "result",
+    "kernel",
+    "memory",
+    "buffer",
+    "report",
+    "time",
+    "run",
+    "loop",
+    "value",
+    "count",
+    "output",
+    "input",
+    "sort",
+    "line",
+    "word",
+    "unix",
+    "disk",
+    "cache",
+    "page",
+    "call",
+    "switch",
+    "a",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "for",
+    "on",
+    "with",
+    "by",
+    "as",
+    "at",
+    "or",
+];
+
+/// The lines of the generated input and how many of them hold "the".
+pub const SORT_LINES: usize = 362;
+pub const LINES_WITH_THE: usize = 35;
+
+/// A text of UnixBench's sort.src's shape: 362 lines of words (a fixed linear congruential
+/// sequence picks them), 35 of them with the word "the", about 8.5 KB.
+pub fn sort_input() -> String {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |bound: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) % bound as u64) as usize
+    };
+    let mut text = String::with_capacity(9000);
+    for line in 0..SORT_LINES {
+        let words = 1 + next(6);
+        for w in 0..words {
+            if w > 0 {
+                text.push(' ');
+            }
+            text.push_str(WORDS[next(WORDS.len())]);
+        }
+        // Lines 5, 15, 25, … (35 of 362) hold "the".
+        if line % 10 == 5 && line / 10 < LINES_WITH_THE {
+            text.push_str(" the");
+        }
+        text.push('\n');
+    }
+    text
+}
+
+struct Shell {
+    dir: PathBuf,
+    concurrency: String,
+}
+
+impl Shell {
+    fn once(&self) -> Result<(), String> {
+        let status = Command::new("/bin/sh")
+            .arg("./multi.sh")
+            .arg(&self.concurrency)
+            .current_dir(&self.dir)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "en_US.utf8")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("/bin/sh multi.sh ended with {status}"))
+        }
+    }
+}
+
+impl Routine for Shell {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            self.once()?;
+        }
+        Ok(())
+    }
+}
+
+fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let dir = ctx.work_dir.clone().ok_or_else(|| {
+        SetupError::Failed("the shell scripts need a work directory, and none was created".into())
+    })?;
+    for (name, text) in [
+        ("tst.sh", TST_SH.to_string()),
+        ("multi.sh", MULTI_SH.to_string()),
+        ("sort.src", sort_input()),
+    ] {
+        std::fs::write(dir.join(name), text).map_err(|e| {
+            SetupError::Failed(format!("cannot write {}: {e}", dir.join(name).display()))
+        })?;
+    }
+    let shell = Shell {
+        dir,
+        concurrency: params.u64("concurrency").to_string(),
+    };
+    shell.once().map_err(|e| {
+        SetupError::Unsupported(format!(
+            "the script does not run here (it needs /bin/sh, sort, od, grep, tee, wc, rm): {e}"
+        ))
+    })?;
+    Ok(Box::new(shell))
+}
+
+fn expectations(_: &Params) -> Vec<Expectation> {
+    vec![children_fault(), no_major_faults()]
+}
+
+pub static SHELL: ExperimentInfo = ExperimentInfo {
+    name: "unixbench.shell",
+    os: crate::experiment::UNIX,
+    summary: "UnixBench's Shell Scripts: /bin/sh runs `concurrency` copies of tst.sh (sort, od, \
+              grep, tee, wc on a generated text) at once and waits, per loop",
+    op: "loop",
+    path: "posix_spawn of /bin/sh, which forks and execs the coreutils of the script",
+    params: &[CONCURRENCY_PARAM],
+    syscalls: |_| crate::experiment::each(&["execve", "wait4"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: true,
+    expectations,
+    setup,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};

@@ -1,0 +1,72 @@
+//! unixbench.spawn: UnixBench's "Process Creation" (`spawn.c`): fork, the child exits at
+//! once, the parent waits for it. UnixBench's child calls `exit(0)`, which runs the C
+//! library's exit handlers and flushes stdio; oslab's calls `_exit(0)` (all a child of a
+//! forked Rust process may safely call), a difference of a few user-space instructions.
+
+use super::*;
+
+struct Spawn;
+
+impl Routine for Spawn {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        for _ in 0..ops {
+            // SAFETY: the child calls only `_exit`, which is async-signal-safe.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                // SAFETY: _exit never returns and runs no destructor.
+                unsafe { libc::_exit(0) };
+            }
+            if pid < 0 {
+                return Err(last_os_error("fork"));
+            }
+            crate::experiment::process::reap(pid, "fork")?;
+        }
+        Ok(())
+    }
+}
+
+fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    Ok(Box::new(Spawn))
+}
+
+fn expectations(_: &Params) -> Vec<Expectation> {
+    vec![
+        Expectation::new(
+            Metric::Counter("tasks"),
+            Bound::Near {
+                value: 1.0,
+                tolerance: 0.05,
+            },
+            "one loop creates exactly one process (sched_process_fork fires once per fork)",
+        ),
+        children_fault(),
+        no_major_faults(),
+        Expectation::new(
+            Metric::Rusage("nvcsw"),
+            Bound::Below(1.05),
+            "the parent sleeps at most once per loop, waiting for its child; more voluntary \
+             switches mean it also slept for something else",
+        ),
+    ]
+}
+
+pub static SPAWN: ExperimentInfo = ExperimentInfo {
+    name: "unixbench.spawn",
+    os: crate::experiment::UNIX,
+    summary: "UnixBench's Process Creation: fork(), the child exits, the parent waits, per loop",
+    op: "loop",
+    path: "glibc fork() (clone) + _exit + waitpid (wait4)",
+    params: &[],
+    syscalls: |_| crate::experiment::each(&["clone", "exit_group", "wait4"]),
+    subtract_loop_overhead: false,
+    default_suite: false,
+    ladder: false,
+    counters_in_samples: true,
+    work_dir: false,
+    expectations,
+    setup,
+    preflight: None,
+    batch: crate::experiment::Batch::Sized,
+    sweep: &[],
+    quick_params: &[],
+};

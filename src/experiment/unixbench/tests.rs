@@ -1,0 +1,96 @@
+use super::*;
+use crate::experiment::Routine;
+
+#[test]
+fn dhrystone_ends_with_weickers_values() {
+    let mut d = dhrystone::Dhrystone::new();
+    let runs = 1000;
+    d.run(runs).unwrap();
+    let (int_glob, bool_glob, ch_1, ch_2, arr_1_8, arr_2_8_7, int_comps) = d.globals();
+    assert_eq!(int_glob, 5);
+    assert!(bool_glob);
+    assert_eq!((ch_1, ch_2), (b'A', b'B'));
+    assert_eq!(arr_1_8, 7);
+    assert_eq!(arr_2_8_7, runs as i64 + 10);
+    assert_eq!(int_comps, [17, 18]);
+}
+
+#[test]
+fn whetstone_passes_are_finite_and_repeat() {
+    let mut w = whetstone::Whetstone::new();
+    w.run(2).unwrap();
+    let two = w.check;
+    assert!(two.is_finite() && two != 0.0, "{two}");
+    let mut again = whetstone::Whetstone::new();
+    again.run(2).unwrap();
+    assert_eq!(again.check, two);
+}
+
+#[test]
+fn the_execl_counter_counts_every_exec() {
+    assert_eq!(execl::counter(1), "00000000000000000000");
+    assert_eq!(execl::counter(1000), "00000000000000000999");
+    assert_eq!(execl::counter(0), "00000000000000000000");
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn the_countdown_program_execs_itself_and_exits_zero() {
+    let ctx = Context::default();
+    let mut routine = (EXECL.setup)(&Params::default(), &ctx).unwrap();
+    routine.run(1).unwrap();
+    routine.run(25).unwrap();
+}
+
+#[test]
+fn the_sort_input_has_sort_srcs_shape() {
+    let text = shell::sort_input();
+    assert_eq!(text.lines().count(), shell::SORT_LINES);
+    let with_the = text
+        .lines()
+        .filter(|l| l.split(' ').any(|w| w == "the"))
+        .count();
+    assert_eq!(with_the, shell::LINES_WITH_THE);
+    assert_eq!(text.matches("the").count(), shell::LINES_WITH_THE);
+    assert!((6000..11000).contains(&text.len()), "{}", text.len());
+    assert_eq!(text, shell::sort_input());
+}
+
+#[test]
+fn file_copy_claims_a_read_and_a_write_per_loop_and_the_rewinds() {
+    let p = Params::from_pairs(&[("bufsize", "1024"), ("maxblocks", "2000")]);
+    assert!((file_copy::calls_per_loop(&p) - 2.0015).abs() < 1e-9);
+}
+
+#[test]
+fn every_kind_runs_a_few_loops() {
+    let dir = std::env::temp_dir().join(format!("oslab-unixbench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ctx = Context {
+        work_dir: Some(dir.clone()),
+        ..Context::default()
+    };
+    for (info, pairs) in [
+        (&SYSCALL, &[][..]),
+        (&PIPE, &[][..]),
+        (&SPAWN, &[][..]),
+        (&FILE_COPY, &[("bufsize", "256"), ("maxblocks", "4")][..]),
+        (&SHELL, &[("concurrency", "2")][..]),
+    ] {
+        let params = Params::resolve(
+            info.name,
+            info.params,
+            &pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let mut routine =
+            (info.setup)(&params, &ctx).unwrap_or_else(|e| panic!("{}: {e:?}", info.name));
+        routine
+            .run(9)
+            .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,442 @@
+//! UnixBench's System Benchmarks Index from oslab's results (`oslab run --suite unixbench`).
+//!
+//! UnixBench (byte-unixbench 5.1.3, `pgms/index.base`) scores each test as its result in its
+//! own unit divided by the result of a SPARCstation 20-61 ("George", 1995) in that unit,
+//! times 10, and the System Benchmarks Index Score as the geometric mean of the twelve
+//! tests' indexes. With several copies (`--copies N`: N workers of a configuration at once),
+//! a test's result is the copies' total throughput, N × the unit of the pooled median, as
+//! UnixBench sums its copies' counts; one index table and score per number of copies.
+//!
+//! One oslab operation is one UnixBench loop (`experiment::unixbench`), so the conversion
+//! from the median time per operation is exact: lps = 1e9/ns, lpm = 60e9/ns, MWIPS =
+//! 1e10/ns (10 million Whetstone instructions per pass), KBps = bufsize/1024 × 1e9/ns.
+
+use serde_json::{Value, json};
+
+use crate::model::ExperimentResult;
+use crate::report::format::{Align, Table};
+use crate::report::pool::Pooled;
+
+/// The work of one Whetstone pass (`unixbench.whetstone`'s operation) in millions of
+/// Whetstone instructions: whets.c's MWIPS is passes × 100 / (10 × seconds), so one pass
+/// (x100 = 100) is 10 of them.
+pub const WHETSTONE_MWI_PER_PASS: f64 = 10.0;
+
+/// UnixBench's unit of a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Loops per second.
+    Lps,
+    /// Loops per minute (the shell scripts).
+    Lpm,
+    /// Kilobytes (1024 bytes) copied per second, one loop copying `bufsize` bytes.
+    KBps,
+    /// Millions of Whetstone instructions per second, one pass being 10 of them.
+    Mwips,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Lps => "lps",
+            Unit::Lpm => "lpm",
+            Unit::KBps => "KBps",
+            Unit::Mwips => "MWIPS",
+        }
+    }
+
+    /// The value in this unit of one copy whose loop takes `ns_per_op`; `bufsize` is the
+    /// file copy's bytes per loop (ignored by the other units).
+    pub fn of(self, ns_per_op: f64, bufsize: f64) -> f64 {
+        let per_second = 1e9 / ns_per_op;
+        match self {
+            Unit::Lps => per_second,
+            Unit::Lpm => 60.0 * per_second,
+            Unit::KBps => per_second * bufsize / 1024.0,
+            Unit::Mwips => per_second * WHETSTONE_MWI_PER_PASS,
+        }
+    }
+}
+
+/// One test of UnixBench's index.
+#[derive(Debug)]
+pub struct Test {
+    /// As UnixBench's report names it (and `--suite unixbench` labels it).
+    pub label: &'static str,
+    /// UnixBench's name for it (`index.base`, `Run`).
+    pub program: &'static str,
+    pub experiment: &'static str,
+    /// The parameters that make the configuration this test.
+    pub params: &'static [(&'static str, &'static str)],
+    pub unit: Unit,
+    /// The SPARCstation 20-61's result in `unit` (`pgms/index.base`).
+    pub baseline: f64,
+}
+
+const fn test(
+    label: &'static str,
+    program: &'static str,
+    experiment: &'static str,
+    params: &'static [(&'static str, &'static str)],
+    unit: Unit,
+    baseline: f64,
+) -> Test {
+    Test {
+        label,
+        program,
+        experiment,
+        params,
+        unit,
+        baseline,
+    }
+}
+
+/// UnixBench's index tests in the order of its report, with their baselines.
+pub static TESTS: &[Test] = &[
+    test(
+        "Dhrystone 2 using register variables",
+        "dhry2reg",
+        "unixbench.dhrystone",
+        &[],
+        Unit::Lps,
+        116_700.0,
+    ),
+    test(
+        "Double-Precision Whetstone",
+        "whetstone-double",
+        "unixbench.whetstone",
+        &[],
+        Unit::Mwips,
+        55.0,
+    ),
+    test(
+        "Execl Throughput",
+        "execl",
+        "unixbench.execl",
+        &[],
+        Unit::Lps,
+        43.0,
+    ),
+    test(
+        "File Copy 1024 bufsize 2000 maxblocks",
+        "fstime",
+        "unixbench.file_copy",
+        &[("bufsize", "1024"), ("maxblocks", "2000")],
+        Unit::KBps,
+        3960.0,
+    ),
+    test(
+        "File Copy 256 bufsize 500 maxblocks",
+        "fsbuffer",
+        "unixbench.file_copy",
+        &[("bufsize", "256"), ("maxblocks", "500")],
+        Unit::KBps,
+        1655.0,
+    ),
+    test(
+        "File Copy 4096 bufsize 8000 maxblocks",
+        "fsdisk",
+        "unixbench.file_copy",
+        &[("bufsize", "4096"), ("maxblocks", "8000")],
+        Unit::KBps,
+        5800.0,
+    ),
+    test(
+        "Pipe Throughput",
+        "pipe",
+        "unixbench.pipe",
+        &[],
+        Unit::Lps,
+        12_440.0,
+    ),
+    test(
+        "Pipe-based Context Switching",
+        "context1",
+        "unixbench.context1",
+        &[],
+        Unit::Lps,
+        4000.0,
+    ),
+    test(
+        "Process Creation",
+        "spawn",
+        "unixbench.spawn",
+        &[],
+        Unit::Lps,
+        126.0,
+    ),
+    test(
+        "Shell Scripts (1 concurrent)",
+        "shell1",
+        "unixbench.shell",
+        &[("concurrency", "1")],
+        Unit::Lpm,
+        42.4,
+    ),
+    test(
+        "Shell Scripts (8 concurrent)",
+        "shell8",
+        "unixbench.shell",
+        &[("concurrency", "8")],
+        Unit::Lpm,
+        6.0,
+    ),
+    test(
+        "System Call Overhead",
+        "syscall",
+        "unixbench.syscall",
+        &[],
+        Unit::Lps,
+        15_000.0,
+    ),
+];
+
+/// The harness parameter a `--copies N` result carries (absent: one copy).
+pub const COPIES_PARAM: &str = "copies";
+
+/// The test a result measures, if it is one of the index's.
+pub fn test_of(r: &ExperimentResult) -> Option<&'static Test> {
+    TESTS.iter().find(|t| {
+        t.experiment == r.experiment
+            && t.params
+                .iter()
+                .all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
+    })
+}
+
+/// How many copies ran at once for `r`.
+pub fn copies_of(r: &ExperimentResult) -> u32 {
+    r.params
+        .get(COPIES_PARAM)
+        .and_then(|c| c.parse().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or(1)
+}
+
+/// A configuration's figures, as the index needs them.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub test: &'static Test,
+    pub copies: u32,
+    /// Pooled median time per loop of one copy, and where a rerun's falls (95%).
+    pub median_ns: f64,
+    pub ci_ns: Option<(f64, f64)>,
+    pub status: String,
+    /// The file copy's bytes per loop.
+    pub bufsize: f64,
+}
+
+impl Entry {
+    /// The copies' total in UnixBench's unit.
+    pub fn value(&self) -> f64 {
+        self.copies as f64 * self.test.unit.of(self.median_ns, self.bufsize)
+    }
+
+    /// The value's interval: a slower loop (the interval's high end) is a lower value.
+    pub fn value_range(&self) -> Option<(f64, f64)> {
+        let (lo, hi) = self.ci_ns?;
+        let v = |ns: f64| self.copies as f64 * self.test.unit.of(ns, self.bufsize);
+        Some((v(hi), v(lo)))
+    }
+
+    pub fn index(&self) -> f64 {
+        self.value() / self.test.baseline * 10.0
+    }
+}
+
+/// One index table: the tests measured with one number of copies.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub copies: u32,
+    /// In the order of UnixBench's report.
+    pub entries: Vec<Entry>,
+    /// The labels of the index's tests not measured with this number of copies.
+    pub missing: Vec<&'static str>,
+}
+
+impl Group {
+    /// The System Benchmarks Index Score: the geometric mean of the indexes, only when
+    /// every test of the index was measured (and gave a positive figure).
+    pub fn score(&self) -> Option<f64> {
+        if !self.missing.is_empty() {
+            return None;
+        }
+        geometric_mean(&self.entries.iter().map(Entry::index).collect::<Vec<_>>())
+    }
+
+    pub fn title(&self) -> String {
+        match self.copies {
+            1 => "1 copy".to_string(),
+            n => format!("{n} copies"),
+        }
+    }
+}
+
+/// The geometric mean of positive finite values; `None` for none, or any other.
+pub fn geometric_mean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let mean_log = values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64;
+    Some(mean_log.exp())
+}
+
+/// The entry of a pooled configuration, if it is an index test that measured something.
+pub fn entry(p: &Pooled) -> Option<Entry> {
+    let test = test_of(&p.result)?;
+    let f = p.figures();
+    let median_ns = f.stats.as_ref()?.median;
+    let bufsize = p
+        .result
+        .params
+        .get("bufsize")
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(0.0);
+    Some(Entry {
+        test,
+        copies: copies_of(&p.result),
+        median_ns,
+        ci_ns: f.ci,
+        status: crate::report::ladder::status_text(&p.result),
+        bufsize,
+    })
+}
+
+/// The entries grouped by number of copies (fewest first), each group in the report's
+/// order with the tests it lacks.
+pub fn groups(entries: &[Entry]) -> Vec<Group> {
+    let mut copies: Vec<u32> = entries.iter().map(|e| e.copies).collect();
+    copies.sort_unstable();
+    copies.dedup();
+    copies
+        .into_iter()
+        .map(|n| {
+            let mut group = Group {
+                copies: n,
+                entries: Vec::new(),
+                missing: Vec::new(),
+            };
+            for t in TESTS {
+                match entries
+                    .iter()
+                    .find(|e| e.copies == n && e.test.label == t.label)
+                {
+                    Some(e) => group.entries.push(e.clone()),
+                    None => group.missing.push(t.label),
+                }
+            }
+            group
+        })
+        .collect()
+}
+
+/// The index tables of a run's pooled configurations; empty when it measured none.
+pub fn of(pooled: &[Pooled]) -> Vec<Group> {
+    groups(&pooled.iter().filter_map(entry).collect::<Vec<_>>())
+}
+
+/// UnixBench's number format: one decimal.
+fn one_decimal(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "–".to_string()
+    }
+}
+
+/// The text section: one table per number of copies, then its score. Empty without
+/// UnixBench results.
+pub fn section(pooled: &[Pooled]) -> String {
+    let groups = of(pooled);
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nUnixBench (System Benchmarks Index; baseline: SPARCstation 20-61 = 10.0)\n",
+    );
+    for g in &groups {
+        out.push_str(&format!("\n  {}\n", g.title()));
+        out.push_str(&table(g).render(2));
+        match g.score() {
+            Some(score) => out.push_str(&format!(
+                "  System Benchmarks Index Score ({}): {}\n",
+                g.title(),
+                one_decimal(score)
+            )),
+            None => out.push_str(&format!(
+                "  System Benchmarks Index Score ({}): not computed, {} of {} tests missing: {}\n",
+                g.title(),
+                g.missing.len(),
+                TESTS.len(),
+                g.missing.join("; ")
+            )),
+        }
+    }
+    out
+}
+
+fn table(g: &Group) -> Table {
+    use crate::report::format::{time_ns, time_range_ns};
+    let mut t = Table::new(&[
+        ("test", Align::Left),
+        ("median", Align::Right),
+        ("rerun 95%", Align::Right),
+        ("result", Align::Right),
+        ("unit", Align::Left),
+        ("baseline", Align::Right),
+        ("index", Align::Right),
+        ("status", Align::Left),
+    ]);
+    for e in &g.entries {
+        t.row(vec![
+            e.test.label.to_string(),
+            time_ns(e.median_ns),
+            e.ci_ns
+                .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, e.median_ns)),
+            one_decimal(e.value()),
+            e.test.unit.name().to_string(),
+            one_decimal(e.test.baseline),
+            one_decimal(e.index()),
+            e.status.clone(),
+        ]);
+    }
+    t
+}
+
+/// The JSON figures: `null` without UnixBench results, else one object per number of
+/// copies.
+pub fn document(pooled: &[Pooled]) -> Value {
+    let groups = of(pooled);
+    if groups.is_empty() {
+        return Value::Null;
+    }
+    let docs: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            json!({
+                "copies": g.copies,
+                "tests": g.entries.iter().map(|e| json!({
+                    "test": e.test.label,
+                    "program": e.test.program,
+                    "experiment": e.test.experiment,
+                    "median_ns": e.median_ns,
+                    "ci_low_ns": e.ci_ns.map(|c| c.0),
+                    "ci_high_ns": e.ci_ns.map(|c| c.1),
+                    "value": e.value(),
+                    "value_low": e.value_range().map(|r| r.0),
+                    "value_high": e.value_range().map(|r| r.1),
+                    "unit": e.test.unit.name(),
+                    "baseline": e.test.baseline,
+                    "index": e.index(),
+                    "status": e.status,
+                })).collect::<Vec<_>>(),
+                "missing": g.missing,
+                "score": g.score(),
+            })
+        })
+        .collect();
+    Value::Array(docs)
+}
+
+#[cfg(test)]
+mod tests;

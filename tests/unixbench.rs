@@ -1,0 +1,118 @@
+//! `oslab run --suite unixbench --quick` end to end: every UnixBench test measures for real,
+//! is `ok` with its expectations held, and the run prints each test in UnixBench's unit with
+//! its index and the System Benchmarks Index Score; `oslab show --json` carries the same
+//! figures under `unixbench`. No timing value is asserted.
+
+// UnixBench's tests are POSIX programs (fork, pipes, /bin/sh).
+#![cfg(unix)]
+
+mod common;
+
+use common::{Lab, num};
+use oslab::report::peers::unixbench::TESTS;
+use serde_json::Value;
+
+/// The tests this system runs (execl's countdown helper is Linux x86-64 code).
+fn runs_here(experiment: &str) -> bool {
+    experiment != "unixbench.execl" || (cfg!(target_os = "linux") && cfg!(target_arch = "x86_64"))
+}
+
+#[test]
+fn the_quick_suite_prints_every_test_with_its_unit_index_and_the_score() {
+    // `Lab::oslab` takes the measuring turn for a `run` itself.
+    let lab = Lab::new();
+    let out = lab.oslab(&["run", "--suite", "unixbench", "--quick"]);
+    assert!(
+        matches!(out.code, Some(0) | Some(4)),
+        "oslab run --suite unixbench --quick did not run\n{out}"
+    );
+    let text = &out.stdout;
+    assert!(
+        text.contains("UnixBench (System Benchmarks Index"),
+        "no UnixBench section\n{out}"
+    );
+    for t in TESTS.iter().filter(|t| runs_here(t.experiment)) {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(t.label) && l.contains(t.unit.name()))
+            .unwrap_or_else(|| panic!("no line for {} in {}\n{out}", t.label, t.unit.name()));
+        let baseline = format!("{:.1}", t.baseline);
+        assert!(line.contains(&baseline), "{line}: baseline {baseline}");
+        assert!(
+            line.trim_end().ends_with("ok"),
+            "{} is not ok: {line}\n{out}",
+            t.label
+        );
+    }
+    let n = oslab::platform::cpu::allowed().len();
+    if TESTS.iter().all(|t| runs_here(t.experiment)) {
+        assert!(
+            text.contains("System Benchmarks Index Score (1 copy): "),
+            "no score line\n{out}"
+        );
+        // Like UnixBench's report, the suite measures one copy per CPU too.
+        if n > 1 {
+            let line = format!("System Benchmarks Index Score ({n} copies): ");
+            assert!(text.contains(&line), "no {n}-copy score line\n{out}");
+        }
+    }
+
+    let show = lab.oslab(&["show", "--json"]);
+    show.assert_code(0);
+    check_json(&show.json());
+}
+
+fn check_json(doc: &Value) {
+    let groups = doc["unixbench"].as_array().expect("a unixbench array");
+    let n = oslab::platform::cpu::allowed().len();
+    let counts: Vec<u64> = groups
+        .iter()
+        .map(|g| g["copies"].as_u64().unwrap())
+        .collect();
+    let expected_counts: Vec<u64> = if n > 1 { vec![1, n as u64] } else { vec![1] };
+    assert_eq!(
+        counts, expected_counts,
+        "1 copy and one per CPU: {groups:?}"
+    );
+    for g in groups {
+        check_group(doc, g);
+    }
+}
+
+fn check_group(doc: &Value, g: &Value) {
+    let tests = g["tests"].as_array().unwrap();
+    let expected: Vec<_> = TESTS.iter().filter(|t| runs_here(t.experiment)).collect();
+    assert_eq!(tests.len(), expected.len(), "{tests:?}");
+    for (t, want) in tests.iter().zip(&expected) {
+        assert_eq!(t["test"], want.label);
+        assert_eq!(t["unit"], want.unit.name());
+        assert_eq!(t["status"], "ok", "{t}");
+        let value = num(&t["value"], "value");
+        let index = num(&t["index"], "index");
+        assert!(value > 0.0 && index > 0.0, "{t}");
+        assert!(
+            (index - value / want.baseline * 10.0).abs() <= 1e-6 * index,
+            "{t}"
+        );
+        assert!(num(&t["median_ns"], "median_ns") > 0.0);
+    }
+    // Each configuration of the suite measured, with its validation held.
+    let configurations = doc["configurations"].as_array().unwrap();
+    for c in configurations {
+        let name = c["experiment"].as_str().unwrap();
+        assert!(name.starts_with("unixbench."), "{name}");
+        let failed: Vec<&Value> = c["validation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["ok"] != true)
+            .collect();
+        assert!(failed.is_empty(), "{name}: {failed:?}");
+    }
+    if expected.len() == TESTS.len() {
+        assert!(g["missing"].as_array().unwrap().is_empty());
+        assert!(num(&g["score"], "score") > 0.0);
+    } else {
+        assert!(g["score"].is_null());
+    }
+}
