@@ -38,6 +38,11 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub(super) enum Command {
     /// Measure experiments (default: the default suite), print them and store the run
+    #[command(after_help = "Examples:\n  oslab run --quick\n  \
+                            oslab run syscall.getppid --load io --dir /mnt/disk\n  \
+                            oslab run pagefault.anon --copies 1,2,4,N --copy-mode threads\n  \
+                            oslab run --suite unixbench --quick\n  \
+                            oslab run --suite filemicro --dir /mnt/ssd")]
     Run(RunArgs),
     /// Measure experiments as `run` does, then sample where their time goes: the functions,
     /// user and kernel, split into entry/exit, the call's own work, scheduler, page faults and

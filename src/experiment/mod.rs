@@ -422,7 +422,7 @@ pub fn select(
 
 /// The error for a target that names no experiment of this build: an experiment of another
 /// system (the equivalence table knows it) says why it does not run here.
-fn not_found(target: &str) -> crate::model::error::UserError {
+pub(crate) fn not_found(target: &str) -> crate::model::error::UserError {
     use crate::model::equivalence;
     let here = crate::platform::CURRENT;
     match equivalence::row(target).map(|row| row.cell(here)) {

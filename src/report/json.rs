@@ -37,11 +37,21 @@ pub fn run_document(run: &Run) -> Value {
             })
             .collect::<Vec<_>>(),
     });
-    #[cfg(unix)]
-    if let Some(summary) = crate::report::peers::filemicro::document(&pooled) {
+    if let Some(summary) = filemicro(&pooled) {
         doc["filemicro"] = summary;
     }
     doc
+}
+
+/// The Filebench-like summary of a run with filemicro results (Unix's experiments).
+#[cfg(unix)]
+fn filemicro(pooled: &[Pooled]) -> Option<Value> {
+    crate::report::peers::filemicro::document(pooled)
+}
+
+#[cfg(not(unix))]
+fn filemicro(_: &[Pooled]) -> Option<Value> {
+    None
 }
 
 /// One configuration (experiment, parameters, suite label) over the pooled samples of the
