@@ -76,7 +76,7 @@ curve() {
     local label=$1
     shift
     oslab_to "$WORK/c.json" run "$@" --copies 1,N --repeat 1 --json "${QUICK[@]}"
-    jq -r --arg l "$label" '.scaling[] | "\($l)\t\(.name)\t\(.points[-1].copies)\t\(.points[0].total_ops_per_s | floor)\t\(.points[-1].total_ops_per_s | floor)\t\(.points[-1].efficiency)\t\(.points[-1].switches_per_op)"' "$WORK/c.json"
+    jq -r --arg l "$label" '.scaling[] | "\($l)\t\(.name)\t\(.points[-1].copies)\t\(.points[0].total_ops_per_s | floor)\t\(.points[-1].total_ops_per_s | floor)\t\(.points[-1].efficiency // "–" | if type == "number" then . * 100 | round | tostring + "%" else . end)\t\(.points[-1].switches_per_op | . * 1e4 | round / 1e4)"' "$WORK/c.json"
 }
 {
     printf 'question\tconfiguration\tN\t1 copy ops/s\tN copies ops/s\tefficiency\tswitches/op\n'
