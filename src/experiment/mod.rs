@@ -30,6 +30,7 @@ pub mod plan;
 pub mod process;
 #[cfg(unix)]
 pub mod scale;
+pub mod suites;
 pub mod synthetic;
 pub mod syscall;
 #[cfg(unix)]

@@ -46,18 +46,7 @@ pub fn curve(
     let mut out = String::new();
     open_svg(&mut out, id, WIDTH, height, aria);
     x_axis(&mut out, &x_axis_, bottom, TOP, x_fmt);
-    for &t in &y_axis.ticks {
-        let _ = write!(
-            out,
-            r#"<line class="grid" x1="{}" y1="{y}" x2="{}" y2="{y}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
-            f1(left),
-            f1(WIDTH - 30.0),
-            f1(left - 6.0),
-            f1(py(t) + 4.0),
-            esc(&tidy(&y_fmt(t))),
-            y = f1(py(t)),
-        );
-    }
+    y_ticks(&mut out, &y_axis.ticks, (left, WIDTH - 30.0), &py, y_fmt);
     let _ = write!(
         out,
         r#"<text class="tick" x="{}" y="{}" text-anchor="middle">{}</text>"#,
@@ -98,4 +87,26 @@ pub fn curve(
     }
     out.push_str("</svg>");
     out
+}
+
+/// The y axis' grid lines and labels, from `left` to `right`.
+fn y_ticks(
+    out: &mut String,
+    ticks: &[f64],
+    (left, right): (f64, f64),
+    py: &dyn Fn(f64) -> f64,
+    y_fmt: &dyn Fn(f64) -> String,
+) {
+    for &t in ticks {
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{}" y1="{y}" x2="{}" y2="{y}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            f1(left),
+            f1(right),
+            f1(left - 6.0),
+            f1(py(t) + 4.0),
+            esc(&tidy(&y_fmt(t))),
+            y = f1(py(t)),
+        );
+    }
 }

@@ -1,0 +1,286 @@
+//! Suites: named lists of configurations run together (`oslab run --suite NAME`): an
+//! experiment, the parameters that define each configuration, optionally a load, and for some
+//! the counts of copies every configuration is measured with. `plan::expand_suite` turns one
+//! into planned runs.
+
+/// A named list of configurations run together.
+pub struct Suite {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub configs: &'static [Config],
+    /// The counts of copies every configuration is measured with when the user gives no
+    /// `--copies` (`1,N`: one copy, then one per CPU, as UnixBench reports), if any.
+    pub copies: Option<&'static str>,
+}
+
+/// One configuration of a suite.
+pub struct Config {
+    pub label: &'static str,
+    pub experiment: &'static str,
+    pub params: &'static [(&'static str, &'static str)],
+    pub load: Option<&'static str>,
+}
+
+/// Every suite oslab knows.
+pub static SUITES: &[&Suite] = &[&MMAP_LAB, &UNIXBENCH, &FILEMICRO];
+
+/// The classic mmap lab: six configurations of `mmap.access`, and three of them again under
+/// memory pressure.
+pub static MMAP_LAB: Suite = Suite {
+    name: "mmap-lab",
+    summary: "mmap.access in the nine configurations of the classic mmap lab: anonymous, \
+              anonymous shared, file shared (sequential, random, populated, memset+msync), and \
+              three of them again under --load memory",
+    configs: &[
+        Config {
+            label: "anonymous",
+            experiment: "mmap.access",
+            params: &[("backing", "anon_private")],
+            load: None,
+        },
+        Config {
+            label: "anonymous shared",
+            experiment: "mmap.access",
+            params: &[("backing", "anon_shared")],
+            load: None,
+        },
+        Config {
+            label: "file shared",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared")],
+            load: None,
+        },
+        Config {
+            label: "file shared random",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("pattern", "random")],
+            load: None,
+        },
+        Config {
+            label: "file shared populate",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("populate", "true")],
+            load: None,
+        },
+        Config {
+            label: "file shared memset+msync",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("prepare", "memset_msync")],
+            load: None,
+        },
+        Config {
+            label: "anonymous, memory load",
+            experiment: "mmap.access",
+            params: &[("backing", "anon_private")],
+            load: Some("memory"),
+        },
+        Config {
+            label: "file shared, memory load",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared")],
+            load: Some("memory"),
+        },
+        Config {
+            label: "file shared populate, memory load",
+            experiment: "mmap.access",
+            params: &[("backing", "file_shared"), ("populate", "true")],
+            load: Some("memory"),
+        },
+    ],
+    copies: None,
+};
+
+/// UnixBench's System Benchmarks Index: its twelve tests, labelled as its report names them
+/// (byte-unixbench's `Run`, the `index` set), in the order of its report.
+pub static UNIXBENCH: Suite = Suite {
+    name: "unixbench",
+    summary: "UnixBench's System Benchmarks Index (byte-unixbench 5.1.3): its twelve tests with \
+              its workloads, units and SPARCstation 20-61 baselines, and the index score",
+    configs: &[
+        Config {
+            label: "Dhrystone 2 using register variables",
+            experiment: "unixbench.dhrystone",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Double-Precision Whetstone",
+            experiment: "unixbench.whetstone",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Execl Throughput",
+            experiment: "unixbench.execl",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "File Copy 1024 bufsize 2000 maxblocks",
+            experiment: "unixbench.file_copy",
+            params: &[("bufsize", "1024"), ("maxblocks", "2000")],
+            load: None,
+        },
+        Config {
+            label: "File Copy 256 bufsize 500 maxblocks",
+            experiment: "unixbench.file_copy",
+            params: &[("bufsize", "256"), ("maxblocks", "500")],
+            load: None,
+        },
+        Config {
+            label: "File Copy 4096 bufsize 8000 maxblocks",
+            experiment: "unixbench.file_copy",
+            params: &[("bufsize", "4096"), ("maxblocks", "8000")],
+            load: None,
+        },
+        Config {
+            label: "Pipe Throughput",
+            experiment: "unixbench.pipe",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Pipe-based Context Switching",
+            experiment: "unixbench.context1",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Process Creation",
+            experiment: "unixbench.spawn",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "Shell Scripts (1 concurrent)",
+            experiment: "unixbench.shell",
+            params: &[("concurrency", "1")],
+            load: None,
+        },
+        Config {
+            label: "Shell Scripts (8 concurrent)",
+            experiment: "unixbench.shell",
+            params: &[("concurrency", "8")],
+            load: None,
+        },
+        Config {
+            label: "System Call Overhead",
+            experiment: "unixbench.syscall",
+            params: &[],
+            load: None,
+        },
+    ],
+    copies: Some("1,N"),
+};
+
+/// Filebench's filemicro personalities at Filebench's defaults, one configuration each,
+/// labelled with the workload file's name (docs/filemicro.md).
+pub static FILEMICRO: Suite = Suite {
+    name: "filemicro",
+    summary: "Filebench's filemicro personalities (workloads/filemicro_*.f and openfiles.f) \
+              at Filebench's defaults, one thread each; the report adds a Filebench-like \
+              summary (ops/s, MB/s, ms/op, blocks read and written per op)",
+    configs: &[
+        Config {
+            label: "filemicro_create (createandalloc)",
+            experiment: "filemicro.create",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_createfiles",
+            experiment: "filemicro.createfiles",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_createrand",
+            experiment: "filemicro.createrand",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_delete",
+            experiment: "filemicro.delete",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "openfiles",
+            experiment: "filemicro.openfiles",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rread",
+            experiment: "filemicro.rread",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rwrite",
+            experiment: "filemicro.rwrite",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rwritedsync",
+            experiment: "filemicro.rwritedsync",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_rwritefsync",
+            experiment: "filemicro.rwritefsync",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqread",
+            experiment: "filemicro.seqread",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwrite",
+            experiment: "filemicro.seqwrite",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwriterand",
+            experiment: "filemicro.seqwriterand",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwriterandvargam",
+            experiment: "filemicro.seqwriterandvargam",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_seqwriterandvartab",
+            experiment: "filemicro.seqwriterandvartab",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_statfile",
+            experiment: "filemicro.statfile",
+            params: &[],
+            load: None,
+        },
+        Config {
+            label: "filemicro_writefsync",
+            experiment: "filemicro.writefsync",
+            params: &[],
+            load: None,
+        },
+    ],
+    copies: None,
+};
+
+pub fn find_suite(name: &str) -> Option<&'static Suite> {
+    SUITES.iter().copied().find(|s| s.name == name)
+}
