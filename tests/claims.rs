@@ -91,8 +91,27 @@ fn default_params(name: &str) -> &'static [&'static str] {
 fn ops_for(name: &str) -> &'static str {
     match name {
         "fs.fsync" | "fs.mkdir_rmdir" | "process.fork_exec" | "process.posix_spawn" => FEW_OPS,
+        "unixbench.spawn" | "unixbench.execl" => FEW_OPS,
+        // Each op runs a shell script: ten processes and thousands of calls.
+        "unixbench.shell" => "20",
         _ => OPS,
     }
+}
+
+/// Experiments whose loop runs the system's own programs (UnixBench's shell scripts: /bin/sh,
+/// sort, od, grep, tee, wc): what those programs call is theirs and differs between systems,
+/// so only the calls the experiment claims are checked (each must be made), not the rest.
+const FOREIGN_PROGRAMS: &[&str] = &["unixbench.shell"];
+
+/// The differences of `doc` that count: all of them, or only the claimed calls' for an
+/// experiment in [`FOREIGN_PROGRAMS`].
+fn counted_differences(name: &str, doc: &Value) -> Vec<String> {
+    let all = doc["differences"].as_array().cloned().unwrap_or_default();
+    all.iter()
+        .filter_map(Value::as_str)
+        .filter(|d| !FOREIGN_PROGRAMS.contains(&name) || d.contains(" is claimed but made "))
+        .map(str::to_string)
+        .collect()
 }
 
 /// What one traced pass showed.
@@ -200,11 +219,11 @@ fn every_experiment_makes_the_calls_it_claims_at_every_parameter_that_changes_th
             Traced::Checked(doc) => doc,
         };
         assert_eq!(doc["experiment"], name.as_str(), "{doc}");
-        if doc["matches"] != true {
+        let differences = counted_differences(name, &doc);
+        if !differences.is_empty() {
             differ.push(format!(
-                "{}: {}\n    calls: {}",
+                "{}: {differences:?}\n    calls: {}",
                 doc["configuration"],
-                doc["differences"],
                 busy_calls(&doc).join(", ")
             ));
         }

@@ -100,6 +100,19 @@ append_fns! {
     setup_createrand, createrand_exp, createrand_room, "filemicro.createrand";
 }
 
+/// One pwrite per op, plus its share of the fsync every N appends where a traced pass sees it
+/// (N up to 100: createrand's 10; writefsync's one per 1024 may fall outside a pass).
+pub fn append_calls(name: &str, p: &Params) -> Vec<crate::experiment::Claim> {
+    let mut calls = crate::experiment::each(&["pwrite64"]);
+    if let Some(every) = plan_of(name, p).fsync_every.filter(|&n| n <= 100) {
+        calls.push(crate::experiment::Claim::at_least(
+            "fsync",
+            1.0 / every as f64,
+        ));
+    }
+    calls
+}
+
 /// What an append must show per op.
 pub fn append_expectations(plan: &AppendPlan) -> Vec<Expectation> {
     let sectors = plan.sizes.mean() / 512.0;
@@ -163,7 +176,7 @@ macro_rules! append_info {
             op: $op,
             path: $path,
             params: &[$($param),*],
-            syscalls: |_| crate::experiment::each(&["pwrite64"]),
+            syscalls: |p| append_calls($name, p),
             subtract_loop_overhead: false,
             default_suite: false,
             ladder: false,

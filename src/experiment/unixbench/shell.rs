@@ -198,7 +198,9 @@ pub static SHELL: ExperimentInfo = ExperimentInfo {
     op: "loop",
     path: "posix_spawn of /bin/sh, which forks and execs the coreutils of the script",
     params: &[CONCURRENCY_PARAM],
-    syscalls: |_| crate::experiment::each(&["execve", "wait4"]),
+    // The worker's spawn and wait of /bin/sh, and the shell's exec and exit; the script's
+    // programs make many more, which are the system's (sh, sort, od, grep, tee, wc).
+    syscalls: |_| crate::experiment::each(&["clone3", "execve", "exit_group", "wait4"]),
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: false,

@@ -57,7 +57,8 @@ pub static SPAWN: ExperimentInfo = ExperimentInfo {
     op: "loop",
     path: "glibc fork() (clone) + _exit + waitpid (wait4)",
     params: &[],
-    syscalls: |_| crate::experiment::each(&["clone", "exit_group", "wait4"]),
+    // The child's set_robust_list is glibc's fork (as process.fork_exec claims it).
+    syscalls: |_| crate::experiment::each(&["clone", "set_robust_list", "exit_group", "wait4"]),
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: false,
