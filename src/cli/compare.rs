@@ -55,7 +55,11 @@ pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode
         if let (Some(d), Some(map)) = (&diffs, doc.as_object_mut()) {
             map.insert("profiles".into(), serde_json::Value::from(d.rows.clone()));
         }
-        doc["scaling"] = report::scaling::compare_document(&a, &b);
+        // Only where both runs measured a scaling curve: the document is otherwise unchanged.
+        let scaling = report::scaling::compare_document(&a, &b);
+        if scaling.as_array().is_some_and(|c| !c.is_empty()) {
+            doc["scaling"] = scaling;
+        }
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
