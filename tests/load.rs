@@ -284,8 +284,8 @@ fn ctrl_c_removes_the_cgroup_and_the_competitor() {
 #[test]
 fn an_unknown_load_names_the_choices() {
     let lab = Lab::new();
-    lab.oslab(&["run", "synthetic.spin", "--load", "io"])
-        .assert_user_error(&["--load io", "cpu", "cpu:all", "memory"]);
+    lab.oslab(&["run", "synthetic.spin", "--load", "disk"])
+        .assert_user_error(&["--load disk", "cpu", "cpu:all", "memory", "io"]);
 }
 
 /// `--load io`: the load writes, fsyncs and reads in `--dir` beside the experiment, the result
