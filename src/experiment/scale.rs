@@ -15,38 +15,23 @@
 //! with `--copy-mode threads` and without; fork from N processes is `process.fork` with
 //! `--copies`; pipe ping-pong pairs are `ctxswitch.pipe` with `--copies` (each copy a pair).
 
-use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
-use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::{Expectation, Metric};
 use crate::experiment::params::parse_size;
 use crate::model::copies::Copies;
 
-/// Faults and kernel entries every copy of these experiments shows, however many run: none,
-/// and the calls the operation makes. Switches are not bounded with copies: waiting for a
-/// lock the other copies hold is a voluntary switch, and that is what is measured.
-fn expectations(params: &Params, syscalls: f64, faults_why: &'static str) -> Vec<Expectation> {
-    let mut e = vec![
-        Expectation::new(Metric::Faults, Bound::Below(0.01), faults_why),
-        Expectation::new(
-            Metric::Counter("syscalls"),
-            Bound::Near {
-                value: syscalls,
-                tolerance: 0.05,
-            },
-            "the kernel entries one operation makes",
-        ),
-    ];
-    if Copies::of(params.as_map()).count == 1 {
-        e.push(Expectation::new(
-            Metric::Rusage("nvcsw"),
-            Bound::Below(0.01),
-            "alone, nothing in the loop blocks, so a voluntary switch means the call slept",
-        ));
-    }
-    e
+/// What a system call in a loop shows (`syscall::ladder_expectations`: no fault, no voluntary
+/// switch, two calls per op: mmap and munmap, open and close), but with copies no switch bound: waiting for a lock the
+/// other copies hold is a voluntary switch, and that is what is measured.
+fn two_calls(params: &Params) -> Vec<Expectation> {
+    let alone = Copies::of(params.as_map()).count == 1;
+    crate::experiment::syscall::ladder_expectations(2.0)
+        .into_iter()
+        .filter(|e| alone || e.metric != Metric::Rusage("nvcsw"))
+        .collect()
 }
 
 pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo {
@@ -71,13 +56,7 @@ pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo {
     ladder: false,
     counters_in_samples: true,
     work_dir: false,
-    expectations: |p| {
-        expectations(
-            p,
-            2.0,
-            "the region is never touched, so a fault means something else ran",
-        )
-    },
+    expectations: two_calls,
     setup: setup_mmap_munmap,
     preflight: None,
     batch: crate::experiment::Batch::Sized,
@@ -145,14 +124,7 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
     ladder: false,
     counters_in_samples: true,
     work_dir: true,
-    expectations: |p| {
-        expectations(
-            p,
-            2.0,
-            "opening a file the cache holds touches no new memory, so a fault means something \
-             else ran",
-        )
-    },
+    expectations: two_calls,
     setup: setup_open_close,
     preflight: None,
     batch: crate::experiment::Batch::Sized,
@@ -167,9 +139,10 @@ fn copy_name() -> String {
     format!("copy-{}-{n}", std::process::id())
 }
 
+/// fs.open_close's loop on the copy's own file, which it removes afterwards (then the copy's
+/// directory, if it made one).
 struct OpenClose {
-    path: CString,
-    /// What to remove afterwards: the file, then the copy's directory if it made one.
+    open_close: Box<dyn Routine>,
     file: PathBuf,
     own_dir: Option<PathBuf>,
 }
@@ -189,31 +162,17 @@ fn setup_open_close(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, 
     let file = dir.join(format!("{name}.file"));
     std::fs::write(&file, b"oslab")
         .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", file.display())))?;
+    let path = crate::experiment::fs::cpath(&file).map_err(SetupError::Failed)?;
     Ok(Box::new(OpenClose {
-        path: c_path(&file)?,
+        open_close: crate::experiment::fs::open_close_routine(path),
         file,
         own_dir,
     }))
 }
 
-fn c_path(path: &Path) -> Result<CString, SetupError> {
-    use std::os::unix::ffi::OsStrExt;
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| SetupError::Failed(format!("{} holds a NUL byte", path.display())))
-}
-
 impl Routine for OpenClose {
     fn run(&mut self, ops: u64) -> Result<(), String> {
-        for _ in 0..ops {
-            // SAFETY: a NUL-terminated path; the descriptor is closed at once.
-            let fd = unsafe { libc::open(self.path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-            if fd < 0 {
-                return Err(format!("open: {}", std::io::Error::last_os_error()));
-            }
-            // SAFETY: `fd` was just opened by this loop.
-            unsafe { libc::close(fd) };
-        }
-        Ok(())
+        self.open_close.run(ops)
     }
 }
 

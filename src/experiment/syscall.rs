@@ -26,7 +26,7 @@ mod rungs;
 pub use rungs::*;
 
 /// Expectations shared by the family, plus how many kernel entries one operation makes.
-pub(super) fn ladder_expectations(syscalls_per_op: f64) -> Vec<Expectation> {
+pub(crate) fn ladder_expectations(syscalls_per_op: f64) -> Vec<Expectation> {
     vec![
         Expectation::new(
             Metric::Faults,

@@ -9,6 +9,7 @@ use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
 use crate::report::format::{Align, Table, sig3, time_ns, time_range_ns, times, wrap};
+use crate::report::names::status_text;
 pub use crate::report::names::{label, label_of};
 use crate::report::pool::{Pooled, pool};
 use crate::report::show_sections as sections;
@@ -461,16 +462,6 @@ fn heading(run: &Run) -> String {
         );
     }
     s
-}
-
-/// A result's status as the tables show it: a failed result that kept samples (interrupted,
-/// crashed, timed out) is `failed (partial)`, so its median is not read as a measurement.
-pub fn status_text(r: &ExperimentResult) -> String {
-    if r.status == Status::Failed && !r.samples.is_empty() {
-        "failed (partial)".to_string()
-    } else {
-        r.status.as_str().to_string()
-    }
 }
 
 /// Where the workers ran: one CPU, or the CPUs the processes took in turn; on a

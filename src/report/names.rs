@@ -2,8 +2,8 @@
 //! differ from its defaults (or its suite label).
 
 use crate::experiment;
-use crate::model::ExperimentResult;
 use crate::model::copies;
+use crate::model::{ExperimentResult, Status};
 
 /// The experiment name with the suite's name for its configuration, or with any parameter
 /// that differs from its default or that the experiment sweeps (`thp=off` and `thp=on`
@@ -61,4 +61,14 @@ fn copies_of(params: &std::collections::BTreeMap<String, String>) -> String {
     }
     let c = copies::Copies::of(params);
     format!(" ×{} {}", c.count, c.mode.name())
+}
+
+/// A result's status as the tables show it: a failed result that kept samples (interrupted,
+/// crashed, timed out) is `failed (partial)`, so its median is not read as a measurement.
+pub fn status_text(r: &ExperimentResult) -> String {
+    if r.status == Status::Failed && !r.samples.is_empty() {
+        "failed (partial)".to_string()
+    } else {
+        r.status.as_str().to_string()
+    }
 }

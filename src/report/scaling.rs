@@ -53,6 +53,10 @@ pub struct Curve {
 
 /// Every scaling curve of a run, in the order its configurations first appear.
 pub fn curves(run: &Run) -> Vec<Curve> {
+    // Most runs have no copies: they are not pooled again for nothing.
+    if !run.results.iter().any(|r| Copies::recorded(&r.params)) {
+        return Vec::new();
+    }
     let cpus = run
         .environment
         .logical_cpus

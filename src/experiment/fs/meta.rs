@@ -81,6 +81,12 @@ pub static FSYNC: ExperimentInfo = ExperimentInfo {
 
 // --- metadata: stat, open_close, rename, mkdir_rmdir ---
 
+/// open() and close() of `path`, once per op (fs.open_close's loop), for an experiment that
+/// makes and removes its file itself (scale.open_close).
+pub(crate) fn open_close_routine(path: CString) -> Box<dyn Routine> {
+    Box::new(Meta(MetaOp::OpenClose(path)))
+}
+
 pub(super) enum MetaOp {
     Stat(CString),
     OpenClose(CString),

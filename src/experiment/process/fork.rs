@@ -29,7 +29,7 @@ impl Routine for Fork {
     }
 }
 
-pub(super) fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+pub(crate) fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     Ok(Box::new(Fork))
 }
 

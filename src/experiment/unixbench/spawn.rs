@@ -5,30 +5,6 @@
 
 use super::*;
 
-struct Spawn;
-
-impl Routine for Spawn {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
-        for _ in 0..ops {
-            // SAFETY: the child calls only `_exit`, which is async-signal-safe.
-            let pid = unsafe { libc::fork() };
-            if pid == 0 {
-                // SAFETY: _exit never returns and runs no destructor.
-                unsafe { libc::_exit(0) };
-            }
-            if pid < 0 {
-                return Err(last_os_error("fork"));
-            }
-            crate::experiment::process::reap(pid, "fork")?;
-        }
-        Ok(())
-    }
-}
-
-fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    Ok(Box::new(Spawn))
-}
-
 fn expectations(_: &Params) -> Vec<Expectation> {
     vec![
         Expectation::new(
@@ -65,7 +41,8 @@ pub static SPAWN: ExperimentInfo = ExperimentInfo {
     counters_in_samples: true,
     work_dir: false,
     expectations,
-    setup,
+    // The same loop as process.fork: glibc fork, the child _exit(0)s, the parent waitpid()s.
+    setup: crate::experiment::process::setup_fork,
     preflight: None,
     batch: crate::experiment::Batch::Sized,
     sweep: &[],

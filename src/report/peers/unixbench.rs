@@ -297,7 +297,7 @@ pub fn entry(p: &Pooled) -> Option<Entry> {
         copies: copies_of(&p.result),
         median_ns,
         ci_ns: f.ci,
-        status: crate::report::ladder::status_text(&p.result),
+        status: crate::report::names::status_text(&p.result),
         bufsize,
     })
 }
