@@ -16,6 +16,7 @@ pub mod compare;
 pub mod outliers;
 pub mod processes;
 pub mod profile;
+pub mod reclaim;
 pub mod result;
 pub mod rng;
 pub mod stats;

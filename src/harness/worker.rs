@@ -11,11 +11,13 @@ use crate::experiment::{self, Context, ExperimentInfo, Params, SetupError};
 use crate::harness::layout::Layout;
 use crate::measure::clock::Clock;
 use crate::measure::companions::{self, Companions};
+use crate::measure::counting::Counting;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
 use crate::model::profile::{Profile, ProfileRequest};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::cpu;
+use crate::platform::reclaim::ReclaimStats;
 
 /// What the parent asks a worker to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -158,12 +160,20 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
     };
     // Before the counters open, so they do not inherit the other copies' threads.
     let companions = start_companions(&job, info, &params, fixed_ops)?;
-    let mut counters = if info.counters_in_samples {
-        CounterSet::open()
-    } else {
-        CounterSet::none()
+    let mut counters = Counting {
+        perf: if info.counters_in_samples {
+            CounterSet::open()
+        } else {
+            CounterSet::none()
+        },
+        // Beside a memory load, what reclaim did in its cgroup and on the machine.
+        reclaim: job
+            .cgroup_procs
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .and_then(ReclaimStats::open),
     };
-    let statuses = counters.statuses().to_vec();
+    let statuses = counters.statuses();
     send(out, &Message::Counters { counters: statuses }).map_err(SetupError::Failed)?;
 
     let mut routine = (info.setup)(&params, &context(&job))?;
@@ -367,7 +377,7 @@ fn sample(
     info: &ExperimentInfo,
     routine: &mut dyn experiment::Routine,
     fixed_ops: Option<u64>,
-    counters: &mut CounterSet,
+    counters: &mut Counting,
 ) -> Result<sampler::Sampled, SetupError> {
     let clock = Clock::from_info(&job.clock);
     let mut report = |progress: Progress| -> Result<(), String> {

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod companions;
+pub mod counting;
 pub mod ioload;
 pub mod load;
 #[cfg(unix)]

@@ -15,6 +15,7 @@ use std::hint::black_box;
 use serde::{Deserialize, Serialize};
 
 use super::clock::Clock;
+use super::counting::Counting;
 use crate::analysis;
 use crate::model::routine::{Partner, Routine};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
@@ -118,7 +119,7 @@ pub fn sample(
     routine: &mut dyn Routine,
     fixed_ops: Option<u64>,
     clock: Clock,
-    counters: &mut CounterSet,
+    counters: &mut Counting,
     cpus: &[usize],
     cfg: &SamplerConfig,
     report: &mut dyn FnMut(Progress) -> Result<(), String>,
@@ -258,7 +259,7 @@ fn own_usage(cfg: &SamplerConfig) -> fn() -> Rusage {
 fn take_sample(
     routine: &mut dyn Routine,
     clock: Clock,
-    counters: &mut CounterSet,
+    counters: &mut Counting,
     ops: u64,
     (timer_overhead_ns, subtract_ns): (f64, f64),
     (partner, own): (Option<Partner>, fn() -> Rusage),
@@ -268,11 +269,11 @@ fn take_sample(
     let ru0 = own();
     let children0 = rusage::reaped_children();
     let partner0 = partner_rusage();
-    let c0 = counters.read_before();
+    let c0 = counters.before();
     let t0 = clock.start();
     routine.run(ops)?;
     let t1 = clock.stop();
-    let c1 = counters.read_after();
+    let c1 = counters.after();
     let partner1 = partner_rusage();
     let children1 = rusage::reaped_children();
     let ru1 = own();

@@ -14,6 +14,7 @@ pub mod maps;
 pub mod midr;
 pub mod os;
 pub mod profile;
+pub mod reclaim;
 pub mod routine;
 pub mod setup;
 pub mod trace;

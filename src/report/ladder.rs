@@ -7,6 +7,7 @@ use crate::analysis::bootstrap::two_sample_ci;
 use crate::analysis::processes::{difference_between_interval, hull, rerun_interval};
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
+use crate::model::reclaim;
 use crate::model::{ExperimentResult, Run, Status};
 use crate::report::format::{Align, Table, sig3, time_ns, time_range_ns, times, wrap};
 use crate::report::names::status_text;
@@ -227,6 +228,7 @@ pub fn render(run: &Run) -> String {
     out.push_str(&sections::processes(&pooled));
     out.push_str(&counter_table(&measured));
     out.push_str(&sections::facts(&merged));
+    out.push_str(&crate::report::reclaim::section(&pooled));
     out.push_str(&sections::loads(&run.results));
     out.push_str(&notes(&figured, &process_notes));
     out
@@ -520,7 +522,9 @@ fn notes(figured: &[(&ExperimentResult, ResultFigures)], process_notes: &[String
     // Counters that could not be read, said once with their reason.
     let mut unsupported: Vec<(String, String)> = Vec::new();
     for (r, _) in figured {
-        for c in r.counters.iter().filter(|c| !c.supported) {
+        // The reclaim counters' absences are said in their own section.
+        let perf = r.counters.iter().filter(|c| !reclaim::is_reclaim(&c.name));
+        for c in perf.filter(|c| !c.supported) {
             let reason = c.reason.clone().unwrap_or_default();
             match unsupported.iter_mut().find(|(_, why)| *why == reason) {
                 Some((names, _)) if !names.split(", ").any(|n| n == c.name) => {

@@ -17,6 +17,7 @@ pub mod plausible;
 pub mod pool;
 pub mod profile;
 pub mod progress;
+pub mod reclaim;
 pub mod scaling;
 mod show_sections;
 pub mod trace;

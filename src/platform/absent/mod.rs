@@ -11,6 +11,7 @@ pub mod counters;
 pub mod cpustat;
 pub mod maps;
 pub mod memory;
+pub mod reclaim;
 pub mod stacks;
 pub mod symbols;
 pub mod systrace;

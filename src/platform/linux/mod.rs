@@ -22,6 +22,7 @@ pub mod parsers;
 pub mod pipe;
 pub mod process;
 pub mod raw;
+pub mod reclaim;
 pub mod rusage;
 pub mod stacks;
 pub mod symbols;

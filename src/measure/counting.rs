@@ -1,0 +1,68 @@
+//! What is counted around every sample: the perf counters of the sampled thread and, when
+//! the worker runs in a memory cgroup (`--load memory`), the kernel's reclaim statistics of
+//! that cgroup and of the machine (`model::reclaim`). Both end up in `Sample::counters`.
+
+use std::collections::BTreeMap;
+
+use crate::model::{CounterStatus, CounterValue};
+use crate::platform::counters::{CounterSet, GroupReading};
+use crate::platform::reclaim::{self, Reading, ReclaimStats};
+
+/// The counters read around each sample.
+pub struct Counting {
+    pub perf: CounterSet,
+    pub reclaim: Option<ReclaimStats>,
+}
+
+/// One side of a sample's readings.
+pub struct Readings {
+    perf: Vec<GroupReading>,
+    reclaim: Option<Reading>,
+}
+
+impl Counting {
+    /// Perf counters only.
+    pub fn perf(perf: CounterSet) -> Counting {
+        Counting {
+            perf,
+            reclaim: None,
+        }
+    }
+
+    /// Every counter's status: the perf counters', then the reclaim counters'.
+    pub fn statuses(&self) -> Vec<CounterStatus> {
+        let mut all = self.perf.statuses().to_vec();
+        if let Some(r) = &self.reclaim {
+            all.extend_from_slice(r.statuses());
+        }
+        all
+    }
+
+    /// Before the timed window: the reclaim files first (their reads take the longest), the
+    /// perf counters last.
+    pub fn before(&mut self) -> Readings {
+        let reclaim = self.reclaim.as_ref().map(ReclaimStats::read);
+        Readings {
+            perf: self.perf.read_before(),
+            reclaim,
+        }
+    }
+
+    /// After the timed window, in the reverse order.
+    pub fn after(&mut self) -> Readings {
+        let perf = self.perf.read_after();
+        Readings {
+            perf,
+            reclaim: self.reclaim.as_ref().map(ReclaimStats::read),
+        }
+    }
+
+    /// Every counter's count between two readings.
+    pub fn delta(&self, before: &Readings, after: &Readings) -> BTreeMap<String, CounterValue> {
+        let mut out = self.perf.delta(&before.perf, &after.perf);
+        if let (Some(b), Some(a)) = (&before.reclaim, &after.reclaim) {
+            out.extend(reclaim::delta(b, a));
+        }
+        out
+    }
+}

@@ -1,0 +1,288 @@
+//! The kernel's page-reclaim statistics oslab counts around each sample of an experiment that
+//! runs in a memory cgroup (`--load memory`, `--suite reclaim`): what page replacement did —
+//! pages scanned, stolen (reclaimed), activated, deactivated, refaulted, written to swap and
+//! read back — and how long tasks stalled on memory. They are stored as counters of the
+//! sample (`Sample::counters`) under the names below, with the value the increase of the
+//! kernel's cumulative count over the sample.
+//!
+//! Two scopes: `cg.*` is the experiment's memory cgroup (the worker and the competitor, from
+//! its `memory.stat`, `memory.events` or `memory.oom_control`, and `memory.pressure`);
+//! `vm.*` is the whole machine (/proc/vmstat, /proc/pressure/memory). Linux counts a
+//! cgroup's own reclaim (the limit met) in the cgroup's `pgscan`/`pgsteal`, and *not* in
+//! /proc/vmstat's `pgscan_*`/`pgsteal_*`, which count the machine running short (kswapd and
+//! direct reclaim); cgroup v1's memory.stat has no scan or steal counts at all.
+
+/// Where a reclaim counter is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The memory cgroup the worker runs in.
+    Cgroup,
+    /// The whole machine.
+    System,
+}
+
+/// One reclaim counter: its stored name, its scope, the kernel's key and what it counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReclaimCounter {
+    /// The name it is stored under: `cg.` or `vm.` and the kernel's key.
+    pub name: &'static str,
+    pub scope: Scope,
+    /// The key in the kernel's file (`pgscan`, `oom_kill`), or `some`/`full` for PSI.
+    pub key: &'static str,
+    /// Whether it is a pressure stall time (µs), not a count of pages or events.
+    pub stall: bool,
+    /// What it counts, in a few words.
+    pub meaning: &'static str,
+}
+
+const fn counter(
+    name: &'static str,
+    scope: Scope,
+    key: &'static str,
+    meaning: &'static str,
+) -> ReclaimCounter {
+    ReclaimCounter {
+        name,
+        scope,
+        key,
+        stall: false,
+        meaning,
+    }
+}
+
+const fn stall(name: &'static str, scope: Scope, key: &'static str) -> ReclaimCounter {
+    ReclaimCounter {
+        name,
+        scope,
+        key,
+        stall: true,
+        meaning: if matches!(key.as_bytes(), [b's', ..]) {
+            "µs some task stalled on memory (PSI some)"
+        } else {
+            "µs every task stalled on memory at once (PSI full)"
+        },
+    }
+}
+
+use Scope::{Cgroup, System};
+
+/// Every reclaim counter, in the order shown: the cgroup's, then the machine's.
+pub const COUNTERS: &[ReclaimCounter] = &[
+    counter(
+        "cg.pgscan",
+        Cgroup,
+        "pgscan",
+        "pages scanned by the cgroup's reclaim",
+    ),
+    counter(
+        "cg.pgsteal",
+        Cgroup,
+        "pgsteal",
+        "pages reclaimed (stolen) from the cgroup",
+    ),
+    counter(
+        "cg.pgactivate",
+        Cgroup,
+        "pgactivate",
+        "pages moved to an active list",
+    ),
+    counter(
+        "cg.pgdeactivate",
+        Cgroup,
+        "pgdeactivate",
+        "pages moved to an inactive list",
+    ),
+    counter(
+        "cg.pgrefill",
+        Cgroup,
+        "pgrefill",
+        "active pages scanned to refill the inactive list",
+    ),
+    counter(
+        "cg.workingset_refault_anon",
+        Cgroup,
+        "workingset_refault_anon",
+        "anonymous pages faulted back soon after eviction",
+    ),
+    counter(
+        "cg.workingset_refault_file",
+        Cgroup,
+        "workingset_refault_file",
+        "file pages read back soon after eviction",
+    ),
+    counter(
+        "cg.workingset_activate_anon",
+        Cgroup,
+        "workingset_activate_anon",
+        "refaulted anonymous pages activated at once",
+    ),
+    counter(
+        "cg.workingset_activate_file",
+        Cgroup,
+        "workingset_activate_file",
+        "refaulted file pages activated at once",
+    ),
+    counter("cg.pswpout", Cgroup, "pswpout", "pages written to swap"),
+    counter("cg.pswpin", Cgroup, "pswpin", "pages read back from swap"),
+    counter(
+        "cg.pgmajfault",
+        Cgroup,
+        "pgmajfault",
+        "major faults (a read from disk or swap)",
+    ),
+    counter(
+        "cg.oom_kill",
+        Cgroup,
+        "oom_kill",
+        "processes the OOM killer killed",
+    ),
+    stall("cg.psi_some_us", Cgroup, "some"),
+    stall("cg.psi_full_us", Cgroup, "full"),
+    counter(
+        "vm.pgscan_kswapd",
+        System,
+        "pgscan_kswapd",
+        "pages scanned by kswapd",
+    ),
+    counter(
+        "vm.pgscan_direct",
+        System,
+        "pgscan_direct",
+        "pages scanned by direct reclaim",
+    ),
+    counter(
+        "vm.pgsteal_kswapd",
+        System,
+        "pgsteal_kswapd",
+        "pages reclaimed by kswapd",
+    ),
+    counter(
+        "vm.pgsteal_direct",
+        System,
+        "pgsteal_direct",
+        "pages reclaimed by direct reclaim",
+    ),
+    counter(
+        "vm.pgactivate",
+        System,
+        "pgactivate",
+        "pages moved to an active list",
+    ),
+    counter(
+        "vm.pgdeactivate",
+        System,
+        "pgdeactivate",
+        "pages moved to an inactive list",
+    ),
+    counter(
+        "vm.pgrefill",
+        System,
+        "pgrefill",
+        "active pages scanned to refill the inactive list",
+    ),
+    counter(
+        "vm.workingset_refault_anon",
+        System,
+        "workingset_refault_anon",
+        "anonymous pages faulted back soon after eviction",
+    ),
+    counter(
+        "vm.workingset_refault_file",
+        System,
+        "workingset_refault_file",
+        "file pages read back soon after eviction",
+    ),
+    counter(
+        "vm.workingset_activate_anon",
+        System,
+        "workingset_activate_anon",
+        "refaulted anonymous pages activated at once",
+    ),
+    counter(
+        "vm.workingset_activate_file",
+        System,
+        "workingset_activate_file",
+        "refaulted file pages activated at once",
+    ),
+    counter("vm.pswpout", System, "pswpout", "pages written to swap"),
+    counter("vm.pswpin", System, "pswpin", "pages read back from swap"),
+    counter(
+        "vm.pgmajfault",
+        System,
+        "pgmajfault",
+        "major faults (a read from disk or swap)",
+    ),
+    counter(
+        "vm.oom_kill",
+        System,
+        "oom_kill",
+        "processes the OOM killer killed",
+    ),
+    stall("vm.psi_some_us", System, "some"),
+    stall("vm.psi_full_us", System, "full"),
+];
+
+/// The reclaim counter stored under `name`, if it is one.
+pub fn find(name: &str) -> Option<&'static ReclaimCounter> {
+    COUNTERS.iter().find(|c| c.name == name)
+}
+
+/// Whether a stored counter name is a reclaim counter (shown in its own section, not among
+/// the perf counters).
+pub fn is_reclaim(name: &str) -> bool {
+    find(name).is_some()
+}
+
+/// The counters that show what page replacement did, drawn as bars in the report and
+/// compared first: scanned, stolen, activated, deactivated, refaulted, swapped. The cgroup's
+/// when it has them, else the machine's (cgroup v1 counts no scans); then OOM kills and the
+/// time some task stalled on memory.
+pub const HEADLINE: &[(&str, &[&str])] = &[
+    (
+        "scanned",
+        &["cg.pgscan", "vm.pgscan_kswapd+vm.pgscan_direct"],
+    ),
+    (
+        "stolen",
+        &["cg.pgsteal", "vm.pgsteal_kswapd+vm.pgsteal_direct"],
+    ),
+    ("activated", &["cg.pgactivate", "vm.pgactivate"]),
+    ("deactivated", &["cg.pgdeactivate", "vm.pgdeactivate"]),
+    (
+        "refaulted",
+        &[
+            "cg.workingset_refault_anon+cg.workingset_refault_file",
+            "vm.workingset_refault_anon+vm.workingset_refault_file",
+        ],
+    ),
+    ("swapped out", &["cg.pswpout", "vm.pswpout"]),
+    ("swapped in", &["cg.pswpin", "vm.pswpin"]),
+    ("major faults", &["cg.pgmajfault", "vm.pgmajfault"]),
+    ("OOM kills", &["cg.oom_kill", "vm.oom_kill"]),
+    ("stall µs", &["cg.psi_some_us", "vm.psi_some_us"]),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_scoped() {
+        for (i, c) in COUNTERS.iter().enumerate() {
+            assert!(COUNTERS[..i].iter().all(|o| o.name != c.name), "{}", c.name);
+            let prefix = match c.scope {
+                Scope::Cgroup => "cg.",
+                Scope::System => "vm.",
+            };
+            assert!(c.name.starts_with(prefix), "{}", c.name);
+        }
+        for (_, sources) in HEADLINE {
+            for source in *sources {
+                for name in source.split('+') {
+                    assert!(is_reclaim(name), "{name}");
+                }
+            }
+        }
+        assert!(!is_reclaim("cycles"));
+    }
+}

@@ -1,0 +1,124 @@
+//! The reclaim section of `show`: per configuration that ran in a memory cgroup, the time per
+//! operation, and what the kernel's page replacement did over one sample — pages scanned,
+//! stolen, activated, deactivated, refaulted, swapped out and in, major faults, OOM kills and
+//! the time tasks stalled on memory (`analysis::reclaim`).
+
+use crate::analysis::reclaim::{self, ReclaimFigures};
+use crate::report::format::{Align, Table, time_ns, wrap};
+use crate::report::names::label;
+use crate::report::pool::Pooled;
+
+/// A count of pages or events, compact: `0`, `512`, `65.0k`, `1.25M`.
+pub fn count(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() {
+        "–".into()
+    } else if a >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", x / 1e3)
+    } else if a >= 100.0 || x == x.trunc() {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// A headline figure's column header: short, so the table fits a terminal.
+fn short(name: &str) -> &str {
+    match name {
+        "activated" => "activ.",
+        "deactivated" => "deact.",
+        "refaulted" => "refault",
+        "swapped out" => "swap out",
+        "swapped in" => "swap in",
+        "major faults" => "majflt",
+        "OOM kills" => "OOM",
+        other => other,
+    }
+}
+
+/// The text section; empty when no configuration counted reclaim.
+pub fn section(pooled: &[Pooled]) -> String {
+    let figured: Vec<(&Pooled, ReclaimFigures)> = pooled
+        .iter()
+        .filter_map(|p| reclaim::figures(&p.result).map(|f| (p, f)))
+        .collect();
+    if figured.is_empty() {
+        return String::new();
+    }
+    let columns: Vec<&str> = crate::model::reclaim::HEADLINE
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| {
+            figured
+                .iter()
+                .any(|(_, f)| f.headline.iter().any(|h| h.name == *name))
+        })
+        .collect();
+    let mut header = vec![("configuration", Align::Left), ("median", Align::Right)];
+    header.extend(columns.iter().map(|c| (short(c), Align::Right)));
+    let mut table = Table::new(&header);
+    let mut machine_wide = false;
+    for (p, f) in &figured {
+        let median = p.median().map_or("–".into(), time_ns);
+        let mut row = vec![label(&p.result), median];
+        for column in &columns {
+            row.push(match f.headline.iter().find(|h| h.name == *column) {
+                Some(h) => {
+                    let system = h.from.starts_with("vm.");
+                    machine_wide |= system;
+                    format!("{}{}", count(h.per_sample), if system { "*" } else { "" })
+                }
+                None => "–".into(),
+            });
+        }
+        table.row(row);
+    }
+    let mut out = String::from("\nReclaim (what page replacement did, per sample)\n\n");
+    let caption = format!(
+        "Pages (stall: µs) per sample — one batch of operations, one pass of mmap.access — \
+         over the timed samples, from the memory cgroup the experiment ran in (memory.stat){}. \
+         Refaulted pages are evicted pages needed again soon after: the sign of a wrong \
+         eviction. Activated pages were found referenced and kept; deactivated ones were moved \
+         towards eviction.",
+        if machine_wide {
+            "; * the whole machine's (/proc/vmstat), where the cgroup does not count it"
+        } else {
+            ""
+        }
+    );
+    out.push_str(&wrap(&caption, 96, "", ""));
+    out.push_str("\n\n");
+    out.push_str(&table.render(2));
+    let mut said: Vec<String> = Vec::new();
+    for (_, f) in &figured {
+        for (names, why) in &f.not_counted {
+            let line = format!("not counted here: {}: {why}", names.join(", "));
+            if !said.contains(&line) {
+                said.push(line);
+            }
+        }
+    }
+    for line in said {
+        out.push('\n');
+        out.push_str(&wrap(&line, 96, "  ", "    "));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_compact() {
+        assert_eq!(count(0.0), "0");
+        assert_eq!(count(512.0), "512");
+        assert_eq!(count(2.5), "2.5");
+        assert_eq!(count(65024.0), "65.0k");
+        assert_eq!(count(1_250_000.0), "1.25M");
+        assert_eq!(count(f64::NAN), "–");
+    }
+}
