@@ -206,17 +206,26 @@ pub(super) struct RunArgs {
     /// list sweeps it: one result per value, e.g. --param size=1,64,4K
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     pub(super) params: Vec<String>,
-    /// Run a named set of configurations instead of experiments: mmap-lab, unixbench (its
-    /// index for 1 copy and one per CPU), filemicro (`oslab list` shows the suites)
+    /// Run a named set of configurations instead of experiments: mmap-lab, reclaim (the mmap
+    /// lab under three memory pressures, with what reclaim did), unixbench (its index for 1
+    /// copy and one per CPU), filemicro (`oslab list` shows the suites)
     #[arg(long, value_name = "NAME")]
     pub(super) suite: Option<String>,
     /// Background load beside every experiment: `cpu` (a busy loop on the measured CPU),
     /// `cpu:all` (one on every CPU), `memory` (a process filling and rewriting memory, in a
-    /// memory cgroup with the experiment, limited from its size and MemAvailable) or `io`
+    /// memory cgroup with the experiment, limited from its size and MemAvailable;
+    /// `memory:headroom=10` sizes a competitor as large as the experiment and leaves 10% of
+    /// the experiment's size free, `,swap=off` forbids the cgroup swap) or `io`
     /// (buffered writes with fsync and reads of a file in --dir, on the other CPU; the run
     /// records the rates it achieved)
     #[arg(long, value_name = "KIND")]
     pub(super) load: Option<String>,
+    /// Swap for this run only (root): a swap file of SIZE in /var/tmp, or `zram:SIZE` for a
+    /// zram device, switched on before the first experiment and removed when the run ends
+    /// (also after Ctrl-C; after a kill -9, by the next run). Without swap, anonymous memory
+    /// cannot be reclaimed under a memory load. E.g. --swap 1G --suite reclaim
+    #[arg(long, value_name = "SIZE")]
+    pub(super) swap: Option<String>,
     /// Directory for experiments that work on files: each gets a private directory in it,
     /// removed afterwards [default: the current directory]
     #[arg(long, value_name = "PATH")]

@@ -85,14 +85,20 @@ pub fn expand(
     Ok(planned)
 }
 
-/// The runs of a suite, in its order.
+/// The runs of a suite, in its order. `swap`: the machine has swap (or the run makes some); without it the configurations
+/// whose load forbids swap (`swap=off`) are left out, being the same as their neighbours.
 pub fn expand_suite(
     suite: &Suite,
     given: &[(String, String)],
     quick: bool,
+    swap: bool,
 ) -> Result<Vec<Planned>, UserError> {
     let mut planned = Vec::new();
     for config in suite.configs {
+        // Without swap on the machine, a configuration that forbids it is the one beside it.
+        if !swap && config.load.is_some_and(|l| l.ends_with("swap=off")) {
+            continue;
+        }
         // A suite of another system's experiments says why they do not run here.
         let info =
             find(config.experiment).ok_or_else(|| match super::not_found(config.experiment) {

@@ -22,7 +22,7 @@ pub struct Config {
 }
 
 /// Every suite oslab knows.
-pub static SUITES: &[&Suite] = &[&MMAP_LAB, &UNIXBENCH, &FILEMICRO];
+pub static SUITES: &[&Suite] = &[&MMAP_LAB, &RECLAIM, &UNIXBENCH, &FILEMICRO];
 
 /// The classic mmap lab: six configurations of `mmap.access`, and three of them again under
 /// memory pressure.
@@ -86,6 +86,64 @@ pub static MMAP_LAB: Suite = Suite {
             params: &[("backing", "file_shared"), ("populate", "true")],
             load: Some("memory"),
         },
+    ],
+    copies: None,
+};
+
+/// One configuration of the reclaim suite: `mmap.access` with `params`, beside a memory load
+/// of headroom `level` percent, with swap or not.
+macro_rules! reclaim_config {
+    ($label:literal, $params:expr, $level:literal) => {
+        Config {
+            label: concat!($label, ", headroom ", $level, "%"),
+            experiment: "mmap.access",
+            params: $params,
+            load: Some(concat!("memory:headroom=", $level)),
+        }
+    };
+    ($label:literal, $params:expr, $level:literal, no swap) => {
+        Config {
+            label: concat!($label, ", headroom ", $level, "%, no swap"),
+            experiment: "mmap.access",
+            params: $params,
+            load: Some(concat!("memory:headroom=", $level, ",swap=off")),
+        }
+    };
+}
+
+/// Every pressure level of the reclaim suite for each backing, with swap and then without:
+/// 50% headroom (no pressure: the baseline), 0% (the experiment fits beside the competitor
+/// but for the worker's own memory: light pressure) and −25% (a quarter of it does not fit).
+macro_rules! reclaim_configs {
+    ($(($label:literal, $params:expr)),* $(,)?) => {
+        &[$(
+            reclaim_config!($label, $params, "50"),
+            reclaim_config!($label, $params, "0"),
+            reclaim_config!($label, $params, "-25"),
+            reclaim_config!($label, $params, "50", no swap),
+            reclaim_config!($label, $params, "0", no swap),
+            reclaim_config!($label, $params, "-25", no swap),
+        )*]
+    };
+}
+
+/// The mmap lab's reclaim section: four of its configurations beside a competitor as large as
+/// the experiment, in a memory cgroup leaving 50%, 0% and −25% of the experiment's size free,
+/// with swap and (when the machine has swap) without; each result carries what reclaim did.
+pub static RECLAIM: Suite = Suite {
+    name: "reclaim",
+    summary: "mmap.access (anonymous, anonymous shared, file shared, file shared populated) \
+              beside a competitor for memory at three pressure levels (50%, 0%, -25% headroom \
+              in the cgroup), with swap and without when there is swap (--swap SIZE makes some): \
+              time per access, faults and the kernel's reclaim counters side by side",
+    configs: reclaim_configs![
+        ("anonymous", &[("backing", "anon_private")]),
+        ("anonymous shared", &[("backing", "anon_shared")]),
+        ("file shared", &[("backing", "file_shared")]),
+        (
+            "file shared populated",
+            &[("backing", "file_shared"), ("populate", "true")]
+        ),
     ],
     copies: None,
 };

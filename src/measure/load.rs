@@ -28,28 +28,74 @@ pub enum Load {
     /// One busy loop on every CPU this process may use.
     CpuAll,
     /// A process filling and rewriting memory, in one memory cgroup with the worker.
-    Memory,
+    Memory(Pressure),
     /// A process writing (with fsync) and reading a file on `--dir`'s device.
     Io,
 }
 
+/// How tight a memory load is: `memory`, `memory:headroom=10`, `memory:headroom=0,swap=off`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pressure {
+    /// The room left in the cgroup beyond the experiment and a competitor as large as it, in
+    /// percent of the experiment's size (`memload::sizes`), negative when the experiment does
+    /// not fit by that much; `None`: the default sizing.
+    pub headroom: Option<i32>,
+    /// Whether the cgroup may not swap (`swap=off`), though the machine has swap.
+    pub no_swap: bool,
+}
+
+impl Pressure {
+    /// Parse the options after `memory:`, comma-separated.
+    fn parse(options: &str) -> Option<Pressure> {
+        let mut p = Pressure::default();
+        for option in options.split(',') {
+            match option.split_once('=')? {
+                ("headroom", v) => {
+                    let percent: i32 = v.strip_suffix('%').unwrap_or(v).parse().ok()?;
+                    p.headroom = (-90..=1000).contains(&percent).then_some(percent);
+                    p.headroom?;
+                }
+                ("swap", "off") => p.no_swap = true,
+                ("swap", "on") => p.no_swap = false,
+                _ => return None,
+            }
+        }
+        Some(p)
+    }
+}
+
 impl Load {
+    /// `cpu`, `cpu:all`, `memory` (with options: `memory:headroom=10,swap=off`) or `io`.
     pub fn parse(text: &str) -> Option<Load> {
         match text {
             "cpu" => Some(Load::Cpu),
             "cpu:all" => Some(Load::CpuAll),
-            "memory" => Some(Load::Memory),
+            "memory" => Some(Load::Memory(Pressure::default())),
             "io" => Some(Load::Io),
-            _ => None,
+            _ => Pressure::parse(text.strip_prefix("memory:")?).map(Load::Memory),
         }
     }
 
-    pub fn name(&self) -> &'static str {
+    /// The name it is given by, options included.
+    pub fn name(&self) -> String {
         match self {
-            Load::Cpu => "cpu",
-            Load::CpuAll => "cpu:all",
-            Load::Memory => "memory",
-            Load::Io => "io",
+            Load::Cpu => "cpu".into(),
+            Load::CpuAll => "cpu:all".into(),
+            Load::Memory(p) => {
+                let mut options = Vec::new();
+                if let Some(h) = p.headroom {
+                    options.push(format!("headroom={h}%"));
+                }
+                if p.no_swap {
+                    options.push("swap=off".into());
+                }
+                if options.is_empty() {
+                    "memory".into()
+                } else {
+                    format!("memory:{}", options.join(","))
+                }
+            }
+            Load::Io => "io".into(),
         }
     }
 
@@ -58,7 +104,7 @@ impl Load {
         match self {
             Load::Cpu => measured.into_iter().collect(),
             Load::CpuAll => cpu::allowed(),
-            Load::Memory | Load::Io => Vec::new(),
+            Load::Memory(_) | Load::Io => Vec::new(),
         }
     }
 }
@@ -66,7 +112,7 @@ impl Load {
 /// Running load processes; dropping this kills and reaps them (and removes a memory load's
 /// cgroup).
 pub struct Running {
-    kind: &'static str,
+    kind: String,
     children: Vec<Child>,
     details: Vec<(String, String)>,
     memory: Option<MemoryLoad>,
@@ -86,9 +132,9 @@ impl Running {
         io_dir: Option<TempDir>,
     ) -> Result<Running, SetupError> {
         match load {
-            Load::Memory => {
+            Load::Memory(pressure) => {
                 let mut running = Running::new(load.name());
-                running.memory = Some(MemoryLoad::start(size_hint, measured, other)?);
+                running.memory = Some(MemoryLoad::start(size_hint, *pressure, measured, other)?);
                 return Ok(running);
             }
             Load::Io => return Running::io(other, io_dir),
@@ -109,7 +155,7 @@ impl Running {
         self.memory.as_ref().map(MemoryLoad::cgroup_procs)
     }
 
-    fn new(kind: &'static str) -> Running {
+    fn new(kind: String) -> Running {
         Running {
             kind,
             children: Vec::new(),
@@ -141,7 +187,7 @@ impl Running {
             .stderr(Stdio::null())
             .spawn()
             .map_err(failed)?;
-        let mut running = Running::new("io");
+        let mut running = Running::new("io".into());
         running.children.push(child);
         running.details.push((
             "writes and reads".into(),
@@ -174,7 +220,7 @@ impl Running {
             }
         }
         LoadRecord {
-            kind: self.kind.to_string(),
+            kind: self.kind.clone(),
             details,
         }
     }
@@ -183,7 +229,7 @@ impl Running {
     fn busy_loops(cpus: &[usize]) -> std::io::Result<Running> {
         let exe = std::env::current_exe()?;
         let parent = std::process::id().to_string();
-        let mut running = Running::new("cpu");
+        let mut running = Running::new("cpu".into());
         for cpu in cpus {
             let child = Command::new(&exe)
                 .args(["load", "--cpu", &cpu.to_string(), "--parent", &parent])
@@ -260,7 +306,30 @@ mod tests {
     fn load_names_and_cpus() {
         assert_eq!(Load::parse("cpu"), Some(Load::Cpu));
         assert_eq!(Load::parse("cpu:all"), Some(Load::CpuAll));
-        assert_eq!(Load::parse("memory"), Some(Load::Memory));
+        assert_eq!(
+            Load::parse("memory"),
+            Some(Load::Memory(Pressure::default()))
+        );
+        let tight = Load::parse("memory:headroom=0,swap=off").unwrap();
+        assert_eq!(
+            tight,
+            Load::Memory(Pressure {
+                headroom: Some(0),
+                no_swap: true
+            })
+        );
+        assert_eq!(tight.name(), "memory:headroom=0%,swap=off");
+        assert_eq!(Load::parse(&tight.name()), Some(tight));
+        let short = Load::parse("memory:headroom=-25").unwrap();
+        assert_eq!(short.name(), "memory:headroom=-25%");
+        for bad in [
+            "memory:",
+            "memory:headroom",
+            "memory:headroom=-95",
+            "memory:swap=maybe",
+        ] {
+            assert_eq!(Load::parse(bad), None, "{bad}");
+        }
         assert_eq!(Load::parse("io"), Some(Load::Io));
         assert_eq!(Load::parse("disk"), None);
         assert_eq!(Load::Cpu.cpus(Some(3)), vec![3]);

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::load::Pressure;
 use crate::model::SetupError;
 use crate::platform::cgroup::{Cgroup, CgroupVersion, Hierarchy, Limits, hierarchy};
 use crate::platform::memory::{self, Psi};
@@ -79,6 +80,7 @@ impl MemoryLoad {
     /// `competitor_cpu` (unpinned when `None`) and return once its memory is resident.
     pub fn start(
         size_hint: Option<u64>,
+        pressure: Pressure,
         measured: Option<usize>,
         competitor_cpu: Option<usize>,
     ) -> Result<MemoryLoad, SetupError> {
@@ -87,7 +89,7 @@ impl MemoryLoad {
             SetupError::Failed(format!("cannot read the machine's memory figures: {e}"))
         })?;
         let available = meminfo.available;
-        let sizes = sizes(size_hint, available).map_err(SetupError::Unsupported)?;
+        let sizes = sizes(size_hint, available, pressure).map_err(SetupError::Unsupported)?;
         let cgroup = Cgroup::create(&hierarchy, &sizes.limits(), meminfo.swap_total)?;
         let start = Instant::now();
         let (competitor, mut stdout) =
@@ -151,13 +153,24 @@ impl MemoryLoad {
         let cap = s.capped_at.map_or(String::new(), |cap| {
             format!(", capped at half of MemAvailable ({})", mib(cap))
         });
+        let sizing = match s.headroom {
+            None => format!(
+                "{source} plus a quarter (at least {}) for the worker's own memory{cap}",
+                mib(MIN_HEADROOM)
+            ),
+            Some(percent) => format!(
+                "headroom {percent}%: {source}, a competitor as large, and {}% of the \
+                 experiment's size {}; the worker's own memory is not counted in",
+                percent.abs(),
+                if percent < 0 { "less" } else { "more" }
+            ),
+        };
         add(
             "memory limit",
             format!(
-                "{} in {}: {source} plus a quarter (at least {}) for the worker's own memory{cap}",
+                "{} in {}: {sizing}",
                 mib_exact(s.limit),
-                cg.version.limit_file(),
-                mib(MIN_HEADROOM)
+                cg.version.limit_file()
             ),
         );
         if cg.version == CgroupVersion::V2 {
@@ -172,11 +185,21 @@ impl MemoryLoad {
         add("MemAvailable at the start", mib(self.available));
         add(
             "swap",
-            if self.swap == 0 {
+            if self.swap > 0 && s.no_swap {
+                format!(
+                    "{} on the machine, but none for this cgroup (swap=off: {}): anonymous memory \
+                     cannot be paged out, so the kernel can reclaim only file-backed pages, and \
+                     an anonymous experiment's major faults stay 0",
+                    mib(self.swap),
+                    cg.swap_bound
+                        .unwrap_or("no bound file; the cgroup may still swap")
+                )
+            } else if self.swap == 0 {
                 "none: anonymous memory cannot be paged out, so under this limit the kernel can \
                  reclaim only file-backed pages (page cache): a file mapping shows the pressure \
-                 as major faults and inblock, while an anonymous experiment that does not fit \
-                 beside the competitor has the competitor OOM-killed"
+                 as major faults and inblock, while an anonymous experiment's major faults stay \
+                 0 and, when it does not fit beside the competitor, the competitor is \
+                 OOM-killed (`--swap SIZE` adds swap for a run)"
                     .to_string()
             } else {
                 match cg.swap_bound {

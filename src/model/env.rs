@@ -95,6 +95,15 @@ pub struct Environment {
     pub mem_total_bytes: Option<u64>,
     pub mem_available_bytes: Option<u64>,
     pub swap_total_bytes: Option<u64>,
+    /// The swap areas (/proc/swaps: kind, path, size, priority; a zram device named as one;
+    /// those `--swap` made for the run marked so) and zswap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_areas: Option<String>,
+    /// The multi-generational LRU (`/sys/kernel/mm/lru_gen/enabled`): when on, page reclaim
+    /// takes its path instead of the classic active/inactive lists (mm/vmscan.c
+    /// `shrink_folio_list`'s callers differ), which matters to a patch of the classic one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<String>,
     pub page_size: Option<u64>,
     pub thp_enabled: Option<String>,
     pub thp_defrag: Option<String>,

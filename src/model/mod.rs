@@ -457,6 +457,9 @@ pub struct RunSettings {
     pub unpinned: Option<String>,
     /// Background load run beside every experiment (`cpu`, `cpu:all`), if any.
     pub load: Option<String>,
+    /// The swap area made for the run (`--swap`): kind, size and path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap: Option<String>,
     /// The directory file experiments worked in (`--dir`), when the run had any.
     pub dir: Option<String>,
     /// What that directory is on: file system type, backing device, mount point and mount
@@ -472,7 +475,7 @@ fn one_process() -> u32 {
 
 impl RunSettings {
     /// Whether a run with `other`'s settings measured each configuration as these would: the
-    /// same precision, budget, processes, minimum time, CPUs, load, and directory with its file
+    /// same precision, budget, processes, minimum time, CPUs, load, swap made or not, and directory with its file
     /// system where both worked in one (a run without file experiments records none). The tag,
     /// the time limit and the command line's wording do not count.
     pub fn measures_like(&self, other: &RunSettings) -> bool {
@@ -486,6 +489,7 @@ impl RunSettings {
             && self.min_time_s == other.min_time_s
             && self.cpus == other.cpus
             && self.load == other.load
+            && self.swap.is_some() == other.swap.is_some()
             && both_or_either(&self.dir, &other.dir)
             && both_or_either(&self.dir_mount, &other.dir_mount)
     }

@@ -250,6 +250,8 @@ fn memory(env: &Environment) -> Section {
             }
         }),
     );
+    s.opt("swap areas", env.swap_areas.as_deref());
+    s.opt("multi-gen LRU", env.lru_gen.as_deref());
     s.opt("page size", env.page_size.map(format_bytes));
     s.row("THP", env.thp_enabled.as_deref().unwrap_or("unknown"));
     s.opt("THP defrag", env.thp_defrag.as_deref());

@@ -91,7 +91,7 @@ pub fn section(pooled: &[Pooled]) -> String {
     out.push_str(&wrap(&caption, 96, "", ""));
     out.push_str("\n\n");
     out.push_str(&table.render(2));
-    let mut said: Vec<String> = Vec::new();
+    let mut said: Vec<String> = load_notes(&figured);
     for (_, f) in &figured {
         for (names, why) in &f.not_counted {
             let line = format!("not counted here: {}: {why}", names.join(", "));
@@ -106,6 +106,45 @@ pub fn section(pooled: &[Pooled]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// What the memory loads' records say that changes how a row reads: a competitor the OOM
+/// killer took (the samples after that ran without its pressure), and no swap.
+fn load_notes(figured: &[(&Pooled, ReclaimFigures)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut without_swap = false;
+    for (p, _) in figured {
+        let Some(load) = &p.result.load else {
+            continue;
+        };
+        let detail = |name: &str| {
+            load.details
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        without_swap |=
+            detail("swap").is_some_and(|s| s.starts_with("none") || s.contains("swap=off"));
+        if let Some(end) = detail("competitor at the end").filter(|e| e.starts_with("OOM-killed")) {
+            let when = end.split(':').next().unwrap_or(end);
+            notes.push(format!(
+                "{}: the competitor was {when}, so the samples after it ran without its \
+                 pressure; the OOM killer fired inside the cgroup (Background load)",
+                label(&p.result)
+            ));
+        }
+    }
+    if without_swap {
+        notes.insert(
+            0,
+            "without swap (none on the machine, or swap=off) anonymous pages cannot be \
+             reclaimed: only file pages are, an anonymous experiment's major faults stay 0, and \
+             where it does not fit the OOM killer takes the competitor; --swap SIZE adds swap \
+             for a run"
+                .to_string(),
+        );
+    }
+    notes
 }
 
 #[cfg(test)]

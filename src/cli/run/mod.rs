@@ -60,6 +60,15 @@ pub(super) fn measure(
     // What killed oslabs left: their memory cgroups (their scratch directories go when the
     // first worker makes its own).
     crate::platform::cgroup::remove_orphaned();
+    // And the swap areas they made; then this run's own, kept until the run is stored.
+    crate::platform::swap::remove_stale();
+    let swap = match options.swap {
+        Some((kind, bytes)) => Some(
+            crate::platform::swap::TempSwap::create(kind, bytes)
+                .map_err(|e| UserError::BadOption(format!("--swap: {e}")))?,
+        ),
+        None => None,
+    };
 
     let path = db_path(db)?;
     let mut store = Store::open(&path)?;
@@ -68,7 +77,21 @@ pub(super) fn measure(
     let mut environment = crate::platform::env::collect();
     environment.counters = counters::probe();
 
-    let run = new_run(args, &options, clock_info.clone(), environment);
+    let mut run = new_run(args, &options, clock_info.clone(), environment);
+    run.settings.swap = swap
+        .as_ref()
+        .zip(options.swap)
+        .map(|(area, (kind, bytes))| {
+            format!(
+                "{:.2} GiB {} {}",
+                bytes as f64 / (1u64 << 30) as f64,
+                match kind {
+                    crate::platform::swap::SwapKind::File => "swap file",
+                    crate::platform::swap::SwapKind::Zram => "zram device",
+                },
+                area.path().display()
+            )
+        });
     check_interrupt(|| "nothing was measured or stored".to_string())?;
     let run_id = store.begin_run(&run)?;
 
@@ -82,6 +105,7 @@ pub(super) fn measure(
         other_cpu,
         load,
         processes,
+        swap: _,
     } = options;
     let plan = Plan {
         dir,
@@ -157,6 +181,8 @@ fn new_run(
             cpu_turns: cpu_turns(&options.turns, options.processes),
             unpinned: crate::platform::cpu::pinning_refusal().map(str::to_string),
             load: load.as_ref().map(|l| l.name().to_string()),
+            // Set once the swap area is made.
+            swap: None,
             dir: uses_dir.then(|| dir.display().to_string()),
             dir_mount: uses_dir
                 .then(|| crate::platform::mount::mount_of(dir))

@@ -4,6 +4,7 @@
 use super::*;
 use crate::model::copies;
 use crate::model::env::CoreKind;
+use crate::platform::swap::SwapKind;
 
 /// What the command line asks for, checked.
 pub(super) struct Options {
@@ -19,6 +20,8 @@ pub(super) struct Options {
     pub(super) load: Option<Load>,
     /// Worker processes per configuration (`--repeat`).
     pub(super) processes: u32,
+    /// Swap to make for the run (`--swap`): its kind and size.
+    pub(super) swap: Option<(SwapKind, u64)>,
 }
 
 /// The longest `--timeout`, seconds: a week. Longer is a typo, and a deadline that far
@@ -67,9 +70,13 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     let load = match args.load.as_deref() {
         None => None,
         Some(text) => Some(Load::parse(text).ok_or_else(|| {
-            UserError::BadOption(format!("--load {text}: give cpu, cpu:all, memory or io"))
+            UserError::BadOption(format!(
+                "--load {text}: give cpu, cpu:all, memory (or memory:headroom=PERCENT, with \
+                 ,swap=off) or io"
+            ))
         })?),
     };
+    let swap = args.swap.as_deref().map(parse_swap).transpose()?;
     Ok(Options {
         jobs,
         sampler,
@@ -80,7 +87,26 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
         other_cpu,
         load,
         processes,
+        swap,
     })
+}
+
+/// `--swap SIZE` (a file) or `--swap zram:SIZE`.
+fn parse_swap(text: &str) -> Result<(SwapKind, u64), UserError> {
+    let (kind, size) = match text.strip_prefix("zram:") {
+        Some(size) => (SwapKind::Zram, size),
+        None => (SwapKind::File, text),
+    };
+    let bad = || {
+        UserError::BadOption(format!(
+            "--swap {text}: give a size from 16M to 1T, e.g. 1G, or zram:1G for a zram device"
+        ))
+    };
+    let bytes = crate::experiment::params::parse_size(size).ok_or_else(bad)?;
+    if !(16 << 20..=1 << 40).contains(&bytes) {
+        return Err(bad());
+    }
+    Ok((kind, bytes))
 }
 
 /// The experiments named (or the suite's configurations), with their `--param` values, each
@@ -145,7 +171,10 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         ))
     })?;
     check_param_names(&given, &planned_infos(suite))?;
-    Ok(plan::expand_suite(suite, &given, args.quick)?)
+    // A suite's configurations without swap are measured only beside ones with it.
+    let swap =
+        args.swap.is_some() || crate::platform::memory::meminfo().is_ok_and(|m| m.swap_total > 0);
+    Ok(plan::expand_suite(suite, &given, args.quick, swap)?)
 }
 
 /// `--quick` or the standard sampler, with `--precision` and `--budget` applied.

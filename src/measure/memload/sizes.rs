@@ -18,26 +18,62 @@ pub struct Sizes {
     pub region: u64,
     /// Half of MemAvailable, when it lowered the limit.
     pub capped_at: Option<u64>,
+    /// The headroom asked for (`memory:headroom=P`), percent of S; `None`: the default sizing.
+    pub headroom: Option<i32>,
+    /// The cgroup may not swap (`memory:swap=off`).
+    pub no_swap: bool,
 }
 
 impl Sizes {
-    /// The cgroup's limits: the competitor's region may be swapped out, and no more.
+    /// The cgroup's limits: the competitor's region may be swapped out, and no more (nothing
+    /// with `swap=off`).
     pub fn limits(&self) -> Limits {
         Limits {
             max: self.limit,
             high: self.high,
-            swap: self.region,
+            swap: if self.no_swap { 0 } else { self.region },
         }
     }
 }
 
 /// Size the cgroup for an experiment of `size_hint` bytes on a machine with `available` bytes
 /// of MemAvailable.
-pub fn sizes(size_hint: Option<u64>, available: u64) -> Result<Sizes, String> {
+///
+/// By default the limit is S plus a quarter of S (at least 64 MiB) for the worker's own
+/// memory, capped at half of MemAvailable, and the competitor holds half of it. With a
+/// headroom of P% (the reclaim lab's pressure levels) the competitor is as large as S and the
+/// limit is S + S + P% of S: what is left beside the competitor is the experiment and P% more
+/// (P% less when P is negative), with the worker's own memory (its binary, heap and page
+/// tables: tens of MiB) not counted in, so at 0% the experiment does not quite fit. Such a limit is never capped: above half of
+/// MemAvailable it is refused, since a smaller one would be another pressure.
+pub fn sizes(size_hint: Option<u64>, available: u64, pressure: Pressure) -> Result<Sizes, String> {
     let page = memory::page_size();
     let experiment = size_hint.unwrap_or(DEFAULT_SIZE);
-    let wanted = experiment.saturating_add((experiment / 4).max(MIN_HEADROOM));
     let cap = available / 2;
+    let (wanted, region) = match pressure.headroom {
+        None => {
+            let wanted = experiment.saturating_add((experiment / 4).max(MIN_HEADROOM));
+            (wanted, None)
+        }
+        Some(percent) => {
+            let room = experiment.saturating_mul(u64::from(percent.unsigned_abs())) / 100;
+            let both = experiment.saturating_mul(2);
+            let wanted = if percent < 0 {
+                both.saturating_sub(room)
+            } else {
+                both.saturating_add(room)
+            };
+            if wanted > cap {
+                return Err(format!(
+                    "headroom {percent}% needs a {} cgroup, more than half of MemAvailable ({}): \
+                     choose a smaller size",
+                    mib(wanted),
+                    mib(available)
+                ));
+            }
+            (wanted, Some(experiment))
+        }
+    };
     let limit = wanted.min(cap) / page * page;
     if limit < MIN_LIMIT {
         return Err(format!(
@@ -51,8 +87,10 @@ pub fn sizes(size_hint: Option<u64>, available: u64) -> Result<Sizes, String> {
         from_experiment: size_hint.is_some(),
         limit,
         high: (limit - limit / 16) / page * page,
-        region: limit / 2 / page * page,
+        region: region.unwrap_or(limit / 2) / page * page,
         capped_at: (wanted > cap).then_some(cap),
+        headroom: pressure.headroom,
+        no_swap: pressure.no_swap,
     })
 }
 

@@ -16,7 +16,7 @@ pub mod process;
 pub mod raw;
 pub mod rusage;
 
-pub use super::absent::{cgroup, counters, maps, reclaim, stacks, symbols, systrace};
+pub use super::absent::{cgroup, counters, maps, reclaim, stacks, swap, symbols, systrace};
 pub use super::unix::bsd::{mount, pipe};
 pub use super::unix::interrupt;
 

@@ -25,6 +25,7 @@ pub mod raw;
 pub mod reclaim;
 pub mod rusage;
 pub mod stacks;
+pub mod swap;
 pub mod symbols;
 pub mod systrace;
 pub mod tracefs;

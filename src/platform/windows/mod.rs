@@ -18,7 +18,9 @@ pub mod process;
 pub mod rusage;
 pub mod text;
 
-pub use super::absent::{cgroup, counters, cpustat, maps, reclaim, stacks, symbols, systrace};
+pub use super::absent::{
+    cgroup, counters, cpustat, maps, reclaim, stacks, swap, symbols, systrace,
+};
 
 /// Why the features in `absent` are missing here.
 pub(super) mod why {

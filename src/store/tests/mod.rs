@@ -290,6 +290,7 @@ pub(crate) fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentRes
             min_time_s: 1.0,
             timeout_s: 40.0,
             load: Some("cpu".into()),
+            swap: None,
             dir: None,
             dir_mount: None,
             cpus: vec![2],

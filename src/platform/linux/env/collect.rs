@@ -182,6 +182,12 @@ fn fill_core_kinds(e: &mut Environment, cpuinfo: &str) {
 }
 
 /// Memory: sizes, pages, transparent huge pages, NUMA.
+/// The multi-generational LRU's state from its bit mask (0x0001 is the feature itself).
+fn lru_gen(mask: &str) -> String {
+    let on = u32::from_str_radix(mask.trim_start_matches("0x"), 16).is_ok_and(|m| m & 1 == 1);
+    format!("{} ({mask})", if on { "on" } else { "off" })
+}
+
 fn fill_memory(e: &mut Environment) {
     let meminfo = read("/proc/meminfo")
         .map(|t| parse_meminfo(&t))
@@ -190,6 +196,8 @@ fn fill_memory(e: &mut Environment) {
     e.mem_total_bytes = meminfo.get("MemTotal").copied();
     e.mem_available_bytes = meminfo.get("MemAvailable").copied();
     e.swap_total_bytes = meminfo.get("SwapTotal").copied();
+    e.swap_areas = Some(crate::platform::swap::describe());
+    e.lru_gen = read("/sys/kernel/mm/lru_gen/enabled").map(|t| lru_gen(t.trim()));
     e.page_size = page_size();
     e.thp_enabled = thp("enabled");
     e.thp_defrag = thp("defrag");
