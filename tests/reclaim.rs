@@ -140,3 +140,197 @@ fn reclaim_counters_come_from_the_experiments_cgroup_as_non_negative_deltas() {
         "{text}"
     );
 }
+
+/// Whether this process is root (`--swap` needs it); under CI it must be.
+fn root_or_skip(what: &str) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI runs as root for {what}"
+        );
+        eprintln!("skipped: {what} needs root");
+    }
+    root
+}
+
+/// The swap areas and swap files oslab made that are still there.
+fn oslab_swap_left() -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_to_string("/proc/swaps")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains("oslab-swap-"))
+        .map(str::to_string)
+        .collect();
+    if let Ok(entries) = std::fs::read_dir("/var/tmp") {
+        left.extend(
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("oslab-swap-")),
+        );
+    }
+    left
+}
+
+fn sum(r: &Value, counter: &str) -> f64 {
+    r["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .filter_map(|s| s["counters"][counter]["value"].as_f64())
+        .sum()
+}
+
+fn detail<'a>(r: &'a Value, name: &str) -> &'a str {
+    r["load"]["details"]
+        .as_array()
+        .and_then(|d| d.iter().find(|pair| pair[0] == name))
+        .and_then(|pair| pair[1].as_str())
+        .unwrap_or("")
+}
+
+#[test]
+fn the_reclaim_suite_with_swap_pages_anonymous_memory_out_and_removes_its_swap() {
+    if unsupported_here().is_some() || !root_or_skip("--swap") {
+        return;
+    }
+    let lab = Lab::new();
+    let doc = lab.run_json(
+        &[
+            "--suite",
+            "reclaim",
+            "--quick",
+            "--swap",
+            "256M",
+            "--dir",
+            lab.dir().to_str().expect("utf-8"),
+        ],
+        0,
+    );
+    assert!(oslab_swap_left().is_empty(), "{:?}", oslab_swap_left());
+    let results = exported_results(&lab, &doc["run_id"]);
+    // Four backings, three levels, with swap and without: a forced OOM loses nothing.
+    assert_eq!(results.len(), 24);
+    for r in &results {
+        let label = r["label"].as_str().unwrap_or("");
+        assert_eq!(r["status"], "ok", "{label}: {:#}", r["reason"]);
+        assert!(
+            r["samples"][0]["counters"]
+                .as_object()
+                .is_some_and(|c| c.keys().any(|k| is_reclaim(k))),
+            "{label} carries reclaim counters"
+        );
+    }
+    let find = |label: &str| {
+        results
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap_or_else(|| panic!("no {label}"))
+    };
+    // A quarter of the experiment does not fit: with swap, anonymous pages go out. (The walk
+    // never comes back to a block it has walked, so on a kernel whose LRU evicts those cold
+    // blocks first, few come back in: no count of swap-ins is asserted.)
+    let tight = find("anonymous, headroom -25%");
+    assert!(sum(tight, "vm.pswpout") > 0.0, "nothing swapped out");
+    // A file mapping that does not fit is read back on every pass.
+    let file = find("file shared, headroom -25%");
+    let read_back = sum(file, "cg.workingset_refault_file") + sum(file, "cg.pgmajfault");
+    assert!(read_back > 0.0, "the file was not read back");
+    // Without swap the competitor is the OOM killer's, recorded as such.
+    let no_swap = find("anonymous, headroom -25%, no swap");
+    assert!(
+        detail(no_swap, "competitor at the end").starts_with("OOM-killed"),
+        "{:#}",
+        no_swap["load"]
+    );
+    assert!(detail(no_swap, "swap").contains("swap=off"));
+    let settings = &lab.oslab(&["export", &doc["run_id"].to_string()]).json()["run"]["settings"];
+    assert!(
+        settings["swap"]
+            .as_str()
+            .is_some_and(|s| s.contains("swap file")),
+        "{settings:#}"
+    );
+    let show = lab.oslab(&["show"]);
+    assert!(
+        show.stdout.contains("anonymous pages cannot be"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.contains("the competitor was OOM-killed"),
+        "{}",
+        show.stdout
+    );
+}
+
+#[test]
+fn a_swap_area_a_killed_oslab_left_is_removed_by_the_next_run() {
+    if !root_or_skip("--swap") {
+        return;
+    }
+    let lab = Lab::new();
+    let turn = common::measuring_turn();
+    // A run long enough to be killed while its swap is on.
+    let mut child = lab
+        .command(&[
+            "run",
+            "syscall.getppid",
+            "--swap",
+            "32M",
+            "--budget",
+            "60",
+            "--repeat",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("oslab starts");
+    let name = format!("oslab-swap-{}", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !oslab_swap_left().iter().any(|l| l.contains(&name)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the swap never came on"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    assert!(
+        oslab_swap_left().iter().any(|l| l.contains(&name)),
+        "a killed oslab cannot remove its swap"
+    );
+    drop(turn);
+    let next = lab.oslab(&["run", "syscall.getppid", "--quick", "--budget", "0.1"]);
+    next.assert_code(0);
+    assert!(
+        !oslab_swap_left().iter().any(|l| l.contains(&name)),
+        "{:?}",
+        oslab_swap_left()
+    );
+    assert!(
+        next.stderr.contains("removed the swap area"),
+        "{}",
+        next.stderr
+    );
+}
+
+#[test]
+fn bad_swap_sizes_are_one_line_errors() {
+    let lab = Lab::new();
+    for (arg, needle) in [
+        ("1X", "--swap 1X"),
+        ("4K", "from 16M"),
+        ("zram:", "zram:1G"),
+    ] {
+        lab.oslab(&["run", "syscall.getppid", "--quick", "--swap", arg])
+            .assert_user_error(&[needle]);
+    }
+    lab.oslab(&["run", "syscall.getppid", "--load", "memory:headroom=x"])
+        .assert_user_error(&["memory:headroom=PERCENT"]);
+}
