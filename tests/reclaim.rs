@@ -55,25 +55,24 @@ fn reclaim_counters_come_from_the_experiments_cgroup_as_non_negative_deltas() {
     // A 64 MiB file mapping beside a 64 MiB competitor in a 128 MiB cgroup: the file cannot
     // stay cached, so every pass reads some of it back.
     let lab = Lab::new();
-    let doc = lab.run_json(
-        &[
-            "mmap.access",
-            "--quick",
-            "--budget",
-            "0.3",
-            "--repeat",
-            "1",
-            "--param",
-            "backing=file_shared",
-            "--param",
-            "size=64M",
-            "--load",
-            "memory",
-            "--dir",
-            lab.dir().to_str().expect("utf-8"),
-        ],
-        0,
-    );
+    let dir = lab.dir().to_str().expect("utf-8").to_string();
+    let args = [
+        "mmap.access",
+        "--quick",
+        "--budget",
+        "0.3",
+        "--repeat",
+        "1",
+        "--param",
+        "backing=file_shared",
+        "--param",
+        "size=64M",
+        "--load",
+        "memory",
+        "--dir",
+        &dir,
+    ];
+    let doc = lab.run_json(&args, 0);
     let results = exported_results(&lab, &doc["run_id"]);
     let r = &results[0];
     assert_eq!(r["status"], "ok", "{:#}", r["reason"]);
@@ -139,6 +138,27 @@ fn reclaim_counters_come_from_the_experiments_cgroup_as_non_negative_deltas() {
         text.contains("Reclaim (what page replacement did"),
         "{text}"
     );
+
+    // The same again: compare names the kernels and holds each counter's change against the
+    // noise, in text and JSON.
+    let again = lab.run_json(&args, 0);
+    let (a, b) = (doc["run_id"].to_string(), again["run_id"].to_string());
+    let cmp = lab.oslab(&["compare", &a, &b]);
+    cmp.assert_code(0);
+    assert!(
+        cmp.stdout.contains("Reclaim (B against A"),
+        "{}",
+        cmp.stdout
+    );
+    assert!(cmp.stdout.contains("same kernel in both"), "{}", cmp.stdout);
+    let json = lab.oslab(&["compare", &a, &b, "--json"]).json();
+    let changes = json["reclaim"].as_array().expect("a reclaim array");
+    assert!(!changes.is_empty());
+    for c in changes {
+        assert!(is_reclaim(c["counter"].as_str().unwrap_or("")), "{c}");
+        assert!(["more", "fewer", "no change"].contains(&c["verdict"].as_str().unwrap_or("")));
+        assert!(c["a"].as_f64().is_some_and(|v| v >= 0.0), "{c}");
+    }
 }
 
 /// Whether this process is root (`--swap` needs it); under CI it must be.

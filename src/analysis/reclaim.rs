@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::ExperimentResult;
+use super::compare::{ALPHA, mann_whitney_u};
 use crate::model::reclaim::{HEADLINE, is_reclaim};
+use crate::model::{ExperimentResult, Run};
 
 /// One headline figure of a result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -94,6 +95,143 @@ pub fn figures(result: &ExperimentResult) -> Option<ReclaimFigures> {
     })
 }
 
+/// One reclaim counter of one configuration in two runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The configuration's name (`report::names::label` of A's result).
+    pub configuration: String,
+    pub counter: String,
+    /// The mean count per sample in each run.
+    pub a: f64,
+    pub b: f64,
+    /// `b / a`; `None` when `a` is 0.
+    pub ratio: Option<f64>,
+    /// Mann-Whitney over the per-operation counts of the samples.
+    pub p: Option<f64>,
+    /// `more`, `fewer` or `no change`: `p` under 0.05 and the means apart by more than
+    /// the noise band, or not.
+    pub verdict: &'static str,
+}
+
+/// The reclaim counters of every configuration both runs measured in a memory cgroup: the
+/// counters that make the headline figures, counted in both and not zero in both, B against A.
+/// `label` names a configuration; `noise` is the band a ratio must leave to count.
+pub fn compare(
+    a: &Run,
+    b: &Run,
+    noise: f64,
+    label: &dyn Fn(&ExperimentResult) -> String,
+) -> Vec<Change> {
+    let mut changes = Vec::new();
+    let mut seen: Vec<&ExperimentResult> = Vec::new();
+    for ra in &a.results {
+        if seen.iter().any(|s| same_configuration(s, ra)) || figures(ra).is_none() {
+            continue;
+        }
+        seen.push(ra);
+        let side = |run: &'_ Run| -> Vec<ExperimentResult> {
+            run.results
+                .iter()
+                .filter(|r| same_configuration(r, ra))
+                .cloned()
+                .collect()
+        };
+        let (sa, sb) = (side(a), side(b));
+        let (Some(fa), Some(fb)) = (figures(ra), sb.first().and_then(figures)) else {
+            continue;
+        };
+        for name in shared_sources(&fa, &fb) {
+            if let Some(change) = compare_counter(name, &sa, &sb, noise) {
+                changes.push(Change {
+                    configuration: label(ra),
+                    ..change
+                });
+            }
+        }
+    }
+    changes
+}
+
+fn same_configuration(x: &ExperimentResult, y: &ExperimentResult) -> bool {
+    x.experiment == y.experiment && x.params == y.params && x.label == y.label
+}
+
+/// The counters of the headline figures both sides took from the same source (the cgroup's,
+/// or the machine's where one side's cgroup does not count it), in order, once each.
+fn shared_sources(a: &ReclaimFigures, b: &ReclaimFigures) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for ha in &a.headline {
+        let Some(hb) = b.headline.iter().find(|h| h.name == ha.name) else {
+            continue;
+        };
+        let from = if ha.from == hb.from {
+            ha.from
+        } else {
+            // One side counts it in the cgroup, the other only on the machine: the machine's.
+            let Some(system) = HEADLINE
+                .iter()
+                .find(|(name, _)| *name == ha.name)
+                .and_then(|(_, sources)| sources.iter().find(|s| s.starts_with("vm.")))
+            else {
+                continue;
+            };
+            system
+        };
+        for name in from.split('+') {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// One counter over the samples of each side's processes; `None` when a side did not count it
+/// or both counted nothing.
+fn compare_counter(
+    name: &str,
+    a: &[ExperimentResult],
+    b: &[ExperimentResult],
+    noise: f64,
+) -> Option<Change> {
+    let values = |side: &[ExperimentResult]| -> Option<(Vec<f64>, Vec<f64>)> {
+        let samples: Vec<_> = side.iter().flat_map(|r| &r.samples).collect();
+        let counts: Vec<f64> = samples
+            .iter()
+            .map(|s| s.counters.get(name).and_then(|c| c.value))
+            .collect::<Option<_>>()?;
+        let per_op = samples
+            .iter()
+            .zip(&counts)
+            .map(|(s, c)| c / s.ops.max(1) as f64)
+            .collect();
+        (!counts.is_empty()).then_some((counts, per_op))
+    };
+    let ((ca, pa), (cb, pb)) = (values(a)?, values(b)?);
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let (ma, mb) = (mean(&ca), mean(&cb));
+    if ma == 0.0 && mb == 0.0 {
+        return None;
+    }
+    let p = mann_whitney_u(&pa, &pb).map(|m| m.p);
+    let ratio = (ma > 0.0).then(|| mb / ma);
+    let apart = ratio.is_none_or(|r| (r - 1.0).abs() > noise);
+    let verdict = match p {
+        Some(p) if p < ALPHA && apart && mb > ma => "more",
+        Some(p) if p < ALPHA && apart && mb < ma => "fewer",
+        _ => "no change",
+    };
+    Some(Change {
+        configuration: String::new(),
+        counter: name.to_string(),
+        a: ma,
+        b: mb,
+        ratio,
+        p,
+        verdict,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +290,62 @@ mod tests {
             )]
         );
         assert!(!f.totals.contains_key("cycles"));
+    }
+
+    fn run_with(counts: &[f64], label: &str) -> Run {
+        let mut r = ExperimentResult::from_values("mmap.access", &[], &vec![2.0; counts.len()], 10);
+        r.label = Some(label.into());
+        r.counters = vec![status("cg.pgsteal", true), status("vm.pswpout", true)];
+        for (s, &c) in r.samples.iter_mut().zip(counts) {
+            let v = |x: f64| CounterValue {
+                value: Some(x),
+                raw: x as u64,
+                enabled_ns: 0,
+                running_ns: 0,
+            };
+            s.counters.insert("cg.pgsteal".into(), v(c));
+            s.counters.insert("vm.pswpout".into(), v(0.0));
+        }
+        Run {
+            id: 1,
+            started_at: 0.0,
+            finished_at: None,
+            tag: None,
+            oslab_version: String::new(),
+            settings: Default::default(),
+            clock: crate::model::ClockInfo {
+                source: "tsc".into(),
+                reason: String::new(),
+                tsc_hz: None,
+                overhead_ns: 20.0,
+                resolution_ns: 1.0,
+            },
+            environment: Default::default(),
+            results: vec![r],
+        }
+    }
+
+    #[test]
+    fn a_patched_kernel_that_steals_more_shows_as_more() {
+        let a = run_with(
+            &[100.0, 110.0, 90.0, 105.0, 95.0, 100.0, 102.0, 98.0],
+            "anonymous",
+        );
+        let b = run_with(
+            &[300.0, 310.0, 290.0, 305.0, 295.0, 300.0, 302.0, 298.0],
+            "anonymous",
+        );
+        let changes = compare(&a, &b, 0.02, &|r| r.label.clone().unwrap_or_default());
+        // The all-zero swap-outs are left out; the steals tripled.
+        assert_eq!(changes.len(), 1, "{changes:#?}");
+        let c = &changes[0];
+        assert_eq!((c.counter.as_str(), c.verdict), ("cg.pgsteal", "more"));
+        assert!((c.ratio.unwrap() - 3.0).abs() < 0.01);
+        assert!(c.p.unwrap() < 0.01);
+        let same = compare(&a, &a, 0.02, &|_| String::new());
+        assert_eq!(same[0].verdict, "no change");
+        let other = run_with(&[1.0; 8], "file shared");
+        assert!(compare(&a, &other, 0.02, &|_| String::new()).is_empty());
     }
 
     #[test]

@@ -60,12 +60,18 @@ pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode
         if scaling.as_array().is_some_and(|c| !c.is_empty()) {
             doc["scaling"] = scaling;
         }
+        // Likewise the reclaim counters, where both runs counted them.
+        let reclaim = report::reclaim::compare_document(&a, &b, noise);
+        if reclaim.as_array().is_some_and(|c| !c.is_empty()) {
+            doc["reclaim"] = reclaim;
+        }
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
     } else {
         let mut s = report::compare::render(&cmp);
         s.push_str(&report::scaling::compare_section(&a, &b));
+        s.push_str(&report::reclaim::compare_section(&a, &b, noise));
         if let Some(d) = &diffs {
             s.push_str("\nWhere the time moved (differential flame graphs)\n");
             s.push_str(&d.text);

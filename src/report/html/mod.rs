@@ -28,6 +28,7 @@ mod facts;
 mod family;
 mod metrics;
 mod profiles;
+mod reclaim;
 mod scaling;
 mod summary;
 mod sweeps;
@@ -129,6 +130,7 @@ pub fn render(runs: &[Run]) -> String {
     }
     out.push_str(&family::sections(runs, &items));
     out.push_str(&scaling::section(runs));
+    out.push_str(&reclaim::section(runs, &pooled));
     out.push_str(&profiles::section(runs));
     out.push_str(&environment::section(runs));
     out.push_str("</main>\n</body>\n</html>\n");
@@ -163,6 +165,13 @@ fn toc(runs: &[Run]) -> String {
         .any(|r| !crate::report::scaling::curves(r).is_empty())
     {
         s.push_str(" · <a href=\"#scaling\">Scaling</a>");
+    }
+    if runs.iter().flat_map(|r| &r.results).any(|r| {
+        r.counters
+            .iter()
+            .any(|c| crate::model::reclaim::is_reclaim(&c.name))
+    }) {
+        s.push_str(" · <a href=\"#reclaim\">Reclaim</a>");
     }
     if runs
         .iter()

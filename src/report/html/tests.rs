@@ -65,3 +65,55 @@ fn scaling_curves_get_a_chart_with_the_ideal_line_and_a_table() {
     let plain = crate::store::tests::run(None, 1.0, vec![crate::store::tests::syscall_result()]);
     assert!(super::scaling::section(&[plain]).is_empty());
 }
+
+#[test]
+fn reclaim_figures_get_bars_per_pressure_level_and_a_table() {
+    use crate::model::{CounterStatus, CounterValue};
+    let result = |label: &str, stolen: f64| {
+        let mut r = crate::store::tests::syscall_result();
+        r.experiment = "mmap.access".into();
+        r.label = Some(label.into());
+        r.counters = ["vm.pgsteal_kswapd", "vm.pgsteal_direct", "cg.pgscan"]
+            .iter()
+            .map(|n| CounterStatus {
+                name: n.to_string(),
+                supported: !n.starts_with("cg."),
+                reason: n.starts_with("cg.").then(|| "cgroup v1".into()),
+            })
+            .collect();
+        for s in &mut r.samples {
+            for (name, v) in [("vm.pgsteal_kswapd", 0.0), ("vm.pgsteal_direct", stolen)] {
+                s.counters.insert(
+                    name.into(),
+                    CounterValue {
+                        value: Some(v),
+                        raw: v as u64,
+                        enabled_ns: 0,
+                        running_ns: 0,
+                    },
+                );
+            }
+        }
+        r
+    };
+    let run = crate::store::tests::run(
+        None,
+        1.0,
+        vec![
+            result("anonymous, headroom 50%", 0.0),
+            result("anonymous, headroom -25%", 8000.0),
+        ],
+    );
+    let pooled = vec![crate::report::pool::pool(&run.results)];
+    let html = super::reclaim::section(std::slice::from_ref(&run), &pooled);
+    assert!(html.contains("<section id=\"reclaim\">"), "{html}");
+    assert!(html.contains("mmap.access (anonymous)"), "{html}");
+    assert!(html.contains("headroom -25%"), "{html}");
+    // The steals at -25% are a bar, the machine's (*), and the table has both levels.
+    assert!(html.contains("stolen 8000 pages per sample"), "{html}");
+    assert!(html.contains("<td>8000*</td>"), "{html}");
+    assert_eq!(html.matches("<tr><td>headroom").count(), 2, "{html}");
+    let plain = crate::store::tests::run(None, 1.0, vec![crate::store::tests::syscall_result()]);
+    let pooled = vec![crate::report::pool::pool(&plain.results)];
+    assert!(super::reclaim::section(std::slice::from_ref(&plain), &pooled).is_empty());
+}
