@@ -156,26 +156,14 @@ fn same_configuration(x: &ExperimentResult, y: &ExperimentResult) -> bool {
     x.experiment == y.experiment && x.params == y.params && x.label == y.label
 }
 
-/// The counters of the headline figures both sides took from the same source (the cgroup's,
-/// or the machine's where one side's cgroup does not count it), in order, once each.
+/// The counters of each headline figure from the first source both sides counted (the
+/// cgroup's, the tracepoints', the machine's: `HEADLINE`'s order), in order, once each.
 fn shared_sources(a: &ReclaimFigures, b: &ReclaimFigures) -> Vec<&'static str> {
+    let both = |name: &str| a.totals.contains_key(name) && b.totals.contains_key(name);
     let mut names: Vec<&'static str> = Vec::new();
-    for ha in &a.headline {
-        let Some(hb) = b.headline.iter().find(|h| h.name == ha.name) else {
+    for (_, sources) in HEADLINE {
+        let Some(from) = sources.iter().find(|s| s.split('+').all(both)) else {
             continue;
-        };
-        let from = if ha.from == hb.from {
-            ha.from
-        } else {
-            // One side counts it in the cgroup, the other only on the machine: the machine's.
-            let Some(system) = HEADLINE
-                .iter()
-                .find(|(name, _)| *name == ha.name)
-                .and_then(|(_, sources)| sources.iter().find(|s| s.starts_with("vm.")))
-            else {
-                continue;
-            };
-            system
         };
         for name in from.split('+') {
             if !names.contains(&name) {

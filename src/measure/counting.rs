@@ -41,7 +41,7 @@ impl Counting {
     /// Before the timed window: the reclaim files first (their reads take the longest), the
     /// perf counters last.
     pub fn before(&mut self) -> Readings {
-        let reclaim = self.reclaim.as_ref().map(ReclaimStats::read);
+        let reclaim = self.reclaim.as_mut().map(ReclaimStats::read);
         Readings {
             perf: self.perf.read_before(),
             reclaim,
@@ -53,7 +53,7 @@ impl Counting {
         let perf = self.perf.read_after();
         Readings {
             perf,
-            reclaim: self.reclaim.as_ref().map(ReclaimStats::read),
+            reclaim: self.reclaim.as_mut().map(ReclaimStats::read),
         }
     }
 

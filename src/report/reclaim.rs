@@ -27,6 +27,18 @@ pub fn count(x: f64) -> String {
     }
 }
 
+/// How a headline figure is marked by its source: none for the cgroup's, † for reclaim's
+/// tracepoints, * for the machine's /proc/vmstat and PSI.
+pub fn mark(from: &str) -> &'static str {
+    if from.starts_with("vmscan.") {
+        "†"
+    } else if from.starts_with("vm.") {
+        "*"
+    } else {
+        ""
+    }
+}
+
 /// A headline figure's column header: short, so the table fits a terminal.
 fn short(name: &str) -> &str {
     match name {
@@ -62,16 +74,20 @@ pub fn section(pooled: &[Pooled]) -> String {
     let mut header = vec![("configuration", Align::Left), ("median", Align::Right)];
     header.extend(columns.iter().map(|c| (short(c), Align::Right)));
     let mut table = Table::new(&header);
-    let mut machine_wide = false;
+    let (mut machine_wide, mut traced) = (false, false);
     for (p, f) in &figured {
         let median = p.median().map_or("–".into(), time_ns);
         let mut row = vec![label(&p.result), median];
         for column in &columns {
             row.push(match f.headline.iter().find(|h| h.name == *column) {
                 Some(h) => {
-                    let system = h.from.starts_with("vm.");
-                    machine_wide |= system;
-                    format!("{}{}", count(h.per_sample), if system { "*" } else { "" })
+                    let mark = mark(h.from);
+                    if mark == "*" {
+                        machine_wide = true;
+                    } else if !mark.is_empty() {
+                        traced = true;
+                    }
+                    format!("{}{mark}", count(h.per_sample))
                 }
                 None => "–".into(),
             });
@@ -81,12 +97,18 @@ pub fn section(pooled: &[Pooled]) -> String {
     let mut out = String::from("\nReclaim (what page replacement did, per sample)\n\n");
     let caption = format!(
         "Pages (stall: µs) per sample — one batch of operations, one pass of mmap.access — \
-         over the timed samples, from the memory cgroup the experiment ran in (memory.stat){}. \
+         over the timed samples, from the memory cgroup the experiment ran in (memory.stat){}{}. \
          Refaulted pages are evicted pages needed again soon after: the sign of a wrong \
          eviction. Activated pages were found referenced and kept; deactivated ones were moved \
          towards eviction.",
+        if traced {
+            "; † from reclaim's own tracepoints (vmscan: every reclaim on the machine, which \
+             beside a memory load is the cgroup's)"
+        } else {
+            ""
+        },
         if machine_wide {
-            "; * the whole machine's (/proc/vmstat), where the cgroup does not count it"
+            "; * the whole machine's (/proc/vmstat), where neither counts it"
         } else {
             ""
         }

@@ -22,7 +22,7 @@ impl ReclaimStats {
         match *self {}
     }
 
-    pub fn read(&self) -> Reading {
+    pub fn read(&mut self) -> Reading {
         match *self {}
     }
 }

@@ -29,3 +29,4 @@ pub mod swap;
 pub mod symbols;
 pub mod systrace;
 pub mod tracefs;
+pub mod vmscan;

@@ -65,7 +65,16 @@ pub fn field_offset(category: &str, event: &str, field: &str) -> Option<usize> {
     parse_offset(&read(category, event, "format")?, field)
 }
 
+/// The byte offset and size of field `field` in the records of tracepoint `category:event`.
+pub fn field_layout(category: &str, event: &str, field: &str) -> Option<(usize, usize)> {
+    parse_layout(&read(category, event, "format")?, field)
+}
+
 fn parse_offset(format: &str, field: &str) -> Option<usize> {
+    parse_layout(format, field).map(|(offset, _)| offset)
+}
+
+fn parse_layout(format: &str, field: &str) -> Option<(usize, usize)> {
     format.lines().find_map(|line| {
         let mut parts = line.trim().split(';').map(str::trim);
         let declaration = parts.next()?.strip_prefix("field:")?;
@@ -74,7 +83,13 @@ fn parse_offset(format: &str, field: &str) -> Option<usize> {
         if name != field {
             return None;
         }
-        parts.find_map(|p| p.strip_prefix("offset:")?.parse().ok())
+        let parts: Vec<&str> = parts.collect();
+        let number = |key: &str| {
+            parts
+                .iter()
+                .find_map(|p| p.strip_prefix(key)?.parse::<usize>().ok())
+        };
+        Some((number("offset:")?, number("size:")?))
     })
 }
 
@@ -92,5 +107,7 @@ mod tests {
         assert_eq!(parse_offset(format, "args"), Some(16));
         assert_eq!(parse_offset(format, "common_type"), Some(0));
         assert_eq!(parse_offset(format, "ret"), None);
+        assert_eq!(parse_layout(format, "id"), Some((8, 8)));
+        assert_eq!(parse_layout(format, "common_type"), Some((0, 2)));
     }
 }

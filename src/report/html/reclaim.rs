@@ -12,7 +12,7 @@ use crate::report::charts::{self, Bar, Scale, Unit, esc};
 use crate::report::format::time_ns;
 use crate::report::names::label;
 use crate::report::pool::Pooled;
-use crate::report::reclaim::count;
+use crate::report::reclaim::{count, mark};
 
 /// The figures drawn as bars, one series each.
 const DRAWN: [&str; 5] = ["scanned", "stolen", "activated", "refaulted", "swapped out"];
@@ -57,8 +57,10 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          kernel's page replacement did beside a competitor for memory, per sample (one pass): \
          pages scanned, stolen (reclaimed), activated (found referenced and kept), refaulted \
          (evicted and needed again soon after: the sign of a wrong eviction) and swapped out, \
-         from the experiment's memory cgroup where it counts them, else the whole machine's \
-         (<b>*</b> in the table). A bar at 0 is not drawn.</p>\n<p>",
+         from the experiment's memory cgroup where it counts them, else reclaim's own \
+         tracepoints (<b>†</b> in the table: every reclaim on the machine, which beside a memory \
+         load is the cgroup's), else the whole machine's /proc/vmstat (<b>*</b>). A bar at 0 is \
+         not drawn.</p>\n<p>",
     );
     for (i, name) in DRAWN.iter().enumerate() {
         let _ = write!(s, "<span class=\"key s{i}\"></span> {name} ");
@@ -145,8 +147,7 @@ fn table(levels: &[Level]) -> String {
                 .iter()
                 .find(|h| h.name == *name)
                 .map_or("–".into(), |h| {
-                    let machine = if h.from.starts_with("vm.") { "*" } else { "" };
-                    format!("{}{machine}", count(h.per_sample))
+                    format!("{}{}", count(h.per_sample), mark(h.from))
                 });
             let _ = write!(s, "<td>{}</td>", esc(&cell));
         }
