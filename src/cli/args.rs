@@ -42,6 +42,7 @@ pub(super) enum Command {
                             oslab run syscall.getppid --load io --dir /mnt/disk\n  \
                             oslab run pagefault.anon --copies 1,2,4,N --copy-mode threads\n  \
                             oslab run --suite unixbench --quick\n  \
+                            oslab run --suite reclaim --quick --swap 1G\n  \
                             oslab run --suite filemicro --dir /mnt/ssd")]
     Run(RunArgs),
     /// Measure experiments as `run` does, then sample where their time goes: the functions,

@@ -81,6 +81,7 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "between_runs": p.between_runs().map(|(spread, _)| spread),
         "counters": f.counters,
         "rusage": f.rusage,
+        "reclaim": crate::analysis::reclaim::figures(r),
         "validation": r.validation,
         "facts": r.facts,
     })
@@ -114,6 +115,7 @@ pub fn result_document(result: &ExperimentResult) -> Value {
         "calibration": result.calibration,
         "counters": f.counters,
         "rusage": f.rusage,
+        "reclaim": crate::analysis::reclaim::figures(result),
         "partner_rusage": f.partner,
         "children_rusage": f.children,
         "contamination": f.contamination,
