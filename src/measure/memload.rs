@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::load::Pressure;
+use super::pressure::Pressure;
 use crate::model::SetupError;
 use crate::platform::cgroup::{Cgroup, CgroupVersion, Hierarchy, Limits, hierarchy};
 use crate::platform::memory::{self, Psi};

@@ -13,7 +13,7 @@ impl MemoryLoad {
     /// Unsupported: there is no memory cgroup to confine the load in.
     pub fn start(
         _size_hint: Option<u64>,
-        _pressure: super::load::Pressure,
+        _pressure: super::pressure::Pressure,
         _measured: Option<usize>,
         _competitor_cpu: Option<usize>,
     ) -> Result<MemoryLoad, SetupError> {

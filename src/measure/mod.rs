@@ -12,5 +12,6 @@ pub mod memload;
 #[cfg(not(unix))]
 #[path = "memload_absent.rs"]
 pub mod memload;
+pub mod pressure;
 pub mod profile;
 pub mod sampler;

@@ -125,10 +125,24 @@ impl Claim {
         Claim { syscall, per_op }
     }
 
-    /// `read`, or `read (at least 1/16 per op)` when the rate is not one per op.
+    /// A call the loop may make any number of times, none included (a partner that drains
+    /// whatever has arrived when it runs): claimed, so that making it is no difference, but
+    /// never missing.
+    pub const fn any_number(syscall: &'static str) -> Claim {
+        Claim {
+            syscall,
+            per_op: 0.0,
+        }
+    }
+
+    /// `read`, `read (at least 1/16 per op)` when the rate is not one per op, or `read (any
+    /// number)`.
     pub fn describe(&self) -> String {
         if self.per_op == 1.0 {
             return self.syscall.to_string();
+        }
+        if self.per_op == 0.0 {
+            return format!("{} (any number)", self.syscall);
         }
         let inverse = 1.0 / self.per_op;
         let rate = if self.per_op < 1.0 && (inverse - inverse.round()).abs() < 1e-9 {
