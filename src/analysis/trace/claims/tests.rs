@@ -342,4 +342,5 @@ fn claims_are_described_with_their_rates() {
         describe(&claims),
         "write, read (at least 1/16 per op), madvise (at least 0.750 per op)"
     );
+    assert_eq!(Claim::any_number("read").describe(), "read (any number)");
 }
