@@ -21,14 +21,6 @@ pub struct Readings {
 }
 
 impl Counting {
-    /// Perf counters only.
-    pub fn perf(perf: CounterSet) -> Counting {
-        Counting {
-            perf,
-            reclaim: None,
-        }
-    }
-
     /// Every counter's status: the perf counters', then the reclaim counters'.
     pub fn statuses(&self) -> Vec<CounterStatus> {
         let mut all = self.perf.statuses().to_vec();

@@ -51,20 +51,10 @@ impl Load {
         match self {
             Load::Cpu => "cpu".into(),
             Load::CpuAll => "cpu:all".into(),
-            Load::Memory(p) => {
-                let mut options = Vec::new();
-                if let Some(h) = p.headroom {
-                    options.push(format!("headroom={h}%"));
-                }
-                if p.no_swap {
-                    options.push("swap=off".into());
-                }
-                if options.is_empty() {
-                    "memory".into()
-                } else {
-                    format!("memory:{}", options.join(","))
-                }
-            }
+            Load::Memory(p) => match p.options() {
+                Some(options) => format!("memory:{options}"),
+                None => "memory".into(),
+            },
             Load::Io => "io".into(),
         }
     }

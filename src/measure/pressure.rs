@@ -30,4 +30,17 @@ impl Pressure {
         }
         Some(p)
     }
+
+    /// The options as [`Pressure::parse`] reads them (`headroom=-25%,swap=off`); `None` for
+    /// the default sizing with swap.
+    pub fn options(&self) -> Option<String> {
+        let mut options = Vec::new();
+        if let Some(h) = self.headroom {
+            options.push(format!("headroom={h}%"));
+        }
+        if self.no_swap {
+            options.push("swap=off".into());
+        }
+        (!options.is_empty()).then(|| options.join(","))
+    }
 }

@@ -62,13 +62,11 @@ pub(super) fn measure(
     crate::platform::cgroup::remove_orphaned();
     // And the swap areas they made; then this run's own, kept until the run is stored.
     crate::platform::swap::remove_stale();
-    let swap = match options.swap {
-        Some((kind, bytes)) => Some(
-            crate::platform::swap::TempSwap::create(kind, bytes)
-                .map_err(|e| UserError::BadOption(format!("--swap: {e}")))?,
-        ),
-        None => None,
-    };
+    let swap = options
+        .swap
+        .map(|(kind, bytes)| crate::platform::swap::TempSwap::create(kind, bytes))
+        .transpose()
+        .map_err(|e| UserError::BadOption(format!("--swap: {e}")))?;
 
     let path = db_path(db)?;
     let mut store = Store::open(&path)?;
@@ -78,20 +76,7 @@ pub(super) fn measure(
     environment.counters = counters::probe();
 
     let mut run = new_run(args, &options, clock_info.clone(), environment);
-    run.settings.swap = swap
-        .as_ref()
-        .zip(options.swap)
-        .map(|(area, (kind, bytes))| {
-            format!(
-                "{:.2} GiB {} {}",
-                bytes as f64 / (1u64 << 30) as f64,
-                match kind {
-                    crate::platform::swap::SwapKind::File => "swap file",
-                    crate::platform::swap::SwapKind::Zram => "zram device",
-                },
-                area.path().display()
-            )
-        });
+    run.settings.swap = swap.as_ref().map(crate::platform::swap::TempSwap::describe);
     check_interrupt(|| "nothing was measured or stored".to_string())?;
     let run_id = store.begin_run(&run)?;
 

@@ -75,6 +75,15 @@ pub fn sizes(size_hint: Option<u64>, available: u64, pressure: Pressure) -> Resu
         }
     };
     let limit = wanted.min(cap) / page * page;
+    if let (Some(percent), true) = (pressure.headroom, limit < MIN_LIMIT) {
+        return Err(format!(
+            "headroom {percent}% of a {} experiment makes a {} cgroup, under the {} a memory \
+             load needs: choose a larger size",
+            mib(experiment),
+            mib(limit),
+            mib(MIN_LIMIT)
+        ));
+    }
     if limit < MIN_LIMIT {
         return Err(format!(
             "MemAvailable is {}: half of it is under the {} a memory load needs",

@@ -54,6 +54,8 @@ fn a_headroom_leaves_that_share_of_the_experiment_beside_a_competitor_as_large()
         sizes(Some(256 * MIB), 24 * gib, off).unwrap().limits().swap,
         0
     );
+    let small = sizes(Some(16 * MIB), 24 * gib, off).unwrap_err();
+    assert!(small.contains("larger size"), "{small}");
     // Never capped: refused instead.
     let err = sizes(Some(2 * gib), 6 * gib, off).unwrap_err();
     assert!(err.contains("smaller size"), "{err}");

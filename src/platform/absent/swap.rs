@@ -26,6 +26,10 @@ impl TempSwap {
     pub fn path(&self) -> &Path {
         match *self {}
     }
+
+    pub fn describe(&self) -> String {
+        match *self {}
+    }
 }
 
 /// Nothing to remove: no oslab made swap here.

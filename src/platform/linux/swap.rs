@@ -179,6 +179,7 @@ pub struct TempSwap {
     path: PathBuf,
     /// The zram device number, for a zram area.
     zram: Option<u32>,
+    bytes: u64,
 }
 
 impl TempSwap {
@@ -186,7 +187,7 @@ impl TempSwap {
     pub fn create(kind: SwapKind, bytes: u64) -> Result<TempSwap, String> {
         // SAFETY: geteuid cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            return Err("--swap needs root: swapon(2) needs CAP_SYS_ADMIN".into());
+            return Err("needs root (swapon(2) needs CAP_SYS_ADMIN); run oslab as root, or leave --swap out".into());
         }
         remove_stale();
         let label = format!("{LABEL_PREFIX}{}", std::process::id());
@@ -212,11 +213,26 @@ impl TempSwap {
         &self.path
     }
 
+    /// `1.00 GiB swap file /var/tmp/oslab-swap-123`, for the run's settings.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.2} GiB {} {}",
+            self.bytes as f64 / (1u64 << 30) as f64,
+            if self.zram.is_some() {
+                "zram device"
+            } else {
+                "swap file"
+            },
+            self.path.display()
+        )
+    }
+
     fn file(bytes: u64, label: &str) -> Result<TempSwap, String> {
         let path = Path::new(FILE_DIR).join(format!("{FILE_PREFIX}{}", std::process::id()));
         let swap = TempSwap {
             path: path.clone(),
             zram: None,
+            bytes,
         };
         let fail = |e: io::Error| format!("cannot make the swap file {}: {e}", path.display());
         let file = OpenOptions::new()
@@ -245,6 +261,7 @@ impl TempSwap {
         let swap = TempSwap {
             path: PathBuf::from(format!("/dev/zram{id}")),
             zram: Some(id),
+            bytes,
         };
         std::fs::write(format!("/sys/block/zram{id}/disksize"), bytes.to_string())
             .map_err(|e| format!("cannot size /dev/zram{id}: {e}"))?;
