@@ -341,20 +341,18 @@ fn one_tight_configuration_under_emulation(lab: &Lab, why: &str) {
     );
 }
 
-#[test]
-fn a_swap_area_a_killed_oslab_left_is_removed_by_the_next_run() {
-    if !root_or_skip("--swap") {
-        return;
-    }
-    let lab = Lab::new();
-    let turn = common::measuring_turn();
-    // A run long enough to be killed while its swap is on.
-    let mut child = lab
+/// An `oslab run` that makes a swap area and measures for a minute, once its area is on; and
+/// the area's name.
+fn started_with_swap(lab: &Lab) -> (std::process::Child, String) {
+    let child = lab
         .command(&[
             "run",
             "syscall.getppid",
             "--swap",
             "32M",
+            // A precision it cannot reach: it measures until the budget is spent.
+            "--precision",
+            "0.0001",
             "--budget",
             "60",
             "--repeat",
@@ -373,6 +371,37 @@ fn a_swap_area_a_killed_oslab_left_is_removed_by_the_next_run() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    (child, name)
+}
+
+#[test]
+fn ctrl_c_removes_the_swap_area() {
+    if !root_or_skip("--swap") {
+        return;
+    }
+    let lab = Lab::new();
+    let turn = common::measuring_turn();
+    let (mut child, name) = started_with_swap(&lab);
+    // SAFETY: signalling the oslab this test started, not yet reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().expect("reaped");
+    drop(turn);
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(
+        !oslab_swap_left().iter().any(|l| l.contains(&name)),
+        "{:?}",
+        oslab_swap_left()
+    );
+}
+
+#[test]
+fn a_swap_area_a_killed_oslab_left_is_removed_by_the_next_run() {
+    if !root_or_skip("--swap") {
+        return;
+    }
+    let lab = Lab::new();
+    let turn = common::measuring_turn();
+    let (mut child, name) = started_with_swap(&lab);
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
     assert!(

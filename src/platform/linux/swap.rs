@@ -85,9 +85,9 @@ pub fn describe() -> String {
                 .filter(|l| l.starts_with(LABEL_PREFIX))
                 .map_or(String::new(), |_| ", made by oslab for the run".into());
             format!(
-                "{kind} {} {:.2} GiB priority {}{ours}",
+                "{kind} {} {} priority {}{ours}",
                 a.path,
-                a.size_bytes as f64 / (1u64 << 30) as f64,
+                size_text(a.size_bytes),
                 a.priority
             )
         })
@@ -102,6 +102,15 @@ pub fn describe() -> String {
             if on { "on" } else { "off" }
         ),
         None => parts.join(", "),
+    }
+}
+
+/// `64 MiB`, or `1.00 GiB` from 1 GiB on.
+fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{} MiB", bytes >> 20)
     }
 }
 
@@ -216,8 +225,8 @@ impl TempSwap {
     /// `1.00 GiB swap file /var/tmp/oslab-swap-123`, for the run's settings.
     pub fn describe(&self) -> String {
         format!(
-            "{:.2} GiB {} {}",
-            self.bytes as f64 / (1u64 << 30) as f64,
+            "{} {} {}",
+            size_text(self.bytes),
             if self.zram.is_some() {
                 "zram device"
             } else {
@@ -370,6 +379,8 @@ mod tests {
         assert_eq!(areas[1].used_bytes, 12 * 1024);
         assert_eq!(areas[2].path, "/mnt/my swap");
         assert!(parse_swaps("Filename Type Size Used Priority\n").is_empty());
+        assert_eq!(size_text(64 << 20), "64 MiB");
+        assert_eq!(size_text(1 << 30), "1.00 GiB");
     }
 
     #[test]
