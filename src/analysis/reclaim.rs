@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::{ALPHA, mann_whitney_u};
+use super::compare::{ALPHA, group, mann_whitney_u};
 use crate::model::reclaim::{HEADLINE, is_reclaim};
 use crate::model::{ExperimentResult, Run};
 
@@ -46,7 +46,6 @@ pub fn figures(result: &ExperimentResult) -> Option<ReclaimFigures> {
     if statuses.is_empty() {
         return None;
     }
-    let counted = |name: &str| statuses.iter().any(|c| c.name == name && c.supported);
     let mut totals = BTreeMap::new();
     for c in statuses.iter().filter(|c| c.supported) {
         let sum: Option<f64> = result
@@ -64,7 +63,7 @@ pub fn figures(result: &ExperimentResult) -> Option<ReclaimFigures> {
         .filter_map(|(name, sources)| {
             let from = sources
                 .iter()
-                .find(|s| s.split('+').all(|n| counted(n) && totals.contains_key(n)))?;
+                .find(|s| s.split('+').all(|n| totals.contains_key(n)))?;
             let total: f64 = from.split('+').map(|n| totals[n]).sum();
             Some(Headline {
                 name,
@@ -122,38 +121,25 @@ pub fn compare(
     noise: f64,
     label: &dyn Fn(&ExperimentResult) -> String,
 ) -> Vec<Change> {
+    let groups_b = group(b);
     let mut changes = Vec::new();
-    let mut seen: Vec<&ExperimentResult> = Vec::new();
-    for ra in &a.results {
-        if seen.iter().any(|s| same_configuration(s, ra)) || figures(ra).is_none() {
+    for (key, sa) in group(a) {
+        let Some((_, sb)) = groups_b.iter().find(|(k, _)| *k == key) else {
             continue;
-        }
-        seen.push(ra);
-        let side = |run: &'_ Run| -> Vec<ExperimentResult> {
-            run.results
-                .iter()
-                .filter(|r| same_configuration(r, ra))
-                .cloned()
-                .collect()
         };
-        let (sa, sb) = (side(a), side(b));
-        let (Some(fa), Some(fb)) = (figures(ra), sb.first().and_then(figures)) else {
+        let (Some(fa), Some(fb)) = (figures(sa[0]), figures(sb[0])) else {
             continue;
         };
         for name in shared_sources(&fa, &fb) {
-            if let Some(change) = compare_counter(name, &sa, &sb, noise) {
+            if let Some(change) = compare_counter(name, &sa, sb, noise) {
                 changes.push(Change {
-                    configuration: label(ra),
+                    configuration: label(sa[0]),
                     ..change
                 });
             }
         }
     }
     changes
-}
-
-fn same_configuration(x: &ExperimentResult, y: &ExperimentResult) -> bool {
-    x.experiment == y.experiment && x.params == y.params && x.label == y.label
 }
 
 /// The counters of each headline figure from the first source both sides counted (the
@@ -178,11 +164,11 @@ fn shared_sources(a: &ReclaimFigures, b: &ReclaimFigures) -> Vec<&'static str> {
 /// or both counted nothing.
 fn compare_counter(
     name: &str,
-    a: &[ExperimentResult],
-    b: &[ExperimentResult],
+    a: &[&ExperimentResult],
+    b: &[&ExperimentResult],
     noise: f64,
 ) -> Option<Change> {
-    let values = |side: &[ExperimentResult]| -> Option<(Vec<f64>, Vec<f64>)> {
+    let values = |side: &[&ExperimentResult]| -> Option<(Vec<f64>, Vec<f64>)> {
         let samples: Vec<_> = side.iter().flat_map(|r| &r.samples).collect();
         let counts: Vec<f64> = samples
             .iter()

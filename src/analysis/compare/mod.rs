@@ -148,11 +148,11 @@ impl RunComparison {
     }
 }
 
-type Key = (String, BTreeMap<String, String>, Option<String>);
+pub(crate) type Key = (String, BTreeMap<String, String>, Option<String>);
 
 /// Results grouped by experiment, parameters and suite label, in first-seen order: the
 /// repeats (`run --repeat N`) of one configuration form one group.
-fn group(run: &Run) -> Vec<(Key, Vec<&ExperimentResult>)> {
+pub(crate) fn group(run: &Run) -> Vec<(Key, Vec<&ExperimentResult>)> {
     let mut groups: Vec<(Key, Vec<&ExperimentResult>)> = Vec::new();
     for r in &run.results {
         let key = (r.experiment.clone(), r.params.clone(), r.label.clone());

@@ -266,6 +266,13 @@ pub fn join(procs: &Path) -> io::Result<()> {
 }
 
 /// `key value` lines (memory.stat, memory.events, v1 memory.oom_control) as a map.
+/// A `key value` file (`memory.stat`, /proc/vmstat) as a map; empty when it cannot be read.
+pub(super) fn read_keyed(path: &Path) -> BTreeMap<String, u64> {
+    std::fs::read_to_string(path)
+        .map(|t| parse_keyed(&t))
+        .unwrap_or_default()
+}
+
 pub(super) fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
     text.lines()
         .filter_map(|line| {
@@ -372,9 +379,7 @@ impl Cgroup {
 
     /// A `key value` file of the cgroup (`memory.stat`, `memory.events`) as a map.
     pub fn keyed(&self, name: &str) -> BTreeMap<String, u64> {
-        std::fs::read_to_string(self.file(name))
-            .map(|t| parse_keyed(&t))
-            .unwrap_or_default()
+        read_keyed(&self.file(name))
     }
 
     /// The cgroup's memory pressure now (v2 `memory.pressure`; `None` on v1).

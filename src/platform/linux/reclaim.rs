@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::cgroup::parse_keyed;
+use super::cgroup::read_keyed;
 use super::memory::{PRESSURE_FILE, Psi, read_psi};
 use super::vmscan::VmscanSums;
 use crate::model::reclaim::{COUNTERS, ReclaimCounter, Scope};
@@ -85,25 +85,22 @@ impl ReclaimStats {
             CgroupVersion::V1 => ("memory.stat", "memory.oom_control"),
             CgroupVersion::V2 => ("memory.stat", "memory.events"),
         };
-        let mut cgroup = keyed(&self.dir.join(stat.0));
+        let mut cgroup = read_keyed(&self.dir.join(stat.0));
         // v1's memory.stat has no oom_kill; both keep it in the second file.
-        if let Some(kills) = keyed(&self.dir.join(stat.1)).get("oom_kill") {
+        if let Some(kills) = read_keyed(&self.dir.join(stat.1)).get("oom_kill") {
             cgroup.insert("oom_kill".into(), *kills);
         }
-        let vmstat = keyed(Path::new(VMSTAT));
+        let vmstat = read_keyed(Path::new(VMSTAT));
         let cgroup_psi = match self.version {
             CgroupVersion::V2 => read_psi(&self.dir.join("memory.pressure")),
             CgroupVersion::V1 => None,
         };
         let system_psi = read_psi(Path::new(PRESSURE_FILE));
-        let vmscan: BTreeMap<String, u64> = match &mut self.vmscan {
-            Ok(sums) => sums
-                .read()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            Err(_) => BTreeMap::new(),
-        };
+        let vmscan = self
+            .vmscan
+            .as_mut()
+            .map(VmscanSums::read)
+            .unwrap_or_default();
         for c in COUNTERS {
             let (keys, psi) = match c.scope {
                 Scope::Cgroup => (&cgroup, &cgroup_psi),
@@ -163,12 +160,6 @@ fn stall_us(psi: &Psi, line: &str) -> Option<u64> {
         "some" => Some(psi.some.total_us),
         _ => psi.full.map(|f| f.total_us),
     }
-}
-
-fn keyed(path: &Path) -> BTreeMap<String, u64> {
-    std::fs::read_to_string(path)
-        .map(|t| parse_keyed(&t))
-        .unwrap_or_default()
 }
 
 /// The counts between two readings, as counters of a sample. The kernel's counts only grow;
