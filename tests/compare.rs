@@ -21,6 +21,7 @@ use serde_json::Value;
 fn run(id: i64, tag: &str, kernel: &str, results: Vec<ExperimentResult>) -> Run {
     Run {
         id,
+        uuid: String::new(),
         started_at: 1_700_000_000.0 + id as f64,
         finished_at: Some(1_700_000_100.0 + id as f64),
         tag: Some(tag.into()),

@@ -76,6 +76,7 @@ fn run(id: i64, tag: &str, kernel: &str, scale: f64) -> Run {
     results.push(reclaimed(scale));
     Run {
         id,
+        uuid: String::new(),
         started_at: 1_700_000_000.0 + id as f64,
         finished_at: Some(1_700_000_100.0 + id as f64),
         tag: Some(tag.into()),

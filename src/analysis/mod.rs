@@ -13,6 +13,7 @@
 
 pub mod bootstrap;
 pub mod compare;
+pub mod fleet;
 pub mod outliers;
 pub mod processes;
 pub mod profile;

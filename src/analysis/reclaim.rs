@@ -282,6 +282,7 @@ mod tests {
         }
         Run {
             id: 1,
+            uuid: String::new(),
             started_at: 0.0,
             finished_at: None,
             tag: None,

@@ -14,10 +14,12 @@ use super::*;
                   what it claims; every run is stored with a description of the machine, and \
                   runs can be compared, exported and reported as HTML.",
     after_help = "Exit codes: 0 ok (unsupported experiments included), 1 internal error, \
-                  2 usage or database error or output that cannot be written (a full disk), \
+                  2 usage, database or fleet-store error or output that cannot be written (a \
+                  full disk), \
                   3 an experiment failed, 4 a result is suspect; `compare \
                   --fail-on-regression`: 1 when something got slower; `trace --experiment`: 5 \
-                  when the traced calls differ from the experiment's claims; 130 interrupted by \
+                  when the traced calls differ from the experiment's claims; `push`, `run --push`: 6 \
+                  when some run could not be pushed (it stays in the local database); 130 interrupted by \
                   Ctrl-C (a run keeps what it finished; import, export -o and report -o leave \
                   nothing half-done)."
 )]
@@ -81,6 +83,9 @@ pub(super) enum Command {
         /// List the stored runs instead
         #[arg(long, conflicts_with_all = ["run", "json"])]
         list: bool,
+        /// Read from this fleet store instead of the local database (docs/fleet.md)
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
     },
     /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
     /// a verdict; first the environment and settings that differ. Runs of two operating
@@ -102,12 +107,36 @@ pub(super) enum Command {
         /// Write to FILE instead of stdout
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Read from this fleet store instead of the local database (docs/fleet.md)
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
     },
     /// Write stored runs as one self-contained HTML page with charts (default: the latest
-    /// run); with two or more, the first is compared with each other
+    /// run); with two or more, the first is compared with each other. With --store and --by,
+    /// the fleet view instead: each configuration across the store's machines, grouped, with
+    /// the machines outside the fleet's noise band flagged
+    #[command(after_help = "Examples:\n  oslab report -o today.html\n  \
+                            oslab report before after -o change.html\n  \
+                            oslab report --store postgres://lab@db/oslab --by kernel -o fleet.html\n  \
+                            oslab report --store \"$OSLAB_STORE\" --by cpu --json | jq '.configurations[].outliers'")]
     Report {
         /// Run ids or tags (a tag names the latest run with it)
         runs: Vec<String>,
+        /// Read from this fleet store instead of the local database (docs/fleet.md)
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        /// The fleet view, grouped by this (needs --store)
+        #[arg(
+            long,
+            value_enum,
+            value_name = "KEY",
+            requires = "store",
+            conflicts_with = "runs"
+        )]
+        by: Option<FleetKey>,
+        /// With --by: print the fleet view as one JSON document instead of writing the page
+        #[arg(long, requires = "by")]
+        json: bool,
         /// The HTML file to write
         #[arg(
             short = 'o',
@@ -116,6 +145,25 @@ pub(super) enum Command {
             default_value = "oslab-report.html"
         )]
         output: PathBuf,
+    },
+    /// Send stored runs to a fleet store (PostgreSQL) that many machines share: each run once,
+    /// whole or not at all. Without RUN, every run not yet pushed to that store. The URL comes
+    /// from --store, else OSLAB_STORE, else the libpq variables (PGHOST, PGPORT, PGUSER,
+    /// PGDATABASE, PGPASSWORD); exit code 6 when some run could not be pushed
+    #[command(
+        after_help = "Examples:\n  oslab push --store postgres://lab@db.example/oslab\n  \
+                            OSLAB_STORE=postgres://lab@db/oslab oslab push 12 baseline\n  \
+                            PGHOST=db PGUSER=lab PGDATABASE=oslab oslab push --json"
+    )]
+    Push {
+        /// Run ids, tags or UUIDs [default: every run not yet in the store]
+        runs: Vec<String>,
+        /// The fleet store: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require]
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        /// Print what was pushed as one JSON document
+        #[arg(long)]
+        json: bool,
     },
     /// Store a run exported (`oslab export --format json`) on another machine; importing the
     /// same run again does nothing
@@ -262,6 +310,12 @@ pub(super) struct RunArgs {
     /// Print the run as one JSON document on stdout (progress stays on stderr)
     #[arg(long)]
     pub(super) json: bool,
+    /// When the run is stored, push it to the fleet store (see `oslab push`)
+    #[arg(long)]
+    pub(super) push: bool,
+    /// The fleet store for --push [default: OSLAB_STORE, else the libpq variables]
+    #[arg(long, value_name = "URL", requires = "push")]
+    pub(super) store: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -304,6 +358,9 @@ pub(super) struct CompareArgs {
     /// Print one JSON document for scripts
     #[arg(long)]
     pub(super) json: bool,
+    /// Read both runs from this fleet store instead of the local database (docs/fleet.md)
+    #[arg(long, value_name = "URL")]
+    pub(super) store: Option<String>,
     /// Exit with code 1 when some experiment got slower (for CI)
     #[arg(long)]
     pub(super) fail_on_regression: bool,
@@ -312,6 +369,18 @@ pub(super) struct CompareArgs {
     /// moved most
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "oslab-profile")]
     pub(super) profile: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FleetKey {
+    /// The kernel release
+    Kernel,
+    /// The machine's host name
+    Host,
+    /// The operating system and its release
+    Os,
+    /// The CPU model
+    Cpu,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

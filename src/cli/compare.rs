@@ -12,13 +12,11 @@ pub(super) fn parse_noise(text: &str) -> Result<f64, UserError> {
     }
 }
 
-pub(super) fn compare(db: Option<PathBuf>, args: CompareArgs) -> Result<ExitCode> {
+pub(super) fn compare(mut source: Source, args: CompareArgs) -> Result<ExitCode> {
     use crate::analysis::compare::{Metric, compare_runs, default_noise};
     let noise = args.noise.as_deref().map(parse_noise).transpose()?;
-    let path = db_path(db)?;
-    let store = Store::open_existing(&path)?;
-    let a = resolve_run(&store, &path, Some(&args.a))?;
-    let b = resolve_run(&store, &path, Some(&args.b))?;
+    let a = source.resolve(Some(&args.a))?;
+    let b = source.resolve(Some(&args.b))?;
     let metric = Metric::parse(&args.metric);
     if let Metric::Counter(name) = &metric {
         let known: std::collections::BTreeSet<&str> = [&a, &b]

@@ -3,14 +3,12 @@
 use super::*;
 
 pub(super) fn export(
-    db: Option<PathBuf>,
+    mut source: Source,
     which: &str,
     format: ExportFormat,
     output: Option<PathBuf>,
 ) -> Result<ExitCode> {
-    let path = db_path(db)?;
-    let store = Store::open_existing(&path)?;
-    let run = resolve_run(&store, &path, Some(which))?;
+    let run = source.resolve(Some(which))?;
     let text = match format {
         ExportFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report::export::json_document(&run))?;

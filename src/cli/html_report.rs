@@ -3,18 +3,16 @@
 use super::*;
 
 pub(super) fn html_report(
-    db: Option<PathBuf>,
+    mut source: Source,
     which: &[String],
     output: &std::path::Path,
 ) -> Result<ExitCode> {
-    let path = db_path(db)?;
-    let store = Store::open_existing(&path)?;
     let runs: Vec<Run> = if which.is_empty() {
-        vec![resolve_run(&store, &path, None)?]
+        vec![source.resolve(None)?]
     } else {
         which
             .iter()
-            .map(|w| resolve_run(&store, &path, Some(w)))
+            .map(|w| source.resolve(Some(w)))
             .collect::<Result<_>>()?
     };
     let page = report::html::render(&runs);

@@ -4,7 +4,8 @@
 //! 2 a mistake in the command line or the database named, or output that cannot be written
 //! (one line says the fix), 3 an experiment failed, 4 a result is suspect (its counters
 //! contradict what it measures), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP: one line says what
-//! was kept), 5 `trace --experiment`: the traced pass differs from the experiment's claims.
+//! was kept), 5 `trace --experiment`: the traced pass differs from the experiment's claims,
+//! 6 `push` (`run --push`): some run could not be pushed to the fleet store.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -46,6 +47,10 @@ mod export;
 use export::*;
 mod html_report;
 use html_report::*;
+mod fleet;
+use fleet::*;
+mod source;
+use source::Source;
 mod import;
 pub use import::read_import;
 use import::*;
@@ -95,6 +100,9 @@ pub fn main() -> ExitCode {
                 ExitCode::from(2)
             } else if let Some(store) = err.downcast_ref::<crate::store::StoreError>() {
                 eprintln!("oslab: {store}");
+                ExitCode::from(2)
+            } else if let Some(fleet) = err.downcast_ref::<crate::store::fleet::FleetError>() {
+                eprintln!("oslab: {fleet}");
                 ExitCode::from(2)
             } else {
                 eprintln!("oslab: error: {err:#}");
@@ -212,14 +220,33 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Profile(args) => profile(cli.db, args),
         Command::Trace(args) => trace(&args),
         Command::List { json } => list(json),
-        Command::Show { run, json, list } => show(cli.db, run, json, list),
-        Command::Compare(args) => compare(cli.db, args),
+        Command::Show {
+            run,
+            json,
+            list,
+            store,
+        } => show(Source::open(cli.db, store)?, run, json, list),
+        Command::Compare(args) => compare(Source::open(cli.db, args.store.clone())?, args),
         Command::Export {
             run,
             format,
             output,
-        } => export(cli.db, &run, format, output),
-        Command::Report { runs, output } => html_report(cli.db, &runs, &output),
+            store,
+        } => export(Source::open(cli.db, store)?, &run, format, output),
+        Command::Report {
+            output,
+            store,
+            by: Some(by),
+            json,
+            ..
+        } => fleet_report(store, by, json, &output),
+        Command::Report {
+            runs,
+            output,
+            store,
+            ..
+        } => html_report(Source::open(cli.db, store)?, &runs, &output),
+        Command::Push { runs, store, json } => push(cli.db, &runs, store, json),
         Command::Import { file } => import(cli.db, &file),
         Command::Env { json } => env(json),
         Command::Maps { pid, json } => maps(pid, json),

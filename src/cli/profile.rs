@@ -40,8 +40,7 @@ pub(super) fn profile(db: Option<PathBuf>, args: ProfileArgs) -> Result<ExitCode
     match args.runs.as_slice() {
         [] => measure_and_profile(db, &args),
         [one] => {
-            let path = db_path(db)?;
-            let run = resolve_run(&Store::open_existing(&path)?, &path, Some(one))?;
+            let run = Source::open(db, None)?.resolve(Some(one))?;
             present(&only(run, &args.run.targets)?, &args)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -103,10 +102,9 @@ fn present(run: &Run, args: &ProfileArgs) -> Result<()> {
 }
 
 fn differential(db: Option<PathBuf>, a: &str, b: &str, args: &ProfileArgs) -> Result<ExitCode> {
-    let path = db_path(db)?;
-    let store = Store::open_existing(&path)?;
-    let a = only(resolve_run(&store, &path, Some(a))?, &args.run.targets)?;
-    let b = only(resolve_run(&store, &path, Some(b))?, &args.run.targets)?;
+    let mut source = Source::open(db, None)?;
+    let a = only(source.resolve(Some(a))?, &args.run.targets)?;
+    let b = only(source.resolve(Some(b))?, &args.run.targets)?;
     let diffs = Differential::of(&a, &b, &args.output)?;
     let text = if args.run.json {
         let doc = serde_json::json!({"a": a.id, "b": b.id, "configurations": diffs.rows});

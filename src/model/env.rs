@@ -125,6 +125,10 @@ pub struct Environment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<String>,
     pub hostname: Option<String>,
+    /// The machine's id, hashed (`model::identity::machine_hash`): tells the fleet store's
+    /// machines apart when hostnames repeat or change. `None` where the system has no id.
+    #[serde(default)]
+    pub machine: Option<String>,
     pub kernel_cmdline: Option<String>,
     pub clocksource: Option<String>,
     pub available_clocksources: Option<String>,

@@ -10,6 +10,7 @@ pub mod copies;
 pub mod env;
 pub mod equivalence;
 pub mod error;
+pub mod identity;
 pub mod maps;
 pub mod midr;
 pub mod os;
@@ -500,6 +501,12 @@ impl RunSettings {
 pub struct Run {
     /// Database id, 0 before the run is stored.
     pub id: i64,
+    /// The run's identity wherever it goes (export, import, the fleet store): a UUID in its
+    /// hyphenated lower-case form, given when the run starts. Empty only in a document written
+    /// before oslab gave runs one; `oslab import` derives it from the run's fingerprint then,
+    /// so the same old document imported on two machines is still one run.
+    #[serde(default)]
+    pub uuid: String,
     pub started_at: f64,
     pub finished_at: Option<f64>,
     pub tag: Option<String>,

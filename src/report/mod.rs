@@ -5,6 +5,7 @@ pub mod compare;
 pub mod env_table;
 pub mod export;
 pub mod flame;
+pub mod fleet;
 pub mod format;
 pub mod html;
 pub mod json;

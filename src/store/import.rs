@@ -1,6 +1,6 @@
 //! Storing a run exported on another machine (`oslab import`), once.
 //!
-//! A run is identified by its fingerprint: FNV-1a 128 of its canonical JSON with the id set to
+//! A run is identified by its UUID, and one exported before runs had UUIDs by its fingerprint: FNV-1a 128 of its canonical JSON with the id set to
 //! 0 (serde writes struct fields in declaration order and maps sorted, so the same run always
 //! gives the same text). The `imports` table maps fingerprints to the local run ids, so a file
 //! imported twice is found; a local run exported and imported back into its own database is
@@ -29,6 +29,7 @@ pub enum Imported {
 pub fn fingerprint(run: &Run) -> String {
     let anonymous = Run {
         id: 0,
+        uuid: String::new(),
         ..run.clone()
     };
     // Serialising a `Run` cannot fail: every map key is a string.
@@ -57,18 +58,31 @@ impl Store {
         stop: &dyn Fn() -> bool,
     ) -> Result<Imported, StoreError> {
         let print = fingerprint(run);
+        let uuid = if run.uuid.is_empty() {
+            crate::model::identity::run_uuid_from_fingerprint(&print).unwrap_or_default()
+        } else {
+            run.uuid.clone()
+        };
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .during(&self.path, "starting an import")?;
+        let same: Option<i64> = tx
+            .prepare_cached(schema::FIND_RUN_UUID)
+            .during(&self.path, "looking for the same run")?
+            .query_row([&uuid], |row| row.get(0))
+            .optional()
+            .during(&self.path, "looking for the same run")?;
         let known: Option<i64> = tx
             .prepare_cached(schema::FIND_IMPORT)
             .during(&self.path, "looking up earlier imports")?
             .query_row([&print], |row| row.get(0))
             .optional()
             .during(&self.path, "looking up earlier imports")?;
-        if let Some(id) = known {
-            return Ok(Imported::AlreadyImported(id));
+        match (known, same) {
+            (Some(id), _) => return Ok(Imported::AlreadyImported(id)),
+            (None, Some(id)) => return Ok(Imported::AlreadyStored(id)),
+            (None, None) => {}
         }
         let candidates: Vec<i64> = tx
             .prepare_cached(schema::RUNS_STARTED_AT)
@@ -83,7 +97,7 @@ impl Store {
             }
         }
         let environment_id = write::environment_id(&tx, &self.path, &run.environment)?;
-        let run_id = write::insert_run(&tx, &self.path, run, environment_id)?;
+        let run_id = write::insert_run(&tx, &self.path, run, environment_id, &uuid)?;
         for (position, result) in (0_i64..).zip(&run.results) {
             if stop() {
                 return Ok(Imported::Stopped); // dropping `tx` rolls back

@@ -10,9 +10,11 @@
 
 mod columns;
 mod error;
+pub mod fleet;
 mod import;
 mod open;
 mod profile;
+mod pushes;
 mod read;
 mod schema;
 mod write;
@@ -196,7 +198,7 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .during(&self.path, "starting a run")?;
         let environment_id = write::environment_id(&tx, &self.path, &run.environment)?;
-        let run_id = write::insert_run(&tx, &self.path, run, environment_id)?;
+        let run_id = write::insert_run(&tx, &self.path, run, environment_id, &run.uuid)?;
         for (position, result) in (0_i64..).zip(&run.results) {
             write::insert_result(&tx, &self.path, run_id, position, result)?;
         }
@@ -277,6 +279,11 @@ impl Store {
     /// The most recently started run carrying `tag`.
     pub fn run_id_for_tag(&self, tag: &str) -> Result<Option<i64>, StoreError> {
         read::optional_id(&self.conn, &self.path, schema::LATEST_RUN_WITH_TAG, [tag])
+    }
+
+    /// The run with this UUID.
+    pub fn run_id_for_uuid(&self, uuid: &str) -> Result<Option<i64>, StoreError> {
+        read::optional_id(&self.conn, &self.path, schema::FIND_RUN_UUID, [uuid])
     }
 
     /// Every run, oldest first.

@@ -9,7 +9,10 @@ use std::path::Path;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::error::{During, StoreError};
-use super::schema::{APPLICATION_ID, INSPECT, MIGRATIONS, SCHEMA_VERSION};
+use super::schema::{
+    APPLICATION_ID, INSPECT, MIGRATIONS, RUNS_WITHOUT_UUID, SCHEMA_VERSION, SET_RUN_UUID,
+    UUID_SCHEMA,
+};
 
 /// What the file says about itself before oslab touches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +89,9 @@ pub(super) fn migrate(
         migrated_from.get_or_insert(now.user_version);
         tx.execute_batch(sql)
             .during(path, "updating the database schema")?;
+        if target == UUID_SCHEMA {
+            fill_run_uuids(&tx, path)?;
+        }
         // Both header fields are part of page 1, so they change atomically with the tables:
         // a crash leaves either the old schema and version or the new ones.
         tx.pragma_update(None, "application_id", APPLICATION_ID)
@@ -95,4 +101,26 @@ pub(super) fn migrate(
         tx.commit().during(path, "updating the database schema")?;
     }
     Ok(migrated_from)
+}
+
+/// Schema 6's second half: each run stored before it gets the UUID of its fingerprint
+/// (`model::identity::run_uuid_from_fingerprint`), the one `oslab import` gives the same run
+/// exported before schema 6, so neither copy can be pushed as a second run.
+fn fill_run_uuids(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    const OP: &str = "giving the stored runs their identities";
+    let ids: Vec<i64> = conn
+        .prepare(RUNS_WITHOUT_UUID)
+        .during(path, OP)?
+        .query_map([], |row| row.get(0))
+        .during(path, OP)?
+        .collect::<Result<_, _>>()
+        .during(path, OP)?;
+    for id in ids {
+        let run = super::read::run(conn, path, id)?;
+        let uuid = crate::model::identity::run_uuid_from_fingerprint(&super::fingerprint(&run))
+            .unwrap_or_else(crate::model::identity::new_run_uuid);
+        conn.execute(SET_RUN_UUID, rusqlite::params![id, uuid])
+            .during(path, OP)?;
+    }
+    Ok(())
 }

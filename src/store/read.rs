@@ -36,6 +36,8 @@ pub(super) fn header(conn: &Connection, path: &Path, run_id: i64) -> Result<Run,
         .query_row([run_id], |row| {
             Ok(Run {
                 id: row.get(0)?,
+                // NULL only while schema 6's step fills it in.
+                uuid: row.get::<_, Option<String>>(12)?.unwrap_or_default(),
                 started_at: real(row, 1)?,
                 finished_at: row.get(2)?,
                 tag: row.get(3)?,

@@ -10,7 +10,9 @@ pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
 /// The schema, as ordered steps: step `i` (0-based) takes `PRAGMA user_version` from `i` to
 /// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
 /// databases already written with the old step exist on users' disks.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+pub(super) const MIGRATIONS: &[&str] = &[
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+];
 
 /// The newest schema this build reads and writes.
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -235,6 +237,38 @@ const SCHEMA_V5: &str = r#"
 ALTER TABLE results ADD COLUMN emulation TEXT;
 "#;
 
+/// Schema 6: every run's identity (`uuid`, see `model::identity`), unique in the file, and the
+/// fleet stores each run was pushed to (`pushes.store` is the server's own id, never its URL:
+/// no host, user or password is kept here). The step is followed by `open::fill_run_uuids`,
+/// which gives the runs already stored the UUID of their fingerprint.
+const SCHEMA_V6: &str = r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+CREATE UNIQUE INDEX runs_by_uuid ON runs (uuid);
+
+CREATE TABLE pushes (
+    run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    store      TEXT NOT NULL,
+    pushed_at  REAL NOT NULL,
+    PRIMARY KEY (run_id, store)
+) WITHOUT ROWID;
+"#;
+
+/// The schema version whose step adds `runs.uuid`.
+pub(super) const UUID_SCHEMA: i64 = 6;
+
+pub(super) const RUNS_WITHOUT_UUID: &str = "SELECT id FROM runs WHERE uuid IS NULL ORDER BY id";
+
+pub(super) const SET_RUN_UUID: &str = "UPDATE runs SET uuid = ?2 WHERE id = ?1";
+
+pub(super) const FIND_RUN_UUID: &str = "SELECT id FROM runs WHERE uuid = ?1";
+
+pub(super) const RECORD_PUSH: &str =
+    "INSERT OR REPLACE INTO pushes (run_id, store, pushed_at) VALUES (?1, ?2, ?3)";
+
+/// Runs not yet pushed to store ?1, oldest first.
+pub(super) const RUNS_NOT_PUSHED: &str = "SELECT id FROM runs r WHERE NOT EXISTS \
+     (SELECT 1 FROM pushes p WHERE p.run_id = r.id AND p.store = ?1) ORDER BY started_at, id";
+
 // Every foreign key above is the leading column(s) of a primary key, a UNIQUE constraint or
 // an index, so a cascade or a per-result lookup never scans a whole table.
 
@@ -247,8 +281,8 @@ pub(super) const INSERT_ENVIRONMENT: &str = "INSERT INTO environments (hash, jso
 
 pub(super) const INSERT_RUN: &str = "INSERT INTO runs (started_at, finished_at, tag, \
      oslab_version, settings, clock_source, clock_reason, clock_tsc_hz, clock_overhead_ns, \
-     clock_resolution_ns, environment_id) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+     clock_resolution_ns, environment_id, uuid) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
 pub(super) const RUN_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)";
 
@@ -306,7 +340,7 @@ pub(super) const RUNS_STARTED_AT: &str = "SELECT id FROM runs WHERE started_at =
 
 pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r.tag, \
      r.oslab_version, r.settings, r.clock_source, r.clock_reason, r.clock_tsc_hz, \
-     r.clock_overhead_ns, r.clock_resolution_ns, e.json \
+     r.clock_overhead_ns, r.clock_resolution_ns, e.json, r.uuid \
      FROM runs r JOIN environments e ON e.id = r.environment_id WHERE r.id = ?1";
 
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \

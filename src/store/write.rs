@@ -47,8 +47,16 @@ pub(super) fn insert_run(
     path: &Path,
     run: &Run,
     environment_id: i64,
+    uuid: &str,
 ) -> Result<i64, StoreError> {
     let settings = to_json(path, "the run settings", &run.settings)?;
+    // A run made without an identity (a test's, a library caller's) gets one here: every
+    // stored run has one.
+    let uuid = if uuid.is_empty() {
+        crate::model::identity::new_run_uuid()
+    } else {
+        uuid.to_string()
+    };
     conn.prepare_cached(schema::INSERT_RUN)
         .during(path, "storing the run")?
         .execute(params![
@@ -63,6 +71,7 @@ pub(super) fn insert_run(
             run.clock.overhead_ns,
             run.clock.resolution_ns,
             environment_id,
+            uuid,
         ])
         .during(path, "storing the run")?;
     Ok(conn.last_insert_rowid())

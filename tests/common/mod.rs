@@ -15,6 +15,9 @@ use serde_json::{Map, Value};
 use tempfile::TempDir;
 
 mod contract;
+// A real PostgreSQL for the fleet store (started with .ci/postgres).
+#[cfg(unix)]
+pub mod pg;
 // Signals, process groups and /proc: Unix's.
 #[cfg(unix)]
 mod drill;

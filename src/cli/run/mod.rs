@@ -17,10 +17,22 @@ pub(in crate::cli) fn check_options(args: &RunArgs) -> Result<()> {
 }
 
 pub(super) fn run(db: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
+    // A store URL that cannot be one is said before anything is measured.
+    if args.push {
+        crate::store::fleet::Target::resolve(args.store.as_deref(), &|k| std::env::var(k).ok())?;
+    }
     let measured = measure(db, &args, None)?;
     // Present what was stored, exactly as `show` would.
     print_run(&measured.run, args.json)?;
-    Ok(measured.conclude())
+    let code = measured.conclude();
+    if args.push
+        && measured.interrupted.is_none()
+        && let Some(failed) =
+            super::fleet::push_measured(measured.run.id, &measured.path, args.store.as_deref())
+    {
+        return Ok(failed);
+    }
+    Ok(code)
 }
 
 /// A run measured and stored, read back from the store.
@@ -151,6 +163,7 @@ fn new_run(
     let uses_dir = jobs.iter().any(|j| j.info.work_dir);
     Run {
         id: 0,
+        uuid: crate::model::identity::new_run_uuid(),
         started_at: runner::unix_now(),
         finished_at: None,
         tag: args.tag.clone(),

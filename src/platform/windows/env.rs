@@ -163,6 +163,8 @@ pub fn collect() -> Environment {
         kernel_release: kernel_release(),
         kernel_version: reg_string(VERSION_KEY, "BuildLabEx"),
         hostname: std::env::var("COMPUTERNAME").ok(),
+        machine: reg_string(r"SOFTWARE\Microsoft\Cryptography", "MachineGuid")
+            .and_then(|id| crate::model::identity::machine_hash(&id)),
         cpu_model: reg_string(CPU_KEY, "ProcessorNameString").or(cpuid.model),
         cpu_mhz: reg_dword(CPU_KEY, "~MHz").map(f64::from),
         logical_cpus: Some(cpus),

@@ -205,7 +205,7 @@ fn family_of(name: &str) -> &str {
     name.split_once('.').map_or(name, |(f, _)| f)
 }
 
-const CSS: &str = r#"
+pub(super) const CSS: &str = r#"
 :root{--fg:#1d2330;--muted:#5b6475;--line:#d9dee7;--bg:#fff;--panel:#f6f8fb;--ok:#3a6fd8;--suspect:#d98a1c;--failed:#c23b3b;--derived:#7a4fc2}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}

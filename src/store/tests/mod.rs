@@ -276,6 +276,7 @@ fn pagefault_result() -> ExperimentResult {
 pub(crate) fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentResult>) -> Run {
     Run {
         id: 0,
+        uuid: crate::model::identity::new_run_uuid(),
         started_at,
         finished_at: None,
         tag: tag.map(str::to_string),

@@ -61,6 +61,12 @@ fn a_schema_1_database_is_migrated_and_keeps_its_runs() {
     assert_eq!(store.migrated_from(), Some(1));
     let old = store.load_run(1).expect("the schema-1 run reads back");
     assert!(old.results.is_empty());
+    // Schema 6: the old run has the identity of its fingerprint, the one `import` gives the
+    // same run exported before schema 6.
+    assert_eq!(
+        Some(old.uuid.clone()),
+        crate::model::identity::run_uuid_from_fingerprint(&crate::store::fingerprint(&old))
+    );
     store
         .add_result(1, &pagefault_result())
         .expect("a result with facts");
@@ -84,7 +90,7 @@ fn a_schema_1_database_is_migrated_and_keeps_its_runs() {
         "a profile after migration"
     );
     assert_eq!(back.results[1].profile, remembered.profile);
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
 }
 
 #[test]

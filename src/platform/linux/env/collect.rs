@@ -222,6 +222,10 @@ fn fill_system(e: &mut Environment, uname: &Uname) {
     e.arch = std::env::consts::ARCH.to_string();
     e.emulation = emulation::emulation();
     e.hostname = uname.nodename.clone();
+    // machine-id(5); D-Bus's copy where systemd is absent.
+    e.machine = read("/etc/machine-id")
+        .or_else(|| read("/var/lib/dbus/machine-id"))
+        .and_then(|id| crate::model::identity::machine_hash(&id));
     e.clocksource = read_value(&format!("{CLOCKSOURCE_DIR}/current_clocksource"));
     e.available_clocksources = read_value(&format!("{CLOCKSOURCE_DIR}/available_clocksource"));
     e.libc_version = libc_version();

@@ -14,6 +14,9 @@ pub fn base() -> Environment {
         kernel_version: super::sysctl::string("kern.version")
             .map(|v| v.lines().next().unwrap_or_default().trim().to_string()),
         hostname: super::sysctl::string("kern.hostname"),
+        // FreeBSD's host UUID (macOS has no such sysctl: None there).
+        machine: super::sysctl::string("kern.hostuuid")
+            .and_then(|id| crate::model::identity::machine_hash(&id)),
         logical_cpus: super::sysctl::number("hw.ncpu").and_then(|n| u32::try_from(n).ok()),
         page_size: Some(page_size()),
         tsc_invariant: cpuid.tsc_invariant,

@@ -1,0 +1,253 @@
+//! `oslab push`, `run --push` and the fleet view `report --store URL --by KEY`.
+
+use super::*;
+use crate::store::fleet::{ConfigFigure, Fleet, FleetError, Pushed};
+
+/// What one `push` did, for its summary line and its JSON.
+#[derive(Default)]
+struct Tally {
+    pushed: Vec<serde_json::Value>,
+    already: Vec<serde_json::Value>,
+    failed: Vec<serde_json::Value>,
+}
+
+pub(super) fn push(
+    db: Option<PathBuf>,
+    runs: &[String],
+    store: Option<String>,
+    json: bool,
+) -> Result<ExitCode> {
+    let path = db_path(db)?;
+    let mut local = Store::open_existing(&path)?;
+    crate::platform::interrupt::install();
+    let mut fleet = source::connect(store.as_deref())?;
+    let ids = if runs.is_empty() {
+        local.runs_not_pushed(fleet.store_id())?
+    } else {
+        let mut named = Source::Local {
+            store: Store::open_existing(&path)?,
+            path: path.clone(),
+        };
+        runs.iter()
+            .map(|w| named.resolve(Some(w)).map(|r| r.id))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let tally = push_runs(&mut local, &mut fleet, &ids)?;
+    let summary = format!(
+        "pushed {}, already there {}, failed {} ({})",
+        tally.pushed.len(),
+        tally.already.len(),
+        tally.failed.len(),
+        fleet.shown()
+    );
+    if json {
+        let doc = serde_json::json!({
+            "store": fleet.shown(),
+            "pushed": tally.pushed,
+            "already_there": tally.already,
+            "failed": tally.failed,
+        });
+        write_stdout(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        eprintln!("{summary}");
+    } else {
+        write_stdout(&(summary + "\n"))?;
+    }
+    check_interrupt(|| "the runs pushed before it are in the store".to_string())?;
+    Ok(if tally.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(6)
+    })
+}
+
+/// Push `ids` in order, each in its own transaction. A lost connection fails the run it cut
+/// and every one after it (each is named); Ctrl-C stops between two runs.
+fn push_runs(local: &mut Store, fleet: &mut Fleet, ids: &[i64]) -> Result<Tally> {
+    let mut tally = Tally::default();
+    let bar = (ids.len() > 1 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(ids.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("pushing {bar:30} {pos}/{len} runs {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut lost: Option<String> = None;
+    for &id in ids {
+        if crate::platform::interrupt::requested().is_some() {
+            break;
+        }
+        let run = local.load_run(id)?;
+        let entry = |extra: serde_json::Value| {
+            let mut v = serde_json::json!({"run": id, "uuid": run.uuid});
+            if let (Some(map), serde_json::Value::Object(more)) = (v.as_object_mut(), extra) {
+                map.extend(more);
+            }
+            v
+        };
+        if let Some(why) = &lost {
+            tally.failed.push(entry(serde_json::json!({"error": why})));
+            continue;
+        }
+        match fleet.push(&run, &config_figures(&run)) {
+            Ok(Pushed::New(at)) => {
+                local.record_push(id, fleet.store_id(), runner::unix_now())?;
+                tally
+                    .pushed
+                    .push(entry(serde_json::json!({"store_id": at})));
+            }
+            Ok(Pushed::AlreadyThere(at)) => {
+                local.record_push(id, fleet.store_id(), runner::unix_now())?;
+                tally
+                    .already
+                    .push(entry(serde_json::json!({"store_id": at})));
+            }
+            Err(e) => {
+                eprintln!("oslab: run {id}: {e}");
+                if matches!(e, FleetError::Lost { .. } | FleetError::Unreachable { .. }) {
+                    lost = Some(e.to_string());
+                }
+                tally
+                    .failed
+                    .push(entry(serde_json::json!({"error": e.to_string()})));
+            }
+        }
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(tally)
+}
+
+/// `run --push`: the stored run goes to the fleet store; a failure leaves it local, says how
+/// to send it later, and makes the exit code 6.
+pub(super) fn push_measured(
+    run_id: i64,
+    path: &std::path::Path,
+    store: Option<&str>,
+) -> Option<ExitCode> {
+    let outcome = (|| -> Result<Tally> {
+        let mut local = Store::open_existing(path)?;
+        let mut fleet = source::connect(store)?;
+        let tally = push_runs(&mut local, &mut fleet, &[run_id])?;
+        if tally.failed.is_empty() {
+            eprintln!("pushed run {run_id} to {}", fleet.shown());
+        }
+        Ok(tally)
+    })();
+    match outcome {
+        Ok(t) if t.failed.is_empty() => None,
+        Ok(_) => Some(ExitCode::from(6)),
+        Err(e) => {
+            eprintln!(
+                "oslab: {e}; the run stays in {} (`oslab push` sends it later)",
+                path.display()
+            );
+            Some(ExitCode::from(6))
+        }
+    }
+}
+
+/// Each configuration's figure as `show` prints it (`report::pool`), for the fleet view.
+pub(super) fn config_figures(run: &Run) -> Vec<ConfigFigure> {
+    report::pool::pool(&run.results)
+        .iter()
+        .map(|p| {
+            let r = &p.result;
+            let f = p.figures();
+            ConfigFigure {
+                config: config_key(r),
+                name: report::names::label(r),
+                experiment: r.experiment.clone(),
+                unit: r.unit.clone(),
+                status: r.status.as_str().to_string(),
+                processes: p.processes,
+                median: f.stats.map(|s| s.median),
+                low: f.ci.map(|c| c.0),
+                high: f.ci.map(|c| c.1),
+            }
+        })
+        .collect()
+}
+
+/// Experiment, parameters (sorted) and suite label: the same configuration on every machine.
+fn config_key(r: &crate::model::ExperimentResult) -> String {
+    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut key = r.experiment.clone();
+    if !params.is_empty() {
+        key = format!("{key} {}", params.join(","));
+    }
+    if let Some(label) = &r.label {
+        key = format!("{key} [{label}]");
+    }
+    key
+}
+
+/// `report --store URL --by KEY`: the fleet view as HTML (or JSON).
+pub(super) fn fleet_report(
+    store: Option<String>,
+    by: FleetKey,
+    json: bool,
+    output: &std::path::Path,
+) -> Result<ExitCode> {
+    use crate::analysis::fleet::{Point, view};
+    let mut fleet = source::connect(store.as_deref())?;
+    let figures = fleet.figures()?;
+    let by_name = match by {
+        FleetKey::Kernel => "kernel",
+        FleetKey::Host => "host",
+        FleetKey::Os => "os",
+        FleetKey::Cpu => "cpu",
+    };
+    let key = |f: &crate::store::fleet::FleetFigure| match by {
+        FleetKey::Kernel => f.kernel.clone(),
+        FleetKey::Host => f.hostname.clone(),
+        FleetKey::Os => Some(f.os.clone()),
+        FleetKey::Cpu => f.cpu.clone(),
+    };
+    let points: Vec<Point> = figures
+        .iter()
+        .filter(|f| f.status == "ok" || f.status == "suspect")
+        .filter_map(|f| {
+            Some(Point {
+                config: f.config.clone(),
+                name: f.name.clone(),
+                unit: f.unit.clone(),
+                machine: f.machine.clone(),
+                host: f.hostname.clone().unwrap_or_else(|| f.machine.clone()),
+                group: key(f).unwrap_or_else(|| "unknown".into()),
+                run_id: f.run_id,
+                value: f.median?,
+            })
+        })
+        .collect();
+    let configs = view(&points);
+    let runs: std::collections::BTreeSet<i64> = figures.iter().map(|f| f.run_id).collect();
+    let machines: std::collections::BTreeSet<&str> =
+        figures.iter().map(|f| f.machine.as_str()).collect();
+    let page = report::fleet::Fleet {
+        store: fleet.shown(),
+        by: by_name,
+        runs: runs.len(),
+        machines: machines.len(),
+        configs: &configs,
+    };
+    if json {
+        let doc = report::fleet::document(&page);
+        write_stdout(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_file(output, &report::fleet::html(&page))?;
+    let flagged: usize = configs.iter().map(|c| c.outliers.len()).sum();
+    eprintln!(
+        "wrote the fleet report of {} runs from {} machines by {by_name} to {} ({} configurations, {flagged} machine figures flagged)",
+        runs.len(),
+        machines.len(),
+        output.display(),
+        configs.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}

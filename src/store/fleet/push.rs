@@ -1,0 +1,178 @@
+//! Writing a run into the fleet store: the run's row, then its results, samples and figures
+//! with binary COPY, all in one transaction.
+
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::{Json, ToSql, Type};
+use serde_json::Value;
+
+use super::error::{FleetError, classify};
+use super::{Fleet, schema};
+use crate::model::Run;
+
+/// One configuration's figure as every view of oslab prints it (its median and interval,
+/// from `report::pool`), stored so the fleet view needs no samples. Computed by the caller:
+/// the store does not do statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFigure {
+    /// Experiment, parameters and suite label: equal for the same configuration anywhere.
+    pub config: String,
+    /// How tables name it (`report::names::label`).
+    pub name: String,
+    pub experiment: String,
+    pub unit: String,
+    /// `ok`, `suspect`, `failed`…: as the result's status is written.
+    pub status: String,
+    pub processes: usize,
+    pub median: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// What pushing one run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// Stored as this run id of the fleet store.
+    New(i64),
+    /// The store had it already (from this machine or another), as this id.
+    AlreadyThere(i64),
+}
+
+/// A run's parts as the store keeps them: the header, each result without its samples, and
+/// the samples with the position of their result.
+struct Parts {
+    header: Value,
+    results: Vec<Value>,
+    samples: Vec<(i32, i32, f64, Value)>,
+}
+
+fn split(run: &Run) -> Result<Parts, serde_json::Error> {
+    let mut header = serde_json::to_value(run)?;
+    let results = match header.get_mut("results").map(Value::take) {
+        Some(Value::Array(list)) => list,
+        _ => Vec::new(),
+    };
+    header["results"] = Value::Array(Vec::new());
+    let mut samples = Vec::new();
+    let mut docs = Vec::with_capacity(results.len());
+    for (position, (mut doc, result)) in results.into_iter().zip(&run.results).enumerate() {
+        let list = match doc.get_mut("samples").map(Value::take) {
+            Some(Value::Array(list)) => list,
+            _ => Vec::new(),
+        };
+        doc["samples"] = Value::Array(Vec::new());
+        for (idx, (sample, s)) in list.into_iter().zip(&result.samples).enumerate() {
+            samples.push((position as i32, idx as i32, s.ns_per_op, sample));
+        }
+        docs.push(doc);
+    }
+    Ok(Parts {
+        header,
+        results: docs,
+        samples,
+    })
+}
+
+impl Fleet {
+    /// Store `run` unless the store has its UUID already. One transaction: a push cut short
+    /// (the connection lost, oslab killed) leaves nothing of the run, and the next push
+    /// stores it whole.
+    pub fn push(&mut self, run: &Run, figures: &[ConfigFigure]) -> Result<Pushed, FleetError> {
+        let uuid = uuid::Uuid::try_parse(&run.uuid)
+            .map_err(|e| self.data("reading the run's identity", format!("{:?}: {e}", run.uuid)))?;
+        let parts = split(run).map_err(|e| self.data("writing the run as JSON", e))?;
+        let shown = self.target.shown().to_string();
+        let secret = self.target.password();
+        let what = format!("pushing run {}", run.id);
+        let fail = |e: postgres::Error| classify(&e, &shown, secret.as_deref(), &what);
+        let env = &run.environment;
+        let mut tx = self.client.transaction().map_err(fail)?;
+        let row = tx
+            .query_opt(
+                schema::INSERT_RUN,
+                &[
+                    &uuid,
+                    &run.started_at,
+                    &run.finished_at,
+                    &run.tag,
+                    &run.oslab_version,
+                    &env.machine,
+                    &env.hostname,
+                    &env.os,
+                    &env.os_release,
+                    &env.kernel_release,
+                    &env.arch,
+                    &env.cpu_model,
+                    &Json(&parts.header),
+                ],
+            )
+            .map_err(fail)?;
+        let Some(row) = row else {
+            let id: i64 = tx
+                .query_one(schema::FIND_RUN, &[&uuid])
+                .map_err(fail)?
+                .get(0);
+            tx.commit().map_err(fail)?;
+            return Ok(Pushed::AlreadyThere(id));
+        };
+        let id: i64 = row.get(0);
+
+        let sink = tx.copy_in(schema::COPY_RESULTS).map_err(fail)?;
+        let mut w = BinaryCopyInWriter::new(sink, &[Type::INT8, Type::INT4, Type::JSONB]);
+        for (position, doc) in parts.results.iter().enumerate() {
+            w.write(&[&id, &(position as i32), &Json(doc)])
+                .map_err(fail)?;
+        }
+        w.finish().map_err(fail)?;
+
+        let sink = tx.copy_in(schema::COPY_SAMPLES).map_err(fail)?;
+        let types = [
+            Type::INT8,
+            Type::INT4,
+            Type::INT4,
+            Type::FLOAT8,
+            Type::JSONB,
+        ];
+        let mut w = BinaryCopyInWriter::new(sink, &types);
+        for (position, idx, ns, doc) in &parts.samples {
+            w.write(&[&id, position, idx, ns, &Json(doc)])
+                .map_err(fail)?;
+        }
+        w.finish().map_err(fail)?;
+
+        let sink = tx.copy_in(schema::COPY_FIGURES).map_err(fail)?;
+        let types = [
+            Type::INT8,
+            Type::INT4,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::INT4,
+            Type::FLOAT8,
+            Type::FLOAT8,
+            Type::FLOAT8,
+        ];
+        let mut w = BinaryCopyInWriter::new(sink, &types);
+        for (position, f) in figures.iter().enumerate() {
+            let processes = i32::try_from(f.processes).unwrap_or(i32::MAX);
+            let row: [&(dyn ToSql + Sync); 11] = [
+                &id,
+                &(position as i32),
+                &f.config,
+                &f.name,
+                &f.experiment,
+                &f.unit,
+                &f.status,
+                &processes,
+                &f.median,
+                &f.low,
+                &f.high,
+            ];
+            w.write(&row).map_err(fail)?;
+        }
+        w.finish().map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(Pushed::New(id))
+    }
+}

@@ -1,0 +1,493 @@
+//! The fleet store against a real PostgreSQL (tests/common/pg.rs): push and read back every
+//! field, idempotence, many clients at once, a push killed or cut off mid-way, the errors a
+//! user meets, and the fleet view.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::pg::{client, fresh_database, with_database};
+use common::{Lab, spread, synthetic_result};
+use oslab::model::env::Environment;
+use oslab::model::profile::{FoldedStack, Profile};
+use oslab::model::{ClockInfo, CounterValue, Fact, LoadRecord, Run, RunSettings};
+use oslab::store::Store;
+use serde_json::Value;
+
+/// A run of `host` (machine id `machine`, kernel `kernel`) whose times are `scale` times the
+/// base, with `samples` samples per result and every kind of field a result can carry.
+fn run(host: &str, kernel: &str, scale: f64, samples: usize, started: f64) -> Run {
+    let mut getppid = synthetic_result(
+        "syscall.getppid",
+        &[],
+        &spread(100.0 * scale, 0.01, samples),
+    );
+    getppid.profile = Some(Profile {
+        event: "cpu-clock".into(),
+        frequency_hz: 4000,
+        stacks: vec![FoldedStack {
+            stack: "main;getppid;entry_SYSCALL_64_[k]".into(),
+            count: 812,
+        }],
+        lost: 2,
+        batch_ns_per_op: vec![120.5, 118.25],
+        problem: None,
+    });
+    for (i, s) in getppid.samples.iter_mut().enumerate() {
+        s.counters.insert(
+            "vmscan.scanned".into(),
+            CounterValue {
+                value: Some(i as f64 * 1.5),
+                raw: i as u64,
+                enabled_ns: 1_000_003,
+                running_ns: 999_999,
+            },
+        );
+    }
+    let mut mapped = synthetic_result(
+        "mmap.access",
+        &[("backing", "file")],
+        &spread(7.5 * scale, 0.02, samples),
+    );
+    mapped.label = Some("file shared, headroom -25%".into());
+    mapped.load = Some(LoadRecord {
+        kind: "memory".into(),
+        details: vec![
+            ("limit".into(), "1.25 GiB".into()),
+            ("swap".into(), "none".into()),
+        ],
+    });
+    mapped.facts = vec![Fact {
+        name: "munmap_ns_per_page".into(),
+        value: f64::NAN,
+        unit: "ns/page".into(),
+        note: "not measured".into(),
+    }];
+    mapped.earlier_medians = vec![7.25, 7.5];
+    Run {
+        id: 0,
+        uuid: oslab::model::identity::new_run_uuid(),
+        started_at: started,
+        finished_at: Some(started + 12.25),
+        tag: Some(format!("on-{host}")),
+        oslab_version: "0.1.0".into(),
+        settings: RunSettings {
+            quick: true,
+            precision: 0.05,
+            cpus: vec![1],
+            ..RunSettings::default()
+        },
+        clock: ClockInfo {
+            source: "tsc".into(),
+            reason: "invariant".into(),
+            tsc_hz: Some(2_596_122_135.870_115),
+            overhead_ns: 18.25,
+            resolution_ns: 0.416_666_666_666_666_7,
+        },
+        environment: Environment {
+            cpu_model: Some("Test CPU".into()),
+            kernel_release: Some(kernel.into()),
+            hostname: Some(host.into()),
+            machine: oslab::model::identity::machine_hash(host),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            ..Environment::default()
+        },
+        results: vec![getppid, mapped],
+    }
+}
+
+/// A local database at `path` holding `runs`.
+fn local(path: &Path, runs: &[Run]) {
+    let mut store = Store::open(path).expect("a local database");
+    for r in runs {
+        store.begin_run(r).expect("store a run");
+    }
+}
+
+fn count(url: &str, sql: &str) -> i64 {
+    client(url).query_one(sql, &[]).expect("count").get(0)
+}
+
+fn without_id(mut doc: Value) -> Value {
+    doc["run"]["id"] = Value::Null;
+    doc
+}
+
+#[test]
+fn a_pushed_run_reads_back_with_every_field_and_is_stored_once() {
+    let Some(url) = fresh_database("round_trip") else {
+        return;
+    };
+    let lab = Lab::new();
+    local(lab.db(), &[run("lab-1", "6.1.0", 1.0, 30, 1.7e9)]);
+
+    let out = lab.oslab(&["push", "--store", &url]);
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("pushed 1, already there 0, failed 0"),
+        "{out}"
+    );
+    assert!(
+        !out.stdout.contains(":oslab@"),
+        "the password is masked: {out}"
+    );
+
+    // Every field as stored locally: the export of the store's copy is the local one's.
+    let here = without_id(lab.oslab(&["export", "1"]).json());
+    let uuid = here["run"]["uuid"].as_str().unwrap().to_string();
+    let there = lab.oslab(&["export", &uuid, "--store", &url]);
+    there.assert_code(0);
+    assert_eq!(without_id(there.json()), here);
+    assert!(here["run"]["results"][0]["profile"]["stacks"][0]["count"] == 812);
+
+    // Again: nothing new to push; named: already there.
+    let again = lab.oslab(&["push", "--store", &url]);
+    assert!(
+        again.stdout.contains("pushed 0, already there 0, failed 0"),
+        "{again}"
+    );
+    let named = lab.oslab(&["push", "1", "--store", &url, "--json"]);
+    named.assert_code(0);
+    assert_eq!(named.json()["already_there"][0]["uuid"], uuid.as_str());
+
+    // The same run exported and imported on another machine is still one run in the fleet.
+    let other = Lab::new();
+    let file = lab.dir().join("run.json");
+    lab.oslab(&["export", "1", "-o", file.to_str().unwrap()])
+        .assert_code(0);
+    other
+        .oslab(&["import", file.to_str().unwrap()])
+        .assert_code(0);
+    let theirs = other.oslab(&["push", "--store", &url]);
+    assert!(
+        theirs
+            .stdout
+            .contains("pushed 0, already there 1, failed 0"),
+        "{theirs}"
+    );
+    assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 1);
+
+    // Read from the store: the list, show and compare.
+    let list = lab.oslab(&["show", "--list", "--store", &url]);
+    list.assert_code(0);
+    assert!(list.stdout.contains("on-lab-1"), "{list}");
+    lab.oslab(&["show", "on-lab-1", "--store", &url, "--json"])
+        .assert_code(0);
+    lab.oslab(&["compare", "on-lab-1", &uuid, "--store", &url])
+        .assert_code(0);
+}
+
+#[test]
+fn eight_clients_pushing_at_once_into_a_new_store_store_each_run_once() {
+    let Some(url) = fresh_database("concurrent") else {
+        return;
+    };
+    let labs: Vec<Lab> = (0..8)
+        .map(|c| {
+            let lab = Lab::new();
+            let runs: Vec<Run> = (0..50)
+                .map(|i| run(&format!("m{c}"), "6.1.0", 1.0, 3, 1.7e9 + f64::from(i)))
+                .collect();
+            local(lab.db(), &runs);
+            lab
+        })
+        .collect();
+    let children: Vec<_> = labs
+        .iter()
+        .map(|lab| {
+            lab.command(&["push", "--store", &url])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start a push")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("a push ends");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("pushed 50, already there 0, failed 0"),
+            "{stdout}"
+        );
+    }
+    assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 400);
+    assert_eq!(
+        count(&url, "SELECT count(DISTINCT run_uuid) FROM oslab.runs"),
+        400
+    );
+    assert_eq!(
+        count(&url, "SELECT count(DISTINCT machine) FROM oslab.runs"),
+        8
+    );
+}
+
+/// A local database of `n` runs with `samples` samples per result, its path in `lab`.
+fn many(lab: &Lab, n: u32, samples: usize) {
+    let runs: Vec<Run> = (0..n)
+        .map(|i| run("bulk", "6.1.0", 1.0, samples, 1.7e9 + f64::from(i)))
+        .collect();
+    local(lab.db(), &runs);
+}
+
+/// Runs in the store whose samples are not all there: must be none, whatever happened.
+fn partial_runs(url: &str, samples: usize) -> i64 {
+    count(
+        url,
+        &format!(
+            "SELECT count(*) FROM oslab.runs r WHERE \
+             (SELECT count(*) FROM oslab.samples s WHERE s.run_id = r.id) <> {} \
+             OR (SELECT count(*) FROM oslab.figures f WHERE f.run_id = r.id) <> 2",
+            2 * samples
+        ),
+    )
+}
+
+fn wait_for_runs(url: &str, at_least: i64) {
+    let start = Instant::now();
+    while count(url, "SELECT count(*) FROM oslab.runs") < at_least {
+        assert!(start.elapsed() < Duration::from_secs(60), "no run arrived");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_push_killed_midway_leaves_no_partial_run_and_the_retry_completes_it() {
+    let Some(url) = fresh_database("killed") else {
+        return;
+    };
+    let lab = Lab::new();
+    many(&lab, 300, 150);
+    // The schema first, so the count below can be read while the push runs.
+    lab.oslab(&["show", "--list", "--store", &url])
+        .assert_code(0);
+    let mut child = lab
+        .command(&["push", "--store", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start a push");
+    wait_for_runs(&url, 3);
+    child.kill().expect("SIGKILL the push");
+    child.wait().expect("reap it");
+    let stored = count(&url, "SELECT count(*) FROM oslab.runs");
+    assert!(
+        stored < 300,
+        "the push finished before it was killed ({stored} runs)"
+    );
+    assert_eq!(partial_runs(&url, 150), 0);
+
+    let retry = lab.oslab(&["push", "--store", &url]);
+    retry.assert_code(0);
+    assert!(retry.stdout.contains("failed 0"), "{retry}");
+    assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 300);
+    assert_eq!(
+        count(&url, "SELECT count(DISTINCT run_uuid) FROM oslab.runs"),
+        300
+    );
+    assert_eq!(partial_runs(&url, 150), 0);
+}
+
+#[test]
+fn a_server_stopped_midway_is_one_error_and_the_local_runs_stay() {
+    if fresh_database("stopped").is_none() {
+        return;
+    }
+    // A server of this test's own, to stop.
+    let dir = std::env::temp_dir().join(format!("oslab-pg-stop-{}", std::process::id()));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/postgres");
+    let started = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let url = String::from_utf8_lossy(&started.stdout).trim().to_string();
+    let lab = Lab::new();
+    many(&lab, 300, 150);
+    lab.oslab(&["show", "--list", "--store", &url])
+        .assert_code(0);
+    let child = lab
+        .command(&["push", "--store", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start a push");
+    wait_for_runs(&url, 3);
+    Command::new("bash")
+        .arg(&script)
+        .arg("stop")
+        .arg(&dir)
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().expect("the push ends");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(6), "{stdout}{stderr}");
+    assert!(stdout.contains("failed "), "{stdout}");
+    assert!(!stdout.contains("failed 0"), "{stdout}");
+    assert!(
+        stderr.contains("closed the connection") || stderr.contains("cannot connect"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(":oslab@"), "{stderr}");
+    // Every run is still in the local database, and a push elsewhere would find them.
+    let store = Store::open_existing(lab.db()).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 300);
+}
+
+#[test]
+fn bad_stores_are_one_line_each_without_the_password() {
+    let Some(url) = fresh_database("errors") else {
+        return;
+    };
+    let lab = Lab::new();
+    local(lab.db(), &[run("lab-1", "6.1.0", 1.0, 5, 1.7e9)]);
+    let wrong = url.replacen(":oslab@", ":wrong-pw@", 1);
+    let port = url
+        .split(':')
+        .nth(3)
+        .and_then(|p| p.split('/').next())
+        .unwrap_or("5432")
+        .to_string();
+    let unreachable = url.replacen(&format!(":{port}/"), ":1/", 1);
+    for (store, says) in [
+        (wrong.as_str(), "refused the login"),
+        (unreachable.as_str(), "cannot connect"),
+        ("mysql://a:pw@b/c", "not a postgres:// URL"),
+    ] {
+        let out = lab.oslab(&["push", "--store", store]);
+        out.assert_code(2);
+        assert!(out.stderr.contains(says), "{store}: {out}");
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{out}");
+        for secret in ["wrong-pw", ":oslab@", "pw@"] {
+            assert!(!out.stderr.contains(secret), "{store}: {out}");
+        }
+    }
+    let none = lab.oslab_with(lab.db(), &["push"], &[("OSLAB_STORE", "")]);
+    none.assert_code(2);
+    assert!(none.stderr.contains("no fleet store given"), "{none}");
+    // OSLAB_STORE is read when --store is not given.
+    let by_env = lab.oslab_with(lab.db(), &["push"], &[("OSLAB_STORE", &url)]);
+    by_env.assert_code(0);
+    assert!(by_env.stdout.contains("pushed 1"), "{by_env}");
+
+    // A store whose schema is newer than this oslab is refused before anything is written.
+    client(&url)
+        .batch_execute("UPDATE oslab.meta SET value = '99' WHERE key = 'schema_version'")
+        .unwrap();
+    let newer = lab.oslab(&["push", "--store", &url]);
+    newer.assert_code(2);
+    assert!(
+        newer.stderr.contains("has schema 99") && newer.stderr.contains("upgrade oslab"),
+        "{newer}"
+    );
+    let _ = with_database(&url, "postgres");
+}
+
+#[test]
+fn the_fleet_view_groups_machines_and_flags_the_one_outside_the_band() {
+    let Some(url) = fresh_database("fleet_view") else {
+        return;
+    };
+    let lab = Lab::new();
+    let mut runs: Vec<Run> = (0..5)
+        .map(|i| {
+            run(
+                &format!("m{i}"),
+                "6.1.0",
+                1.0 + 0.005 * f64::from(i),
+                20,
+                1.7e9 + f64::from(i),
+            )
+        })
+        .collect();
+    runs.push(run("slow", "6.8.0", 1.8, 20, 1.8e9));
+    local(lab.db(), &runs);
+    lab.oslab(&["push", "--store", &url]).assert_code(0);
+
+    let view = lab.oslab(&["report", "--store", &url, "--by", "kernel", "--json"]);
+    view.assert_code(0);
+    let doc = view.json();
+    assert_eq!(doc["machines"], 6);
+    let getppid = doc["configurations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["config"] == "syscall.getppid")
+        .expect("syscall.getppid across the fleet");
+    assert_eq!(getppid["groups"].as_array().unwrap().len(), 2);
+    let outliers = getppid["outliers"].as_array().unwrap();
+    assert_eq!(outliers.len(), 1, "{getppid}");
+    assert_eq!(outliers[0]["host"], "slow");
+    assert_eq!(outliers[0]["group"], "6.8.0");
+
+    let page = lab.dir().join("fleet.html");
+    let out = lab.oslab(&[
+        "report",
+        "--store",
+        &url,
+        "--by",
+        "cpu",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    out.assert_code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("data-outlier="),
+        "a flagged machine on the page"
+    );
+    assert!(html.contains("<section id=\"fleet\">"));
+    let bad = lab.oslab(&["report", "1", "--store", &url, "--by", "kernel"]);
+    bad.assert_code(2);
+    assert!(bad.stderr.contains("cannot be used with"), "{bad}");
+}
+
+#[test]
+fn run_push_measures_stores_and_pushes() {
+    let Some(url) = fresh_database("run_push") else {
+        return;
+    };
+    let lab = Lab::new();
+    let out = lab.oslab(&[
+        "run",
+        "syscall.getppid",
+        "--quick",
+        "--push",
+        "--store",
+        &url,
+    ]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("pushed run 1 to"), "{out}");
+    assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 1);
+    assert!(count(&url, "SELECT count(*) FROM oslab.figures") >= 1);
+    // A bad URL is said before anything is measured.
+    let bad = lab.oslab(&[
+        "run",
+        "syscall.getppid",
+        "--quick",
+        "--push",
+        "--store",
+        "http://x",
+    ]);
+    bad.assert_code(2);
+    assert!(!bad.stderr.contains("stored as run"), "{bad}");
+}
