@@ -33,6 +33,12 @@ fn a_run_of_another_system_is_compared_with_its_different_paths_marked() {
     doc["run"]["environment"]["os"] = "freebsd".into();
     doc["run"]["environment"]["os_release"] = "FreeBSD 14.1-RELEASE".into();
     doc["run"]["tag"] = "bsd".into();
+    // An edited run keeping the original's identity is refused: it would be two runs of one
+    // UUID. Without it, it is another run.
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    lab.oslab(&["import", file_arg])
+        .assert_user_error(&["other content", "remove the document's \"uuid\""]);
+    doc["run"].as_object_mut().unwrap().remove("uuid");
     std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
     lab.oslab(&["import", file_arg]).assert_code(0);
 

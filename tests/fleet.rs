@@ -491,3 +491,80 @@ fn run_push_measures_stores_and_pushes() {
     bad.assert_code(2);
     assert!(!bad.stderr.contains("stored as run"), "{bad}");
 }
+
+/// `bench/fleet.sh`: push throughput for a 100-run history, and the time of the fleet view
+/// over 1,000 runs (target: under 2 s). Copies of a real run (`OSLAB_BENCH_SEED`, a database
+/// holding one) from 20 machines on three kernels.
+#[test]
+#[ignore = "a benchmark: bench/fleet.sh runs it"]
+fn bench_push_and_fleet_view() {
+    let seed = std::env::var("OSLAB_BENCH_SEED").expect("bench/fleet.sh sets OSLAB_BENCH_SEED");
+    let url = fresh_database("bench").expect("a PostgreSQL for the benchmark");
+    let seed = Store::open_existing(Path::new(&seed))
+        .and_then(|s| s.load_run(1))
+        .expect("the seed run");
+    let copy = |i: u32| {
+        let mut r = seed.clone();
+        r.uuid = oslab::model::identity::new_run_uuid();
+        r.started_at += f64::from(i);
+        let host = format!("host-{:02}", i % 20);
+        r.environment.machine = oslab::model::identity::machine_hash(&host);
+        r.environment.hostname = Some(host);
+        r.environment.kernel_release = Some(["6.1.0", "6.6.0", "6.12.0"][(i % 3) as usize].into());
+        r
+    };
+    let fill = |lab: &Lab, range: std::ops::Range<u32>| {
+        let mut store = Store::open(lab.db()).unwrap();
+        for i in range {
+            store.begin_run(&copy(i)).unwrap();
+        }
+    };
+    let results = seed.results.len();
+    let samples: usize = seed.results.iter().map(|r| r.samples.len()).sum();
+    let configs = oslab::report::pool::pool(&seed.results).len();
+    let rows_per_run = 1 + results + samples + configs;
+
+    let history = Lab::new();
+    fill(&history, 0..100);
+    let start = Instant::now();
+    history.oslab(&["push", "--store", &url]).assert_code(0);
+    let took = start.elapsed().as_secs_f64();
+    println!(
+        "push: 100 runs ({results} results, {samples} samples, {configs} configurations each: \
+         {} rows) in {took:.2} s: {:.0} rows/s, {:.1} runs/s",
+        100 * rows_per_run,
+        (100 * rows_per_run) as f64 / took,
+        100.0 / took
+    );
+    let rest = Lab::new();
+    fill(&rest, 100..1000);
+    rest.oslab(&["push", "--store", &url]).assert_code(0);
+    assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 1000);
+    for by in ["kernel", "host"] {
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let start = Instant::now();
+            let page = rest.dir().join("fleet.html");
+            rest.oslab(&[
+                "report",
+                "--store",
+                &url,
+                "--by",
+                by,
+                "-o",
+                page.to_str().unwrap(),
+            ])
+            .assert_code(0);
+            times.push(start.elapsed().as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "fleet view --by {by} over 1000 runs ({} figure rows): median {:.3} s, min {:.3} s, \
+             max {:.3} s of 5 (target < 2 s)",
+            count(&url, "SELECT count(*) FROM oslab.figures"),
+            times[2],
+            times[0],
+            times[4]
+        );
+    }
+}

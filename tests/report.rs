@@ -422,14 +422,12 @@ fn find_chromium() -> Option<&'static str> {
     found("chromium").then_some("chromium")
 }
 
-/// Load `file` in Chromium: no console message, the charts and tables in the DOM, with
-/// `parts` besides, and a screenshot.
-fn chromium_check(file: &Path, parts: &[&str]) {
-    let Some(browser) = chromium() else {
-        return;
-    };
+/// Load `file` in headless Chromium: its DOM once no console message was printed, and a
+/// function taking a screenshot into the given path (`None`: no Chromium, said on stderr).
+#[allow(clippy::type_complexity)]
+fn chromium_dom(file: &Path) -> Option<(String, Box<dyn Fn(&Path) -> std::process::Output>)> {
+    let browser = chromium()?;
     let profile = tempfile::tempdir().unwrap();
-    let shot = profile.path().join("shot.png");
     let url = format!("file://{}", file.display());
     let base = [
         "--headless",
@@ -445,7 +443,8 @@ fn chromium_check(file: &Path, parts: &[&str]) {
         "--window-size=1280,2400",
     ];
     let user_data = format!("--user-data-dir={}", profile.path().join("p").display());
-    let run = |extra: &str| {
+    let run = move |extra: &str| {
+        let _keep = &profile;
         Command::new(browser)
             .args(base)
             .arg(&user_data)
@@ -461,7 +460,17 @@ fn chromium_check(file: &Path, parts: &[&str]) {
         .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
         .collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
-    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    let text = String::from_utf8_lossy(&dom.stdout).into_owned();
+    let shoot = move |shot: &Path| run(&format!("--screenshot={}", shot.display()));
+    Some((text, Box::new(shoot)))
+}
+
+/// Load `file` in Chromium: no console message, the charts and tables in the DOM, with
+/// `parts` besides, and a screenshot.
+fn chromium_check(file: &Path, parts: &[&str]) {
+    let Some((dom_text, shoot)) = chromium_dom(file) else {
+        return;
+    };
     assert!(
         dom_text.contains("data-chart=\"ladder-run1\""),
         "the DOM has the charts"
@@ -480,7 +489,9 @@ fn chromium_check(file: &Path, parts: &[&str]) {
     {
         assert!(dom_text.contains(part), "the DOM has {part}");
     }
-    let shot_out = run(&format!("--screenshot={}", shot.display()));
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    let shot_out = shoot(&shot);
     assert!(shot_out.status.success(), "screenshot: {:?}", shot_out);
     let png = std::fs::read(&shot).expect("a screenshot was written");
     assert!(
@@ -490,4 +501,48 @@ fn chromium_check(file: &Path, parts: &[&str]) {
     if let Ok(keep) = std::env::var("OSLAB_TEST_SCREENSHOT") {
         std::fs::copy(&shot, keep).unwrap();
     }
+}
+
+/// The fleet view's page (`report --store URL --by KEY`) in Chromium: the section, a strip per
+/// configuration, the flagged machine.
+#[test]
+fn chromium_loads_the_fleet_page() {
+    use oslab::analysis::fleet::{Point, view};
+    let points: Vec<Point> = (0..6)
+        .map(|i| Point {
+            config: "syscall.getppid".into(),
+            name: "syscall.getppid".into(),
+            unit: "ns/call".into(),
+            machine: format!("m{i}"),
+            host: format!("host-{i}"),
+            group: if i == 5 { "6.8.0" } else { "6.1.0" }.into(),
+            run_id: i,
+            value: if i == 5 { 180.0 } else { 100.0 + i as f64 },
+        })
+        .collect();
+    let configs = view(&points);
+    let page = oslab::report::fleet::html(&oslab::report::fleet::Fleet {
+        store: "postgres://lab:***@db:5432/oslab",
+        by: "kernel",
+        runs: 6,
+        machines: 6,
+        configs: &configs,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.html");
+    std::fs::write(&file, page).unwrap();
+    let Some((dom, shoot)) = chromium_dom(&file) else {
+        return;
+    };
+    for part in [
+        "<section id=\"fleet\">",
+        "data-chart=\"fleet\"",
+        "data-outlier=\"m5\"",
+        "</html>",
+    ] {
+        assert!(dom.contains(part), "the DOM has {part}");
+    }
+    let shot = dir.path().join("fleet.png");
+    assert!(shoot(&shot).status.success());
+    assert!(std::fs::read(&shot).unwrap().starts_with(b"\x89PNG"));
 }

@@ -15,6 +15,7 @@ pub fn run_document(run: &Run) -> Value {
     let pooled = pool(&run.results);
     let mut doc = json!({
         "run_id": run.id,
+        "run_uuid": run.uuid,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
         "tag": run.tag,

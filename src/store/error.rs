@@ -55,6 +55,19 @@ pub enum StoreError {
     )]
     NoSuchRun { path: PathBuf, run_id: i64 },
 
+    /// An imported run whose identity the database holds with other content: the document
+    /// was edited after export. Storing it would make two runs of one UUID.
+    #[error(
+        "the run to import has UUID {uuid}, which {} holds as run {run_id} with other content \
+         (edited after export?); remove the document's \"uuid\" to import it as a new run",
+        path.display()
+    )]
+    UuidConflict {
+        path: PathBuf,
+        uuid: String,
+        run_id: i64,
+    },
+
     #[error(
         "database {} stayed locked by another process for {BUSY_TIMEOUT_S} s; wait for the \
          other oslab to finish or pass another --db",

@@ -81,7 +81,16 @@ impl Store {
             .during(&self.path, "looking up earlier imports")?;
         match (known, same) {
             (Some(id), _) => return Ok(Imported::AlreadyImported(id)),
-            (None, Some(id)) => return Ok(Imported::AlreadyStored(id)),
+            (None, Some(id)) if fingerprint(&read::run(&tx, &self.path, id)?) == print => {
+                return Ok(Imported::AlreadyStored(id));
+            }
+            (None, Some(id)) => {
+                return Err(StoreError::UuidConflict {
+                    path: self.path.clone(),
+                    uuid,
+                    run_id: id,
+                });
+            }
             (None, None) => {}
         }
         let candidates: Vec<i64> = tx

@@ -11,6 +11,12 @@ pub fn check_run_contract(doc: &Value) {
         .as_i64()
         .unwrap_or_else(|| panic!("run_id is an integer: {}", doc["run_id"]));
     assert!(run_id > 0, "run_id {run_id} is positive");
+    let uuid = doc["run_uuid"].as_str().unwrap_or_default();
+    assert!(
+        oslab::model::identity::is_run_uuid(uuid),
+        "run_uuid is a UUID: {}",
+        doc["run_uuid"]
+    );
     let env = object(&doc["environment"], "environment");
     assert_eq!(
         env.get("kernel_release").and_then(Value::as_str),

@@ -84,29 +84,8 @@ impl Fleet {
         let secret = self.target.password();
         let what = format!("pushing run {}", run.id);
         let fail = |e: postgres::Error| classify(&e, &shown, secret.as_deref(), &what);
-        let env = &run.environment;
         let mut tx = self.client.transaction().map_err(fail)?;
-        let row = tx
-            .query_opt(
-                schema::INSERT_RUN,
-                &[
-                    &uuid,
-                    &run.started_at,
-                    &run.finished_at,
-                    &run.tag,
-                    &run.oslab_version,
-                    &env.machine,
-                    &env.hostname,
-                    &env.os,
-                    &env.os_release,
-                    &env.kernel_release,
-                    &env.arch,
-                    &env.cpu_model,
-                    &Json(&parts.header),
-                ],
-            )
-            .map_err(fail)?;
-        let Some(row) = row else {
+        let Some(id) = insert_run(&mut tx, run, uuid, &parts.header).map_err(fail)? else {
             let id: i64 = tx
                 .query_one(schema::FIND_RUN, &[&uuid])
                 .map_err(fail)?
@@ -114,46 +93,93 @@ impl Fleet {
             tx.commit().map_err(fail)?;
             return Ok(Pushed::AlreadyThere(id));
         };
-        let id: i64 = row.get(0);
+        copy_rows(&mut tx, id, &parts, figures).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(Pushed::New(id))
+    }
+}
 
-        let sink = tx.copy_in(schema::COPY_RESULTS).map_err(fail)?;
-        let mut w = BinaryCopyInWriter::new(sink, &[Type::INT8, Type::INT4, Type::JSONB]);
-        for (position, doc) in parts.results.iter().enumerate() {
-            w.write(&[&id, &(position as i32), &Json(doc)])
-                .map_err(fail)?;
-        }
-        w.finish().map_err(fail)?;
+/// The run's row; `None` when the store has its UUID already.
+fn insert_run(
+    tx: &mut postgres::Transaction<'_>,
+    run: &Run,
+    uuid: uuid::Uuid,
+    header: &Value,
+) -> Result<Option<i64>, postgres::Error> {
+    let env = &run.environment;
+    let row = tx.query_opt(
+        schema::INSERT_RUN,
+        &[
+            &uuid,
+            &run.started_at,
+            &run.finished_at,
+            &run.tag,
+            &run.oslab_version,
+            &env.machine,
+            &env.hostname,
+            &env.os,
+            &env.os_release,
+            &env.kernel_release,
+            &env.arch,
+            &env.cpu_model,
+            &Json(header),
+        ],
+    )?;
+    Ok(row.map(|r| r.get(0)))
+}
 
-        let sink = tx.copy_in(schema::COPY_SAMPLES).map_err(fail)?;
-        let types = [
-            Type::INT8,
-            Type::INT4,
-            Type::INT4,
-            Type::FLOAT8,
-            Type::JSONB,
-        ];
-        let mut w = BinaryCopyInWriter::new(sink, &types);
+/// One binary COPY: `sql`'s columns of `types`, the rows `write` gives.
+fn copy(
+    tx: &mut postgres::Transaction<'_>,
+    sql: &str,
+    types: &[Type],
+    write: impl FnOnce(&mut BinaryCopyInWriter<'_>) -> Result<(), postgres::Error>,
+) -> Result<(), postgres::Error> {
+    let mut writer = BinaryCopyInWriter::new(tx.copy_in(sql)?, types);
+    write(&mut writer)?;
+    writer.finish().map(drop)
+}
+
+/// The run's results, samples and figures, each table in one COPY.
+fn copy_rows(
+    tx: &mut postgres::Transaction<'_>,
+    id: i64,
+    parts: &Parts,
+    figures: &[ConfigFigure],
+) -> Result<(), postgres::Error> {
+    use Type as T;
+    copy(
+        tx,
+        schema::COPY_RESULTS,
+        &[T::INT8, T::INT4, T::JSONB],
+        |w| {
+            for (position, doc) in parts.results.iter().enumerate() {
+                w.write(&[&id, &(position as i32), &Json(doc)])?;
+            }
+            Ok(())
+        },
+    )?;
+    let types = [T::INT8, T::INT4, T::INT4, T::FLOAT8, T::JSONB];
+    copy(tx, schema::COPY_SAMPLES, &types, |w| {
         for (position, idx, ns, doc) in &parts.samples {
-            w.write(&[&id, position, idx, ns, &Json(doc)])
-                .map_err(fail)?;
+            w.write(&[&id, position, idx, ns, &Json(doc)])?;
         }
-        w.finish().map_err(fail)?;
-
-        let sink = tx.copy_in(schema::COPY_FIGURES).map_err(fail)?;
-        let types = [
-            Type::INT8,
-            Type::INT4,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::INT4,
-            Type::FLOAT8,
-            Type::FLOAT8,
-            Type::FLOAT8,
-        ];
-        let mut w = BinaryCopyInWriter::new(sink, &types);
+        Ok(())
+    })?;
+    let types = [
+        T::INT8,
+        T::INT4,
+        T::TEXT,
+        T::TEXT,
+        T::TEXT,
+        T::TEXT,
+        T::TEXT,
+        T::INT4,
+        T::FLOAT8,
+        T::FLOAT8,
+        T::FLOAT8,
+    ];
+    copy(tx, schema::COPY_FIGURES, &types, |w| {
         for (position, f) in figures.iter().enumerate() {
             let processes = i32::try_from(f.processes).unwrap_or(i32::MAX);
             let row: [&(dyn ToSql + Sync); 11] = [
@@ -169,10 +195,8 @@ impl Fleet {
                 &f.low,
                 &f.high,
             ];
-            w.write(&row).map_err(fail)?;
+            w.write(&row)?;
         }
-        w.finish().map_err(fail)?;
-        tx.commit().map_err(fail)?;
-        Ok(Pushed::New(id))
-    }
+        Ok(())
+    })
 }
