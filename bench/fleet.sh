@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 
 bash .ci/postgres install
 work=$(mktemp -d /tmp/oslab-bench-fleet.XXXXXX)
+# The server runs as the user postgres when this is root: it must reach its directory.
+chmod 755 "$work"
 trap 'bash .ci/postgres stop "$work/pg"; rm -rf "$work"' EXIT
 OSLAB_TEST_PG=$(bash .ci/postgres start "$work/pg")
 export OSLAB_TEST_PG

@@ -524,10 +524,19 @@ fn bench_push_and_fleet_view() {
     let configs = oslab::report::pool::pool(&seed.results).len();
     let rows_per_run = 1 + results + samples + configs;
 
+    // Without the commands' time limit: pushing 900 runs takes minutes.
+    let push = |lab: &Lab| {
+        let out = lab.command(&["push", "--store", &url]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
     let history = Lab::new();
     fill(&history, 0..100);
     let start = Instant::now();
-    history.oslab(&["push", "--store", &url]).assert_code(0);
+    push(&history);
     let took = start.elapsed().as_secs_f64();
     println!(
         "push: 100 runs ({results} results, {samples} samples, {configs} configurations each: \
@@ -538,7 +547,7 @@ fn bench_push_and_fleet_view() {
     );
     let rest = Lab::new();
     fill(&rest, 100..1000);
-    rest.oslab(&["push", "--store", &url]).assert_code(0);
+    push(&rest);
     assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 1000);
     for by in ["kernel", "host"] {
         let mut times = Vec::new();

@@ -32,7 +32,7 @@ pub(super) fn push(
             .map(|w| named.resolve(Some(w)).map(|r| r.id))
             .collect::<Result<Vec<_>>>()?
     };
-    let tally = push_runs(&mut local, &mut fleet, &ids)?;
+    let tally = push_runs(&path, &mut local, &mut fleet, &ids)?;
     let summary = format!(
         "pushed {}, already there {}, failed {} ({})",
         tally.pushed.len(),
@@ -62,7 +62,17 @@ pub(super) fn push(
 
 /// Push `ids` in order, each in its own transaction. A lost connection fails the run it cut
 /// and every one after it (each is named); Ctrl-C stops between two runs.
-fn push_runs(local: &mut Store, fleet: &mut Fleet, ids: &[i64]) -> Result<Tally> {
+///
+/// A second thread reads the next run from the local file and computes its figures (the
+/// bootstrap intervals, most of a push's time on this side) while this one sends the
+/// previous run, so the two sides work at once.
+fn push_runs(
+    path: &std::path::Path,
+    local: &mut Store,
+    fleet: &mut Fleet,
+    ids: &[i64],
+) -> Result<Tally> {
+    use std::sync::atomic::{AtomicBool, Ordering};
     let mut tally = Tally::default();
     let bar = (ids.len() > 1 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(ids.len() as u64);
@@ -72,54 +82,99 @@ fn push_runs(local: &mut Store, fleet: &mut Fleet, ids: &[i64]) -> Result<Tally>
         );
         bar
     });
-    let mut lost: Option<String> = None;
-    for &id in ids {
-        if crate::platform::interrupt::requested().is_some() {
-            break;
-        }
-        let run = local.load_run(id)?;
-        let entry = |extra: serde_json::Value| {
-            let mut v = serde_json::json!({"run": id, "uuid": run.uuid});
-            if let (Some(map), serde_json::Value::Object(more)) = (v.as_object_mut(), extra) {
-                map.extend(more);
-            }
-            v
-        };
-        if let Some(why) = &lost {
-            tally.failed.push(entry(serde_json::json!({"error": why})));
-            continue;
-        }
-        match fleet.push(&run, &config_figures(&run)) {
-            Ok(Pushed::New(at)) => {
-                local.record_push(id, fleet.store_id(), runner::unix_now())?;
-                tally
-                    .pushed
-                    .push(entry(serde_json::json!({"store_id": at})));
-            }
-            Ok(Pushed::AlreadyThere(at)) => {
-                local.record_push(id, fleet.store_id(), runner::unix_now())?;
-                tally
-                    .already
-                    .push(entry(serde_json::json!({"store_id": at})));
-            }
-            Err(e) => {
-                eprintln!("oslab: run {id}: {e}");
-                if matches!(e, FleetError::Lost { .. } | FleetError::Unreachable { .. }) {
-                    lost = Some(e.to_string());
+    let lost_flag = AtomicBool::new(false);
+    let (send, receive) = std::sync::mpsc::sync_channel::<Result<Prepared>>(1);
+    let lost_ref = &lost_flag;
+    std::thread::scope(|scope| -> Result<()> {
+        // The sender moves to the producer, so the loop below ends when it has sent all; the
+        // receiver is this closure's, so an early return stops the producer too.
+        scope.spawn(move || prepare_runs(path, ids, lost_ref, &send));
+        let receive = receive;
+        let mut lost: Option<String> = None;
+        for prepared in receive.iter() {
+            let (id, run, figures) = prepared?;
+            let entry = |extra: serde_json::Value| {
+                let mut v = serde_json::json!({"run": id, "uuid": run.uuid});
+                if let (Some(map), serde_json::Value::Object(more)) = (v.as_object_mut(), extra) {
+                    map.extend(more);
                 }
-                tally
-                    .failed
-                    .push(entry(serde_json::json!({"error": e.to_string()})));
+                v
+            };
+            if let Some(why) = &lost {
+                tally.failed.push(entry(serde_json::json!({"error": why})));
+                continue;
+            }
+            match fleet.push(&run, &figures) {
+                Ok(Pushed::New(at)) => {
+                    local.record_push(id, fleet.store_id(), runner::unix_now())?;
+                    tally
+                        .pushed
+                        .push(entry(serde_json::json!({"store_id": at})));
+                }
+                Ok(Pushed::AlreadyThere(at)) => {
+                    local.record_push(id, fleet.store_id(), runner::unix_now())?;
+                    tally
+                        .already
+                        .push(entry(serde_json::json!({"store_id": at})));
+                }
+                Err(e) => {
+                    eprintln!("oslab: run {id}: {e}");
+                    if matches!(e, FleetError::Lost { .. } | FleetError::Unreachable { .. }) {
+                        lost = Some(e.to_string());
+                        lost_ref.store(true, Ordering::Relaxed);
+                    }
+                    tally
+                        .failed
+                        .push(entry(serde_json::json!({"error": e.to_string()})));
+                }
+            }
+            if let Some(bar) = &bar {
+                bar.inc(1);
             }
         }
-        if let Some(bar) = &bar {
-            bar.inc(1);
-        }
-    }
+        Ok(())
+    })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     Ok(tally)
+}
+
+/// A run read back with its figures, ready to push.
+type Prepared = (i64, Run, Vec<ConfigFigure>);
+
+/// The producer side of [`push_runs`]: each run from the local file with its figures (none
+/// once the store is lost: the run only fails), until Ctrl-C or the consumer is gone.
+fn prepare_runs(
+    path: &std::path::Path,
+    ids: &[i64],
+    lost: &std::sync::atomic::AtomicBool,
+    send: &std::sync::mpsc::SyncSender<Result<Prepared>>,
+) {
+    let store = match Store::open_existing(path) {
+        Ok(store) => store,
+        Err(e) => {
+            let _ = send.send(Err(e.into()));
+            return;
+        }
+    };
+    for &id in ids {
+        if crate::platform::interrupt::requested().is_some() {
+            return;
+        }
+        let prepared = store.load_run(id).map_err(anyhow::Error::from).map(|run| {
+            let figures = if lost.load(std::sync::atomic::Ordering::Relaxed) {
+                Vec::new()
+            } else {
+                config_figures(&run)
+            };
+            (id, run, figures)
+        });
+        let failed = prepared.is_err();
+        if send.send(prepared).is_err() || failed {
+            return;
+        }
+    }
 }
 
 /// `run --push`: the stored run goes to the fleet store; a failure leaves it local, says how
@@ -132,7 +187,7 @@ pub(super) fn push_measured(
     let outcome = (|| -> Result<Tally> {
         let mut local = Store::open_existing(path)?;
         let mut fleet = source::connect(store)?;
-        let tally = push_runs(&mut local, &mut fleet, &[run_id])?;
+        let tally = push_runs(path, &mut local, &mut fleet, &[run_id])?;
         if tally.failed.is_empty() {
             eprintln!("pushed run {run_id} to {}", fleet.shown());
         }
