@@ -479,6 +479,13 @@ fn run_push_measures_stores_and_pushes() {
     assert!(out.stderr.contains("pushed run 1 to"), "{out}");
     assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 1);
     assert!(count(&url, "SELECT count(*) FROM oslab.figures") >= 1);
+    // The store's password is in neither copy of the run's command line.
+    let argv = lab.oslab(&["show", "--json"]).json()["settings"]["argv"].to_string();
+    assert!(argv.contains("--store") && argv.contains(":***@"), "{argv}");
+    assert!(!argv.contains(":oslab@"), "{argv}");
+    let there =
+        lab.oslab(&["show", "--json", "--store", &url]).json()["settings"]["argv"].to_string();
+    assert_eq!(there, argv);
     // A bad URL is said before anything is measured.
     let bad = lab.oslab(&[
         "run",

@@ -1,7 +1,7 @@
 //! `oslab push`, `run --push` and the fleet view `report --store URL --by KEY`.
 
 use super::*;
-use crate::store::fleet::{ConfigFigure, Fleet, FleetError, Pushed};
+use crate::store::fleet::{ConfigFigure, Fleet, FleetError, FleetFigure, Pushed};
 
 /// What one `push` did, for its summary line and its JSON.
 #[derive(Default)]
@@ -241,33 +241,20 @@ fn config_key(r: &crate::model::ExperimentResult) -> String {
     key
 }
 
-/// `report --store URL --by KEY`: the fleet view as HTML (or JSON).
-pub(super) fn fleet_report(
-    store: Option<String>,
-    by: FleetKey,
-    json: bool,
-    output: &std::path::Path,
-) -> Result<ExitCode> {
-    use crate::analysis::fleet::{Point, view};
-    let mut fleet = source::connect(store.as_deref())?;
-    let figures = fleet.figures()?;
-    let by_name = match by {
-        FleetKey::Kernel => "kernel",
-        FleetKey::Host => "host",
-        FleetKey::Os => "os",
-        FleetKey::Cpu => "cpu",
-    };
-    let key = |f: &crate::store::fleet::FleetFigure| match by {
+/// The figures the fleet view groups: those of results that measured (`ok`, `suspect`), each
+/// with its `--by` key ("unknown" where the run lacks it).
+fn points(figures: &[FleetFigure], by: FleetKey) -> Vec<crate::analysis::fleet::Point> {
+    let key = |f: &FleetFigure| match by {
         FleetKey::Kernel => f.kernel.clone(),
         FleetKey::Host => f.hostname.clone(),
         FleetKey::Os => Some(f.os.clone()),
         FleetKey::Cpu => f.cpu.clone(),
     };
-    let points: Vec<Point> = figures
+    figures
         .iter()
         .filter(|f| f.status == "ok" || f.status == "suspect")
         .filter_map(|f| {
-            Some(Point {
+            Some(crate::analysis::fleet::Point {
                 config: f.config.clone(),
                 name: f.name.clone(),
                 unit: f.unit.clone(),
@@ -278,8 +265,25 @@ pub(super) fn fleet_report(
                 value: f.median?,
             })
         })
-        .collect();
-    let configs = view(&points);
+        .collect()
+}
+
+/// `report --store URL --by KEY`: the fleet view as HTML (or JSON).
+pub(super) fn fleet_report(
+    store: Option<String>,
+    by: FleetKey,
+    json: bool,
+    output: &std::path::Path,
+) -> Result<ExitCode> {
+    let mut fleet = source::connect(store.as_deref())?;
+    let figures = fleet.figures()?;
+    let by_name = match by {
+        FleetKey::Kernel => "kernel",
+        FleetKey::Host => "host",
+        FleetKey::Os => "os",
+        FleetKey::Cpu => "cpu",
+    };
+    let configs = crate::analysis::fleet::view(&points(&figures, by));
     let runs: std::collections::BTreeSet<i64> = figures.iter().map(|f| f.run_id).collect();
     let machines: std::collections::BTreeSet<&str> =
         figures.iter().map(|f| f.machine.as_str()).collect();

@@ -186,7 +186,10 @@ fn new_run(
                 .then(|| crate::platform::mount::mount_of(dir))
                 .and_then(Result::ok)
                 .map(|m| m.describe()),
-            argv: std::env::args().collect(),
+            // A fleet store's password (`--store postgres://user:pw@…`) is never stored.
+            argv: std::env::args()
+                .map(|a| crate::store::fleet::mask_url(&a))
+                .collect(),
         },
         clock,
         environment,
