@@ -11,10 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::pg::{client, fresh_database, with_database};
-use common::{Lab, spread, synthetic_result};
-use oslab::model::env::Environment;
+use common::{Lab, spread, synthetic_result, synthetic_run};
 use oslab::model::profile::{FoldedStack, Profile};
-use oslab::model::{ClockInfo, CounterValue, Fact, LoadRecord, Run, RunSettings};
+use oslab::model::{CounterValue, Fact, LoadRecord, Run};
 use oslab::store::Store;
 use serde_json::Value;
 
@@ -68,37 +67,15 @@ fn run(host: &str, kernel: &str, scale: f64, samples: usize, started: f64) -> Ru
         note: "not measured".into(),
     }];
     mapped.earlier_medians = vec![7.25, 7.5];
-    Run {
-        id: 0,
-        uuid: oslab::model::identity::new_run_uuid(),
-        started_at: started,
-        finished_at: Some(started + 12.25),
-        tag: Some(format!("on-{host}")),
-        oslab_version: "0.1.0".into(),
-        settings: RunSettings {
-            quick: true,
-            precision: 0.05,
-            cpus: vec![1],
-            ..RunSettings::default()
-        },
-        clock: ClockInfo {
-            source: "tsc".into(),
-            reason: "invariant".into(),
-            tsc_hz: Some(2_596_122_135.870_115),
-            overhead_ns: 18.25,
-            resolution_ns: 0.416_666_666_666_666_7,
-        },
-        environment: Environment {
-            cpu_model: Some("Test CPU".into()),
-            kernel_release: Some(kernel.into()),
-            hostname: Some(host.into()),
-            machine: oslab::model::identity::machine_hash(host),
-            os: "linux".into(),
-            arch: "x86_64".into(),
-            ..Environment::default()
-        },
-        results: vec![getppid, mapped],
-    }
+    let mut run = synthetic_run(0, &format!("on-{host}"), kernel, vec![getppid, mapped]);
+    run.uuid = oslab::model::identity::new_run_uuid();
+    run.started_at = started;
+    run.finished_at = Some(started + 12.25);
+    run.clock.tsc_hz = Some(2_596_122_135.870_115);
+    run.clock.resolution_ns = 0.416_666_666_666_666_7;
+    run.environment.hostname = Some(host.into());
+    run.environment.machine = oslab::model::identity::machine_hash(host);
+    run
 }
 
 /// A local database at `path` holding `runs`.

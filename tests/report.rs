@@ -13,9 +13,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Lab, spread, synthetic_result};
-use oslab::model::env::Environment;
-use oslab::model::{ClockInfo, CounterStatus, ExperimentResult, Run, RunSettings, Status};
+use common::{Lab, spread, synthetic_result, synthetic_run};
+use oslab::model::{CounterStatus, ExperimentResult, Run, Status};
 use oslab::report::html;
 use oslab::store::Store;
 
@@ -74,39 +73,9 @@ fn run(id: i64, tag: &str, kernel: &str, scale: f64) -> Run {
         ));
     }
     results.push(reclaimed(scale));
-    Run {
-        id,
-        uuid: String::new(),
-        started_at: 1_700_000_000.0 + id as f64,
-        finished_at: Some(1_700_000_100.0 + id as f64),
-        tag: Some(tag.into()),
-        oslab_version: "0.1.0".into(),
-        settings: RunSettings {
-            quick: true,
-            precision: 0.05,
-            cpus: vec![1],
-            ..RunSettings::default()
-        },
-        clock: ClockInfo {
-            source: "tsc".into(),
-            reason: "invariant".into(),
-            tsc_hz: Some(2.5e9),
-            overhead_ns: 20.0,
-            resolution_ns: 10.0,
-        },
-        environment: Environment {
-            cpu_model: Some("Test CPU".into()),
-            kernel_release: Some(kernel.into()),
-            os: "linux".into(),
-            arch: "x86_64".into(),
-            ..Environment::default()
-        },
-        results,
-    }
+    synthetic_run(id, tag, kernel, results)
 }
 
-/// A walk beside a memory load whose reclaim tracepoints counted `scale` × 8000 pages stolen
-/// per pass (the Reclaim section).
 fn reclaimed(scale: f64) -> ExperimentResult {
     let mut r = result("mmap.access", &[], &spread(4.0 * scale, 0.02, 8));
     r.label = Some("anonymous, headroom -25%".into());

@@ -450,3 +450,42 @@ pub fn synthetic_result(
     }
     r
 }
+
+/// A run holding `results` as the compare, report and fleet tests build them: quick, one CPU,
+/// a TSC clock, Linux on x86-64 with `kernel`, started at 1.7e9 + `id` seconds.
+pub fn synthetic_run(
+    id: i64,
+    tag: &str,
+    kernel: &str,
+    results: Vec<oslab::model::ExperimentResult>,
+) -> oslab::model::Run {
+    oslab::model::Run {
+        id,
+        uuid: String::new(),
+        started_at: 1_700_000_000.0 + id as f64,
+        finished_at: Some(1_700_000_100.0 + id as f64),
+        tag: Some(tag.into()),
+        oslab_version: "0.1.0".into(),
+        settings: oslab::model::RunSettings {
+            quick: true,
+            precision: 0.05,
+            cpus: vec![1],
+            ..oslab::model::RunSettings::default()
+        },
+        clock: oslab::model::ClockInfo {
+            source: "tsc".into(),
+            reason: "invariant".into(),
+            tsc_hz: Some(2.5e9),
+            overhead_ns: 20.0,
+            resolution_ns: 10.0,
+        },
+        environment: oslab::model::env::Environment {
+            cpu_model: Some("Test CPU".into()),
+            kernel_release: Some(kernel.into()),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            ..oslab::model::env::Environment::default()
+        },
+        results,
+    }
+}
