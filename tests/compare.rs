@@ -10,46 +10,21 @@
 
 mod common;
 
-use common::{Lab, spread, synthetic_result as result};
+use common::{Lab, spread, synthetic_result as result, synthetic_run};
 use oslab::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
-use oslab::model::env::Environment;
-use oslab::model::{ClockInfo, ExperimentResult, Run, RunSettings};
+use oslab::model::{ExperimentResult, Run};
 use oslab::report;
 use oslab::store::Store;
 use serde_json::Value;
 
 fn run(id: i64, tag: &str, kernel: &str, results: Vec<ExperimentResult>) -> Run {
-    Run {
-        id,
-        uuid: String::new(),
-        started_at: 1_700_000_000.0 + id as f64,
-        finished_at: Some(1_700_000_100.0 + id as f64),
-        tag: Some(tag.into()),
-        oslab_version: "0.1.0".into(),
-        settings: RunSettings {
-            quick: true,
-            precision: 0.05,
-            cpus: vec![1],
-            argv: vec!["oslab".into(), "run".into(), tag.into()],
-            ..RunSettings::default()
-        },
-        clock: ClockInfo {
-            source: "tsc".into(),
-            reason: "invariant".into(),
-            tsc_hz: Some(2.5e9),
-            overhead_ns: 20.0,
-            resolution_ns: 10.0,
-        },
-        environment: Environment {
-            kernel_release: Some(kernel.into()),
-            os: "linux".into(),
-            arch: "x86_64".into(),
-            cpu_mhz: Some(2000.0 + id as f64),
-            vulnerabilities: [("spectre_v2".to_string(), "Mitigation: IBRS".to_string())].into(),
-            ..Environment::default()
-        },
-        results,
-    }
+    let mut run = synthetic_run(id, tag, kernel, results);
+    run.settings.argv = vec!["oslab".into(), "run".into(), tag.into()];
+    run.environment.cpu_model = None;
+    run.environment.cpu_mhz = Some(2000.0 + id as f64);
+    run.environment.vulnerabilities =
+        [("spectre_v2".to_string(), "Mitigation: IBRS".to_string())].into();
+    run
 }
 
 /// A baseline of three experiments, and B: identical, 2× slower, 1% slower with a tiny
