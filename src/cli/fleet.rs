@@ -24,13 +24,22 @@ pub(super) fn push(
     let ids = if runs.is_empty() {
         local.runs_not_pushed(fleet.store_id())?
     } else {
+        // Named runs are looked up, not read: the pushing thread reads each once.
         let mut named = Source::Local {
             store: Store::open_existing(&path)?,
             path: path.clone(),
         };
-        runs.iter()
-            .map(|w| named.resolve(Some(w)).map(|r| r.id))
-            .collect::<Result<Vec<_>>>()?
+        let ids = runs
+            .iter()
+            .map(|w| named.id_of(Some(w)))
+            .collect::<Result<Vec<_>>>()?;
+        // An id that names no run is refused before anything is pushed (its header only).
+        for (&id, which) in ids.iter().zip(runs) {
+            if let Err(crate::store::StoreError::NoSuchRun { .. }) = local.load_run_header(id) {
+                return Err(UserError::NoSuchRun(which.clone(), path.display().to_string()).into());
+            }
+        }
+        ids
     };
     let tally = push_runs(&path, &mut local, &mut fleet, &ids)?;
     let summary = format!(

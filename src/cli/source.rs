@@ -43,6 +43,12 @@ impl Source {
 
     /// The run named by `which` (an id, a UUID, else a tag), or the latest when `None`.
     pub(super) fn resolve(&mut self, which: Option<&str>) -> Result<Run> {
+        let id = self.id_of(which)?;
+        self.load(id)
+    }
+
+    /// The id of the run `which` names, without reading the run.
+    pub(super) fn id_of(&mut self, which: Option<&str>) -> Result<i64> {
         let id = match (which, &mut *self) {
             (None, Source::Local { store, .. }) => store.latest_run_id()?,
             (None, Source::Fleet(f)) => f.latest_run_id()?,
@@ -72,6 +78,10 @@ impl Source {
             }
             .into());
         };
+        Ok(id)
+    }
+
+    fn load(&mut self, id: i64) -> Result<Run> {
         let loaded = match self {
             Source::Local { store, .. } => store.load_run(id).map_err(|e| match e {
                 crate::store::StoreError::NoSuchRun { .. } => None,
