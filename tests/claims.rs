@@ -1,7 +1,7 @@
 //! Every experiment's claims are true: `oslab trace --experiment NAME --json` of one pass of
 //! its measured loop matches the system calls it claims (`ExperimentInfo::syscalls` at the
 //! traced parameters, and its `syscalls` counter expectation), for every experiment `oslab
-//! list --json` names at its defaults, and at the parameter values that change which calls
+//! list --json` names at its defaults (with the `--quick` sizes), and at the parameter values that change which calls
 //! the loop makes (the libc entry, a partner thread, sync and cache modes, a dynamic program,
 //! a file with data…). Outside CI a kernel that refuses tracing is one line and the test
 //! returns; under `CI=true` it must trace, except under user-mode emulation (qemu-user
@@ -28,8 +28,8 @@ const OPS: &str = "1000";
 /// For the slow loops (a device flush or a new process per op).
 const FEW_OPS: &str = "300";
 
-/// The parameter values, beside the defaults, that change which calls a loop makes, with
-/// smaller regions where a pass is fixed by its size.
+/// The parameter values, beside the defaults, that change which calls a loop makes (each
+/// pass also takes the `--quick` values of the parameters it does not set).
 const VARIANTS: &[(&str, &[&str])] = &[
     ("syscall.clock_gettime", &["entry=libc"]),
     ("syscall.getpid", &["entry=libc"]),
@@ -49,24 +49,15 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ("ipc.unix_latency", &["placement=cross"]),
     ("process.fork_exec", &["target=dynamic"]),
     ("process.posix_spawn", &["target=dynamic"]),
-    (
-        "pagefault.anon",
-        &["size=16M", "populate=madv_populate_write"],
-    ),
-    ("pagefault.prefault_sweep", &["size=16M", "batch=16"]),
-    (
-        "pagefault.prefault_sweep",
-        &["size=16M", "batch=512", "order=random"],
-    ),
-    ("pagefault.file", &["size=16M", "cache=cold"]),
-    (
-        "pagefault.file",
-        &["size=16M", "map=private", "access=write"],
-    ),
-    ("mmap.access", &["size=128M", "backing=malloc"]),
+    ("pagefault.anon", &["populate=madv_populate_write"]),
+    ("pagefault.prefault_sweep", &["batch=16"]),
+    ("pagefault.prefault_sweep", &["batch=512", "order=random"]),
+    ("pagefault.file", &["cache=cold"]),
+    ("pagefault.file", &["map=private", "access=write"]),
+    ("mmap.access", &["backing=malloc"]),
     (
         "mmap.access",
-        &["size=128M", "backing=file_shared", "prepare=memset_msync"],
+        &["backing=file_shared", "prepare=memset_msync"],
     ),
     ("fs.write", &["sync=end"]),
     ("fs.write", &["sync=each"]),
@@ -79,13 +70,18 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ("fs.delete", &["filesize=1K"]),
 ];
 
-/// The parameters a default pass is traced with: smaller regions for the fixed passes.
-fn default_params(name: &str) -> &'static [&'static str] {
-    match name {
-        "pagefault.anon" | "pagefault.file" | "pagefault.prefault_sweep" => &["size=16M"],
-        "mmap.access" => &["size=128M"],
-        _ => &[],
-    }
+/// The parameters a default pass of `experiment` (its `oslab list --json` entry) is traced
+/// with: each parameter's `--quick` value where it has one. Those only shrink the region, the
+/// file or the fileset a pass works on (a 1 GiB file is 16 MiB), which changes no call a
+/// loop makes, and keep the test's disk use small: CI's temporary directory may have less
+/// than 1 GiB free.
+fn default_params(experiment: &Value) -> Vec<String> {
+    experiment["params"]
+        .as_array()
+        .expect("params")
+        .iter()
+        .filter_map(|p| Some(format!("{}={}", p["name"].as_str()?, p["quick"].as_str()?)))
+        .collect()
 }
 
 fn ops_for(name: &str) -> &'static str {
@@ -123,7 +119,7 @@ enum Traced {
 
 /// `oslab trace --experiment NAME --json --ops N --param P...`, in the lab's directory (the
 /// file experiments work there).
-fn trace(lab: &Lab, name: &str, params: &[&str]) -> Traced {
+fn trace(lab: &Lab, name: &str, params: &[String]) -> Traced {
     let mut args = vec![
         "trace",
         "--experiment",
@@ -191,23 +187,24 @@ fn every_experiment_makes_the_calls_it_claims_at_every_parameter_that_changes_th
     let lab = Lab::new();
     let list = lab.oslab(&["list", "--json"]);
     list.assert_code(0);
-    let experiments: Vec<String> = list.json().as_array().expect("experiments")[..]
+    let listed = list.json();
+    let experiments = listed.as_array().expect("experiments");
+    assert!(experiments.len() >= 41, "{listed}");
+    let mut passes: Vec<(String, Vec<String>)> = experiments
         .iter()
-        .map(|e| e["name"].as_str().expect("a name").to_string())
-        .collect();
-    assert!(experiments.len() >= 41, "{experiments:?}");
-    let mut passes: Vec<(String, Vec<&str>)> = experiments
-        .iter()
-        .map(|name| (name.clone(), default_params(name).to_vec()))
+        .map(|e| {
+            let name = e["name"].as_str().expect("a name");
+            (name.to_string(), default_params(e))
+        })
         .collect();
     for (name, params) in VARIANTS {
-        assert!(experiments.iter().any(|e| e == name), "{name} is listed");
-        let mut all: Vec<&str> = default_params(name)
-            .iter()
-            .copied()
+        let listed = experiments.iter().find(|e| e["name"] == *name);
+        let listed = listed.unwrap_or_else(|| panic!("{name} is listed"));
+        let mut all: Vec<String> = default_params(listed)
+            .into_iter()
             .filter(|d| !params.iter().any(|p| same_param(d, p)))
             .collect();
-        all.extend_from_slice(params);
+        all.extend(params.iter().map(|p| p.to_string()));
         passes.push((name.to_string(), all));
     }
     let started = Instant::now();

@@ -425,7 +425,8 @@ pub(super) struct TraceArgs {
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     pub(super) params: Vec<String>,
     /// Operations in the traced pass [default: 10000]; an experiment whose pass is fixed by
-    /// its parameters runs that many instead
+    /// its parameters runs that many instead, and one whose parameters bound a batch (the
+    /// appends' file limit) no more than that
     #[arg(long, value_name = "N")]
     pub(super) ops: Option<u64>,
     /// Record every call (perf_event records: exact medians, but several times slower)

@@ -31,7 +31,7 @@
 use std::path::Path;
 
 use super::fs::{self, Fd, page_size};
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 

@@ -49,7 +49,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::mapping::Anon;
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::params::format_size;

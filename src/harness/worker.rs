@@ -312,12 +312,13 @@ fn hold(routine: &mut dyn experiment::Routine, ops: u64) {
     }
 }
 
-/// The experiment's setup as for sampling, then one untimed pass of `ops` operations between
-/// two marker calls: the window a tracer reads (`harness::traced`). Nothing else runs in it,
-/// and nothing is sent until it has ended.
+/// The experiment's setup as for sampling, then one untimed pass of `ops` operations (no more
+/// than the routine's `max_batch`) between two marker calls: the window a tracer reads
+/// (`harness::traced`). Nothing else runs in it, and nothing is sent until it has ended.
 fn traced_pass(job: &Job, info: &ExperimentInfo, ops: u64) -> Result<Message, SetupError> {
     let params = Params::from_map(job.params.clone());
     let mut routine = (info.setup)(&params, &context(job))?;
+    let ops = crate::model::routine::bounded(routine.as_ref(), ops);
     routine.prepare(ops).map_err(SetupError::Failed)?;
     crate::platform::systrace::mark();
     let ran = routine.run(ops);

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::model::Fact;
-use crate::model::routine::Routine;
+use crate::model::routine::{self, Routine};
 use crate::platform::cpu;
 
 /// Builds one copy's routine, in the thread that runs it.
@@ -142,7 +142,7 @@ fn companion(
         ran.ops += ops;
         ran.run_ns += took.as_secs_f64() * 1e9;
         if fixed_ops.is_none() && took < CHUNK && ops < u64::MAX / 2 {
-            ops *= 2;
+            ops = routine::bounded(routine.as_ref(), ops * 2);
         }
     }
     Ok(ran)

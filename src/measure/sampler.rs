@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::clock::Clock;
 use super::counting::Counting;
 use crate::analysis;
-use crate::model::routine::{Partner, Routine};
+use crate::model::routine::{self, Partner, Routine};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::rusage;
@@ -190,7 +190,7 @@ pub fn sample(
 }
 
 /// The batch size: `fixed_ops`, or the smallest count whose fastest of three timings reaches
-/// `target_ns`.
+/// `target_ns`, or the routine's `max_batch` when that comes first.
 fn size_batch(
     routine: &mut dyn Routine,
     clock: Clock,
@@ -201,6 +201,7 @@ fn size_batch(
     // timing, so one interrupt or cold miss cannot stop the growth early.
     let mut ops: u64 = fixed_ops.unwrap_or(1).max(1);
     while fixed_ops.is_none() {
+        ops = routine::bounded(routine, ops);
         let mut elapsed = f64::INFINITY;
         for _ in 0..3 {
             routine.prepare(ops)?;
@@ -209,7 +210,8 @@ fn size_batch(
             let t1 = clock.stop();
             elapsed = elapsed.min(clock.ns(t0, t1));
         }
-        if elapsed >= target_ns || ops >= 1 << 40 {
+        let at_bound = routine::bounded(routine, ops.saturating_add(1)) == ops;
+        if elapsed >= target_ns || ops >= 1 << 40 || at_bound {
             break;
         }
         let factor = if elapsed <= 0.0 {
@@ -295,6 +297,25 @@ fn take_sample(
 /// of an experiment with a fixed batch (a pass of the mmap lab takes seconds).
 const PROBE_BATCHES: u64 = 3;
 
+/// The batches the probe counters count: one whole pass of a fixed batch; else three of the
+/// samples' size, and more of it (the last one shorter) to a whole number of the routine's
+/// `period`, so a call made once per period counts its exact share.
+fn probe_batches(ops_per_sample: u64, fixed_batch: bool, period: Option<u64>) -> Vec<u64> {
+    let ops = ops_per_sample.max(1);
+    if fixed_batch {
+        return vec![ops];
+    }
+    let mut total = PROBE_BATCHES * ops;
+    if let Some(period) = period.filter(|&p| p > 1) {
+        total = total.div_ceil(period).saturating_mul(period);
+    }
+    let mut out = vec![ops; (total / ops) as usize];
+    if !total.is_multiple_of(ops) {
+        out.push(total % ops);
+    }
+    out
+}
+
 /// Count the probe events (see `counters::PROBE_GROUPS`) over a few untimed batches of the
 /// same size as the samples. Returns one count per event, summed over the batches; `value` has
 /// what the counter reads count by themselves subtracted (`raw` is as read).
@@ -311,10 +332,10 @@ pub fn count_probes(
     let own_reads = probes.delta(&before, &after);
 
     let mut totals: Vec<ProbeCount> = Vec::new();
-    for _ in 0..if fixed_batch { 1 } else { PROBE_BATCHES } {
-        routine.prepare(ops_per_sample)?;
+    for ops in probe_batches(ops_per_sample, fixed_batch, routine.period()) {
+        routine.prepare(ops)?;
         let before = probes.read_before();
-        routine.run(ops_per_sample)?;
+        routine.run(ops)?;
         let after = probes.read_after();
         for (name, mut c) in probes.delta(&before, &after) {
             if let Some(own) = own_reads.get(&name).and_then(|o| o.value) {
@@ -322,7 +343,7 @@ pub fn count_probes(
             }
             match totals.iter_mut().find(|p| p.name == name) {
                 Some(total) => {
-                    total.ops += ops_per_sample;
+                    total.ops += ops;
                     total.count.value = total.count.value.zip(c.value).map(|(a, b)| a + b);
                     total.count.raw += c.raw;
                     total.count.enabled_ns += c.enabled_ns;
@@ -330,7 +351,7 @@ pub fn count_probes(
                 }
                 None => totals.push(ProbeCount {
                     name,
-                    ops: ops_per_sample,
+                    ops,
                     count: c,
                 }),
             }
@@ -398,6 +419,57 @@ fn empty_loop(ops: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::clock::{self, ClockChoice};
+
+    /// A routine that costs nothing and holds at most `most` ops a batch; the largest batch
+    /// it was asked to run.
+    struct Bounded {
+        most: u64,
+        largest: u64,
+    }
+
+    impl Routine for Bounded {
+        fn run(&mut self, ops: u64) -> Result<(), String> {
+            self.largest = self.largest.max(ops);
+            Ok(())
+        }
+
+        fn max_batch(&self) -> Option<u64> {
+            Some(self.most)
+        }
+    }
+
+    #[test]
+    fn probes_count_whole_periods() {
+        assert_eq!(probe_batches(5, false, None), vec![5, 5, 5]);
+        assert_eq!(probe_batches(4096, true, Some(64)), vec![4096]);
+        // Three reads of a 64-read pass: 64 reads, the last batch short.
+        let batches = probe_batches(3, false, Some(64));
+        assert_eq!(batches.iter().sum::<u64>(), 64);
+        assert!(batches.iter().all(|&b| (1..=3).contains(&b)), "{batches:?}");
+        // Already whole: 3 × 100 over a period of 60.
+        assert_eq!(probe_batches(100, false, Some(60)), vec![100, 100, 100]);
+        assert_eq!(probe_batches(100, false, Some(70)).iter().sum::<u64>(), 350);
+        assert_eq!(probe_batches(0, false, Some(1)), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn a_batch_stops_growing_at_the_routines_bound() {
+        let (clock, _) = clock::choose(ClockChoice::Monotonic);
+        for most in [1, 7, 1000] {
+            let mut routine = Bounded { most, largest: 0 };
+            // A target no empty batch of 1000 reaches.
+            let ops = size_batch(&mut routine, clock, None, 1e12).expect("sized");
+            assert_eq!(ops, most);
+            assert_eq!(routine.largest, most);
+        }
+        // A fixed batch is the experiment's own count, bound or not.
+        let mut routine = Bounded {
+            most: 3,
+            largest: 0,
+        };
+        assert_eq!(size_batch(&mut routine, clock, Some(3), 1e12), Ok(3));
+    }
 
     #[test]
     fn processes_share_the_budget_and_loosen_precision() {

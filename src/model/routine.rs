@@ -32,12 +32,34 @@ pub trait Routine {
         Ok(())
     }
 
+    /// The most operations one `run` may hold: more would take the routine past what its
+    /// `prepare` bounds and its preflight made room for (an append personality's file past
+    /// its limit). The harness sizes no batch above it and a traced pass runs no more.
+    /// `None`: no bound.
+    fn max_batch(&self) -> Option<u64> {
+        None
+    }
+
+    /// The operations after which the loop's calls repeat, where it makes a call once per
+    /// so many operations (a pass over a file and its posix_fadvise, an fsync every N
+    /// appends): any run of a whole number of periods makes that call its exact share of
+    /// times, which counts over a few short batches would not (one fadvise in 3 reads is 1.33
+    /// calls a read for 1.016). The probe counts run whole periods. `None`: no such call.
+    fn period(&self) -> Option<u64> {
+        None
+    }
+
     /// Figures measured besides the timed operation, asked for once after sampling (the
     /// cost of munmap per page, the huge pages a region got, the blocks a prepare step
     /// wrote). Stored with the result; expectations may check them (`Metric::Fact`).
     fn facts(&mut self) -> Vec<Fact> {
         Vec::new()
     }
+}
+
+/// `ops`, or the routine's `max_batch` when that is smaller (never 0).
+pub fn bounded(routine: &dyn Routine, ops: u64) -> u64 {
+    routine.max_batch().map_or(ops, |most| ops.min(most)).max(1)
 }
 
 /// A task the platform can read the usage of: process id and thread id.

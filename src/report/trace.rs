@@ -170,17 +170,23 @@ pub fn configuration(name: &str, params: &std::collections::BTreeMap<String, Str
     format!("{name} ({})", list.join(", "))
 }
 
-/// The operations line: how many, and why not `--ops` when the parameters fixed them.
+/// The operations line: how many, and why not `--ops` when the parameters fixed or bounded
+/// them.
 fn ops_text(check: &Check, heading: &CheckHeading) -> String {
-    let fixed = if heading.fixed && check.ops != heading.requested {
+    let why = if check.ops == heading.requested {
+        String::new()
+    } else if heading.fixed {
         format!(
             " (its pass is fixed by its parameters: {} ops, not the {} asked for)",
             check.ops, heading.requested
         )
     } else {
-        String::new()
+        format!(
+            " (its parameters allow at most {} ops in a pass, not the {} asked for)",
+            check.ops, heading.requested
+        )
     };
-    format!("{} ops{fixed}", check.ops)
+    format!("{} ops{why}", check.ops)
 }
 
 /// The table of a traced pass: per call and side, the rate per op and whether it is claimed;

@@ -97,9 +97,21 @@ pub struct AppendPlan {
 }
 
 impl AppendPlan {
-    /// The bytes the directory needs: the file at its limit plus one batch beyond it.
+    /// The bytes the directory needs: the file at its limit plus one append beyond it.
     pub fn room(&self) -> u64 {
         in_pages(self.limit.saturating_add(self.sizes.max()))
+    }
+
+    /// The most appends one batch may hold: as many as the limit takes at the mean size, so
+    /// that a batch begun on a truncated file stays (on average) within [`Self::room`];
+    /// rounded down to whole groups of `fsync_every` where there is room for one, so that a
+    /// batch makes its fsyncs at the workload's rate.
+    pub fn max_batch(&self) -> u64 {
+        let most = ((self.limit as f64 / self.sizes.mean().max(1.0)) as u64).max(1);
+        match self.fsync_every {
+            Some(every) if most >= every => most / every * every,
+            _ => most,
+        }
     }
 }
 
@@ -130,6 +142,14 @@ impl Routine for Appender {
             self.len = 0;
         }
         Ok(())
+    }
+
+    fn max_batch(&self) -> Option<u64> {
+        Some(self.plan.max_batch())
+    }
+
+    fn period(&self) -> Option<u64> {
+        self.plan.fsync_every
     }
 
     fn run(&mut self, ops: u64) -> Result<(), String> {
@@ -188,6 +208,30 @@ pub fn setup_append(plan: AppendPlan, ctx: &Context) -> Result<Box<dyn Routine>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_holds_no_more_appends_than_the_limit_takes() {
+        let plan = |sizes, limit| AppendPlan {
+            sizes,
+            fsync_every: None,
+            dsync: false,
+            limit,
+        };
+        // create: 16 appends of 1 MiB.
+        assert_eq!(plan(Sizes::Fixed(1 << 20), 16 << 20).max_batch(), 16);
+        // Random sizes: the limit over the mean (4 KiB below 8 KiB: 4095.5 bytes).
+        let below = plan(Sizes::Below(8192), 4096 * 4096).max_batch();
+        assert!((4096..=4100).contains(&below), "{below}");
+        // Never 0, even for a limit below one append.
+        assert_eq!(plan(Sizes::Fixed(1 << 20), 1).max_batch(), 1);
+        // createrand: whole groups of 10 appends and their fsync (32 MiB over a 512 KiB mean
+        // is 64 appends: 60).
+        let createrand = AppendPlan {
+            fsync_every: Some(10),
+            ..plan(Sizes::Below(1 << 20), 32 << 20)
+        };
+        assert_eq!(createrand.max_batch(), 60);
+    }
 
     fn sample_mean(sizes: Sizes) -> f64 {
         let mut rng = Rng::new(7);

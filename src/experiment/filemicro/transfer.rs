@@ -44,17 +44,33 @@ fn fs_params(name: &str, p: &Params) -> Params {
     ])
 }
 
+/// fs's kind of transfer for a personality, and whether its offsets are random.
+fn kind_of(name: &str) -> (fs::Kind, bool) {
+    match name {
+        "filemicro.rread" => (fs::Kind::Read, true),
+        "filemicro.seqread" => (fs::Kind::Read, false),
+        _ => (fs::Kind::Write, true),
+    }
+}
+
+/// The calls of a personality: fs's transfer's, at fs's parameters for it.
+fn transfer_claims(name: &str, p: &Params) -> Vec<Claim> {
+    fs::transfer_claims(&fs_params(name, p), kind_of(name).0)
+}
+
 macro_rules! transfer_fns {
-    ($($setup:ident, $exp:ident, $pre:ident, $name:literal, $kind:expr, $random:expr;)*) => {$(
+    ($($setup:ident, $exp:ident, $pre:ident, $name:literal;)*) => {$(
         fn $setup(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
             let every = ($name == "filemicro.rwritefsync").then(|| p.u64("iters"));
-            fs::setup_transfer_every(&fs_params($name, p), c, $kind, $random, every)
+            let (kind, random) = kind_of($name);
+            fs::setup_transfer_every(&fs_params($name, p), c, kind, random, every)
         }
         fn $exp(p: &Params) -> Vec<Expectation> {
             if $name == "filemicro.rwritefsync" {
                 return rwritefsync_expectations(p);
             }
-            fs::transfer_expectations(&fs_params($name, p), $kind, $random)
+            let (kind, random) = kind_of($name);
+            fs::transfer_expectations(&fs_params($name, p), kind, random)
         }
         fn $pre(p: &Params, c: &Context) -> Result<(), String> {
             // fs's line, in this family's parameter names.
@@ -69,11 +85,11 @@ macro_rules! transfer_fns {
 }
 
 transfer_fns! {
-    setup_rread, rread_exp, rread_room, "filemicro.rread", fs::Kind::Read, true;
-    setup_rwrite, rwrite_exp, rwrite_room, "filemicro.rwrite", fs::Kind::Write, true;
-    setup_rwritedsync, rwritedsync_exp, rwritedsync_room, "filemicro.rwritedsync", fs::Kind::Write, true;
-    setup_rwritefsync, rwritefsync_exp, rwritefsync_room, "filemicro.rwritefsync", fs::Kind::Write, true;
-    setup_seqread, seqread_exp, seqread_room, "filemicro.seqread", fs::Kind::Read, false;
+    setup_rread, rread_exp, rread_room, "filemicro.rread";
+    setup_rwrite, rwrite_exp, rwrite_room, "filemicro.rwrite";
+    setup_rwritedsync, rwritedsync_exp, rwritedsync_room, "filemicro.rwritedsync";
+    setup_rwritefsync, rwritefsync_exp, rwritefsync_room, "filemicro.rwritefsync";
+    setup_seqread, seqread_exp, seqread_room, "filemicro.seqread";
 }
 
 /// Between two fsyncs (one per `iters` random writes) each page is dirtied once at most:
@@ -107,7 +123,7 @@ fn rwritefsync_expectations(p: &Params) -> Vec<Expectation> {
 }
 
 macro_rules! transfer_info {
-    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal, $call:literal,
+    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal,
      [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, $counted:expr,
      $quick:literal) => {
         pub static $id: ExperimentInfo = ExperimentInfo {
@@ -117,7 +133,7 @@ macro_rules! transfer_info {
             op: $op,
             path: $path,
             params: &[$($param),*],
-            syscalls: |_| crate::experiment::each(&[$call]),
+            syscalls: |p| transfer_claims($name, p),
             subtract_loop_overhead: false,
             default_suite: false,
             ladder: false,
@@ -140,7 +156,6 @@ transfer_info!(
      file; cached=false keeps it nearly uncached (fs.random_read cache=cold)",
     "read",
     "pread (cached=false: POSIX_FADV_RANDOM, + one posix_fadvise DONTNEED every pages/16 reads)",
-    "pread64",
     [FILESIZE_1G, iosize("2K"), CACHED],
     setup_rread,
     rread_exp,
@@ -156,7 +171,6 @@ transfer_info!(
      file, in the page cache (sync=true: O_DSYNC)",
     "write",
     "pwrite (fs.random_write)",
-    "pwrite64",
     [FILESIZE_1G, iosize("2K"), SYNC],
     setup_rwrite,
     rwrite_exp,
@@ -172,7 +186,6 @@ transfer_info!(
      preallocated file opened O_DSYNC",
     "write",
     "pwrite on an O_DSYNC descriptor (fs.random_write sync=each)",
-    "pwrite64",
     [FILESIZE_1G, iosize("2K")],
     setup_rwritedsync,
     rwritedsync_exp,
@@ -188,7 +201,6 @@ transfer_info!(
      preallocated file, fsync after every iters writes",
     "write",
     "pwrite, + one fsync per iters writes (not per op)",
-    "pwrite64",
     [
         FILESIZE_1G,
         iosize("8K"),
@@ -208,7 +220,6 @@ transfer_info!(
      preallocated file; cached=false drops its pages before each pass (fs.read cache=cold)",
     "read",
     "pread (cached=false: + one posix_fadvise DONTNEED per pass over the file, not per op)",
-    "pread64",
     [FILESIZE_1G, iosize("1M"), CACHED],
     setup_seqread,
     seqread_exp,

@@ -51,6 +51,10 @@ impl Transfer {
 }
 
 impl Routine for Transfer {
+    fn period(&self) -> Option<u64> {
+        self.every
+    }
+
     fn run(&mut self, ops: u64) -> Result<(), String> {
         for _ in 0..ops {
             let block = match &mut self.order {
