@@ -297,6 +297,11 @@ fn take_sample(
 /// of an experiment with a fixed batch (a pass of the mmap lab takes seconds).
 const PROBE_BATCHES: u64 = 3;
 
+/// The most batches the probe counters run to reach a whole number of periods: a sample lasts
+/// 1–2 ms or more, so at most a second or two of untimed work. A longer period (a 4 GiB file
+/// read one page a time) keeps three batches, which seldom hold its call.
+const MAX_PROBE_BATCHES: u64 = 1024;
+
 /// The batches the probe counters count: one whole pass of a fixed batch; else three of the
 /// samples' size, and more of it (the last one shorter) to a whole number of the routine's
 /// `period`, so a call made once per period counts its exact share.
@@ -307,7 +312,10 @@ fn probe_batches(ops_per_sample: u64, fixed_batch: bool, period: Option<u64>) ->
     }
     let mut total = PROBE_BATCHES * ops;
     if let Some(period) = period.filter(|&p| p > 1) {
-        total = total.div_ceil(period).saturating_mul(period);
+        let whole = total.div_ceil(period).saturating_mul(period);
+        if whole.div_ceil(ops) <= MAX_PROBE_BATCHES {
+            total = whole;
+        }
     }
     let mut out = vec![ops; (total / ops) as usize];
     if !total.is_multiple_of(ops) {
@@ -451,6 +459,9 @@ mod tests {
         assert_eq!(probe_batches(100, false, Some(60)), vec![100, 100, 100]);
         assert_eq!(probe_batches(100, false, Some(70)).iter().sum::<u64>(), 350);
         assert_eq!(probe_batches(0, false, Some(1)), vec![1, 1, 1]);
+        // A period beyond MAX_PROBE_BATCHES batches keeps three.
+        assert_eq!(probe_batches(2, false, Some(1 << 40)), vec![2, 2, 2]);
+        assert_eq!(probe_batches(1, false, Some(1024)).len(), 1024);
     }
 
     #[test]
