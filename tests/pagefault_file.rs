@@ -16,7 +16,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Lab, check_run_contract, leftovers, memory_backed, num, results};
+use common::{Lab, check_run_contract, emulation, leftovers, memory_backed, num, results};
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
@@ -95,7 +95,18 @@ fn warm_file_faults_take_no_major_fault() {
         assert_ok(r);
         assert_checked(r, "cached_share_at_start");
         let faults = rusage(r, "minflt") + rusage(r, "majflt");
-        assert_eq!(rusage(r, "majflt"), 0.0, "{}", label(r));
+        let majflt = rusage(r, "majflt");
+        if emulation().is_some() {
+            // getrusage counts the emulator's own page-ins too (qemu-user once took one major
+            // fault in 93,000 pages here, reading back a page of its own or the target libc).
+            assert!(
+                majflt <= 1e-3,
+                "{}: {majflt} major faults per page",
+                label(r)
+            );
+        } else {
+            assert_eq!(majflt, 0.0, "{}", label(r));
+        }
         assert!(
             (1.0 / 512.0..=1.01).contains(&faults),
             "{}: {faults} faults per page",
