@@ -76,6 +76,8 @@ fn run(id: i64, tag: &str, kernel: &str, scale: f64) -> Run {
     synthetic_run(id, tag, kernel, results)
 }
 
+/// A walk beside a memory load whose reclaim tracepoints counted `scale` × 8000 pages stolen
+/// per pass (the Reclaim section).
 fn reclaimed(scale: f64) -> ExperimentResult {
     let mut r = result("mmap.access", &[], &spread(4.0 * scale, 0.02, 8));
     r.label = Some("anonymous, headroom -25%".into());

@@ -35,8 +35,13 @@ pub(super) fn push(
             .collect::<Result<Vec<_>>>()?;
         // An id that names no run is refused before anything is pushed (its header only).
         for (&id, which) in ids.iter().zip(runs) {
-            if let Err(crate::store::StoreError::NoSuchRun { .. }) = local.load_run_header(id) {
-                return Err(UserError::NoSuchRun(which.clone(), path.display().to_string()).into());
+            match local.load_run_header(id) {
+                Ok(_) => {}
+                Err(crate::store::StoreError::NoSuchRun { .. }) => {
+                    let shown = path.display().to_string();
+                    return Err(UserError::NoSuchRun(which.clone(), shown).into());
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         ids
