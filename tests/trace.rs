@@ -106,7 +106,7 @@ fn strace_counts(lab: &Lab, command: &[&str]) -> Option<BTreeMap<String, u64>> {
         Err(e) => {
             assert!(
                 !in_ci(),
-                "CI=true and strace cannot run ({e}): .ci/install-strace installs it"
+                "CI=true and strace cannot run ({e}): .ci/install-tracing installs it"
             );
             return None;
         }

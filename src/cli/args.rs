@@ -60,9 +60,12 @@ pub(super) enum Command {
     /// (dynamic loader, program, exit), with what well-known start-up calls are for. With
     /// --experiment, trace one pass of an experiment's measured loop in its real worker and
     /// check that it makes exactly the system calls the experiment claims (exit code 5 when
-    /// it does not)
+    /// it does not). The command and everything it starts end with oslab: on Ctrl-C, SIGTERM
+    /// or SIGHUP (exit 130), when oslab is killed, and when the command ends (what it left
+    /// running is killed, and said)
     #[command(after_help = "Examples:\n  oslab trace -- /bin/true\n  \
                             oslab trace --json -- sh -c 'ls | wc -l' | jq '.calls[] | {syscall, calls}'\n  \
+                            oslab trace --json -o ls.json -- ls -la /usr/lib   # ls keeps stdout\n  \
                             oslab trace --experiment syscall.getppid\n  \
                             oslab trace --experiment ctxswitch.pipe --param placement=cross --ops 1000")]
     Trace(TraceArgs),
@@ -413,9 +416,14 @@ pub(super) enum ColorWhen {
 
 #[derive(clap::Args, Debug)]
 pub(super) struct TraceArgs {
-    /// Print one JSON document
+    /// Print one JSON document (on standard output the traced command's own output then goes
+    /// to standard error, so the document stays whole; with -o it keeps standard output)
     #[arg(long)]
     pub(super) json: bool,
+    /// Write the tables (or the JSON document) to FILE, whole or not at all, instead of
+    /// standard output, which the traced command then keeps
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(super) output: Option<PathBuf>,
     /// Trace one pass of this experiment's measured loop (`oslab list` shows them) instead of
     /// a command, and compare its calls with what the experiment claims
     #[arg(long, value_name = "NAME", conflicts_with = "command")]

@@ -291,6 +291,20 @@ pub(super) fn write_stdout(text: &str) -> Result<()> {
     }
 }
 
+/// Refuse an output path whose directory does not exist (or is not a directory) before any
+/// work is done, in the line [`write_file`] would give after it.
+pub(super) fn check_output_dir(path: &std::path::Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Ok(()),
+    };
+    if std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+    Err(UserError::output(path.display().to_string(), &missing).into())
+}
+
 /// Write `text` to `path` whole or not at all: into a temporary file in the same directory,
 /// renamed into place once complete, so Ctrl-C, a full disk or the file-size limit never
 /// leave a truncated file at the user's path (the temporary one is removed: Ctrl-C, SIGTERM

@@ -53,6 +53,12 @@ const MAX_OPS: u64 = 1_000_000;
 const DIFFERS: u8 = 5;
 
 pub(super) fn trace(args: &TraceArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.output {
+        check_output_dir(path)?;
+    }
+    // Ctrl-C, SIGTERM and SIGHUP are noted, so that the traced command and what it started are
+    // killed before oslab exits.
+    crate::platform::interrupt::install();
     match &args.experiment {
         Some(name) => trace_experiment(name, args),
         None if args.ops.is_some() || !args.params.is_empty() => Err(UserError::BadOption(
@@ -65,23 +71,61 @@ pub(super) fn trace(args: &TraceArgs) -> Result<ExitCode> {
                 .into(),
         )
         .into()),
-        None => trace_command(&args.command, args.json, args.records),
+        None => trace_command(args),
     }
 }
 
-fn trace_command(command: &[std::ffi::OsString], json: bool, records: bool) -> Result<ExitCode> {
-    let shown = command
+/// The line and the exit code of a trace that could not be made, or was interrupted; `shown`
+/// is the user's command when `users` (else the configuration, whose worker oslab starts).
+fn trace_error(e: TraceError, shown: &str, users: bool) -> anyhow::Error {
+    match e {
+        TraceError::Command(..) if users => {
+            UserError::BadOption(format!("{e}; check the command's name and PATH")).into()
+        }
+        TraceError::Refused(why) => {
+            UserError::BadOption(format!("cannot trace here: {why}")).into()
+        }
+        TraceError::Failed(why) => {
+            UserError::BadOption(format!("cannot trace {shown}: {why}")).into()
+        }
+        TraceError::Command(..) => {
+            UserError::BadOption(format!("cannot trace {shown}: {e}")).into()
+        }
+        TraceError::Interrupted(signal) => Interrupted {
+            signal,
+            kept: format!("{shown} and every process it started were killed; nothing was written"),
+        }
+        .into(),
+    }
+}
+
+/// The tables or the document to standard output, or whole to `-o FILE`.
+fn emit(args: &TraceArgs, text: &str) -> Result<()> {
+    match &args.output {
+        Some(path) => write_file(path, text),
+        None => write_stdout(text),
+    }
+}
+
+fn trace_command(args: &TraceArgs) -> Result<ExitCode> {
+    let shown = args
+        .command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    let traced = systrace::trace_command(command, records).map_err(|e| match e {
-        TraceError::Command(..) => {
-            UserError::BadOption(format!("{e}; check the command's name and PATH"))
-        }
-        TraceError::Refused(why) => UserError::BadOption(format!("cannot trace here: {why}")),
-        TraceError::Failed(why) => UserError::BadOption(format!("cannot trace {shown}: {why}")),
-    })?;
+    // A document on standard output must not be interleaved with the command's own output.
+    let stdout_to_stderr = args.json && args.output.is_none();
+    let traced = systrace::trace_command(&args.command, stdout_to_stderr, args.records)
+        .map_err(|e| trace_error(e, &shown, true))?;
+    if traced.left_running > 0 {
+        eprintln!(
+            "oslab: note: the command left {} process{} running when it ended; killed with the \
+             trace",
+            traced.left_running,
+            if traced.left_running == 1 { "" } else { "es" }
+        );
+    }
     let summary = crate::analysis::trace::summarize(
         &traced,
         &systrace::syscall_name,
@@ -97,14 +141,14 @@ fn trace_command(command: &[std::ffi::OsString], json: bool, records: bool) -> R
         backend,
         method: &method,
     };
-    let text = if json {
+    let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report::trace::json(&summary, &heading, code))?;
         s.push('\n');
         s
     } else {
         report::trace::render(&summary, &heading)
     };
-    write_stdout(&text)?;
+    emit(args, &text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -144,11 +188,8 @@ fn trace_experiment(name: &str, args: &TraceArgs) -> Result<ExitCode> {
     let dir = check_dir(None, std::slice::from_ref(&planned))?;
     let (ops, fixed) = traced::ops_for(info, &params, requested);
     let shown = report::trace::configuration(info.name, params.as_map());
-    let outcome =
-        traced::trace_experiment(info, &params, ops, &dir, args.records).map_err(|e| match e {
-            TraceError::Refused(why) => UserError::BadOption(format!("cannot trace here: {why}")),
-            other => UserError::BadOption(format!("cannot trace {shown}: {other}")),
-        })?;
+    let outcome = traced::trace_experiment(info, &params, ops, &dir, args.records)
+        .map_err(|e| trace_error(e, &shown, false))?;
     let (traced, ops) = match outcome {
         Outcome::Traced { traced, ops } => (traced, ops),
         Outcome::Unsupported(why) => {
@@ -193,7 +234,7 @@ fn trace_experiment(name: &str, args: &TraceArgs) -> Result<ExitCode> {
     } else {
         report::trace::render_check(&check, &heading)
     };
-    write_stdout(&text)?;
+    emit(args, &text)?;
     Ok(if check.matches() {
         ExitCode::SUCCESS
     } else {

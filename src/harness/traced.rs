@@ -67,6 +67,7 @@ pub fn trace_experiment(
         argv: vec![exe.into_os_string(), "worker".into()],
         stdin: Some(serde_json::to_vec(&job).map_err(|e| TraceError::Failed(e.to_string()))?),
         capture_stdout: true,
+        stdout_to_stderr: false,
         env: vec![
             (PARENT_VAR.into(), std::process::id().to_string().into()),
             (crate::experiment::PROCESS_VAR.into(), OsString::from("0")),

@@ -125,6 +125,8 @@ pub struct Traced {
     pub method: Method,
     /// What the command wrote to its stdout, when it was captured.
     pub stdout: Vec<u8>,
+    /// Processes the command started that still ran when it ended (killed with the trace).
+    pub left_running: usize,
     /// The marker window as the kernel saw it (the eBPF backend with `TraceCommand::marked`).
     pub marked: Option<Marked>,
 }

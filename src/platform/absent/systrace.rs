@@ -16,6 +16,10 @@ pub enum TraceError {
     Refused(String),
     #[error("{0}")]
     Failed(String),
+    /// Ctrl-C, SIGTERM or SIGHUP came (the signal's number): the traced command and all it
+    /// started were killed.
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
 }
 
 /// The number of Linux's marker call (see the Linux backend); kept so a trace read from
@@ -35,7 +39,11 @@ fn refused() -> TraceError {
 }
 
 /// Refused: see the module.
-pub fn trace_command(_argv: &[OsString], _records: bool) -> Result<Traced, TraceError> {
+pub fn trace_command(
+    _argv: &[OsString],
+    _stdout_to_stderr: bool,
+    _records: bool,
+) -> Result<Traced, TraceError> {
     Err(refused())
 }
 

@@ -11,6 +11,8 @@ pub struct TraceCommand {
     pub stdin: Option<Vec<u8>>,
     /// Collect stdout into `Traced::stdout` instead of inheriting it.
     pub capture_stdout: bool,
+    /// Send the command's stdout to oslab's stderr (when oslab's stdout carries a document).
+    pub stdout_to_stderr: bool,
     /// Variables set in the command's environment, besides oslab's own.
     pub env: Vec<(OsString, OsString)>,
     /// Count only between the first two marker calls (`MARK_NR`). The eBPF backend does

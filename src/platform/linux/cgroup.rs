@@ -232,21 +232,35 @@ fn pids_in(procs: &Path) -> Vec<libc::pid_t> {
 }
 
 /// Kill what is left in the oslab cgroup `dir` and remove it, waiting (at most
-/// `REMOVE_TIMEOUT`) for dying processes to leave it.
+/// `REMOVE_TIMEOUT`) for dying processes to leave it. A process forking while it is killed can
+/// add a child a moment after `cgroup.procs` read empty: v2's `cgroup.kill` stops that in the
+/// kernel; otherwise the cgroup is removed only once it has read empty twice, 5 ms apart.
 fn remove_killing(dir: &Path) -> io::Result<()> {
     let deadline = Instant::now() + REMOVE_TIMEOUT;
+    let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+    let mut empty_reads = 0;
     loop {
-        for pid in pids_in(&dir.join("cgroup.procs")) {
+        let pids = pids_in(&dir.join("cgroup.procs"));
+        for &pid in &pids {
             // SAFETY: signalling a process of an oslab cgroup, which only oslab's
-            // competitor and worker (and the worker's children) join.
+            // competitor and worker (and the worker's children), or a traced command's tree,
+            // join.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        match std::fs::remove_dir(dir) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if Instant::now() >= deadline => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        empty_reads = if pids.is_empty() { empty_reads + 1 } else { 0 };
+        if empty_reads >= 2 {
+            match std::fs::remove_dir(dir) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => {}
+            }
+        } else if !pids.is_empty() && Instant::now() >= deadline {
+            return Err(io::Error::other(format!(
+                "processes {pids:?} did not leave it"
+            )));
         }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -309,29 +323,7 @@ impl Cgroup {
     /// Create a cgroup `oslab-<pid>-<n>` under the hierarchy and set its limits (and a swap bound
     /// when the machine has `swap` bytes of it); first remove those killed oslabs left.
     pub fn create(h: &Hierarchy, limits: &Limits, swap: u64) -> Result<Cgroup, SetupError> {
-        remove_orphans(&h.parent);
-        let name = format!(
-            "{CGROUP_PREFIX}{}-{}",
-            std::process::id(),
-            NEXT_CGROUP.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = h.parent.join(name);
-        if let Err(e) = std::fs::create_dir(&dir) {
-            let reason = format!("cannot create the cgroup {}: {e}", dir.display());
-            return Err(match e.kind() {
-                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-                    SetupError::Unsupported(format!(
-                        "{reason} (a memory load needs root or a delegated cgroup)"
-                    ))
-                }
-                _ => SetupError::Failed(reason),
-            });
-        }
-        let mut cgroup = Cgroup {
-            dir,
-            version: h.version,
-            swap_bound: None,
-        };
+        let mut cgroup = Cgroup::make(h, "a memory load")?;
         let mut settings = vec![(h.version.limit_file(), limits.max)];
         // With swap, the competitor's region may be swapped out, and no more. v1's memsw
         // counts memory plus swap and must not be below the memory limit, which is set first;
@@ -356,6 +348,35 @@ impl Cgroup {
             })?;
         }
         Ok(cgroup)
+    }
+
+    /// Create a cgroup `oslab-<pid>-<n>` under the hierarchy with no limits set (`what` it is
+    /// for, for the refusal): only to hold a tree of processes that must end together, as the
+    /// traced command's does; first remove those killed oslabs left.
+    pub fn make(h: &Hierarchy, what: &str) -> Result<Cgroup, SetupError> {
+        remove_orphans(&h.parent);
+        let name = format!(
+            "{CGROUP_PREFIX}{}-{}",
+            std::process::id(),
+            NEXT_CGROUP.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = h.parent.join(name);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            let reason = format!("cannot create the cgroup {}: {e}", dir.display());
+            return Err(match e.kind() {
+                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                    SetupError::Unsupported(format!(
+                        "{reason} ({what} needs root or a delegated cgroup)"
+                    ))
+                }
+                _ => SetupError::Failed(reason),
+            });
+        }
+        Ok(Cgroup {
+            dir,
+            version: h.version,
+            swap_bound: None,
+        })
     }
 
     /// A file of the cgroup's interface (`memory.stat`, `memory.events`, …).

@@ -11,7 +11,8 @@ use super::{MAX_STDIN, TraceCommand};
 /// A forked child waiting on a pipe before its execve.
 pub(super) struct Held {
     pub(super) pid: libc::pid_t,
-    /// The write end: closing it releases the child.
+    /// The write end: a byte written to it releases the child; its end without one (oslab
+    /// died) makes the child exit.
     release: libc::c_int,
     /// The read end of a close-on-exec pipe the child writes its execve errno to.
     errors: libc::c_int,
@@ -73,6 +74,7 @@ impl Held {
             .transpose()?;
         let (hold_r, hold_w) = pipe(0)?;
         let (err_r, err_w) = pipe(libc::O_CLOEXEC)?;
+        let parent = std::process::id();
         // SAFETY: fork in a process that may have threads: the child only calls
         // async-signal-safe functions (close, read, dup2, execve, write, _exit) on data made
         // before.
@@ -84,6 +86,12 @@ impl Held {
             // SAFETY: see above; every pointer was made before the fork and is still valid.
             // dup2 clears close-on-exec on the new descriptor, so 0 and 1 survive the execve.
             unsafe {
+                // Killed when oslab dies, even by SIGKILL; gone at once if it already has.
+                // (The flag follows the thread that forked: the tracer forks from the thread
+                // that waits for the command.)
+                if !super::super::process::die_with_parent_of(parent) {
+                    libc::_exit(127);
+                }
                 libc::close(hold_w);
                 libc::close(err_r);
                 if let Some((r, _)) = stdin {
@@ -91,9 +99,15 @@ impl Held {
                 }
                 if let Some((_, w)) = stdout {
                     libc::dup2(w, 1);
+                } else if command.stdout_to_stderr {
+                    libc::dup2(2, 1);
                 }
+                // Released by a byte; the pipe's end without one means oslab died before it
+                // was ready (its descriptors close before its children are signalled).
                 let mut byte = 0u8;
-                libc::read(hold_r, (&mut byte as *mut u8).cast(), 1);
+                if libc::read(hold_r, (&mut byte as *mut u8).cast(), 1) != 1 {
+                    libc::_exit(127);
+                }
                 libc::close(hold_r);
                 libc::execve(exec.path.as_ptr(), arg_ptrs.as_ptr(), env_ptrs.as_ptr());
                 let errno = *libc::__errno_location();
@@ -154,8 +168,12 @@ impl Held {
 
     /// Let the child exec; `Err` when its execve failed.
     pub(super) fn release(&self) -> io::Result<()> {
-        // SAFETY: closing our own descriptor; the child's read returns 0 and it goes on.
-        unsafe { libc::close(self.release) };
+        // SAFETY: writing one byte to, then closing, our own descriptor: the child's read
+        // returns it and the child goes on.
+        unsafe {
+            libc::write(self.release, b"g".as_ptr().cast(), 1);
+            libc::close(self.release);
+        }
         let mut errno = 0i32;
         // SAFETY: reading 4 bytes into an i32; EOF (0) means the execve succeeded.
         let n = unsafe { libc::read(self.errors, (&mut errno as *mut i32).cast(), 4) };
@@ -177,7 +195,8 @@ impl Held {
         (rc == self.pid).then_some(status)
     }
 
-    fn exited_blocking(&self) {
+    /// Wait for the child to end (after it was killed), and forget it.
+    pub(super) fn exited_blocking(&self) {
         let mut status = 0;
         // SAFETY: our own child.
         unsafe { libc::waitpid(self.pid, &mut status, 0) };

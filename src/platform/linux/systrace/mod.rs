@@ -11,6 +11,7 @@
 
 mod held;
 mod records;
+mod tree;
 
 use std::ffi::OsString;
 use std::io;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use self::held::Held;
 use self::records::{Buffer, Layout};
+use self::tree::Tree;
 use super::bpf::SyscallCounter;
 use crate::model::trace::{Method, SysEvent, Traced};
 
@@ -32,6 +34,10 @@ pub enum TraceError {
     Refused(String),
     #[error("{0}")]
     Failed(String),
+    /// Ctrl-C, SIGTERM or SIGHUP came (the signal's number): the traced command and all it
+    /// started were killed.
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
 }
 
 /// How often the buffers are drained while the command runs.
@@ -51,11 +57,17 @@ pub fn mark() {
 
 pub use crate::platform::contract::systrace::{MAX_STDIN, TraceCommand};
 
-/// Run `argv` traced, with inherited stdio, and wait for it; `records`: a record per call
-/// instead of counting in the kernel.
-pub fn trace_command(argv: &[OsString], records: bool) -> Result<Traced, TraceError> {
+/// Run `argv` traced, with inherited stdin and stderr, and wait for it; its stdout is
+/// inherited too, or sent to oslab's stderr (`stdout_to_stderr`: oslab's own stdout carries a
+/// document); `records`: a record per call instead of counting in the kernel.
+pub fn trace_command(
+    argv: &[OsString],
+    stdout_to_stderr: bool,
+    records: bool,
+) -> Result<Traced, TraceError> {
     trace(&TraceCommand {
         argv: argv.to_vec(),
+        stdout_to_stderr,
         records,
         ..TraceCommand::default()
     })
@@ -114,7 +126,9 @@ fn recorded(command: &TraceCommand, not_counted: Option<String>) -> Result<Trace
 }
 
 /// Start the command held, open the tracer on it (`open`: the buffers to drain, or why not),
-/// release it and wait for it, draining the buffers and its captured stdout every [`POLL`].
+/// contain its tree (`tree`), release it and wait for it, draining the buffers and its captured
+/// stdout every [`POLL`]. Whatever it started that still runs when it ends is killed; so is
+/// all of it on Ctrl-C, SIGTERM or SIGHUP (noted by `interrupt`, when installed).
 fn run(
     command: &TraceCommand,
     open: impl FnOnce(libc::pid_t) -> Result<Vec<Buffer>, String>,
@@ -129,6 +143,7 @@ fn run(
         TraceError::Command(shown.clone(), io::Error::from_raw_os_error(libc::ENOENT))
     })?;
     let child = Held::spawn(&path, command).map_err(|e| TraceError::Command(shown.clone(), e))?;
+    let tree = Tree::contain(child.pid);
     let mut buffers = match open(child.pid) {
         Ok(buffers) => buffers,
         Err(why) => {
@@ -152,9 +167,16 @@ fn run(
         if let Some(status) = child.exited() {
             break status;
         }
+        if let Some(signal) = super::interrupt::requested() {
+            tree.kill(true);
+            child.close_stdout();
+            child.exited_blocking();
+            return Err(TraceError::Interrupted(signal));
+        }
         std::thread::sleep(POLL);
     };
     traced.wall = start.elapsed();
+    traced.left_running = tree.kill(false);
     for b in &mut buffers {
         b.drain(layout, &mut traced);
     }
