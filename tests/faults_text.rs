@@ -25,7 +25,7 @@ fn evil_export(lab: &Lab) -> std::path::PathBuf {
     let mut doc: Value = serde_json::from_str(&out.stdout).unwrap();
     doc["run"]["tag"] = EVIL.into();
     doc["run"]["environment"]["cpu_model"] = EVIL.into();
-    doc["run"]["environment"]["hostname"] = EVIL.into();
+    doc["run"]["environment"]["hostname"] = format!("two\nlines{EVIL}").into();
     doc["run"].as_object_mut().unwrap().remove("uuid");
     let file = lab.dir().join("evil.json");
     std::fs::write(&file, doc.to_string()).unwrap();
@@ -48,6 +48,10 @@ fn foreign_text_cannot_drive_the_terminal() {
         assert_inert(&format!("{args:?}"), &out.stdout);
         assert!(out.stdout.contains("\\u001b]0;PWNED"), "{args:?}: {out}");
     }
+    // A newline in a stored name does not break a table: one line per run.
+    let list = lab.oslab(&["show", "--list"]);
+    assert_eq!(list.stdout.lines().count(), 3, "{list}");
+    assert!(list.stdout.contains("two\\u000alines"), "{list}");
     // JSON keeps meaning the same string.
     let json = lab.oslab(&["show", "2", "--json"]);
     json.assert_code(0);

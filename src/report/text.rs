@@ -25,7 +25,17 @@ fn hidden(c: char) -> bool {
 /// `text` with each hidden character written as `\uXXXX` (ESC as `\u001b`). The escape is
 /// JSON's, so a JSON document stays valid and means the same.
 pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(hidden) {
+    escaped(text, hidden)
+}
+
+/// [`printable`], newlines and tabs escaped too: a table cell or a field of one line (a tag
+/// with a newline in it would break the table).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    escaped(text, |c| hidden(c) || c == '\n' || c == '\t')
+}
+
+fn escaped(text: &str, hidden: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&hidden) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -88,6 +98,7 @@ mod tests {
         );
         assert_eq!(printable("a\tb\nc é ×4"), "a\tb\nc é ×4");
         assert!(matches!(printable("plain"), Cow::Borrowed(_)));
+        assert_eq!(one_line("a\tb\nc\u{1b}"), "a\\u0009b\\u000ac\\u001b");
         // The escape is JSON's: the document means the same.
         let doc = serde_json::to_string(&serde_json::json!({ "tag": "a\u{202e}b" })).unwrap();
         let back: serde_json::Value = serde_json::from_str(&printable(&doc)).unwrap();
