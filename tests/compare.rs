@@ -157,6 +157,7 @@ const JSON: &str = r#"{
       "p_value": 1.0,
       "params": {},
       "processes": [1, 1],
+      "partial": [false, false],
       "earlier_runs": [0, 0],
       "ratio": 1.0,
       "ratio_ci_high": 1.0050083472454092,
@@ -172,6 +173,7 @@ const JSON: &str = r#"{
       "p_value": 1.3775088545298564e-14,
       "params": {},
       "processes": [1, 1],
+      "partial": [false, false],
       "earlier_runs": [0, 0],
       "ratio": 2.0,
       "ratio_ci_high": 2.0200668896321066,
@@ -189,6 +191,7 @@ const JSON: &str = r#"{
         "size": "1"
       },
       "processes": [1, 1],
+      "partial": [false, false],
       "earlier_runs": [0, 0],
       "ratio": 1.01,
       "ratio_ci_high": 1.0105050841806966,

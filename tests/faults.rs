@@ -209,6 +209,11 @@ fn absurd_options_are_one_line_errors() {
         (vec!["--timeout=1e19"], vec!["--timeout", "a week"]),
         (vec!["--timeout=1e20"], vec!["--timeout", "a week"]),
         (vec!["--timeout=nan"], vec!["--timeout"]),
+        (
+            vec!["--timeout=1e-10"],
+            vec!["--timeout 0.0000000001", "from 1"],
+        ),
+        (vec!["--timeout=0.5"], vec!["--timeout 0.5", "from 1"]),
         (vec!["--budget=1e300"], vec!["--budget", "3600"]),
         (vec!["--budget=1e-9"], vec!["--budget", "0.01"]),
         (vec!["--cpu", "0,0"], vec!["CPU 0 is named twice"]),
@@ -283,6 +288,31 @@ fn limited(lab: &Lab, db: &Path, blocks: u32, args: &str) -> common::Out {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         elapsed: start.elapsed(),
     }
+}
+
+/// SQLite says "disk I/O error" for a database write refused by the file-size limit: the
+/// line names the limit and its fix instead, and the database keeps what it held.
+#[test]
+fn a_file_size_limit_on_the_database_is_named() {
+    let lab = lab_with_a_run();
+    let out = lab.oslab(&["export", "1"]);
+    out.assert_code(0);
+    let mut doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    doc["run"].as_object_mut().unwrap().remove("uuid");
+    doc["run"]["tag"] = "another".into();
+    let file = lab.dir().join("doc.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    // No room to grow: the import's pages go past the limit.
+    let blocks = u32::try_from(std::fs::metadata(lab.db()).unwrap().len() / 512).unwrap();
+    let import = format!("import {}", file.display());
+    limited(&lab, lab.db(), blocks, &import).assert_user_error(&[
+        "oslab.db",
+        "file-size limit (ulimit -f)",
+        "ulimit -f unlimited",
+    ]);
+    assert_eq!(common::quick_check(lab.db()), "ok");
+    let list = lab.oslab(&["show", "--list"]);
+    assert_eq!(common::listed_runs(&list.stdout), [1], "{list}");
 }
 
 /// A full file system — a 64 KiB tmpfs where mounting is allowed, else the file-size limit —

@@ -239,3 +239,83 @@ fn ctrl_c_during_import_imports_all_or_nothing() {
     }
     assert!(refused > 0, "the drill never interrupted the import");
 }
+
+/// Ctrl-C while the inline path of `syscall.getpid` measures: that configuration is stored
+/// failed with the samples it had, and every view says it is partial — the ladder row it
+/// shares with the called path, JSON, `compare`, the HTML report (issue 31).
+#[test]
+fn an_interrupted_configuration_reads_partial_in_every_view() {
+    let lab = Lab::new();
+    let log = lab.dir().join("stderr.txt");
+    let args = [
+        "run",
+        "syscall.getpid",
+        "--repeat",
+        "1",
+        "--precision",
+        "0.001",
+        "--budget",
+        "4",
+        "--timeout",
+        "60",
+    ];
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let status = {
+        let _turn = measuring_turn();
+        let file = std::fs::File::create(&log).unwrap();
+        let mut oslab = spawn_interruptible(&lab, &args, &unique_marker("partial"), file.into());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        // The called path is stored ([1/2]); the inline one measures until the signal.
+        while !read_log().contains("[1/2]") {
+            assert!(Instant::now() < deadline, "no first result: {}", read_log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        oslab.interrupt(deadline)
+    };
+    assert_eq!(status.code(), Some(130), "{}", read_log());
+    assert!(read_log().contains("samples kept)"), "{}", read_log());
+
+    let show = lab.oslab(&["show"]);
+    show.assert_code(0);
+    let ladder = show.stdout.split("Cost ladder").nth(1).unwrap_or("");
+    let row = ladder
+        .lines()
+        .find(|l| l.trim_start().starts_with("syscall.getpid"))
+        .unwrap_or_else(|| panic!("no ladder row: {show}"));
+    assert!(row.contains("ok; inline failed (partial)"), "{show}");
+
+    let doc = lab.oslab(&["show", "--json"]).json();
+    for key in ["configurations", "results"] {
+        let partial: Vec<&serde_json::Value> = doc[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["partial"] == true)
+            .collect();
+        assert_eq!(partial.len(), 1, "{key}: {doc}");
+        assert_eq!(partial[0]["params"]["entry"], "inline", "{key}: {doc}");
+        assert_eq!(partial[0]["status"], "failed", "{key}: {doc}");
+    }
+
+    let cmp = lab.oslab(&["compare", "1", "1"]);
+    cmp.assert_code(0);
+    let row = cmp
+        .stdout
+        .lines()
+        .find(|l| l.contains("entry=inline"))
+        .unwrap_or_else(|| panic!("{cmp}"));
+    assert!(row.contains("A, B failed (partial)"), "{cmp}");
+    let json = lab.oslab(&["compare", "1", "1", "--json"]).json();
+    assert!(
+        json.to_string().contains("\"partial\":[true,true]"),
+        "{json}"
+    );
+
+    let html = lab.dir().join("report.html");
+    lab.oslab(&["report", "1", "-o", html.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("ok; inline failed (partial)"), "ladder bar");
+    assert!(page.contains(">failed (partial)<"), "results table");
+}

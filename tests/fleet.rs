@@ -379,6 +379,131 @@ fn bad_stores_are_one_line_each_without_the_password() {
     let _ = with_database(&url, "postgres");
 }
 
+/// The URL's host, port and database (`postgres://USER:PW@HOST:PORT/DB`).
+fn url_parts(url: &str) -> (String, String, String) {
+    let rest = url.split_once('@').expect("a URL with a user").1;
+    let (authority, db) = rest.split_once('/').expect("a database");
+    let (host, port) = authority.rsplit_once(':').expect("a port");
+    let db = db.split('?').next().unwrap_or(db);
+    (host.into(), port.into(), db.into())
+}
+
+/// libpq's key=value form is taken (`run --push` with it, then `show --store` with it), and
+/// its password — or one from a URL's query string, OSLAB_STORE or PGPASSWORD — is printed in
+/// no line and recorded in no argv (issue 31).
+#[test]
+fn a_key_value_store_is_taken_and_its_password_shown_nowhere() {
+    let Some(url) = fresh_database("key_value") else {
+        return;
+    };
+    let (host, port, db) = url_parts(&url);
+    let role = format!("kv_{}", std::process::id());
+    client(&url)
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN PASSWORD 'secretpw'; \
+             ALTER DATABASE \"{db}\" OWNER TO {role}"
+        ))
+        .unwrap();
+    let kv = format!("host={host} port={port} user={role} password=secretpw dbname={db}");
+    let lab = Lab::new();
+    let out = lab.oslab(&[
+        "run",
+        "syscall.getppid",
+        "--quick",
+        "--repeat",
+        "1",
+        "--push",
+        "--store",
+        &kv,
+    ]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("pushed run 1 to"), "{out}");
+    assert!(!out.stdout.contains("secretpw"), "{out}");
+    assert!(!out.stderr.contains("secretpw"), "{out}");
+    let argv = lab.oslab(&["show", "--json"]).json()["settings"]["argv"].to_string();
+    assert!(argv.contains("password=***"), "{argv}");
+    assert!(!argv.contains("secretpw"), "{argv}");
+    let there = lab.oslab(&["show", "--list", "--store", &kv]);
+    there.assert_code(0);
+    assert_eq!(common::listed_runs(&there.stdout), [1], "{there}");
+
+    let base = format!("host={host} port={port} user={role} dbname={db}");
+    let query = format!("postgres://{role}@{host}:{port}/{db}?password=wrongpw2");
+    for (store, env, says) in [
+        (
+            format!("{base} password=wrongpw1"),
+            vec![],
+            "refused the login",
+        ),
+        (query, vec![], "refused the login"),
+        (
+            String::new(),
+            vec![("OSLAB_STORE", format!("{base} password='wrong pw3'"))],
+            "refused the login",
+        ),
+        (
+            base.clone(),
+            vec![("PGPASSWORD", "wrongpw4".to_string())],
+            "refused the login",
+        ),
+        (
+            format!("{base} password='wrongpw5"),
+            vec![],
+            "closing quote",
+        ),
+    ] {
+        let mut args = vec!["push"];
+        if !store.is_empty() {
+            args.extend(["--store", &store]);
+        }
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let out = lab.oslab_with(lab.db(), &args, &env);
+        let line = out.assert_user_error(&[says]);
+        for secret in ["wrongpw", "wrong pw"] {
+            assert!(!line.contains(secret), "{store} {env:?}: {line}");
+        }
+    }
+}
+
+/// An `oslab.meta` that is not oslab's, whatever its columns, gets the one-line refusal of
+/// docs/fleet.md, not PostgreSQL's error, and nothing is written beside it (issue 31).
+#[test]
+fn a_foreign_oslab_meta_is_refused_whatever_its_columns() {
+    let lab = Lab::new();
+    local(lab.db(), &[run("lab-1", "6.1.0", 1.0, 5, 1.7e9)]);
+    for (i, ddl) in [
+        "CREATE TABLE oslab.meta (id int, note text)",
+        "CREATE TABLE oslab.meta (key text PRIMARY KEY, value text NOT NULL)",
+        "CREATE TABLE oslab.meta (key text, value int); \
+         INSERT INTO oslab.meta VALUES ('application', 1)",
+        "CREATE TABLE oslab.meta (key text, value text, extra text); \
+         INSERT INTO oslab.meta VALUES ('application', 'oslab', ''), ('schema_version', '1', '')",
+        "CREATE TABLE oslab.meta (key text, value text); \
+         INSERT INTO oslab.meta VALUES ('application', 'other'), ('schema_version', '1')",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Some(url) = fresh_database(&format!("foreign_meta_{i}")) else {
+            return;
+        };
+        client(&url)
+            .batch_execute(&format!("CREATE SCHEMA oslab; {ddl}"))
+            .unwrap();
+        for args in [
+            vec!["push", "--store", &url],
+            vec!["show", "--list", "--store", &url],
+        ] {
+            lab.oslab(&args)
+                .assert_user_error(&["oslab.meta that is not oslab's", "another database"]);
+        }
+        let tables = "SELECT count(*) FROM information_schema.tables \
+                      WHERE table_schema = 'oslab'";
+        assert_eq!(count(&url, tables), 1, "{ddl}: only the foreign table");
+        let _ = with_database(&url, "postgres");
+    }
+}
+
 #[test]
 fn the_fleet_view_groups_machines_and_flags_the_one_outside_the_band() {
     let Some(url) = fresh_database("fleet_view") else {

@@ -78,7 +78,8 @@ pub(super) enum Command {
     },
     /// Show a stored run as tables (default: the latest)
     Show {
-        /// A run id or a tag (the latest run with that tag)
+        /// A run id, UUID or tag (the latest run with that tag; `tag:1` for a tag that is a
+        /// number)
         run: Option<String>,
         /// Print the run as one JSON document (the same as `run --json`)
         #[arg(long)]
@@ -102,7 +103,8 @@ pub(super) enum Command {
     /// Write a stored run as a versioned JSON document (for `import`) or as CSV, one row per
     /// sample
     Export {
-        /// A run id or a tag (the latest run with that tag)
+        /// A run id, UUID or tag (the latest run with that tag; `tag:1` for a tag that is a
+        /// number)
         run: String,
         /// json: the whole run, for `oslab import` elsewhere; csv: one row per sample
         #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
@@ -123,7 +125,8 @@ pub(super) enum Command {
                             oslab report --store postgres://lab@db/oslab --by kernel -o fleet.html\n  \
                             oslab report --store \"$OSLAB_STORE\" --by cpu --json | jq '.configurations[].outliers'")]
     Report {
-        /// Run ids or tags (a tag names the latest run with it)
+        /// Run ids or tags (a tag names the latest run with it; `tag:1` for a tag that is a
+        /// number)
         runs: Vec<String>,
         /// Read from this fleet store instead of the local database (docs/fleet.md)
         #[arg(long, value_name = "URL")]
@@ -159,9 +162,11 @@ pub(super) enum Command {
                             PGHOST=db PGUSER=lab PGDATABASE=oslab oslab push --json"
     )]
     Push {
-        /// Run ids, tags or UUIDs [default: every run not yet in the store]
+        /// Run ids, tags (`tag:1` for a tag that is a number) or UUIDs [default: every run
+        /// not yet in the store]
         runs: Vec<String>,
-        /// The fleet store: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require]
+        /// The fleet store: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require],
+        /// or libpq's key=value form ('host=HOST user=USER dbname=DATABASE …')
         #[arg(long, value_name = "URL")]
         store: Option<String>,
         /// Print what was pushed as one JSON document
@@ -246,7 +251,8 @@ pub(super) struct RunArgs {
     /// Sampling time budget per experiment, in seconds [default: 5, quick: 0.7]
     #[arg(long, value_name = "SECONDS")]
     pub(super) budget: Option<f64>,
-    /// Kill a worker after this many seconds [default: twice the budget plus 20]
+    /// Kill a worker after this many seconds, from 1 to 604800 (a week) [default: twice the
+    /// budget plus 20]
     #[arg(long, value_name = "SECONDS")]
     pub(super) timeout: Option<f64>,
     /// The CPU to pin workers to, then optionally the one for the other side of cross-CPU
@@ -304,7 +310,8 @@ pub(super) struct RunArgs {
     /// mmap lock or a directory), for the experiments that run as threads
     #[arg(long, value_name = "MODE")]
     pub(super) copy_mode: Option<String>,
-    /// A label stored with the run; `show` accepts it instead of a run id
+    /// A label stored with the run; `show` accepts it instead of a run id (`tag:NAME` when
+    /// it reads as a number)
     #[arg(long)]
     pub(super) tag: Option<String>,
     /// Which clock times the samples
@@ -338,14 +345,15 @@ pub(super) struct ProfileArgs {
     pub(super) output: PathBuf,
     /// Measure nothing: draw the stored profiles of run A again, or with two runs the
     /// differential flame graphs from A to B (red where B spends a larger share) and the
-    /// functions that moved; ids or tags
+    /// functions that moved; ids or tags (`tag:1` for a tag that is a number)
     #[arg(long, num_args = 1..=2, value_names = ["A", "B"], visible_alias = "diff")]
     pub(super) runs: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]
 pub(super) struct CompareArgs {
-    /// Run A, the baseline: a run id or a tag (the latest run with that tag)
+    /// Run A, the baseline: a run id, UUID or tag (the latest run with that tag; `tag:1`
+    /// for a tag that is a number)
     pub(super) a: String,
     /// Run B, compared against A
     pub(super) b: String,

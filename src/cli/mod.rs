@@ -92,22 +92,20 @@ pub fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => code,
         Err(err) => {
-            if let Some(stop) = err.downcast_ref::<Interrupted>() {
-                eprintln!("oslab: {stop}");
-                ExitCode::from(130)
+            let (line, code) = if let Some(stop) = err.downcast_ref::<Interrupted>() {
+                (stop.to_string(), 130)
             } else if let Some(user) = err.downcast_ref::<UserError>() {
-                eprintln!("oslab: {user}");
-                ExitCode::from(2)
+                (user.to_string(), 2)
             } else if let Some(store) = err.downcast_ref::<crate::store::StoreError>() {
-                eprintln!("oslab: {store}");
-                ExitCode::from(2)
+                (store.to_string(), 2)
             } else if let Some(fleet) = err.downcast_ref::<crate::store::fleet::FleetError>() {
-                eprintln!("oslab: {fleet}");
-                ExitCode::from(2)
+                (fleet.to_string(), 2)
             } else {
-                eprintln!("oslab: error: {err:#}");
-                ExitCode::from(1)
-            }
+                (format!("error: {err:#}"), 1)
+            };
+            // Names in it may come from anywhere: escaped, and a 100 kB one cut.
+            eprintln!("oslab: {}", report::text::error_line(&line));
+            ExitCode::from(code)
         }
     }
 }
@@ -210,7 +208,8 @@ fn usage_error(err: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
         .find_map(|l| l.strip_prefix("tip: "))
         .map(|t| format!("; {}", value_tip(t, argv)))
         .unwrap_or_default();
-    eprintln!("oslab: {first}{tip}; `oslab --help` lists the commands and options");
+    let line = format!("{first}{tip}; `oslab --help` lists the commands and options");
+    eprintln!("oslab: {}", report::text::error_line(&line));
     ExitCode::from(2)
 }
 
@@ -283,6 +282,8 @@ fn db_path(given: Option<PathBuf>) -> Result<PathBuf> {
 /// Write to stdout; a closed pipe (`| head`) is not an error, any other failure (a full disk,
 /// the file-size limit) is the one output error every command gives.
 pub(super) fn write_stdout(text: &str) -> Result<()> {
+    // Stored strings may come from a foreign document: no terminal escape gets through.
+    let text = report::text::printable(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

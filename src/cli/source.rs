@@ -1,10 +1,13 @@
 //! Where `show`, `compare`, `export`, `report` and `profile --runs` read runs from: the local
 //! database, or with `--store URL` a fleet store. A run is named by its id in that store, a
-//! tag (the latest run with it) or its UUID.
+//! tag (the latest run with it) or its UUID; `tag:NAME` names a tag that reads as an id.
 
 use super::*;
 use crate::store::RunSummary;
 use crate::store::fleet::{Fleet, Target};
+
+/// What names a run by its tag alone: `tag:1` is the run tagged `1`, where `1` is run 1.
+const TAG_PREFIX: &str = "tag:";
 
 pub(super) enum Source {
     Local { store: Store, path: PathBuf },
@@ -41,7 +44,8 @@ impl Source {
         })
     }
 
-    /// The run named by `which` (an id, a UUID, else a tag), or the latest when `None`.
+    /// The run named by `which` (an id, a UUID, else a tag; `tag:NAME` a tag whatever it
+    /// reads as), or the latest when `None`.
     pub(super) fn resolve(&mut self, which: Option<&str>) -> Result<Run> {
         let id = self.id_of(which)?;
         self.load(id)
@@ -52,6 +56,14 @@ impl Source {
         let id = match (which, &mut *self) {
             (None, Source::Local { store, .. }) => store.latest_run_id()?,
             (None, Source::Fleet(f)) => f.latest_run_id()?,
+            // `tag:1`: a tag that reads as an id or a UUID (or anything) named as a tag.
+            (Some(text), source) if text.starts_with(TAG_PREFIX) => {
+                let tag = &text[TAG_PREFIX.len()..];
+                match source {
+                    Source::Local { store, .. } => store.run_id_for_tag(tag)?,
+                    Source::Fleet(f) => f.run_id_for_tag(tag)?,
+                }
+            }
             (Some(text), source) => match text.parse::<i64>() {
                 Ok(id) => Some(id),
                 Err(_) if crate::model::identity::is_run_uuid(text) => match source {

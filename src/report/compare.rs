@@ -80,12 +80,20 @@ pub(crate) fn os_title(name: &str) -> String {
 fn marks(pair: &Pair) -> String {
     let big = pair.comparison.as_ref().is_some_and(|c| c.highlight);
     let differs = pair.implementations.as_ref().is_some_and(|i| i.differs);
-    match (big, differs) {
-        (true, true) => "!! ≠".into(),
-        (true, false) => "!!".into(),
-        (false, true) => "≠".into(),
-        (false, false) => String::new(),
+    let mut marks: Vec<&str> = Vec::new();
+    if big {
+        marks.push("!!");
     }
+    if differs {
+        marks.push("≠");
+    }
+    match pair.partial {
+        (true, true) => marks.push("A, B failed (partial)"),
+        (true, false) => marks.push("A failed (partial)"),
+        (false, true) => marks.push("B failed (partial)"),
+        (false, false) => {}
+    }
+    marks.join(" ")
 }
 
 /// `experiment (label) k=v …`: how a configuration is named in the tables.
@@ -355,6 +363,7 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "experiment": pair.experiment,
                 "params": pair.params,
                 "processes": [pair.processes.0, pair.processes.1],
+                "partial": [pair.partial.0, pair.partial.1],
                 "earlier_runs": [pair.earlier_runs.0, pair.earlier_runs.1],
                 "unit": pair.unit,
                 "a": c.and_then(|c| finite(c.a)),

@@ -126,7 +126,17 @@ impl Table {
         }
     }
 
+    /// A row; a cell's control and bidi characters, newline and tab are escaped
+    /// (`report::text::one_line`), so a stored string can neither drive the terminal nor
+    /// break the table, and the columns are as wide as what is printed.
     pub fn row(&mut self, cells: Vec<String>) {
+        let cells = cells
+            .into_iter()
+            .map(|c| match crate::report::text::one_line(&c) {
+                std::borrow::Cow::Borrowed(_) => c,
+                std::borrow::Cow::Owned(escaped) => escaped,
+            })
+            .collect();
         self.rows.push(cells);
     }
 

@@ -115,10 +115,27 @@ fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) 
         .filter(|(r, f)| f.stats.is_some() && on_the_ladder(r))
         .map(|(r, f)| (*r, f))
         .collect();
+    let places = paths::arrange(&on);
+    let joined_to: Vec<Option<usize>> = places
+        .iter()
+        .map(|p| match p {
+            Place::Joined(c) => Some(*c),
+            Place::Rung(_) => None,
+        })
+        .collect();
+    // The results shown on another's rung (its inline and libc paths), by that rung's index.
+    let joined = |i: usize| {
+        joined_to
+            .iter()
+            .zip(&on)
+            .filter(move |(to, _)| **to == Some(i))
+            .map(|(_, (r, _))| *r)
+    };
     let mut rungs: Vec<Rung> = on
         .iter()
-        .zip(paths::arrange(&on))
-        .filter_map(|((r, f), place)| match place {
+        .zip(places)
+        .enumerate()
+        .filter_map(|(i, ((r, f), place))| match place {
             Place::Joined(_) => None,
             Place::Rung(paths) => Some(Rung {
                 label: rung_label(r, &paths),
@@ -126,7 +143,7 @@ fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) 
                 median: median(f),
                 ci: f.ci,
                 samples: r.samples.len().to_string(),
-                status: status_text(r),
+                status: rung_status(r, joined(i)),
                 processes: pooled
                     .iter()
                     .find(|p| p.is_of(r) && p.processes > 1)
@@ -235,6 +252,20 @@ pub fn render(run: &Run) -> String {
 }
 
 /// Headline experiments, and any experiment this build does not know (an imported run).
+/// A rung's status: its result's, then that of each path shown on it that is not ok (an
+/// interrupted inline path's figure is partial: `ok; inline failed (partial)`).
+fn rung_status<'a>(
+    r: &ExperimentResult,
+    joined: impl Iterator<Item = &'a ExperimentResult>,
+) -> String {
+    let mut status = status_text(r);
+    for j in joined.filter(|j| j.status != Status::Ok) {
+        let path = j.params.get("entry").map_or("other path", String::as_str);
+        status.push_str(&format!("; {path} {}", status_text(j)));
+    }
+    status
+}
+
 fn on_the_ladder(r: &ExperimentResult) -> bool {
     experiment::find(&r.experiment).is_none_or(|info| info.ladder)
 }

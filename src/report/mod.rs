@@ -21,4 +21,5 @@ pub mod progress;
 pub mod reclaim;
 pub mod scaling;
 mod show_sections;
+pub mod text;
 pub mod trace;

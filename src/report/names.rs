@@ -66,9 +66,15 @@ fn copies_of(params: &std::collections::BTreeMap<String, String>) -> String {
 /// A result's status as the tables show it: a failed result that kept samples (interrupted,
 /// crashed, timed out) is `failed (partial)`, so its median is not read as a measurement.
 pub fn status_text(r: &ExperimentResult) -> String {
-    if r.status == Status::Failed && !r.samples.is_empty() {
+    if is_partial(r) {
         "failed (partial)".to_string()
     } else {
         r.status.as_str().to_string()
     }
+}
+
+/// A failed result that kept samples (interrupted, crashed, timed out): its figures are of a
+/// partial measurement, and every view says so.
+pub fn is_partial(r: &ExperimentResult) -> bool {
+    r.status == Status::Failed && !r.samples.is_empty()
 }

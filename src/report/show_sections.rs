@@ -3,7 +3,7 @@
 
 use crate::model::{ExperimentResult, LoadRecord};
 use crate::report::format::{Align, Table, sig3, time_ns, wrap};
-use crate::report::names::label;
+use crate::report::names::{is_partial, label, status_text};
 use crate::report::pool::{Pooled, process_numbers};
 
 /// The median of each worker process of every configuration measured by more than one
@@ -22,14 +22,18 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
     ]);
     for p in repeated {
         let medians = p.process_medians();
+        let mut processes = medians
+            .iter()
+            .map(|&m| time_ns(m))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if is_partial(&p.result) {
+            processes.push_str(&format!(" — {}", status_text(&p.result)));
+        }
         table.row(vec![
             label(&p.result),
             p.figures().stats.map_or("–".into(), |s| time_ns(s.median)),
-            medians
-                .iter()
-                .map(|&m| time_ns(m))
-                .collect::<Vec<_>>()
-                .join(", "),
+            processes,
         ]);
     }
     out.push_str(&table.render(2));

@@ -133,6 +133,26 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+
+    /// `--db /dev/null`: SQLite would make `/dev/null-journal` beside it.
+    #[error(
+        "{} is not a regular file (it was left untouched); pass --db with a file path",
+        path.display()
+    )]
+    NotAFile { path: PathBuf },
+
+    /// SQLite says "disk I/O error" for a write refused with EFBIG; under a file-size limit
+    /// that limit is the likely cause, and what the user can change.
+    #[error(
+        "database {}: {op} failed: disk I/O error under a file-size limit (ulimit -f) of \
+         {limit} bytes; raise it (`ulimit -f unlimited`) or pass another --db",
+        path.display()
+    )]
+    FileSizeLimit {
+        path: PathBuf,
+        op: &'static str,
+        limit: u64,
+    },
 }
 
 /// Keeps the promise of one line per error even if SQLite's message has a newline in it.
@@ -152,6 +172,11 @@ impl StoreError {
                 return StoreError::Locked { path };
             }
             Some(ErrorCode::DiskFull) => return StoreError::Full { path, op },
+            Some(ErrorCode::SystemIoFailure) => {
+                if let Some(limit) = crate::platform::interrupt::file_size_limit() {
+                    return StoreError::FileSizeLimit { path, op, limit };
+                }
+            }
             Some(ErrorCode::DatabaseCorrupt) => {
                 return StoreError::Corrupt {
                     path,

@@ -89,6 +89,7 @@ impl Store {
                 });
             }
         }
+        not_a_file(path)?;
         let existed = path.try_exists().unwrap_or(true);
         let opened = Store::connect(path, OpenFlags::SQLITE_OPEN_CREATE).and_then(|store| {
             store.check_pages()?;
@@ -134,7 +135,10 @@ impl Store {
     /// an empty database behind either.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         match path.try_exists() {
-            Ok(true) => Store::connect(path, OpenFlags::empty()),
+            Ok(true) => {
+                not_a_file(path)?;
+                Store::connect(path, OpenFlags::empty())
+            }
             Ok(false) => Err(StoreError::Missing {
                 path: path.to_path_buf(),
             }),
@@ -296,5 +300,17 @@ fn no_directory(path: &Path, dir: &Path) -> StoreError {
     StoreError::NoDirectory {
         path: path.to_path_buf(),
         dir: dir.to_path_buf(),
+    }
+}
+
+/// Refuses a path that exists and is not a regular file (a device, a pipe, a directory; a
+/// symbolic link is followed) before SQLite opens it: it would put its journal beside it
+/// (`/dev/null-journal`).
+fn not_a_file(path: &Path) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(StoreError::NotAFile {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }

@@ -81,6 +81,9 @@ pub struct Pair {
     /// from `analysis::processes::MIN_EARLIER_RUNS` on, their spread widens a time's CI.
     pub earlier_runs: (usize, usize),
     pub unit: String,
+    /// A side whose figure comes from a failed process that kept samples (interrupted,
+    /// crashed, timed out): a partial measurement.
+    pub partial: (bool, bool),
     /// `None` when the metric was not measured on one side (e.g. a counter unsupported there).
     pub comparison: Option<Comparison>,
     /// When the runs are of two operating systems: how each performs the experiment.
@@ -274,6 +277,10 @@ fn pair(
         _ => None,
     };
     let processes = |rs: &[&ExperimentResult]| rs.iter().filter(|r| !r.samples.is_empty()).count();
+    let partial = |rs: &[&ExperimentResult]| {
+        rs.iter()
+            .any(|r| r.status == crate::model::Status::Failed && !r.samples.is_empty())
+    };
     Pair {
         experiment: key.0.clone(),
         params: key.1.clone(),
@@ -281,6 +288,7 @@ fn pair(
         processes: (processes(ra), processes(rb)),
         earlier_runs: (ra[0].earlier_medians.len(), rb[0].earlier_medians.len()),
         unit: ra[0].unit.clone(),
+        partial: (partial(ra), partial(rb)),
         comparison,
         implementations: None,
     }

@@ -28,6 +28,10 @@ pub(super) struct Options {
 /// overflows the clock's arithmetic.
 const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
 
+/// The shortest `--timeout`, seconds: a worker takes a good part of a second to start and
+/// calibrate its clock, so a shorter limit kills every one ("timed out after 0 s").
+const MIN_TIMEOUT_S: f64 = 1.0;
+
 /// Worker processes per configuration without `--repeat`: enough to see the spread between
 /// processes (two would give one difference), few enough that each still gets a third of the
 /// time budget.
@@ -46,10 +50,11 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     let jobs = planned_jobs(args)?;
     let sampler = sampler(args)?;
     let timeout = match args.timeout {
-        Some(t) if t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S => Duration::from_secs_f64(t),
+        Some(t) if (MIN_TIMEOUT_S..=MAX_TIMEOUT_S).contains(&t) => Duration::from_secs_f64(t),
         Some(t) => {
             return Err(UserError::BadOption(format!(
-                "--timeout {t}: give seconds between 0 and {MAX_TIMEOUT_S} (a week)"
+                "--timeout {t}: give seconds from {MIN_TIMEOUT_S} (the least a worker needs to \
+                 start) to {MAX_TIMEOUT_S} (a week)"
             ))
             .into());
         }

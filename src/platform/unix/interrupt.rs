@@ -77,6 +77,20 @@ pub fn ignore_file_size_limit_signal() {
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
 }
 
+/// The file-size limit (`ulimit -f`) in bytes, `None` when unlimited.
+pub fn file_size_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0;
+    // rlim_t is u64 on Linux and the BSDs, i64 on none oslab builds for.
+    #[allow(clippy::unnecessary_cast)]
+    let current = limit.rlim_cur as u64;
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(current)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,6 +57,11 @@ pub fn signal_name(signal: i32) -> String {
 /// Windows has no signal for a file past a size limit: nothing to ignore.
 pub fn ignore_file_size_limit_signal() {}
 
+/// Windows has no file-size limit of a process.
+pub fn file_size_limit() -> Option<u64> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,6 +128,9 @@ fn rung_bar(r: &Rung, baseline: Option<f64>) -> Bar {
         } else {
             "derived"
         }
+    } else if r.status.contains("failed") {
+        // A partial path on the rung (`ok; inline failed (partial)`) colours it failed.
+        "failed"
     } else {
         r.status.as_str()
     };

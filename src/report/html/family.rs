@@ -101,7 +101,7 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
                 _ => r.samples.len().to_string(),
             },
             r.status.as_str(),
-            r.status.as_str(),
+            crate::report::names::status_text(r),
             warnings
                 .iter()
                 .map(|w| format!("<div class=\"warning\">{}</div>", esc(w)))

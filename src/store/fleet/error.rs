@@ -11,7 +11,10 @@ pub enum FleetError {
     )]
     NoStore,
 
-    #[error("--store {url}: {reason}; give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")]
+    #[error(
+        "--store {url}: {reason}; give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or \
+         host=HOST port=PORT user=USER dbname=DATABASE"
+    )]
     BadUrl { url: String, reason: String },
 
     #[error("cannot read sslrootcert {path}: {reason}; give a PEM file of the server's CA")]

@@ -136,19 +136,39 @@ fn version(client: &mut impl postgres::GenericClient, target: &Target) -> Result
         .query_one(schema::HAS_META, &[])
         .map_err(fail)?
         .get(0);
+    let foreign = || FleetError::Foreign {
+        target: target.shown().to_string(),
+    };
     let found: Option<String> = if has_meta {
-        client
+        // Another program's table of the same name, whatever its columns, is refused before
+        // a query naming oslab's columns could fail on it or a migration collide with it.
+        let shaped: bool = client
+            .query_one(schema::META_IS_OURS, &[])
+            .map_err(fail)?
+            .get(0);
+        let application: Option<String> = if shaped {
+            client
+                .query_opt(schema::READ_APPLICATION, &[])
+                .map_err(fail)?
+                .map(|row| row.get(0))
+        } else {
+            None
+        };
+        if application.as_deref() != Some("oslab") {
+            return Err(foreign());
+        }
+        // oslab writes the version in the same transaction: a table without it is not ours.
+        let version: Option<String> = client
             .query_opt(schema::READ_VERSION, &[])
             .map_err(fail)?
-            .map(|row| row.get(0))
+            .map(|row| row.get(0));
+        Some(version.ok_or_else(foreign)?)
     } else {
         None
     };
     let found = match found {
         None => 0,
-        Some(v) => v.parse::<i64>().map_err(|_| FleetError::Foreign {
-            target: target.shown().to_string(),
-        })?,
+        Some(v) => v.parse::<i64>().map_err(|_| foreign())?,
     };
     if found > schema::SCHEMA_VERSION {
         return Err(FleetError::TooNew {

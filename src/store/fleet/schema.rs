@@ -90,6 +90,15 @@ CREATE INDEX figures_by_config ON oslab.figures (config);
 /// Whether there is an `oslab.meta` yet (a query naming a missing table fails as a whole).
 pub(super) const HAS_META: &str = "SELECT to_regclass('oslab.meta') IS NOT NULL";
 
+/// Whether `oslab.meta` has oslab's shape: the columns `key` and `value`, both text, and no
+/// other. Asked of the catalogue, so a foreign table of any columns answers it.
+pub(super) const META_IS_OURS: &str = "SELECT count(*) = 2 AND count(*) FILTER \
+     (WHERE column_name IN ('key', 'value') AND data_type = 'text') = 2 \
+     FROM information_schema.columns WHERE table_schema = 'oslab' AND table_name = 'meta'";
+
+/// oslab writes `application` = `oslab` in the transaction that creates `oslab.meta`.
+pub(super) const READ_APPLICATION: &str = "SELECT value FROM oslab.meta WHERE key = 'application'";
+
 pub(super) const READ_VERSION: &str = "SELECT value FROM oslab.meta WHERE key = 'schema_version'";
 
 pub(super) const META: &str = "SELECT key, value FROM oslab.meta \

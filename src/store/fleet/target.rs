@@ -105,38 +105,18 @@ fn parse(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Target, Fle
         url: mask_url(text),
         reason: reason.to_string(),
     };
-    let Some(rest) = text
+    let (mut config, ours) = match text
         .strip_prefix("postgres://")
         .or_else(|| text.strip_prefix("postgresql://"))
-    else {
-        return Err(bad("not a postgres:// URL"));
-    };
-    // Our own query parameters come out before the client parses the rest: it knows neither
-    // `sslrootcert` nor the verify-* modes.
-    let (base, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let mut kept = Vec::new();
-    let mut mode = None;
-    let mut root_cert = None;
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=') {
-            Some(("sslmode", v)) => mode = Some(v.to_string()),
-            Some(("sslrootcert", v)) => root_cert = Some(v.to_string()),
-            _ => kept.push(pair),
+    {
+        Some(rest) => parse_url(rest, var).map_err(|r| bad(&r))?,
+        None if text.contains('=') => parse_key_values(text).map_err(|r| bad(&r))?,
+        None => {
+            return Err(bad("not a postgres:// URL, nor libpq's key=value form"));
         }
-    }
-    let base = with_env_port(base, var).map_err(|r| bad(&r))?;
-    let url = if kept.is_empty() {
-        format!("postgres://{base}")
-    } else {
-        format!("postgres://{base}?{}", kept.join("&"))
-    };
-    let mut config = if base.is_empty() && kept.is_empty() {
-        postgres::Config::new()
-    } else {
-        postgres::Config::from_str(&url).map_err(|e| bad(&e.to_string()))?
     };
     fill_from_env(&mut config, var).map_err(|r| bad(&r))?;
-    let mode = mode.or_else(|| var("PGSSLMODE"));
+    let mode = ours.mode.or_else(|| var("PGSSLMODE"));
     let tls = match mode.as_deref() {
         Some("disable") => SslMode::Disable,
         None | Some("allow" | "prefer") => SslMode::Prefer,
@@ -154,9 +134,115 @@ fn parse(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Target, Fle
     let shown = show(&config);
     Ok(Target {
         config,
-        root_cert: root_cert.or_else(|| var("PGSSLROOTCERT")),
+        root_cert: ours.root_cert.or_else(|| var("PGSSLROOTCERT")),
         shown,
     })
+}
+
+/// The settings oslab takes out before the client parses the rest: it knows neither
+/// `sslrootcert` nor the verify-* modes.
+#[derive(Default)]
+struct Ours {
+    mode: Option<String>,
+    root_cert: Option<String>,
+}
+
+impl Ours {
+    /// Takes `key`'s `value` if it is one of ours.
+    fn take(&mut self, key: &str, value: &str) -> bool {
+        match key {
+            "sslmode" => self.mode = Some(value.to_string()),
+            "sslrootcert" => self.root_cert = Some(value.to_string()),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// A URL after its `postgres://`.
+fn parse_url(
+    rest: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<(postgres::Config, Ours), String> {
+    let (base, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut kept = Vec::new();
+    let mut ours = Ours::default();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some((k, v)) if ours.take(k, v) => {}
+            _ => kept.push(pair),
+        }
+    }
+    let base = with_env_port(base, var)?;
+    let url = if kept.is_empty() {
+        format!("postgres://{base}")
+    } else {
+        format!("postgres://{base}?{}", kept.join("&"))
+    };
+    let config = if base.is_empty() && kept.is_empty() {
+        postgres::Config::new()
+    } else {
+        postgres::Config::from_str(&url).map_err(|e| e.to_string())?
+    };
+    Ok((config, ours))
+}
+
+/// libpq's key=value form, `host=H port=P user=U password=W dbname=D` (values quoted with
+/// `'` where they hold blanks), which the client parses once ours are out.
+fn parse_key_values(text: &str) -> Result<(postgres::Config, Ours), String> {
+    let mut ours = Ours::default();
+    let mut kept = Vec::new();
+    for (key, value, raw) in key_values(text)? {
+        if !ours.take(key, &value) {
+            kept.push(raw);
+        }
+    }
+    let config = postgres::Config::from_str(&kept.join(" ")).map_err(|e| e.to_string())?;
+    Ok((config, ours))
+}
+
+/// The `key = value` pairs of libpq's form: each key, its value unquoted, and the pair's text
+/// as written.
+fn key_values(text: &str) -> Result<Vec<(&str, String, &str)>, String> {
+    let mut pairs = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let start = rest;
+        let eq = rest
+            .find('=')
+            .ok_or_else(|| format!("`{}` is not key=value", first_word(rest)))?;
+        let key = rest[..eq].trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return Err(format!("`{}` is not key=value", first_word(rest)));
+        }
+        rest = rest[eq + 1..].trim_start();
+        let mut value = String::new();
+        let mut chars = rest.char_indices();
+        let end = if rest.starts_with('\'') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    None => return Err(format!("the value of {key} has no closing quote")),
+                    Some((i, '\'')) => break i + 1,
+                    Some((_, '\\')) => value.extend(chars.next().map(|(_, c)| c)),
+                    Some((_, c)) => value.push(c),
+                }
+            }
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            value.push_str(&rest[..end]);
+            end
+        };
+        rest = &rest[end..];
+        let raw = &start[..start.len() - rest.len()];
+        pairs.push((key, value, raw));
+        rest = rest.trim_start();
+    }
+    Ok(pairs)
+}
+
+fn first_word(text: &str) -> &str {
+    text.split_whitespace().next().unwrap_or(text)
 }
 
 /// The URL's authority and path with PGPORT's port where it names a host without one (the
@@ -239,30 +325,72 @@ fn show(config: &postgres::Config) -> String {
     format!("postgres://{user}{password}{at}{host}:{port}/{db}")
 }
 
-/// A URL as it may be printed: a password between `user:` and `@` replaced by `***`.
+/// Store text as it may be printed or recorded: a URL's password between `user:` and `@`,
+/// and the value of every `password=` (a URL's query string, libpq's key=value form, quoted
+/// or not, a whole argument such as `--store=…`) replaced by `***`.
 pub fn mask_url(url: &str) -> String {
+    mask_password_values(&mask_userinfo(url))
+}
+
+fn mask_userinfo(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let masked_query = tail
-        .split('&')
-        .map(|p| match p.split_once("password=") {
-            Some((head, _)) => format!("{head}password=***"),
-            None => p.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("&");
+    let end = rest
+        .find(|c: char| matches!(c, '/' | '?') || c.is_whitespace())
+        .unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
     match authority.rsplit_once('@') {
         Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{masked_query}"),
-            None => format!("{scheme}://{authority}{masked_query}"),
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
         },
-        None => format!("{scheme}://{authority}{masked_query}"),
+        None => url.to_string(),
     }
+}
+
+/// Every `password=VALUE` (blanks around `=` allowed) with VALUE as `***`: a value in
+/// quotes up to its closing quote, else up to a blank or `&`.
+fn mask_password_values(text: &str) -> String {
+    const KEY: &str = "password";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.to_ascii_lowercase().find(KEY) {
+        let after = &rest[at + KEY.len()..];
+        let value = after.trim_start();
+        let Some(value) = value.strip_prefix('=') else {
+            out.push_str(&rest[..at + KEY.len()]);
+            rest = after;
+            continue;
+        };
+        let value = value.trim_start();
+        out.push_str(&rest[..rest.len() - value.len()]);
+        out.push_str("***");
+        rest = skip_value(value);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What follows a key=value value: after its closing quote, or from the first blank or `&`.
+fn skip_value(value: &str) -> &str {
+    if let Some(quoted) = value.strip_prefix('\'') {
+        let mut chars = quoted.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '\'' => return &quoted[i + 1..],
+                _ => {}
+            }
+        }
+        return "";
+    }
+    let end = value
+        .find(|c: char| c.is_whitespace() || c == '&')
+        .unwrap_or(value.len());
+    &value[end..]
 }
 
 #[cfg(test)]
@@ -337,7 +465,52 @@ mod tests {
     }
 
     #[test]
+    fn libpq_key_value_form_is_taken() {
+        let t = Target::resolve(
+            Some("host=127.0.0.1 port=55432 user=u password='secret pw' dbname=fleet sslmode=verify-full sslrootcert=/ca.pem"),
+            &env(&[]),
+        )
+        .unwrap();
+        assert_eq!(t.shown(), "postgres://u:***@127.0.0.1:55432/fleet");
+        assert_eq!(t.password().as_deref(), Some("secret pw"));
+        assert_eq!(t.config.get_ssl_mode(), SslMode::Require);
+        assert_eq!(t.root_cert.as_deref(), Some("/ca.pem"));
+        let e = Target::resolve(Some("host=h password=pw sslmode=x"), &env(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sslmode=x") && !e.contains("pw "), "{e}");
+        for bad in [
+            "host=h password='pw",
+            "host=h nonsense password=pw",
+            "h:5432",
+        ] {
+            let e = Target::resolve(Some(bad), &env(&[]))
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains("pw"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn mask_url_hides_passwords_anywhere() {
+        for (given, shown) in [
+            (
+                "host=h password=secretpw dbname=d",
+                "host=h password=*** dbname=d",
+            ),
+            (
+                "host=h password = 'a b\\' c' x=1",
+                "host=h password = *** x=1",
+            ),
+            ("--store=postgres://u:p@h/d", "--store=postgres://u:***@h/d"),
+            (
+                "postgres://u:p@h/d?PASSWORD=q&x=1",
+                "postgres://u:***@h/d?PASSWORD=***&x=1",
+            ),
+            ("password", "password"),
+        ] {
+            assert_eq!(mask_url(given), shown);
+        }
         assert_eq!(mask_url("postgres://u:p@h/d"), "postgres://u:***@h/d");
         assert_eq!(mask_url("postgres://u@h/d"), "postgres://u@h/d");
         assert_eq!(
