@@ -201,6 +201,56 @@ fn an_impossible_import_is_refused_line_by_line() {
         .assert_user_error(&["the run has no results"]);
 }
 
+/// Times no clock gives (the year 292277026596, a run before 1970, finished before it
+/// started) and times per operation that disagree with their own samples' elapsed time
+/// (1.7e308 and 1e-300 ns alternating, elapsed_ns untouched) are refused, one line each.
+#[test]
+fn implausible_times_and_samples_are_refused() {
+    let lab = lab_with_a_run();
+    let out = lab.oslab(&["export", "1"]);
+    out.assert_code(0);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = lab.dir().join("edited.json");
+    let other = Lab::new();
+    let refused = |doc: &serde_json::Value, needles: &[&str]| {
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let out = other.oslab(&["import", file.to_str().unwrap()]);
+        out.assert_code(2);
+        for needle in needles.iter().chain(&["nothing was imported"]) {
+            assert!(out.stderr.contains(needle), "{needle}\n{out}");
+        }
+        assert!(!other.db().exists(), "nothing was stored");
+    };
+    let started = doc["run"]["started_at"].as_f64().unwrap();
+    for (at, needle) in [
+        (
+            1e308,
+            "the run started at 1e308 s, more than a day after now",
+        ),
+        (-1e18, "the run started at -1e18 s, before 1970"),
+    ] {
+        let mut d = doc.clone();
+        d["run"]["started_at"] = at.into();
+        refused(&d, &[needle]);
+    }
+    let mut d = doc.clone();
+    d["run"]["finished_at"] = (started - 100.0).into();
+    refused(&d, &["the run finished at", "before it started"]);
+    let mut d = doc.clone();
+    let samples = d["run"]["results"][0]["samples"].as_array_mut().unwrap();
+    assert!(samples.len() >= 2, "a quick run takes several samples");
+    for (k, s) in samples.iter_mut().enumerate() {
+        s["ns_per_op"] = if k % 2 == 0 { 1.7e308 } else { 1e-300 }.into();
+    }
+    refused(
+        &d,
+        &[
+            "sample 1 has 1.7e308 ns per operation where its elapsed_ns, ops and calibration give",
+            "sample 2 has 1e-300 ns per operation",
+        ],
+    );
+}
+
 /// Options no run can honour are refused in one line, before anything is measured or stored.
 #[test]
 fn absurd_options_are_one_line_errors() {
