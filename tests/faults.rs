@@ -429,3 +429,80 @@ fn a_full_file_system_is_one_line_and_leaves_no_file() {
     assert!(list.stdout.contains("interrupted"), "{list}");
     assert_eq!(common::quick_check(&db_lab_db), "ok");
 }
+
+/// `oslab ARGS` under an address-space limit of `mb` MiB (sh's `ulimit -v`, prlimit's `--as`).
+fn under_as_limit(lab: &Lab, mb: u64, args: &str) -> common::Out {
+    let script = format!(
+        "ulimit -v {}; exec {} --db {} {args}",
+        mb * 1024,
+        env!("CARGO_BIN_EXE_oslab"),
+        lab.db().display()
+    );
+    let start = Instant::now();
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("XDG_DATA_HOME", lab.dir().join("xdg"))
+        .output()
+        .unwrap();
+    common::Out {
+        args: vec![script],
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// An export of `results` copies of a real result (its samples repeated to `samples`),
+/// written straight to `path` a result at a time, as `oslab export` orders a run's fields
+/// (`results` last). Returns the file's size in bytes.
+fn write_large_export(lab: &Lab, path: &Path, results: usize, samples: usize) -> u64 {
+    use std::io::Write;
+    let out = lab.oslab(&["export", "1"]);
+    out.assert_code(0);
+    let mut doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let run = doc["run"].as_object_mut().unwrap();
+    run.remove("uuid");
+    let mut result = run.remove("results").unwrap()[0].take();
+    let measured = result["samples"].as_array().unwrap().clone();
+    result["samples"] = measured.iter().cycle().take(samples).cloned().collect();
+    let result = result.to_string();
+    let run = serde_json::Value::Object(run.clone()).to_string();
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        file,
+        "{{\"format\":\"oslab-run\",\"format_version\":1,\"run\":{},\"results\":[",
+        run.strip_suffix('}').unwrap()
+    )
+    .unwrap();
+    for i in 0..results {
+        if i > 0 {
+            file.write_all(b",").unwrap();
+        }
+        file.write_all(result.as_bytes()).unwrap();
+    }
+    file.write_all(b"]}}\n").unwrap();
+    file.flush().unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
+
+/// A 48 MB export imported under a 160 MiB address-space limit: a document read whole (and
+/// parsed into a tree) takes several times its size and aborts there ("memory allocation
+/// failed", SIGABRT); read as a stream, one result at a time, it imports, and whole.
+#[test]
+fn a_large_import_streams_within_a_memory_limit() {
+    let lab = lab_with_a_run();
+    let file = lab.dir().join("large.json");
+    let size = write_large_export(&lab, &file, 70, 1000);
+    assert!(size > 40_000_000, "{size} bytes");
+    let other = Lab::new();
+    let out = under_as_limit(&other, 160, &format!("import {}", file.display()));
+    out.assert_code(0);
+    assert!(out.stderr.contains("imported"), "{out}");
+    let list = other.oslab(&["show", "--list"]);
+    list.assert_code(0);
+    assert!(
+        list.stdout.contains(" 70 "),
+        "all 70 results were stored\n{list}"
+    );
+}

@@ -4,11 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::model::{Run, Rusage};
+use crate::model::{ExperimentResult, Run, Rusage};
 use crate::report::pool::process_numbers;
+
+mod stream;
+pub use stream::{Sink, StreamError, Streamed, read_stream};
 
 /// The `format` field of an export document.
 pub const FORMAT: &str = "oslab-run";
@@ -44,31 +46,32 @@ pub enum ReadError {
     TooNew { found: String },
     #[error("holds a malformed run ({0}); export it again")]
     BadRun(String),
+    #[error("cannot be read ({0}); check the file and its disk")]
+    Unreadable(String),
 }
 
-/// Read an export document back into a `Run` (its id is the exporting database's).
+/// Read an export document back into a `Run` (its id is the exporting database's), every
+/// result in memory: for documents of a known, small size (tests, the fuzz targets);
+/// `oslab import` streams with [`read_stream`].
 pub fn read_document(text: &str) -> Result<Run, ReadError> {
-    let doc: Value =
-        serde_json::from_str(text).map_err(|e| ReadError::NotJson(one_line(&e.to_string())))?;
-    match doc.get("format") {
-        Some(Value::String(f)) if f == FORMAT => {}
-        Some(other) => return Err(ReadError::WrongFormat(other.to_string())),
-        None => return Err(ReadError::WrongFormat("missing".into())),
-    }
-    match doc.get("format_version").and_then(Value::as_u64) {
-        Some(v) if (1..=FORMAT_VERSION).contains(&v) => {}
-        _ => {
-            return Err(ReadError::TooNew {
-                found: doc
-                    .get("format_version")
-                    .map_or_else(|| "missing".into(), Value::to_string),
-            });
+    struct Collect(Vec<ExperimentResult>);
+    impl Sink for Collect {
+        type Error = std::convert::Infallible;
+        fn results_begin(&mut self, _: Option<&Run>) {}
+        fn result(&mut self, r: ExperimentResult) -> Result<(), Self::Error> {
+            self.0.push(r);
+            Ok(())
         }
     }
-    let run = doc
-        .get("run")
-        .ok_or_else(|| ReadError::BadRun("no \"run\" field".into()))?;
-    Run::deserialize(run).map_err(|e| ReadError::BadRun(one_line(&e.to_string())))
+    let mut all = Collect(Vec::new());
+    match read_stream(text.as_bytes(), &mut all) {
+        Ok(streamed) => Ok(Run {
+            results: all.0,
+            ..streamed.header
+        }),
+        Err(StreamError::Read(e)) => Err(e),
+        Err(StreamError::Sink(never)) => match never {},
+    }
 }
 
 fn one_line(text: &str) -> String {

@@ -32,6 +32,8 @@ pub fn problems(run: &Run) -> Vec<String> {
 /// It keeps only the lines it will list, so its memory does not grow with the run.
 pub struct Judge {
     now: f64,
+    /// The header's lines, listed first.
+    header: Vec<String>,
     listed: Vec<String>,
     more: usize,
     results: usize,
@@ -50,6 +52,7 @@ impl Judge {
     pub fn at(now: f64) -> Self {
         Self {
             now,
+            header: Vec::new(),
             listed: Vec::new(),
             more: 0,
             results: 0,
@@ -64,17 +67,18 @@ impl Judge {
         }
     }
 
-    /// The run's own times: 1970 ≤ started ≤ finished ≤ a day from now.
+    /// The run's own times: 1970 ≤ started ≤ finished ≤ a day from now. Its lines come
+    /// first, whether it is called before the results or after them.
     pub fn header(&mut self, started_at: f64, finished_at: Option<f64>) {
         let latest = self.now + CLOCK_SLACK_S;
         if let Some(p) = time_problem("the run started", started_at, latest) {
-            self.say(p);
+            self.header.push(p);
         }
         if let Some(f) = finished_at {
             if let Some(p) = time_problem("the run finished", f, latest) {
-                self.say(p);
+                self.header.push(p);
             } else if started_at.is_finite() && f < started_at {
-                self.say(format!(
+                self.header.push(format!(
                     "the run finished at {} before it started at {}",
                     seconds(f),
                     seconds(started_at)
@@ -101,8 +105,10 @@ impl Judge {
     /// Every problem found, one line each (at most [`MAX_LISTED`], then how many more).
     pub fn finish(mut self) -> Vec<String> {
         if self.results == 0 {
-            self.listed.insert(0, "the run has no results".to_string());
+            self.header.push("the run has no results".to_string());
         }
+        self.header.append(&mut self.listed);
+        self.listed = self.header;
         if self.listed.len() > MAX_LISTED {
             self.more += self.listed.len() - MAX_LISTED;
             self.listed.truncate(MAX_LISTED);

@@ -29,7 +29,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 use error::{BUSY_TIMEOUT_S, During};
-pub use import::{Imported, fingerprint};
+pub use import::{Begin, Fingerprinting, Imported, Importing, fingerprint};
 
 use crate::model::{ExperimentResult, Run};
 
