@@ -33,7 +33,8 @@ pub struct ConfigFigure {
 pub enum Pushed {
     /// Stored as this run id of the fleet store.
     New(i64),
-    /// The store had it already (from this machine or another), as this id.
+    /// The store had it already (from this machine or another, the same fingerprint), as
+    /// this id.
     AlreadyThere(i64),
 }
 
@@ -80,22 +81,54 @@ impl Fleet {
         let uuid = uuid::Uuid::try_parse(&run.uuid)
             .map_err(|e| self.data("reading the run's identity", format!("{:?}: {e}", run.uuid)))?;
         let parts = split(run).map_err(|e| self.data("writing the run as JSON", e))?;
+        let print = crate::store::fingerprint(run);
         let shown = self.target.shown().to_string();
         let secret = self.target.password();
         let what = format!("pushing run {}", run.id);
         let fail = |e: postgres::Error| classify(&e, &shown, secret.as_deref(), &what);
         let mut tx = self.client.transaction().map_err(fail)?;
-        let Some(id) = insert_run(&mut tx, run, uuid, &parts.header).map_err(fail)? else {
-            let id: i64 = tx
-                .query_one(schema::FIND_RUN, &[&uuid])
-                .map_err(fail)?
-                .get(0);
+        let Some(id) = insert_run(&mut tx, run, uuid, &parts.header, &print).map_err(fail)? else {
+            let row = tx.query_one(schema::FIND_RUN, &[&uuid]).map_err(fail)?;
             tx.commit().map_err(fail)?;
-            return Ok(Pushed::AlreadyThere(id));
+            let (id, theirs): (i64, Option<String>) = (row.get(0), row.get(1));
+            return self.same_run(run, id, theirs, &print);
         };
         copy_rows(&mut tx, id, &parts, figures).map_err(fail)?;
         tx.commit().map_err(fail)?;
         Ok(Pushed::New(id))
+    }
+
+    /// The store holds `run`'s UUID as `id`, of fingerprint `theirs`: the same run (already
+    /// there), or another one under the same identity, refused as `oslab import` refuses it.
+    /// A run pushed before the store kept fingerprints is read back to compare, and its
+    /// fingerprint kept.
+    fn same_run(
+        &mut self,
+        run: &Run,
+        id: i64,
+        theirs: Option<String>,
+        print: &str,
+    ) -> Result<Pushed, FleetError> {
+        let theirs = match theirs {
+            Some(theirs) => theirs,
+            None => {
+                let theirs = crate::store::fingerprint(&self.load_run(id)?);
+                if theirs == print {
+                    self.client
+                        .execute(schema::SET_FINGERPRINT, &[&id, &theirs])
+                        .map_err(|e| self.fail(&e, "keeping a run's fingerprint"))?;
+                }
+                theirs
+            }
+        };
+        if theirs == print {
+            return Ok(Pushed::AlreadyThere(id));
+        }
+        Err(FleetError::UuidConflict {
+            target: self.shown().to_string(),
+            uuid: run.uuid.clone(),
+            id,
+        })
     }
 }
 
@@ -105,6 +138,7 @@ fn insert_run(
     run: &Run,
     uuid: uuid::Uuid,
     header: &Value,
+    print: &str,
 ) -> Result<Option<i64>, postgres::Error> {
     let env = &run.environment;
     let row = tx.query_opt(
@@ -123,6 +157,7 @@ fn insert_run(
             &env.arch,
             &env.cpu_model,
             &Json(header),
+            &print,
         ],
     )?;
     Ok(row.map(|r| r.get(0)))
