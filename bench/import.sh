@@ -4,7 +4,9 @@
 # result at a time in `oslab export`'s field order — imports it into a new database under
 # /usr/bin/time -v, and prints the file's size, the peak RSS and the seconds. Import reads
 # the document as a stream (one result in memory at a time): the peak stays near a constant
-# whatever the size. OSLAB=path uses that binary instead of a fresh release build.
+# whatever the size. Then exports the imported run back (`export 1 -o FILE`, written a result
+# at a time as read) under the same measure. OSLAB=path uses that binary instead of a fresh
+# release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,8 +43,16 @@ PY
 bytes=$(stat -c %s "$work/large.json")
 /usr/bin/time -v "$OSLAB" --db "$work/import.db" import "$work/large.json" \
     2>"$work/time.txt" || { cat "$work/time.txt" >&2; exit 1; }
-rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time.txt")
-wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$work/time.txt")
-awk -v b="$bytes" -v r="$rss_kb" -v w="$wall" 'BEGIN {
-    n = split(w, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]
-    printf "import: file %.1f MB, peak RSS %.1f MB, %.1f s\n", b / 1e6, r / 1024, s }'
+# "WHAT: file SIZE MB, peak RSS R MB, S s" from a /usr/bin/time -v report.
+figures() {
+    local what=$1 bytes=$2 report=$3 rss_kb wall
+    rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$report")
+    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$report")
+    awk -v what="$what" -v b="$bytes" -v r="$rss_kb" -v w="$wall" 'BEGIN {
+        n = split(w, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]
+        printf "%s: file %.1f MB, peak RSS %.1f MB, %.1f s\n", what, b / 1e6, r / 1024, s }'
+}
+figures import "$bytes" "$work/time.txt"
+/usr/bin/time -v "$OSLAB" --db "$work/import.db" export 1 -o "$work/export.json" \
+    2>"$work/time.txt" || { cat "$work/time.txt" >&2; exit 1; }
+figures export "$(stat -c %s "$work/export.json")" "$work/time.txt"

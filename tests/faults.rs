@@ -488,7 +488,8 @@ fn write_large_export(lab: &Lab, path: &Path, results: usize, samples: usize) ->
 
 /// A 48 MB export imported under a 160 MiB address-space limit: a document read whole (and
 /// parsed into a tree) takes several times its size and aborts there ("memory allocation
-/// failed", SIGABRT); read as a stream, one result at a time, it imports, and whole.
+/// failed", SIGABRT); read as a stream, one result at a time, it imports, and whole. The
+/// run exported back under the same limit is written as it is read, a result at a time.
 #[test]
 fn a_large_import_streams_within_a_memory_limit() {
     let lab = lab_with_a_run();
@@ -504,5 +505,15 @@ fn a_large_import_streams_within_a_memory_limit() {
     assert!(
         list.stdout.contains(" 70 "),
         "all 70 results were stored\n{list}"
+    );
+
+    // Exported back under the same limit: written a result at a time as it is read.
+    let back = other.dir().join("back.json");
+    let out = under_as_limit(&other, 160, &format!("export 1 -o {}", back.display()));
+    out.assert_code(0);
+    let written = std::fs::metadata(&back).unwrap().len();
+    assert!(
+        written > size,
+        "the pretty export is larger: {written} of {size}"
     );
 }
