@@ -454,7 +454,7 @@ fn under_as_limit(lab: &Lab, mb: u64, args: &str) -> common::Out {
 }
 
 /// An export of `results` copies of a real result (its samples repeated to `samples`),
-/// written straight to `path` a result at a time, as `oslab export` orders a run's fields
+/// written straight to `path` a sample at a time, as `oslab export` orders a run's fields
 /// (`results` last). Returns the file's size in bytes.
 fn write_large_export(lab: &Lab, path: &Path, results: usize, samples: usize) -> u64 {
     use std::io::Write;
@@ -464,9 +464,15 @@ fn write_large_export(lab: &Lab, path: &Path, results: usize, samples: usize) ->
     let run = doc["run"].as_object_mut().unwrap();
     run.remove("uuid");
     let mut result = run.remove("results").unwrap()[0].take();
-    let measured = result["samples"].as_array().unwrap().clone();
-    result["samples"] = measured.iter().cycle().take(samples).cloned().collect();
+    let measured: Vec<String> = result["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    result["samples"] = "@samples@".into();
     let result = result.to_string();
+    let (before, after) = result.split_once("\"@samples@\"").unwrap();
     let run = serde_json::Value::Object(run.clone()).to_string();
     let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     write!(
@@ -479,11 +485,34 @@ fn write_large_export(lab: &Lab, path: &Path, results: usize, samples: usize) ->
         if i > 0 {
             file.write_all(b",").unwrap();
         }
-        file.write_all(result.as_bytes()).unwrap();
+        file.write_all(before.as_bytes()).unwrap();
+        file.write_all(b"[").unwrap();
+        for (k, sample) in measured.iter().cycle().take(samples).enumerate() {
+            if k > 0 {
+                file.write_all(b",").unwrap();
+            }
+            file.write_all(sample.as_bytes()).unwrap();
+        }
+        file.write_all(b"]").unwrap();
+        file.write_all(after.as_bytes()).unwrap();
     }
     file.write_all(b"]}}\n").unwrap();
     file.flush().unwrap();
     std::fs::metadata(path).unwrap().len()
+}
+
+/// One result larger than any run gives (70 MB: 100,000 samples) is refused in one line
+/// before it is held in memory, under the same 160 MiB limit — not an abort.
+#[test]
+fn a_result_too_large_to_hold_is_refused_in_one_line() {
+    let lab = lab_with_a_run();
+    let file = lab.dir().join("huge.json");
+    let size = write_large_export(&lab, &file, 1, 100_000);
+    assert!(size > 64 << 20, "{size} bytes");
+    let other = Lab::new();
+    let out = under_as_limit(&other, 160, &format!("import {}", file.display()));
+    out.assert_user_error(&["holds result 1 of more than 64 MB", "nothing was imported"]);
+    assert!(!other.db().exists(), "nothing was stored");
 }
 
 /// A 48 MB export imported under a 160 MiB address-space limit: a document read whole (and

@@ -157,6 +157,11 @@ pub enum ReadError {
     BadRun(String),
     #[error("cannot be read ({0}); check the file and its disk")]
     Unreadable(String),
+    #[error(
+        "holds {what} of more than {limit_mb} MB, where the largest a run gives is a few MB; \
+         nothing was imported (export the run again from the database that holds it)"
+    )]
+    TooLarge { what: String, limit_mb: u64 },
 }
 
 /// Read an export document back into a `Run` (its id is the exporting database's), every

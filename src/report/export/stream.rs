@@ -40,12 +40,75 @@ pub enum StreamError<E> {
     Sink(E),
 }
 
+/// The most bytes one value of the document may take: a result (its samples, profile…), or
+/// one field of the run. The largest result a run gives (5,000 samples with every counter, a
+/// profile) is a few MB; a value larger than this is refused before it is held in memory, so
+/// memory stays bounded whatever the file holds.
+pub const MAX_VALUE_BYTES: u64 = 64 << 20;
+
 /// Read the export document from `reader`, results to `sink`.
 pub fn read_stream<R: Read, S: Sink>(
     reader: R,
     sink: &mut S,
 ) -> Result<Streamed, StreamError<S::Error>> {
+    read_bounded(reader, sink, MAX_VALUE_BYTES)
+}
+
+/// Bytes read so far and where the value being read began: the reader refuses to read a
+/// value past `limit` bytes.
+struct Count {
+    read: std::cell::Cell<u64>,
+    mark: std::cell::Cell<u64>,
+    limit: u64,
+    /// Set when the reader refused: the value was too large.
+    over: std::cell::Cell<bool>,
+}
+
+impl Count {
+    /// A value begins here.
+    fn mark(&self) {
+        self.mark.set(self.read.get());
+    }
+}
+
+struct Counted<R> {
+    inner: R,
+    count: std::rc::Rc<Count>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let c = &self.count;
+        let left = (c.mark.get() + c.limit).saturating_sub(c.read.get());
+        if left == 0 {
+            c.over.set(true);
+            return Err(std::io::Error::other("a value too large"));
+        }
+        let room = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..room])?;
+        c.read.set(c.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+fn read_bounded<R: Read, S: Sink>(
+    reader: R,
+    sink: &mut S,
+    limit: u64,
+) -> Result<Streamed, StreamError<S::Error>> {
+    let count = std::rc::Rc::new(Count {
+        read: std::cell::Cell::new(0),
+        mark: std::cell::Cell::new(0),
+        limit,
+        over: std::cell::Cell::new(false),
+    });
+    let reader = Counted {
+        inner: reader,
+        count: count.clone(),
+    };
     let mut state = State {
+        count: count.clone(),
+        reading: "the document".into(),
         sink,
         sink_error: None,
         format_error: None,
@@ -65,6 +128,12 @@ pub fn read_stream<R: Read, S: Sink>(
         return Err(StreamError::Read(e));
     }
     if let Err(e) = parsed {
+        if count.over.get() {
+            return Err(StreamError::Read(ReadError::TooLarge {
+                what: state.reading.clone(),
+                limit_mb: limit >> 20,
+            }));
+        }
         let text = one_line(&e.to_string());
         return Err(StreamError::Read(match e.classify() {
             serde_json::error::Category::Data if !state.object => {
@@ -98,6 +167,9 @@ fn check_format(format: &Option<Value>, version: &Option<Value>) -> Result<(), R
 }
 
 struct State<'s, S: Sink> {
+    count: std::rc::Rc<Count>,
+    /// What was being read: said when a value is too large.
+    reading: String,
     sink: &'s mut S,
     sink_error: Option<S::Error>,
     /// A format refused before the run was read (its fields came first).
@@ -123,6 +195,8 @@ impl<'de, S: Sink> Visitor<'de> for Document<'_, '_, S> {
         let state = self.0;
         state.object = true;
         while let Some(key) = map.next_key::<String>()? {
+            state.count.mark();
+            state.reading = format!("field {key:?}");
             match key.as_str() {
                 "format" => state.format = Some(map.next_value()?),
                 "format_version" => state.version = Some(map.next_value()?),
@@ -145,6 +219,8 @@ impl<'de, S: Sink> Visitor<'de> for Document<'_, '_, S> {
                     let run = map.next_value_seed(RunSeed {
                         sink: &mut *state.sink,
                         error: &mut state.sink_error,
+                        count: &state.count,
+                        reading: &mut state.reading,
                     })?;
                     state.run = Some(run);
                 }
@@ -161,6 +237,8 @@ impl<'de, S: Sink> Visitor<'de> for Document<'_, '_, S> {
 struct RunSeed<'a, S: Sink> {
     sink: &'a mut S,
     error: &'a mut Option<S::Error>,
+    count: &'a Count,
+    reading: &'a mut String,
 }
 
 impl<'de, S: Sink> DeserializeSeed<'de> for RunSeed<'_, S> {
@@ -190,6 +268,8 @@ impl<'de, S: Sink> Visitor<'de> for RunSeed<'_, S> {
         let mut results: Option<usize> = None;
         let mut results_last = true;
         while let Some(key) = map.next_key::<String>()? {
+            self.count.mark();
+            *self.reading = format!("the run's field {key:?}");
             if key == "results" {
                 if results.is_some() {
                     return Err(de::Error::custom("duplicate field `results`"));
@@ -198,6 +278,8 @@ impl<'de, S: Sink> Visitor<'de> for RunSeed<'_, S> {
                 results = Some(map.next_value_seed(Results {
                     sink: &mut *self.sink,
                     error: &mut *self.error,
+                    count: self.count,
+                    reading: &mut *self.reading,
                 })?);
             } else {
                 if fields.contains_key(&key) {
@@ -222,6 +304,8 @@ impl<'de, S: Sink> Visitor<'de> for RunSeed<'_, S> {
 struct Results<'a, S: Sink> {
     sink: &'a mut S,
     error: &'a mut Option<S::Error>,
+    count: &'a Count,
+    reading: &'a mut String,
 }
 
 impl<'de, S: Sink> DeserializeSeed<'de> for Results<'_, S> {
@@ -241,7 +325,12 @@ impl<'de, S: Sink> Visitor<'de> for Results<'_, S> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
         let mut n = 0;
-        while let Some(result) = seq.next_element::<ExperimentResult>()? {
+        loop {
+            self.count.mark();
+            *self.reading = format!("result {}", n + 1);
+            let Some(result) = seq.next_element::<ExperimentResult>()? else {
+                break;
+            };
             n += 1;
             if let Err(e) = self.sink.result(result) {
                 *self.error = Some(e);
@@ -249,5 +338,50 @@ impl<'de, S: Sink> Visitor<'de> for Results<'_, S> {
             }
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Count(usize);
+    impl Sink for Count {
+        type Error = ();
+        fn results_begin(&mut self, _: Option<&Run>) {}
+        fn result(&mut self, _: ExperimentResult) -> Result<(), ()> {
+            self.0 += 1;
+            Ok(())
+        }
+    }
+
+    /// A value larger than the limit is refused, named, before it is held; the rest reads.
+    #[test]
+    fn a_value_past_the_limit_is_refused_by_name() {
+        use crate::store::tests::{run, syscall_result};
+        let doc = super::super::json_document(&run(None, 1.0, vec![syscall_result(); 3]));
+        let text = doc.to_string();
+        let one = serde_json::to_string(&doc["run"]["results"][0])
+            .unwrap()
+            .len() as u64;
+        let mut n = Count(0);
+        let got = read_bounded(text.as_bytes(), &mut n, one + 64).map(|s| s.results);
+        assert_eq!(got.ok(), Some(3));
+        let mut n = Count(0);
+        match read_bounded(text.as_bytes(), &mut n, one / 2) {
+            Err(StreamError::Read(ReadError::TooLarge { what, .. })) => {
+                assert_eq!(what, "result 1");
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut tag = doc.clone();
+        tag["run"]["tag"] = "x".repeat(2 * one as usize).into();
+        let mut n = Count(0);
+        match read_bounded(tag.to_string().as_bytes(), &mut n, one + 64) {
+            Err(StreamError::Read(ReadError::TooLarge { what, .. })) => {
+                assert_eq!(what, "the run's field \"tag\"");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
