@@ -201,6 +201,56 @@ fn an_impossible_import_is_refused_line_by_line() {
         .assert_user_error(&["the run has no results"]);
 }
 
+/// Times no clock gives (the year 292277026596, a run before 1970, finished before it
+/// started) and times per operation that disagree with their own samples' elapsed time
+/// (1.7e308 and 1e-300 ns alternating, elapsed_ns untouched) are refused, one line each.
+#[test]
+fn implausible_times_and_samples_are_refused() {
+    let lab = lab_with_a_run();
+    let out = lab.oslab(&["export", "1"]);
+    out.assert_code(0);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = lab.dir().join("edited.json");
+    let other = Lab::new();
+    let refused = |doc: &serde_json::Value, needles: &[&str]| {
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let out = other.oslab(&["import", file.to_str().unwrap()]);
+        out.assert_code(2);
+        for needle in needles.iter().chain(&["nothing was imported"]) {
+            assert!(out.stderr.contains(needle), "{needle}\n{out}");
+        }
+        assert!(!other.db().exists(), "nothing was stored");
+    };
+    let started = doc["run"]["started_at"].as_f64().unwrap();
+    for (at, needle) in [
+        (
+            1e308,
+            "the run started at 1e308 s, more than a day after now",
+        ),
+        (-1e18, "the run started at -1e18 s, before 1970"),
+    ] {
+        let mut d = doc.clone();
+        d["run"]["started_at"] = at.into();
+        refused(&d, &[needle]);
+    }
+    let mut d = doc.clone();
+    d["run"]["finished_at"] = (started - 100.0).into();
+    refused(&d, &["the run finished at", "before it started"]);
+    let mut d = doc.clone();
+    let samples = d["run"]["results"][0]["samples"].as_array_mut().unwrap();
+    assert!(samples.len() >= 2, "a quick run takes several samples");
+    for (k, s) in samples.iter_mut().enumerate() {
+        s["ns_per_op"] = if k % 2 == 0 { 1.7e308 } else { 1e-300 }.into();
+    }
+    refused(
+        &d,
+        &[
+            "sample 1 has 1.7e308 ns per operation where its elapsed_ns, ops and calibration give",
+            "sample 2 has 1e-300 ns per operation",
+        ],
+    );
+}
+
 /// Options no run can honour are refused in one line, before anything is measured or stored.
 #[test]
 fn absurd_options_are_one_line_errors() {
@@ -408,4 +458,121 @@ fn a_full_file_system_is_one_line_and_leaves_no_file() {
     assert_eq!(common::listed_runs(&list.stdout), [1, 2], "{list}");
     assert!(list.stdout.contains("interrupted"), "{list}");
     assert_eq!(common::quick_check(&db_lab_db), "ok");
+}
+
+/// `oslab ARGS` under an address-space limit of `mb` MiB (sh's `ulimit -v`, prlimit's `--as`).
+fn under_as_limit(lab: &Lab, mb: u64, args: &str) -> common::Out {
+    let script = format!(
+        "ulimit -v {}; exec {} --db {} {args}",
+        mb * 1024,
+        env!("CARGO_BIN_EXE_oslab"),
+        lab.db().display()
+    );
+    let start = Instant::now();
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("XDG_DATA_HOME", lab.dir().join("xdg"))
+        .output()
+        .unwrap();
+    common::Out {
+        args: vec![script],
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// An export of `results` copies of a real result (its samples repeated to `samples`),
+/// written straight to `path` a sample at a time, as `oslab export` orders a run's fields
+/// (`results` last). Returns the file's size in bytes.
+fn write_large_export(lab: &Lab, path: &Path, results: usize, samples: usize) -> u64 {
+    use std::io::Write;
+    let out = lab.oslab(&["export", "1"]);
+    out.assert_code(0);
+    let mut doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let run = doc["run"].as_object_mut().unwrap();
+    run.remove("uuid");
+    let mut result = run.remove("results").unwrap()[0].take();
+    let measured: Vec<String> = result["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    result["samples"] = "@samples@".into();
+    let result = result.to_string();
+    let (before, after) = result.split_once("\"@samples@\"").unwrap();
+    let run = serde_json::Value::Object(run.clone()).to_string();
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        file,
+        "{{\"format\":\"oslab-run\",\"format_version\":1,\"run\":{},\"results\":[",
+        run.strip_suffix('}').unwrap()
+    )
+    .unwrap();
+    for i in 0..results {
+        if i > 0 {
+            file.write_all(b",").unwrap();
+        }
+        file.write_all(before.as_bytes()).unwrap();
+        file.write_all(b"[").unwrap();
+        for (k, sample) in measured.iter().cycle().take(samples).enumerate() {
+            if k > 0 {
+                file.write_all(b",").unwrap();
+            }
+            file.write_all(sample.as_bytes()).unwrap();
+        }
+        file.write_all(b"]").unwrap();
+        file.write_all(after.as_bytes()).unwrap();
+    }
+    file.write_all(b"]}}\n").unwrap();
+    file.flush().unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
+
+/// One result larger than any run gives (70 MB: 100,000 samples) is refused in one line
+/// before it is held in memory, under the same 160 MiB limit — not an abort.
+#[test]
+fn a_result_too_large_to_hold_is_refused_in_one_line() {
+    let lab = lab_with_a_run();
+    let file = lab.dir().join("huge.json");
+    let size = write_large_export(&lab, &file, 1, 100_000);
+    assert!(size > 64 << 20, "{size} bytes");
+    let other = Lab::new();
+    let out = under_as_limit(&other, 160, &format!("import {}", file.display()));
+    out.assert_user_error(&["holds result 1 of more than 64 MB", "nothing was imported"]);
+    assert!(!other.db().exists(), "nothing was stored");
+}
+
+/// A 48 MB export imported under a 160 MiB address-space limit: a document read whole (and
+/// parsed into a tree) takes several times its size and aborts there ("memory allocation
+/// failed", SIGABRT); read as a stream, one result at a time, it imports, and whole. The
+/// run exported back under the same limit is written as it is read, a result at a time.
+#[test]
+fn a_large_import_streams_within_a_memory_limit() {
+    let lab = lab_with_a_run();
+    let file = lab.dir().join("large.json");
+    let size = write_large_export(&lab, &file, 70, 1000);
+    assert!(size > 40_000_000, "{size} bytes");
+    let other = Lab::new();
+    let out = under_as_limit(&other, 160, &format!("import {}", file.display()));
+    out.assert_code(0);
+    assert!(out.stderr.contains("imported"), "{out}");
+    let list = other.oslab(&["show", "--list"]);
+    list.assert_code(0);
+    assert!(
+        list.stdout.contains(" 70 "),
+        "all 70 results were stored\n{list}"
+    );
+
+    // Exported back under the same limit: written a result at a time as it is read.
+    let back = other.dir().join("back.json");
+    let out = under_as_limit(&other, 160, &format!("export 1 -o {}", back.display()));
+    out.assert_code(0);
+    let written = std::fs::metadata(&back).unwrap().len();
+    assert!(
+        written > size,
+        "the pretty export is larger: {written} of {size}"
+    );
 }

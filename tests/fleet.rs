@@ -210,6 +210,60 @@ fn eight_clients_pushing_at_once_into_a_new_store_store_each_run_once() {
 }
 
 /// A local database of `n` runs with `samples` samples per result, its path in `lab`.
+/// A different run under a UUID the store holds is refused, as `import` refuses it: not
+/// "already there", not marked pushed, exit 6 with a line that says what to do. The same
+/// holds for a run pushed before the store kept fingerprints (read back to compare), and
+/// the same run pushed again is still "already there".
+#[test]
+fn a_different_run_under_a_pushed_uuid_is_refused() {
+    let Some(url) = fresh_database("uuid_clash") else {
+        return;
+    };
+    let mine = run("lab-1", "6.1.0", 1.0, 10, 1.7e9);
+    let mut other = run("lab-2", "6.8.0", 2.0, 10, 1.7e9 + 50.0);
+    other.uuid = mine.uuid.clone();
+    let (a, b) = (Lab::new(), Lab::new());
+    local(a.db(), std::slice::from_ref(&mine));
+    local(b.db(), &[other]);
+    a.oslab(&["push", "--store", &url]).assert_code(0);
+
+    let refused = |why: &str| {
+        let out = b.oslab(&["push", "--store", &url]);
+        out.assert_code(6);
+        assert!(
+            out.stdout.contains("pushed 0, already there 0, failed 1"),
+            "{why}: {out}"
+        );
+        for needle in ["holds another run under UUID", &mine.uuid, "was not pushed"] {
+            assert!(out.stderr.contains(needle), "{why}: {needle}\n{out}");
+        }
+    };
+    refused("a store that keeps fingerprints");
+    // Not marked pushed: the next push tries it again, and refuses it again.
+    refused("the second push");
+    assert_eq!(count(&url, "SELECT count(*) FROM oslab.runs"), 1);
+
+    // A run pushed before schema 2 has no fingerprint: read back to compare.
+    client(&url)
+        .batch_execute("UPDATE oslab.runs SET fingerprint = NULL")
+        .unwrap();
+    refused("a run pushed without a fingerprint");
+    let same = a.oslab(&["push", "1", "--store", &url]);
+    same.assert_code(0);
+    assert!(
+        same.stdout.contains("pushed 0, already there 1, failed 0"),
+        "{same}"
+    );
+    assert_eq!(
+        count(
+            &url,
+            "SELECT count(*) FROM oslab.runs WHERE fingerprint IS NOT NULL"
+        ),
+        1,
+        "the fingerprint read back is kept"
+    );
+}
+
 fn many(lab: &Lab, n: u32, samples: usize) {
     let runs: Vec<Run> = (0..n)
         .map(|i| run("bulk", "6.1.0", 1.0, samples, 1.7e9 + f64::from(i)))

@@ -315,6 +315,22 @@ pub(super) fn check_output_dir(path: &std::path::Path) -> Result<()> {
 /// followed; a path that is not a regular file (a device, a pipe: `-o /dev/stdout`) is
 /// written directly, since it cannot be replaced.
 pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
+    let nothing = || format!("nothing was written to {}", path.display());
+    write_file_with(path, &mut |out| {
+        for chunk in text.as_bytes().chunks(1 << 20) {
+            check_interrupt(nothing)?;
+            out.write_all(chunk)?;
+        }
+        Ok(())
+    })
+}
+
+/// [`write_file`] of what `write` writes, as it writes it (`export` streams a run): an
+/// `std::io::Error` it returns is the output's, said as [`write_file`] says it.
+pub(super) fn write_file_with(
+    path: &std::path::Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let fail = |e: &std::io::Error| {
         // Without the temporary file's name that some errors carry: the user named `path`.
         let bare = e.raw_os_error().map_or_else(
@@ -323,15 +339,25 @@ pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
         );
         UserError::output(path.display().to_string(), &bare)
     };
+    let output_error = |e: anyhow::Error| match e.downcast::<std::io::Error>() {
+        Ok(io) => anyhow::Error::from(fail(&io)),
+        Err(other) => other,
+    };
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if std::fs::metadata(&target).is_ok_and(|m| !m.file_type().is_file()) {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .open(&target)
             .map_err(|e| fail(&e))?;
-        return match file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            other => other.map_err(|e| fail(&e).into()),
+        let written = write(&mut file).and_then(|()| Ok(file.flush()?));
+        return match written {
+            Err(e)
+                if e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+            {
+                Ok(())
+            }
+            other => other.map_err(output_error),
         };
     }
     let dir = match target.parent() {
@@ -351,10 +377,7 @@ pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
     }
     let mut tmp = builder.tempfile_in(dir).map_err(|e| fail(&e))?;
     // Dropping `tmp` on any early return removes the temporary file.
-    for chunk in text.as_bytes().chunks(1 << 20) {
-        check_interrupt(nothing)?;
-        tmp.write_all(chunk).map_err(|e| fail(&e))?;
-    }
+    write(&mut tmp).map_err(output_error)?;
     tmp.as_file().sync_all().map_err(|e| fail(&e))?;
     check_interrupt(nothing)?;
     tmp.persist(&target).map_err(|e| fail(&e.error))?;

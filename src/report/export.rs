@@ -4,11 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::model::{Run, Rusage};
+use crate::model::{ExperimentResult, Run, Rusage};
 use crate::report::pool::process_numbers;
+
+mod stream;
+pub use stream::{Sink, StreamError, Streamed, read_stream};
 
 /// The `format` field of an export document.
 pub const FORMAT: &str = "oslab-run";
@@ -25,6 +27,115 @@ pub fn json_document(run: &Run) -> Value {
         "exported_by": format!("oslab {}", env!("CARGO_PKG_VERSION")),
         "run": run,
     })
+}
+
+/// Why [`write_document`] stopped: the output failed, or reading the next result did.
+#[derive(Debug)]
+pub enum WriteError<E> {
+    Io(std::io::Error),
+    Source(E),
+}
+
+/// Write the export document of a run to `out`, byte for byte what [`json_document`]
+/// pretty-printed gives (and a final line break), its results read one at a time from
+/// `results`: memory holds the header and one result, not the run. `header` is the run
+/// without its results.
+pub fn write_document<E, I>(
+    out: impl std::io::Write,
+    header: &Run,
+    results: I,
+) -> Result<(), WriteError<E>>
+where
+    I: Iterator<Item = Result<ExperimentResult, E>>,
+{
+    use std::cell::RefCell;
+    let to_io = |e: serde_json::Error| WriteError::Io(std::io::Error::other(e));
+    let Value::Object(fields) = serde_json::to_value(header).map_err(to_io)? else {
+        return Err(to_io(serde::de::Error::custom("a run is not an object")));
+    };
+    let doc = Streaming {
+        fields: &fields,
+        results: RefCell::new(results),
+        failed: RefCell::new(None),
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let written = serde_json::to_writer_pretty(&mut out, &doc);
+    if let Some(e) = doc.failed.into_inner() {
+        return Err(WriteError::Source(e));
+    }
+    written.map_err(|e| match e.io_error_kind() {
+        Some(_) => WriteError::Io(e.into()),
+        None => to_io(e),
+    })?;
+    use std::io::Write as _;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(WriteError::Io)
+}
+
+/// The document of [`write_document`], serialised as the `Value` of [`json_document`] is:
+/// keys in order, the run's `results` drawn from the iterator as they are written.
+struct Streaming<'a, E, I> {
+    fields: &'a serde_json::Map<String, Value>,
+    results: std::cell::RefCell<I>,
+    failed: std::cell::RefCell<Option<E>>,
+}
+
+struct RunFields<'s, 'a, E, I>(&'s Streaming<'a, E, I>);
+struct Results<'s, 'a, E, I>(&'s Streaming<'a, E, I>);
+
+impl<E, I: Iterator<Item = Result<ExperimentResult, E>>> serde::Serialize for Streaming<'_, E, I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry(
+            "exported_by",
+            &format!("oslab {}", env!("CARGO_PKG_VERSION")),
+        )?;
+        map.serialize_entry("format", FORMAT)?;
+        map.serialize_entry("format_version", &FORMAT_VERSION)?;
+        map.serialize_entry("run", &RunFields(self))?;
+        map.end()
+    }
+}
+
+impl<E, I: Iterator<Item = Result<ExperimentResult, E>>> serde::Serialize
+    for RunFields<'_, '_, E, I>
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.fields.len()))?;
+        for (key, value) in self.0.fields {
+            if key == "results" {
+                map.serialize_entry(key, &Results(self.0))?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<E, I: Iterator<Item = Result<ExperimentResult, E>>> serde::Serialize
+    for Results<'_, '_, E, I>
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        let mut results = self.0.results.borrow_mut();
+        for next in &mut *results {
+            match next {
+                // As a `Value`, as `json_document` writes it (its maps' keys sorted).
+                Ok(result) => seq
+                    .serialize_element(&serde_json::to_value(&result).map_err(S::Error::custom)?)?,
+                Err(e) => {
+                    *self.0.failed.borrow_mut() = Some(e);
+                    return Err(S::Error::custom("reading a result failed"));
+                }
+            }
+        }
+        seq.end()
+    }
 }
 
 /// Why a file cannot be imported; each renders as the end of one error line.
@@ -44,31 +155,37 @@ pub enum ReadError {
     TooNew { found: String },
     #[error("holds a malformed run ({0}); export it again")]
     BadRun(String),
+    #[error("cannot be read ({0}); check the file and its disk")]
+    Unreadable(String),
+    #[error(
+        "holds {what} of more than {limit_mb} MB, where the largest a run gives is a few MB; \
+         nothing was imported (export the run again from the database that holds it)"
+    )]
+    TooLarge { what: String, limit_mb: u64 },
 }
 
-/// Read an export document back into a `Run` (its id is the exporting database's).
+/// Read an export document back into a `Run` (its id is the exporting database's), every
+/// result in memory: for documents of a known, small size (tests, the fuzz targets);
+/// `oslab import` streams with [`read_stream`].
 pub fn read_document(text: &str) -> Result<Run, ReadError> {
-    let doc: Value =
-        serde_json::from_str(text).map_err(|e| ReadError::NotJson(one_line(&e.to_string())))?;
-    match doc.get("format") {
-        Some(Value::String(f)) if f == FORMAT => {}
-        Some(other) => return Err(ReadError::WrongFormat(other.to_string())),
-        None => return Err(ReadError::WrongFormat("missing".into())),
-    }
-    match doc.get("format_version").and_then(Value::as_u64) {
-        Some(v) if (1..=FORMAT_VERSION).contains(&v) => {}
-        _ => {
-            return Err(ReadError::TooNew {
-                found: doc
-                    .get("format_version")
-                    .map_or_else(|| "missing".into(), Value::to_string),
-            });
+    struct Collect(Vec<ExperimentResult>);
+    impl Sink for Collect {
+        type Error = std::convert::Infallible;
+        fn results_begin(&mut self, _: Option<&Run>) {}
+        fn result(&mut self, r: ExperimentResult) -> Result<(), Self::Error> {
+            self.0.push(r);
+            Ok(())
         }
     }
-    let run = doc
-        .get("run")
-        .ok_or_else(|| ReadError::BadRun("no \"run\" field".into()))?;
-    Run::deserialize(run).map_err(|e| ReadError::BadRun(one_line(&e.to_string())))
+    let mut all = Collect(Vec::new());
+    match read_stream(text.as_bytes(), &mut all) {
+        Ok(streamed) => Ok(Run {
+            results: all.0,
+            ..streamed.header
+        }),
+        Err(StreamError::Read(e)) => Err(e),
+        Err(StreamError::Sink(never)) => match never {},
+    }
 }
 
 fn one_line(text: &str) -> String {
@@ -176,6 +293,24 @@ mod tests {
     fn csv_quotes_only_when_needed() {
         let line = csv_line(&["a".into(), "b,c".into(), "say \"x\"".into()]);
         assert_eq!(line, "a,\"b,c\",\"say \"\"x\"\"\"\n");
+    }
+
+    /// The streamed document is the `Value` one, byte for byte.
+    #[test]
+    fn a_streamed_document_is_the_whole_one() {
+        use crate::store::tests::{run, syscall_result};
+        for n in [0, 1, 3] {
+            let r = run(Some("t"), 1.5, vec![syscall_result(); n]);
+            let header = Run {
+                results: Vec::new(),
+                ..r.clone()
+            };
+            let mut out = Vec::new();
+            let results = r.results.iter().cloned().map(Ok::<_, ()>);
+            write_document(&mut out, &header, results).unwrap();
+            let whole = serde_json::to_string_pretty(&json_document(&r)).unwrap() + "\n";
+            assert_eq!(String::from_utf8(out).unwrap(), whole, "{n} results");
+        }
     }
 
     #[test]

@@ -28,6 +28,52 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     escaped(text, hidden)
 }
 
+/// A writer that passes text on [`printable`]: for a document streamed to standard output
+/// rather than held whole. A character split between two writes is held until its last
+/// byte comes; bytes that are not UTF-8 pass as they are.
+pub struct Printable<W: std::io::Write> {
+    inner: W,
+    /// The start of a character whose remaining bytes have not come yet (at most 3 bytes).
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> Printable<W> {
+    pub fn new(inner: W) -> Printable<W> {
+        Printable {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Printable<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let bytes = std::mem::take(&mut self.pending);
+        let (valid, rest) = match std::str::from_utf8(&bytes) {
+            Ok(_) => (bytes.len(), &[][..]),
+            // An incomplete character at the end waits for the next write.
+            Err(e) if e.error_len().is_none() => (e.valid_up_to(), &bytes[e.valid_up_to()..]),
+            // Not UTF-8: passed on untouched (nothing of oslab's writes that).
+            Err(_) => {
+                self.inner.write_all(&bytes)?;
+                return Ok(buf.len());
+            }
+        };
+        let text = std::str::from_utf8(&bytes[..valid]).map_err(std::io::Error::other)?;
+        self.inner.write_all(printable(text).as_bytes())?;
+        self.pending = rest.to_vec();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            self.inner.write_all(&std::mem::take(&mut self.pending))?;
+        }
+        self.inner.flush()
+    }
+}
+
 /// [`printable`], newlines and tabs escaped too: a table cell or a field of one line (a tag
 /// with a newline in it would break the table).
 pub fn one_line(text: &str) -> Cow<'_, str> {
@@ -88,6 +134,25 @@ pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_writer_escapes_what_printable_does_across_split_writes() {
+        use std::io::Write;
+        let text = "tag \u{1b}[31m é\u{202e}× end";
+        let bytes = text.as_bytes();
+        // Every split point, through the middle of each multi-byte character too.
+        for at in 0..=bytes.len() {
+            let mut out = Printable::new(Vec::new());
+            out.write_all(&bytes[..at]).unwrap();
+            out.write_all(&bytes[at..]).unwrap();
+            out.flush().unwrap();
+            assert_eq!(
+                String::from_utf8(out.inner).unwrap(),
+                printable(text),
+                "split at {at}"
+            );
+        }
+    }
 
     #[test]
     fn controls_and_bidi_are_escaped_and_the_rest_kept() {

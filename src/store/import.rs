@@ -10,7 +10,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::error::{During, StoreError};
 use super::{Store, read, schema, write};
-use crate::model::Run;
+use crate::model::{ExperimentResult, Run};
 
 /// What `import_run` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,14 +37,109 @@ pub fn fingerprint(run: &Run) -> String {
     format!("{:032x}", fnv1a128(json.as_bytes()))
 }
 
+/// [`fingerprint`] of a run met one result at a time (a streamed import): the same text
+/// hashed in the same order, the header's JSON up to its `results` array, then each result.
+pub struct Fingerprinting {
+    hash: u128,
+    results: usize,
+}
+
+impl Fingerprinting {
+    /// `header` is the run without its results (any it has are left out).
+    pub fn new(header: &Run) -> Self {
+        let anonymous = Run {
+            id: 0,
+            uuid: String::new(),
+            results: Vec::new(),
+            ..header.clone()
+        };
+        // `results` is the run's last field: its text ends `"results":[]}`.
+        let json = serde_json::to_string(&anonymous).unwrap_or_default();
+        let open = json.strip_suffix("]}").unwrap_or(&json);
+        Self {
+            hash: fnv1a128_from(OFFSET_BASIS, open.as_bytes()),
+            results: 0,
+        }
+    }
+
+    /// The run's next result.
+    pub fn result(&mut self, result: &ExperimentResult) {
+        if self.results > 0 {
+            self.hash = fnv1a128_from(self.hash, b",");
+        }
+        self.results += 1;
+        // Written straight into the hash: no copy of the result's text is kept.
+        let _ = serde_json::to_writer(&mut *self, result);
+    }
+
+    pub fn finish(self) -> String {
+        format!("{:032x}", fnv1a128_from(self.hash, b"]}"))
+    }
+}
+
+impl std::io::Write for Fingerprinting {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.hash = fnv1a128_from(self.hash, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+const OFFSET_BASIS: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+
 /// FNV-1a, 128-bit (Fowler, Noll, Vo; draft-eastlake-fnv): 64 bits would make an accidental
 /// collision between two different runs merely unlikely; 128 makes it negligible.
 fn fnv1a128(bytes: &[u8]) -> u128 {
-    const OFFSET_BASIS: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    fnv1a128_from(OFFSET_BASIS, bytes)
+}
+
+/// FNV-1a 128 continued from `hash` over `bytes`.
+fn fnv1a128_from(hash: u128, bytes: &[u8]) -> u128 {
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
-    bytes.iter().fold(OFFSET_BASIS, |hash, &byte| {
+    bytes.iter().fold(hash, |hash, &byte| {
         (hash ^ u128::from(byte)).wrapping_mul(PRIME)
     })
+}
+
+/// What [`Store::import_begin`] found: the run is here already, or its import has begun.
+pub enum Begin<'a> {
+    Done(Imported),
+    Importing(Importing<'a>),
+}
+
+/// An import under way: the run's row written in an open transaction, its results added one
+/// at a time. Dropped without [`Importing::commit`], it stores nothing.
+pub struct Importing<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: &'a std::path::Path,
+    run_id: i64,
+    position: i64,
+    print: String,
+}
+
+impl Importing<'_> {
+    /// The run's next result.
+    pub fn result(&mut self, result: &ExperimentResult) -> Result<(), StoreError> {
+        write::insert_result(&self.tx, self.path, self.run_id, self.position, result)?;
+        self.position += 1;
+        Ok(())
+    }
+
+    /// Record the import and commit: the run is stored whole, as this id.
+    pub fn commit(self) -> Result<i64, StoreError> {
+        self.tx
+            .prepare_cached(schema::INSERT_IMPORT)
+            .during(self.path, "recording the import")?
+            .execute(params![self.print, self.run_id])
+            .during(self.path, "recording the import")?;
+        self.tx
+            .commit()
+            .during(self.path, "committing the import")?;
+        Ok(self.run_id)
+    }
 }
 
 impl Store {
@@ -57,77 +152,127 @@ impl Store {
         run: &Run,
         stop: &dyn Fn() -> bool,
     ) -> Result<Imported, StoreError> {
-        let print = fingerprint(run);
-        let uuid = if run.uuid.is_empty() {
-            crate::model::identity::run_uuid_from_fingerprint(&print).unwrap_or_default()
-        } else {
-            run.uuid.clone()
+        let mut importing = match self.import_begin(run, &fingerprint(run))? {
+            Begin::Done(done) => return Ok(done),
+            Begin::Importing(importing) => importing,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .during(&self.path, "starting an import")?;
-        let same: Option<i64> = tx
-            .prepare_cached(schema::FIND_RUN_UUID)
-            .during(&self.path, "looking for the same run")?
-            .query_row([&uuid], |row| row.get(0))
-            .optional()
-            .during(&self.path, "looking for the same run")?;
-        let known: Option<i64> = tx
-            .prepare_cached(schema::FIND_IMPORT)
-            .during(&self.path, "looking up earlier imports")?
-            .query_row([&print], |row| row.get(0))
-            .optional()
-            .during(&self.path, "looking up earlier imports")?;
-        match (known, same) {
-            (Some(id), _) => return Ok(Imported::AlreadyImported(id)),
-            (None, Some(id)) if fingerprint(&read::run(&tx, &self.path, id)?) == print => {
-                return Ok(Imported::AlreadyStored(id));
-            }
-            (None, Some(id)) => {
-                return Err(StoreError::UuidConflict {
-                    path: self.path.clone(),
-                    uuid,
-                    run_id: id,
-                });
-            }
-            (None, None) => {}
-        }
-        let candidates: Vec<i64> = tx
-            .prepare_cached(schema::RUNS_STARTED_AT)
-            .during(&self.path, "looking for the same run")?
-            .query_map([run.started_at], |row| row.get(0))
-            .during(&self.path, "looking for the same run")?
-            .collect::<Result<_, _>>()
-            .during(&self.path, "looking for the same run")?;
-        for id in candidates {
-            if fingerprint(&read::run(&tx, &self.path, id)?) == print {
-                return Ok(Imported::AlreadyStored(id));
-            }
-        }
-        let environment_id = write::environment_id(&tx, &self.path, &run.environment)?;
-        let run_id = write::insert_run(&tx, &self.path, run, environment_id, &uuid)?;
-        for (position, result) in (0_i64..).zip(&run.results) {
+        for result in &run.results {
             if stop() {
-                return Ok(Imported::Stopped); // dropping `tx` rolls back
+                return Ok(Imported::Stopped); // dropping the transaction rolls back
             }
-            write::insert_result(&tx, &self.path, run_id, position, result)?;
+            importing.result(result)?;
         }
         if stop() {
             return Ok(Imported::Stopped);
         }
-        tx.prepare_cached(schema::INSERT_IMPORT)
-            .during(&self.path, "recording the import")?
-            .execute(params![print, run_id])
-            .during(&self.path, "recording the import")?;
-        tx.commit().during(&self.path, "committing the import")?;
-        Ok(Imported::New(run_id))
+        importing.commit().map(Imported::New)
     }
+
+    /// Begin importing the run of `header` (its results are not looked at), whose
+    /// [`fingerprint`] is `print`: `Done` when the same run is here already, else its row
+    /// written in a transaction for its results to follow.
+    pub fn import_begin(&mut self, header: &Run, print: &str) -> Result<Begin<'_>, StoreError> {
+        let path = &self.path;
+        let uuid = if header.uuid.is_empty() {
+            crate::model::identity::run_uuid_from_fingerprint(print).unwrap_or_default()
+        } else {
+            header.uuid.clone()
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .during(path, "starting an import")?;
+        if let Some(done) = same_run(&tx, path, print, &uuid, header.started_at)? {
+            return Ok(Begin::Done(done));
+        }
+        let environment_id = write::environment_id(&tx, path, &header.environment)?;
+        let run_id = write::insert_run(&tx, path, header, environment_id, &uuid)?;
+        Ok(Begin::Importing(Importing {
+            tx,
+            path,
+            run_id,
+            position: 0,
+            print: print.to_string(),
+        }))
+    }
+}
+
+/// The run of fingerprint `print` and identity `uuid` if the database has it (imported
+/// before, or measured here and exported); an error when `uuid` is another run's.
+fn same_run(
+    tx: &rusqlite::Transaction<'_>,
+    path: &std::path::Path,
+    print: &str,
+    uuid: &str,
+    started_at: f64,
+) -> Result<Option<Imported>, StoreError> {
+    let same: Option<i64> = tx
+        .prepare_cached(schema::FIND_RUN_UUID)
+        .during(path, "looking for the same run")?
+        .query_row([uuid], |row| row.get(0))
+        .optional()
+        .during(path, "looking for the same run")?;
+    let known: Option<i64> = tx
+        .prepare_cached(schema::FIND_IMPORT)
+        .during(path, "looking up earlier imports")?
+        .query_row([print], |row| row.get(0))
+        .optional()
+        .during(path, "looking up earlier imports")?;
+    match (known, same) {
+        (Some(id), _) => return Ok(Some(Imported::AlreadyImported(id))),
+        (None, Some(id)) if stored_fingerprint(tx, path, id)? == print => {
+            return Ok(Some(Imported::AlreadyStored(id)));
+        }
+        (None, Some(id)) => {
+            return Err(StoreError::UuidConflict {
+                path: path.to_path_buf(),
+                uuid: uuid.to_string(),
+                run_id: id,
+            });
+        }
+        (None, None) => {}
+    }
+    let candidates: Vec<i64> = tx
+        .prepare_cached(schema::RUNS_STARTED_AT)
+        .during(path, "looking for the same run")?
+        .query_map([started_at], |row| row.get(0))
+        .during(path, "looking for the same run")?
+        .collect::<Result<_, _>>()
+        .during(path, "looking for the same run")?;
+    for id in candidates {
+        if stored_fingerprint(tx, path, id)? == print {
+            return Ok(Some(Imported::AlreadyStored(id)));
+        }
+    }
+    Ok(None)
+}
+
+/// The fingerprint of stored run `id`.
+fn stored_fingerprint(
+    conn: &rusqlite::Connection,
+    path: &std::path::Path,
+    id: i64,
+) -> Result<String, StoreError> {
+    Ok(fingerprint(&read::run(conn, path, id)?))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::fnv1a128;
+    use super::{Fingerprinting, fingerprint, fnv1a128};
+    use crate::store::tests::{run, syscall_result};
+
+    /// A run hashed result by result gives the fingerprint of the whole run.
+    #[test]
+    fn fingerprinting_one_result_at_a_time_is_the_fingerprint() {
+        for n in [0, 1, 3] {
+            let r = run(Some("t"), 1.5, vec![syscall_result(); n]);
+            let mut f = Fingerprinting::new(&r);
+            for result in &r.results {
+                f.result(result);
+            }
+            assert_eq!(f.finish(), fingerprint(&r), "{n} results");
+        }
+    }
 
     /// Published FNV-1a 128 test vectors (draft-eastlake-fnv, test suite).
     #[test]

@@ -29,7 +29,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 use error::{BUSY_TIMEOUT_S, During};
-pub use import::{Imported, fingerprint};
+pub use import::{Begin, Fingerprinting, Imported, Importing, fingerprint};
 
 use crate::model::{ExperimentResult, Run};
 
@@ -260,6 +260,26 @@ impl Store {
         Ok(run)
     }
 
+    /// Run `run_id` to read a result at a time (`oslab export`): its header (`results`
+    /// empty), and the results in order, each read when asked for, all in one read
+    /// transaction as [`Store::load_run`] reads.
+    pub fn read_run(&self, run_id: i64) -> Result<(Run, RunReader<'_>), StoreError> {
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .during(&self.path, "starting to read a run")?;
+        let header = read::header(&tx, &self.path, run_id)?;
+        let rows = read::result_rows(&tx, &self.path, run_id)?.into_iter();
+        Ok((
+            header,
+            RunReader {
+                tx,
+                path: &self.path,
+                rows,
+            },
+        ))
+    }
+
     /// A run without its results (`results` empty): when, how and where it measured.
     pub fn load_run_header(&self, run_id: i64) -> Result<Run, StoreError> {
         read::header(&self.conn, &self.path, run_id)
@@ -312,5 +332,21 @@ fn not_a_file(path: &Path) -> Result<(), StoreError> {
             path: path.to_path_buf(),
         }),
         _ => Ok(()),
+    }
+}
+
+/// The results of a run read one at a time ([`Store::read_run`]).
+pub struct RunReader<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: &'a Path,
+    rows: std::vec::IntoIter<(i64, ExperimentResult)>,
+}
+
+impl Iterator for RunReader<'_> {
+    type Item = Result<ExperimentResult, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (id, result) = self.rows.next()?;
+        Some(read::complete(&self.tx, self.path, id, result))
     }
 }

@@ -62,11 +62,13 @@ pub(super) fn header(conn: &Connection, path: &Path, run_id: i64) -> Result<Run,
     })
 }
 
-fn results(
+/// The results of `run_id` in order, each with its database id, without what it holds per
+/// sample, check, fact or counter (see [`complete`]): little memory whatever the run's size.
+pub(super) fn result_rows(
     conn: &Connection,
     path: &Path,
     run_id: i64,
-) -> Result<Vec<ExperimentResult>, StoreError> {
+) -> Result<Vec<(i64, ExperimentResult)>, StoreError> {
     const OP: &str = "reading results";
     let rows: Vec<(i64, ExperimentResult)> = conn
         .prepare_cached(schema::SELECT_RESULTS)
@@ -106,18 +108,35 @@ fn results(
         .during(path, OP)?
         .collect::<rusqlite::Result<_>>()
         .during(path, OP)?;
+    Ok(rows)
+}
 
-    let mut results = Vec::with_capacity(rows.len());
-    for (result_id, mut result) in rows {
-        result.samples = samples(conn, path, result_id)?;
-        result.probes = probe_counts(conn, path, result_id)?;
-        result.counters = counter_statuses(conn, path, result_id)?;
-        result.validation = validations(conn, path, result_id)?;
-        result.facts = facts(conn, path, result_id)?;
-        result.profile = super::profile::read(conn, path, result_id)?;
-        results.push(result);
-    }
-    Ok(results)
+fn results(
+    conn: &Connection,
+    path: &Path,
+    run_id: i64,
+) -> Result<Vec<ExperimentResult>, StoreError> {
+    result_rows(conn, path, run_id)?
+        .into_iter()
+        .map(|(id, result)| complete(conn, path, id, result))
+        .collect()
+}
+
+/// Result `result_id` (a row of [`result_rows`]) with its samples, probes, counter statuses,
+/// checks, facts and profile.
+pub(super) fn complete(
+    conn: &Connection,
+    path: &Path,
+    result_id: i64,
+    mut result: ExperimentResult,
+) -> Result<ExperimentResult, StoreError> {
+    result.samples = samples(conn, path, result_id)?;
+    result.probes = probe_counts(conn, path, result_id)?;
+    result.counters = counter_statuses(conn, path, result_id)?;
+    result.validation = validations(conn, path, result_id)?;
+    result.facts = facts(conn, path, result_id)?;
+    result.profile = super::profile::read(conn, path, result_id)?;
+    Ok(result)
 }
 
 fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>, StoreError> {

@@ -7,8 +7,97 @@ fn syscall_result() -> ExperimentResult {
     let mut r = crate::store::tests::syscall_result();
     for s in &mut r.samples {
         s.rusage.minflt = 0;
+        s.ns_per_op = expected_ns_per_op(&r.calibration, s).0;
     }
     r
+}
+
+/// Now, for the tests of times: 2026-11-27.
+const NOW: f64 = 1_795_000_000.0;
+
+fn judged(run: &Run) -> Vec<String> {
+    let mut judge = Judge::at(NOW);
+    judge.header(run.started_at, run.finished_at);
+    for r in &run.results {
+        judge.result(r);
+    }
+    judge.finish()
+}
+
+#[test]
+fn times_are_between_1970_and_a_day_from_now() {
+    let mut ok = run(None, NOW - 3600.0, vec![syscall_result()]);
+    ok.finished_at = Some(NOW - 60.0);
+    assert_eq!(judged(&ok), Vec::<String>::new());
+    // Another machine's clock a few hours ahead is still a clock.
+    ok.finished_at = Some(NOW + 7200.0);
+    assert_eq!(judged(&ok), Vec::<String>::new());
+    for (started, finished, needle) in [
+        (
+            1e308,
+            None,
+            "the run started at 1e308 s, more than a day after now",
+        ),
+        (-1e18, None, "the run started at -1e18 s, before 1970"),
+        (f64::NAN, None, "the run started at NaN s, before 1970"),
+        (
+            NOW,
+            Some(NOW - 10.0),
+            "the run finished at 1794999990 before it started at 1795000000",
+        ),
+        (
+            NOW,
+            Some(NOW + 2.0 * 86_400.0),
+            "the run finished at 1795172800 s, more than a day after now",
+        ),
+    ] {
+        let mut bad = ok.clone();
+        bad.started_at = started;
+        bad.finished_at = finished;
+        let got = judged(&bad);
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert!(got[0].starts_with(needle), "{needle} in {got:#?}");
+    }
+    let mut r = syscall_result();
+    r.started_at = -5.0;
+    let got = judged(&run(None, NOW, vec![r]));
+    assert_eq!(
+        got,
+        ["result 1 (syscall.getpid): started at -5 s, before 1970"]
+    );
+}
+
+/// A sample's time per operation is what its elapsed time, operations and calibration give;
+/// values swapped for others of any size are found, one line per sample.
+#[test]
+fn ns_per_op_agrees_with_elapsed_ns_over_ops() {
+    let mut r = syscall_result();
+    r.calibration.loop_overhead_ns = Some(0.75);
+    r.calibration.baseline_ns = Some(2.5);
+    for s in &mut r.samples {
+        s.ns_per_op = expected_ns_per_op(&r.calibration, s).0;
+    }
+    assert_eq!(
+        judged(&run(None, NOW, vec![r.clone()])),
+        Vec::<String>::new()
+    );
+    // Within rounding: accepted.
+    r.samples[0].ns_per_op *= 1.0 + 1e-9;
+    assert_eq!(
+        judged(&run(None, NOW, vec![r.clone()])),
+        Vec::<String>::new()
+    );
+    r.samples[0].ns_per_op = 1.7e308;
+    r.samples[1].ns_per_op = 1e-300;
+    r.samples[2].ns_per_op *= 1.001;
+    let got = judged(&run(None, NOW, vec![r]));
+    assert_eq!(got.len(), 3, "{got:#?}");
+    assert!(got[0].starts_with("result 1 (syscall.getpid): sample 1 has 1.7e308 ns per operation where its elapsed_ns, ops and calibration give "), "{got:#?}");
+    assert!(
+        got[1].contains("sample 2 has 1e-300 ns per operation"),
+        "{got:#?}"
+    );
+    assert!(got[2].contains("sample 3 has "), "{got:#?}");
 }
 
 #[test]

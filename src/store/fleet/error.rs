@@ -64,6 +64,17 @@ pub enum FleetError {
         detail: String,
     },
 
+    #[error(
+        "the fleet store {target} holds another run under UUID {uuid} (its run {id}, other \
+         content); this run was not pushed: to push it as a run of its own, export it, remove \
+         the document's \"uuid\", import it and push that"
+    )]
+    UuidConflict {
+        target: String,
+        uuid: String,
+        id: i64,
+    },
+
     #[error("fleet store {target}: {what}: {detail}")]
     Data {
         target: String,

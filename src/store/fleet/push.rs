@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::error::{FleetError, classify};
 use super::{Fleet, schema};
-use crate::model::Run;
+use crate::model::{ExperimentResult, Run};
 
 /// One configuration's figure as every view of oslab prints it (its median and interval,
 /// from `report::pool`), stored so the fleet view needs no samples. Computed by the caller:
@@ -33,43 +33,43 @@ pub struct ConfigFigure {
 pub enum Pushed {
     /// Stored as this run id of the fleet store.
     New(i64),
-    /// The store had it already (from this machine or another), as this id.
+    /// The store had it already (from this machine or another, the same fingerprint), as
+    /// this id.
     AlreadyThere(i64),
 }
 
-/// A run's parts as the store keeps them: the header, each result without its samples, and
-/// the samples with the position of their result.
+/// A run's parts as the store keeps them: the header and each result without its samples.
+/// The samples are written from the run as they are sent, one at a time, not copied into
+/// JSON values first (a run of 200 MB would take several times that).
 struct Parts {
     header: Value,
     results: Vec<Value>,
-    samples: Vec<(i32, i32, f64, Value)>,
 }
 
 fn split(run: &Run) -> Result<Parts, serde_json::Error> {
-    let mut header = serde_json::to_value(run)?;
-    let results = match header.get_mut("results").map(Value::take) {
-        Some(Value::Array(list)) => list,
-        _ => Vec::new(),
-    };
-    header["results"] = Value::Array(Vec::new());
-    let mut samples = Vec::new();
-    let mut docs = Vec::with_capacity(results.len());
-    for (position, (mut doc, result)) in results.into_iter().zip(&run.results).enumerate() {
-        let list = match doc.get_mut("samples").map(Value::take) {
-            Some(Value::Array(list)) => list,
-            _ => Vec::new(),
-        };
-        doc["samples"] = Value::Array(Vec::new());
-        for (idx, (sample, s)) in list.into_iter().zip(&result.samples).enumerate() {
-            samples.push((position as i32, idx as i32, s.ns_per_op, sample));
-        }
-        docs.push(doc);
-    }
-    Ok(Parts {
-        header,
-        results: docs,
-        samples,
-    })
+    let header = serde_json::to_value(Run {
+        id: run.id,
+        uuid: run.uuid.clone(),
+        started_at: run.started_at,
+        finished_at: run.finished_at,
+        tag: run.tag.clone(),
+        oslab_version: run.oslab_version.clone(),
+        settings: run.settings.clone(),
+        clock: run.clock.clone(),
+        environment: run.environment.clone(),
+        results: Vec::new(),
+    })?;
+    let results = run
+        .results
+        .iter()
+        .map(|r| {
+            serde_json::to_value(ExperimentResult {
+                samples: Vec::new(),
+                ..r.clone()
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Parts { header, results })
 }
 
 impl Fleet {
@@ -80,22 +80,54 @@ impl Fleet {
         let uuid = uuid::Uuid::try_parse(&run.uuid)
             .map_err(|e| self.data("reading the run's identity", format!("{:?}: {e}", run.uuid)))?;
         let parts = split(run).map_err(|e| self.data("writing the run as JSON", e))?;
+        let print = crate::store::fingerprint(run);
         let shown = self.target.shown().to_string();
         let secret = self.target.password();
         let what = format!("pushing run {}", run.id);
         let fail = |e: postgres::Error| classify(&e, &shown, secret.as_deref(), &what);
         let mut tx = self.client.transaction().map_err(fail)?;
-        let Some(id) = insert_run(&mut tx, run, uuid, &parts.header).map_err(fail)? else {
-            let id: i64 = tx
-                .query_one(schema::FIND_RUN, &[&uuid])
-                .map_err(fail)?
-                .get(0);
+        let Some(id) = insert_run(&mut tx, run, uuid, &parts.header, &print).map_err(fail)? else {
+            let row = tx.query_one(schema::FIND_RUN, &[&uuid]).map_err(fail)?;
             tx.commit().map_err(fail)?;
-            return Ok(Pushed::AlreadyThere(id));
+            let (id, theirs): (i64, Option<String>) = (row.get(0), row.get(1));
+            return self.same_run(run, id, theirs, &print);
         };
-        copy_rows(&mut tx, id, &parts, figures).map_err(fail)?;
+        copy_rows(&mut tx, id, run, &parts, figures).map_err(fail)?;
         tx.commit().map_err(fail)?;
         Ok(Pushed::New(id))
+    }
+
+    /// The store holds `run`'s UUID as `id`, of fingerprint `theirs`: the same run (already
+    /// there), or another one under the same identity, refused as `oslab import` refuses it.
+    /// A run pushed before the store kept fingerprints is read back to compare, and its
+    /// fingerprint kept.
+    fn same_run(
+        &mut self,
+        run: &Run,
+        id: i64,
+        theirs: Option<String>,
+        print: &str,
+    ) -> Result<Pushed, FleetError> {
+        let theirs = match theirs {
+            Some(theirs) => theirs,
+            None => {
+                let theirs = crate::store::fingerprint(&self.load_run(id)?);
+                if theirs == print {
+                    self.client
+                        .execute(schema::SET_FINGERPRINT, &[&id, &theirs])
+                        .map_err(|e| self.fail(&e, "keeping a run's fingerprint"))?;
+                }
+                theirs
+            }
+        };
+        if theirs == print {
+            return Ok(Pushed::AlreadyThere(id));
+        }
+        Err(FleetError::UuidConflict {
+            target: self.shown().to_string(),
+            uuid: run.uuid.clone(),
+            id,
+        })
     }
 }
 
@@ -105,6 +137,7 @@ fn insert_run(
     run: &Run,
     uuid: uuid::Uuid,
     header: &Value,
+    print: &str,
 ) -> Result<Option<i64>, postgres::Error> {
     let env = &run.environment;
     let row = tx.query_opt(
@@ -123,6 +156,7 @@ fn insert_run(
             &env.arch,
             &env.cpu_model,
             &Json(header),
+            &print,
         ],
     )?;
     Ok(row.map(|r| r.get(0)))
@@ -144,6 +178,7 @@ fn copy(
 fn copy_rows(
     tx: &mut postgres::Transaction<'_>,
     id: i64,
+    run: &Run,
     parts: &Parts,
     figures: &[ConfigFigure],
 ) -> Result<(), postgres::Error> {
@@ -161,8 +196,10 @@ fn copy_rows(
     )?;
     let types = [T::INT8, T::INT4, T::INT4, T::FLOAT8, T::JSONB];
     copy(tx, schema::COPY_SAMPLES, &types, |w| {
-        for (position, idx, ns, doc) in &parts.samples {
-            w.write(&[&id, position, idx, ns, &Json(doc)])?;
+        for (position, result) in (0_i32..).zip(&run.results) {
+            for (idx, sample) in (0_i32..).zip(&result.samples) {
+                w.write(&[&id, &position, &idx, &sample.ns_per_op, &Json(sample)])?;
+            }
         }
         Ok(())
     })?;

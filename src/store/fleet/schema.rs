@@ -9,7 +9,7 @@
 
 /// The schema, as ordered steps: step `i` takes `oslab.meta`'s `schema_version` from `i` to
 /// `i + 1`. A new step is appended, never an old one edited.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
 
 pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -87,6 +87,13 @@ CREATE TABLE oslab.figures (
 CREATE INDEX figures_by_config ON oslab.figures (config);
 "#;
 
+/// Schema 2: each run's fingerprint (`store::fingerprint`, as `oslab import` compares runs),
+/// so a push of another run under a UUID the store holds is refused instead of taken for the
+/// same run. NULL for runs pushed before: the push that meets one reads it back to compare.
+const SCHEMA_V2: &str = r#"
+ALTER TABLE oslab.runs ADD COLUMN fingerprint text;
+"#;
+
 /// Whether there is an `oslab.meta` yet (a query naming a missing table fails as a whole).
 pub(super) const HAS_META: &str = "SELECT to_regclass('oslab.meta') IS NOT NULL";
 
@@ -114,10 +121,15 @@ pub(super) const SET_VERSION: &str = "INSERT INTO oslab.meta (key, value) \
 /// constraint decides, also between two clients pushing the same run at once.
 pub(super) const INSERT_RUN: &str = "INSERT INTO oslab.runs (run_uuid, started_at, \
      finished_at, tag, oslab_version, machine, hostname, os, os_release, kernel, arch, cpu, \
-     header) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-     ON CONFLICT (run_uuid) DO NOTHING RETURNING id";
+     header, fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+     $14) ON CONFLICT (run_uuid) DO NOTHING RETURNING id";
 
-pub(super) const FIND_RUN: &str = "SELECT id FROM oslab.runs WHERE run_uuid = $1";
+/// The run of a UUID and its fingerprint (NULL when pushed before schema 2).
+pub(super) const FIND_RUN: &str = "SELECT id, fingerprint FROM oslab.runs WHERE run_uuid = $1";
+
+/// A fingerprint found by reading a run pushed before schema 2, kept for the next push.
+pub(super) const SET_FINGERPRINT: &str =
+    "UPDATE oslab.runs SET fingerprint = $2 WHERE id = $1 AND fingerprint IS NULL";
 
 pub(super) const COPY_RESULTS: &str =
     "COPY oslab.results (run_id, position, doc) FROM STDIN (FORMAT binary)";
