@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn tracing_is_refused_in_one_line() {
-        let e = trace_command(&["true".into()], false).unwrap_err();
+        let e = trace_command(&["true".into()], false, false).unwrap_err();
         assert!(matches!(&e, TraceError::Refused(why) if !why.contains('\n')));
     }
 }
