@@ -189,8 +189,9 @@ pub fn sample(
     }
 }
 
-/// The batch size: `fixed_ops`, or the smallest count whose fastest of three timings reaches
-/// `target_ns`, or the routine's `max_batch` when that comes first.
+/// The batch size: `fixed_ops`, or the smallest count from the routine's `min_batch` up whose
+/// fastest of three timings reaches `target_ns`, or the routine's `max_batch` when that comes
+/// first.
 fn size_batch(
     routine: &mut dyn Routine,
     clock: Clock,
@@ -199,7 +200,9 @@ fn size_batch(
 ) -> Result<u64, String> {
     // Batch sizing. Each candidate batch is timed three times and judged by its fastest
     // timing, so one interrupt or cold miss cannot stop the growth early.
-    let mut ops: u64 = fixed_ops.unwrap_or(1).max(1);
+    let mut ops: u64 = fixed_ops
+        .unwrap_or_else(|| routine::smallest(routine))
+        .max(1);
     while fixed_ops.is_none() {
         ops = routine::bounded(routine, ops);
         let mut elapsed = f64::INFINITY;
