@@ -271,17 +271,20 @@ fn take_sample(
 ) -> Result<Sample, String> {
     let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
     routine.prepare(ops)?;
+    // The partner's usage is read from /proc, which allocates: outside this process's own
+    // window, whose faults would otherwise be charged to the operation (one every two or
+    // three samples: 0.012-0.08 faults a round trip across CPUs, where a batch holds 1-60).
+    let partner0 = partner_rusage();
     let ru0 = own();
     let children0 = rusage::reaped_children();
-    let partner0 = partner_rusage();
     let c0 = counters.before();
     let t0 = clock.start();
     routine.run(ops)?;
     let t1 = clock.stop();
     let c1 = counters.after();
-    let partner1 = partner_rusage();
     let children1 = rusage::reaped_children();
     let ru1 = own();
+    let partner1 = partner_rusage();
 
     let elapsed_ns = clock.ns(t0, t1);
     let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64 - subtract_ns;

@@ -106,6 +106,10 @@ impl Routine for FutexPingPong {
             FutexSide::Thread(_) => None,
         }
     }
+
+    fn min_batch(&self) -> Option<u64> {
+        Some(pingpong::MIN_BATCH)
+    }
 }
 
 impl Drop for FutexPingPong {
