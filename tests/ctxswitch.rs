@@ -119,7 +119,8 @@ fn both_families_run_and_prove_their_switches() {
     // Alone, sched_yield switches nowhere, and the result says so.
     let alone = result(&doc, "ctxswitch.yield");
     assert_eq!(alone["params"]["competitor"], "none");
-    assert_ok_and_valid(alone, &["nvcsw per op", "nivcsw per op"]);
+    // nivcsw is no claim: another task's turn on the CPU is contamination (issue 31).
+    assert_ok_and_valid(alone, &["nvcsw per op"]);
     if common::unsupported_under_emulation("judging switch counts").is_some() {
         // The emulator's own switches are in the counts: shown, not judged.
         common::assert_unjudged_under_emulation(alone);

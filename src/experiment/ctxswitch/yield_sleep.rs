@@ -42,18 +42,18 @@ pub(super) fn yield_expectations(params: &Params) -> Vec<Expectation> {
             one_call,
         ]
     } else {
+        // No claim on nivcsw: a yield that switches here switched to another task that was
+        // runnable on the CPU (another program's, 0.016-0.45 per call measured while other
+        // builds ran), which is contamination, reported in the samples' involuntary switches,
+        // not something the call does.
         vec![
             Expectation::new(
                 Metric::Rusage("nvcsw"),
                 Bound::Below(0.01),
-                "sched_yield never blocks",
-            ),
-            Expectation::new(
-                Metric::Rusage("nivcsw"),
-                Bound::Below(0.01),
-                "with no other task runnable on this CPU, sched_yield picks the caller again and \
-                 returns: no switch took place, and the figure is the cost of the call, not of \
-                 a switch (a switch here means another task was runnable on the CPU)",
+                "sched_yield never blocks; with no other task runnable on this CPU it picks the \
+                 caller again and returns: no switch took place, and the figure is the cost of \
+                 the call, not of a switch (involuntary switches, if any, are other tasks' \
+                 contamination and shown as such)",
             ),
             one_call,
         ]
