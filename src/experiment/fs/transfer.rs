@@ -52,10 +52,16 @@ pub(super) struct Transfer {
 /// period's rate, depending on where in the period it starts and stops.
 pub(crate) const PERIOD_OUBLOCK: &str = "oublock_per_write_whole_period";
 
+/// Whole periods counted for [`PERIOD_OUBLOCK`]; the fact is the fewest blocks of them.
+const PERIODS_COUNTED: u32 = 3;
+
 impl Transfer {
     /// Blocks charged per write over one whole fsync period (see [`PERIOD_OUBLOCK`]):
     /// fsync first so every page is clean, then `every` writes, the last one followed by the
-    /// period's fsync. `None`: the routine has no such period.
+    /// period's fsync; the fewest of [`PERIODS_COUNTED`] periods. A page written back inside a
+    /// period (another process's syncfs of the file system, background writeback) is charged
+    /// again when it is dirtied again, so a disturbed period can only count more: 3.924 for
+    /// 1.999 once while other test suites ran. `None`: the routine has no such period.
     fn period_oublock(&mut self) -> Result<Option<f64>, String> {
         let Some(period) = self
             .every
@@ -63,15 +69,17 @@ impl Transfer {
         else {
             return Ok(None);
         };
-        self.fd.fsync()?;
-        self.step = 0;
         let usage = || rusage::this_thread().unwrap_or_else(rusage::this_process);
-        let before = usage();
-        self.run(period)?;
-        let after = usage();
-        Ok(Some(
-            (after.oublock - before.oublock) as f64 / period as f64,
-        ))
+        let mut fewest = f64::INFINITY;
+        for _ in 0..PERIODS_COUNTED {
+            self.fd.fsync()?;
+            self.step = 0;
+            let before = usage();
+            self.run(period)?;
+            let after = usage();
+            fewest = fewest.min((after.oublock - before.oublock) as f64 / period as f64);
+        }
+        Ok(Some(fewest))
     }
 
     pub(super) fn event(&self) -> Result<(), String> {
@@ -96,7 +104,8 @@ impl Routine for Transfer {
                 PERIOD_OUBLOCK,
                 blocks,
                 "blocks/write",
-                "oublock per write over one whole fsync period, from a clean file",
+                "oublock per write over one whole fsync period from a clean file, the fewest of \
+                 three periods",
             )],
             // Not counted: the claim on it is not checked (a failed write fails the samples).
             Ok(None) | Err(_) => Vec::new(),
