@@ -119,7 +119,8 @@ fn both_families_run_and_prove_their_switches() {
     // Alone, sched_yield switches nowhere, and the result says so.
     let alone = result(&doc, "ctxswitch.yield");
     assert_eq!(alone["params"]["competitor"], "none");
-    assert_ok_and_valid(alone, &["nvcsw per op", "nivcsw per op"]);
+    // nivcsw is no claim: another task's turn on the CPU is contamination (issue 31).
+    assert_ok_and_valid(alone, &["nvcsw per op"]);
     if common::unsupported_under_emulation("judging switch counts").is_some() {
         // The emulator's own switches are in the counts: shown, not judged.
         common::assert_unjudged_under_emulation(alone);
@@ -249,6 +250,10 @@ fn cross_placement_runs_or_says_why_not() {
         assert_eq!(r["params"]["placement"], "cross");
         if allowed.len() >= 2 {
             assert_ok_and_valid(r, &[]);
+            // Issue 31: a busy machine sized batches of one round trip, where one stray
+            // fault made the result suspect; a hand-off batch holds 128 at least.
+            let ops = r["calibration"]["ops_per_sample"].as_f64().unwrap();
+            assert!(ops >= 128.0, "{name}: a batch of {ops}");
         } else {
             assert_eq!(r["status"], "unsupported", "{r:#}");
             assert!(r["reason"].as_str().unwrap().contains("CPU"), "{r:#}");

@@ -3,7 +3,7 @@
 //! the measured rate in the reason, when one fails. A metric that could not be counted here is
 //! not checked (its counter's status says why).
 
-use crate::model::{Check, CounterStatus, Fact, ProbeCount, Sample};
+use crate::model::{Calibration, Check, CounterStatus, Fact, ProbeCount, Sample};
 
 /// A quantity per operation, over all samples of a result.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -221,6 +221,39 @@ pub fn check(
             })
         })
         .collect()
+}
+
+/// Why a result's time per operation is no measurement: its median is zero or below (or not a
+/// number), which only a subtraction can make (the empty loop, the routine's baseline), so
+/// the subtracted cost was larger than, or as large as, the measured one. `None`: positive.
+pub fn non_positive_reason(samples: &[Sample], calibration: &Calibration) -> Option<String> {
+    if samples.is_empty() {
+        return None;
+    }
+    let times: Vec<f64> = samples.iter().map(|s| s.ns_per_op).collect();
+    // No finite time at all reads as NaN, which is not above 0 either.
+    let median = crate::analysis::median(&times).unwrap_or(f64::NAN);
+    if median > 0.0 {
+        return None;
+    }
+    let mut taken = Vec::new();
+    if let Some(ns) = calibration.baseline_ns {
+        taken.push(format!("the baseline's {} ns", fmt_num(ns)));
+    }
+    if let Some(ns) = calibration.loop_overhead_ns {
+        taken.push(format!("the empty loop's {} ns", fmt_num(ns)));
+    }
+    let taken = if taken.is_empty() {
+        "the timer's overhead".to_string()
+    } else {
+        taken.join(" and ")
+    };
+    Some(format!(
+        "the median time per operation came out at {} ns, not above 0: {taken} per operation, \
+         taken off every sample, was as large as what was measured (the operation is lost in \
+         the noise of what is subtracted); not a measurement",
+        fmt_num(median)
+    ))
 }
 
 /// The reason a result is suspect: every failed check, or `None` when all held.

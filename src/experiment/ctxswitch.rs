@@ -209,18 +209,15 @@ impl Routine for PipeNoSwitch {
     }
 }
 
+/// No claim on perf's `context-switches`: it counts involuntary switches too, and a
+/// preemption by another task (0.015 per op measured under load) is contamination, reported in
+/// the samples' nivcsw, not something the operation did. nvcsw says what the operation does.
 fn pipe_noswitch_expectations(_: &Params) -> Vec<Expectation> {
     vec![
         Expectation::new(
             Metric::Rusage("nvcsw"),
             Bound::Below(0.01),
             "non-blocking pipes in one process never wait, so nothing blocks",
-        ),
-        Expectation::new(
-            Metric::Counter("context-switches"),
-            Bound::Below(0.01),
-            "no switch of any kind belongs to the operation: this is the part of a round trip \
-             that is not switching",
         ),
         syscalls_near(
             4.0,

@@ -57,7 +57,7 @@ use crate::experiment::params::format_size;
 mod transfer;
 use transfer::*;
 // What the filemicro family shares with this one: the same mechanisms, one copy.
-pub(crate) use transfer::{Kind, setup_transfer_every};
+pub(crate) use transfer::{Kind, PERIOD_OUBLOCK, setup_transfer_every};
 mod transfer_info;
 pub use transfer_info::*;
 mod meta;

@@ -101,6 +101,10 @@ impl Routine for PipeStream {
     fn partner(&self) -> Option<Partner> {
         Some(self.child.partner())
     }
+
+    fn min_batch(&self) -> Option<u64> {
+        Some(pingpong::MIN_BATCH)
+    }
 }
 
 /// Set the pipe's capacity to exactly `capacity` bytes, or say why it cannot be.

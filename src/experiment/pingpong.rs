@@ -269,6 +269,14 @@ impl PingPong {
     }
 }
 
+/// The fewest operations a batch of a two-process hand-off holds. A batch is sized to last a
+/// millisecond, and across CPUs of a busy machine one round trip takes that long (the partner
+/// waits for its CPU), so batches of one or two round trips were taken; a stray page fault of
+/// the worker in one sample of forty then read 0.026 faults a round trip against a claim of
+/// fewer than 0.01. With 128 a stray fault per sample stays under 0.008 an operation, and a
+/// round trip pinned to one CPU (~5 µs) sizes its batch above 128 anyway.
+pub const MIN_BATCH: u64 = 128;
+
 impl Routine for PingPong {
     #[inline(never)]
     fn run(&mut self, ops: u64) -> Result<(), String> {
@@ -285,6 +293,10 @@ impl Routine for PingPong {
 
     fn partner(&self) -> Option<Partner> {
         Some(self.child.partner())
+    }
+
+    fn min_batch(&self) -> Option<u64> {
+        Some(MIN_BATCH)
     }
 
     fn run_baseline(&mut self, ops: u64) -> Option<Result<(), String>> {

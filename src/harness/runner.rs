@@ -180,7 +180,8 @@ pub(super) fn settle(
     }
 }
 
-/// Check the expectations and settle the status of a measured result.
+/// Check the expectations and settle the status of a measured result. A median time per
+/// operation at or below zero is `failed`, whatever the checks say: no operation takes no time.
 pub fn judge(info: &ExperimentInfo, params: &Params, result: &mut ExperimentResult) {
     let expectations = (info.expectations)(params);
     result.validation = validate::check(
@@ -191,6 +192,11 @@ pub fn judge(info: &ExperimentInfo, params: &Params, result: &mut ExperimentResu
         &result.facts,
         result.emulation.as_deref(),
     );
+    if let Some(reason) = validate::non_positive_reason(&result.samples, &result.calibration) {
+        result.status = Status::Failed;
+        result.reason = Some(reason);
+        return;
+    }
     match validate::suspect_reason(&result.validation) {
         Some(reason) => {
             result.status = Status::Suspect;
@@ -207,4 +213,36 @@ pub fn unix_now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(values: &[f64]) -> ExperimentResult {
+        let info = crate::experiment::find("syscall.getpid").expect("registered");
+        let mut result = ExperimentResult::from_values(info.name, &[], values, 1000);
+        result.calibration.loop_overhead_ns = Some(0.5);
+        judge(info, &Params::from_pairs(&[]), &mut result);
+        result
+    }
+
+    #[test]
+    fn a_median_at_or_below_zero_fails_with_the_reason() {
+        // What pagefault.cow stored once: the baseline taken off outweighed the samples.
+        for values in [
+            vec![-11031.0, -240.0, 5.0],
+            vec![0.0, 0.0, 1.0],
+            vec![f64::NAN],
+        ] {
+            let result = judged(&values);
+            assert_eq!(result.status, Status::Failed, "{values:?}");
+            let reason = result.reason.expect("a reason");
+            assert!(reason.contains("not above 0"), "{reason}");
+            assert!(reason.contains("the empty loop's 0.5 ns"), "{reason}");
+        }
+        // A few negative samples under a positive median are noise, not a failure.
+        let result = judged(&[-3.0, 100.0, 101.0]);
+        assert_ne!(result.status, Status::Failed, "{:?}", result.reason);
+    }
 }

@@ -189,8 +189,9 @@ pub fn sample(
     }
 }
 
-/// The batch size: `fixed_ops`, or the smallest count whose fastest of three timings reaches
-/// `target_ns`, or the routine's `max_batch` when that comes first.
+/// The batch size: `fixed_ops`, or the smallest count from the routine's `min_batch` up whose
+/// fastest of three timings reaches `target_ns`, or the routine's `max_batch` when that comes
+/// first.
 fn size_batch(
     routine: &mut dyn Routine,
     clock: Clock,
@@ -199,7 +200,9 @@ fn size_batch(
 ) -> Result<u64, String> {
     // Batch sizing. Each candidate batch is timed three times and judged by its fastest
     // timing, so one interrupt or cold miss cannot stop the growth early.
-    let mut ops: u64 = fixed_ops.unwrap_or(1).max(1);
+    let mut ops: u64 = fixed_ops
+        .unwrap_or_else(|| routine::smallest(routine))
+        .max(1);
     while fixed_ops.is_none() {
         ops = routine::bounded(routine, ops);
         let mut elapsed = f64::INFINITY;
@@ -268,17 +271,20 @@ fn take_sample(
 ) -> Result<Sample, String> {
     let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
     routine.prepare(ops)?;
+    // The partner's usage is read from /proc, which allocates: outside this process's own
+    // window, whose faults would otherwise be charged to the operation (one every two or
+    // three samples: 0.012-0.08 faults a round trip across CPUs, where a batch holds 1-60).
+    let partner0 = partner_rusage();
     let ru0 = own();
     let children0 = rusage::reaped_children();
-    let partner0 = partner_rusage();
     let c0 = counters.before();
     let t0 = clock.start();
     routine.run(ops)?;
     let t1 = clock.stop();
     let c1 = counters.after();
-    let partner1 = partner_rusage();
     let children1 = rusage::reaped_children();
     let ru1 = own();
+    let partner1 = partner_rusage();
 
     let elapsed_ns = clock.ns(t0, t1);
     let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64 - subtract_ns;

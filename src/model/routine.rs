@@ -40,6 +40,14 @@ pub trait Routine {
         None
     }
 
+    /// The fewest operations one sized batch may hold: a routine whose batch carries a fixed
+    /// cost besides its operations (a fork, exit and wait per batch) needs enough operations
+    /// that the fixed part, and the noise of the baseline that takes it off, stay a small
+    /// share of every sample. The harness starts sizing there. `None`: one.
+    fn min_batch(&self) -> Option<u64> {
+        None
+    }
+
     /// The operations after which the loop's calls repeat, where it makes a call once per
     /// so many operations (a pass over a file and its posix_fadvise, an fsync every N
     /// appends): any run of a whole number of periods makes that call its exact share of
@@ -60,6 +68,11 @@ pub trait Routine {
 /// `ops`, or the routine's `max_batch` when that is smaller (never 0).
 pub fn bounded(routine: &dyn Routine, ops: u64) -> u64 {
     routine.max_batch().map_or(ops, |most| ops.min(most)).max(1)
+}
+
+/// Where batch sizing starts: the routine's `min_batch` (within its `max_batch`), else 1.
+pub fn smallest(routine: &dyn Routine) -> u64 {
+    bounded(routine, routine.min_batch().unwrap_or(1))
 }
 
 /// A task the platform can read the usage of: process id and thread id.

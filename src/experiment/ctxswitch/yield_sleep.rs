@@ -42,18 +42,18 @@ pub(super) fn yield_expectations(params: &Params) -> Vec<Expectation> {
             one_call,
         ]
     } else {
+        // No claim on nivcsw: a yield that switches here switched to another task that was
+        // runnable on the CPU (another program's, 0.016-0.45 per call measured while other
+        // builds ran), which is contamination, reported in the samples' involuntary switches,
+        // not something the call does.
         vec![
             Expectation::new(
                 Metric::Rusage("nvcsw"),
                 Bound::Below(0.01),
-                "sched_yield never blocks",
-            ),
-            Expectation::new(
-                Metric::Rusage("nivcsw"),
-                Bound::Below(0.01),
-                "with no other task runnable on this CPU, sched_yield picks the caller again and \
-                 returns: no switch took place, and the figure is the cost of the call, not of \
-                 a switch (a switch here means another task was runnable on the CPU)",
+                "sched_yield never blocks; with no other task runnable on this CPU it picks the \
+                 caller again and returns: no switch took place, and the figure is the cost of \
+                 the call, not of a switch (involuntary switches, if any, are other tasks' \
+                 contamination and shown as such)",
             ),
             one_call,
         ]
@@ -158,8 +158,10 @@ pub(super) const SURELY_SLEEPS_SLACK_NS: u64 = 20_000;
 /// the default 50 µs slack, 1.000 voluntary switches per call and ~75 µs per call (the
 /// slack plus waking an idle vCPU); with 20 µs, 1.0 and ~43 µs; with 5 µs or less, no switch
 /// and ~15–20 µs (programming the timer costs more than the slack, so it has fired before the
-/// caller would sleep). Only the first case is portable enough to check: below
-/// [`SURELY_SLEEPS_SLACK_NS`] no switch count is expected either way.
+/// caller would sleep). Even at 50 µs a host where arming the timer is slow sees it fire
+/// before the caller sleeps: 0.694 switches per call measured on such a host. So from
+/// [`SURELY_SLEEPS_SLACK_NS`] up the claim is "at most one" (two in a call would be a
+/// preemption, which is contamination and reported as such); below it nothing is claimed.
 pub(super) fn nanosleep0_expectations(params: &Params) -> Vec<Expectation> {
     let mut e = vec![
         syscalls_near(
@@ -172,12 +174,10 @@ pub(super) fn nanosleep0_expectations(params: &Params) -> Vec<Expectation> {
     if params.u64("timer_slack_ns") >= SURELY_SLEEPS_SLACK_NS {
         e.push(Expectation::new(
             Metric::Rusage("nvcsw"),
-            Bound::Near {
-                value: 1.0,
-                tolerance: 0.05,
-            },
+            Bound::Below(1.05),
             "a zero sleep arms a timer allowed to fire up to the slack late and blocks until it \
-             fires: one voluntary switch per call",
+             fires, unless it fired while being armed: at most one voluntary switch per call \
+             (1.000 here; 0.694 on a host where arming the timer was slow)",
         ));
     }
     e
