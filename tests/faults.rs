@@ -320,8 +320,13 @@ impl Drop for Tmpfs {
 
 /// `oslab ARGS` under a file-size limit of `blocks` (sh's `ulimit -f`).
 fn limited(lab: &Lab, db: &Path, blocks: u32, args: &str) -> common::Out {
+    under_ulimit(lab, db, &format!("-f {blocks}"), args)
+}
+
+/// `oslab --db DB ARGS` in a shell that sets `ulimit LIMIT` first.
+fn under_ulimit(lab: &Lab, db: &Path, limit: &str, args: &str) -> common::Out {
     let script = format!(
-        "ulimit -f {blocks}; exec {} --db {} {args}",
+        "ulimit {limit}; exec {} --db {} {args}",
         env!("CARGO_BIN_EXE_oslab"),
         db.display()
     );
@@ -462,25 +467,7 @@ fn a_full_file_system_is_one_line_and_leaves_no_file() {
 
 /// `oslab ARGS` under an address-space limit of `mb` MiB (sh's `ulimit -v`, prlimit's `--as`).
 fn under_as_limit(lab: &Lab, mb: u64, args: &str) -> common::Out {
-    let script = format!(
-        "ulimit -v {}; exec {} --db {} {args}",
-        mb * 1024,
-        env!("CARGO_BIN_EXE_oslab"),
-        lab.db().display()
-    );
-    let start = Instant::now();
-    let out = Command::new("sh")
-        .args(["-c", &script])
-        .env("XDG_DATA_HOME", lab.dir().join("xdg"))
-        .output()
-        .unwrap();
-    common::Out {
-        args: vec![script],
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        elapsed: start.elapsed(),
-    }
+    under_ulimit(lab, lab.db(), &format!("-v {}", mb * 1024), args)
 }
 
 /// An export of `results` copies of a real result (its samples repeated to `samples`),

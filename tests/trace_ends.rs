@@ -14,7 +14,7 @@
 mod common;
 
 use std::process::{Child, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -169,6 +169,13 @@ fn can_trace(lab: &Lab) -> bool {
     true
 }
 
+/// This test's turn and a lab, where this machine lets oslab trace.
+fn traceable() -> Option<(MutexGuard<'static, ()>, Lab)> {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    can_trace(&lab).then_some((one, lab))
+}
+
 /// `oslab trace -- sh -c '…'`: a shell that starts a background `sleep MARKER` and waits in
 /// a foreground one, so the traced tree has a grandchild the direct child did not exec into.
 fn start_tree(lab: &Lab, marker: &str) -> Child {
@@ -187,11 +194,9 @@ fn signal(pid: u32, sig: i32) {
 
 #[test]
 fn a_signalled_trace_ends_the_traced_tree_and_says_so() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = Lab::new();
-    if !can_trace(&lab) {
+    let Some((_one, lab)) = traceable() else {
         return;
-    }
+    };
     let before = bpf_programs();
     for (sig, name, marker) in [
         (libc::SIGINT, "SIGINT", "120.0101"),
@@ -221,11 +226,9 @@ fn a_signalled_trace_ends_the_traced_tree_and_says_so() {
 
 #[test]
 fn a_killed_trace_leaves_no_traced_process_and_no_ebpf_program() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = Lab::new();
-    if !can_trace(&lab) {
+    let Some((_one, lab)) = traceable() else {
         return;
-    }
+    };
     let before = bpf_programs();
     // The command oslab execs into directly, and a tree with a grandchild.
     let marker = "120.0201";
@@ -267,11 +270,9 @@ fn a_killed_trace_leaves_no_traced_process_and_no_ebpf_program() {
 /// ends with the command, and so does that process (it was part of what was traced).
 #[test]
 fn what_a_traced_command_leaves_running_ends_with_the_trace() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = Lab::new();
-    if !can_trace(&lab) {
+    let Some((_one, lab)) = traceable() else {
         return;
-    }
+    };
     let marker = "120.0301";
     let script = format!("sleep {marker} & sleep 0.5");
     let out = lab.oslab(&["trace", "--json", "--", "/bin/sh", "-c", &script]);
@@ -288,11 +289,9 @@ fn what_a_traced_command_leaves_running_ends_with_the_trace() {
 /// and the document alone to standard output.
 #[test]
 fn trace_json_keeps_stdout_for_the_document() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = Lab::new();
-    if !can_trace(&lab) {
+    let Some((_one, lab)) = traceable() else {
         return;
-    }
+    };
     let out = lab.oslab(&[
         "trace",
         "--json",
