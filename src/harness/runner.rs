@@ -220,7 +220,7 @@ mod tests {
     use super::*;
 
     fn judged(values: &[f64]) -> ExperimentResult {
-        let info = crate::experiment::find("syscall.getpid").expect("registered");
+        let info = crate::experiment::find("syscall.function_call").expect("registered");
         let mut result = ExperimentResult::from_values(info.name, &[], values, 1000);
         result.calibration.loop_overhead_ns = Some(0.5);
         judge(info, &Params::from_pairs(&[]), &mut result);
