@@ -285,6 +285,19 @@ fn what_a_traced_command_leaves_running_ends_with_the_trace() {
     assert_gone(marker, "the traced command's end");
 }
 
+/// `oslab trace OPTIONS -o FILE -- /bin/echo …`: the command's output stays on standard
+/// output; returns what was written to `file`.
+fn traced_to_file(lab: &Lab, file: &std::path::Path, options: &[&str]) -> String {
+    let path = file.to_str().expect("a UTF-8 path");
+    let mut args = vec!["trace"];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["-o", path, "--", "/bin/echo", "printed-by-the-command"]);
+    let out = lab.oslab(&args);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "printed-by-the-command\n", "{out}");
+    std::fs::read_to_string(file).expect("the report was written")
+}
+
 /// `trace --json` on standard output: the traced program's output goes to standard error,
 /// and the document alone to standard output.
 #[test]
@@ -309,33 +322,12 @@ fn trace_json_keeps_stdout_for_the_document() {
 
     // With -o the document goes to the file and the command keeps standard output.
     let file = lab.dir().join("trace.json");
-    let out = lab.oslab(&[
-        "trace",
-        "--json",
-        "-o",
-        file.to_str().expect("a UTF-8 path"),
-        "--",
-        "/bin/echo",
-        "printed-by-the-command",
-    ]);
-    out.assert_code(0);
-    assert_eq!(out.stdout, "printed-by-the-command\n", "{out}");
-    let text = std::fs::read_to_string(&file).expect("the document was written");
+    let text = traced_to_file(&lab, &file, &["--json"]);
     let doc: serde_json::Value = serde_json::from_str(&text).expect("one JSON document");
     assert_eq!(doc["exit_code"], 0);
 
     // The text tables to a file, too.
-    let out = lab.oslab(&[
-        "trace",
-        "-o",
-        file.to_str().expect("a UTF-8 path"),
-        "--",
-        "/bin/echo",
-        "printed-by-the-command",
-    ]);
-    out.assert_code(0);
-    assert_eq!(out.stdout, "printed-by-the-command\n", "{out}");
-    let text = std::fs::read_to_string(&file).expect("the tables were written");
+    let text = traced_to_file(&lab, &file, &[]);
     assert!(text.contains("write"), "{text}");
 
     // An unwritable -o is one line, before anything runs.
