@@ -118,6 +118,24 @@ fn sleeps_once() -> Expectation {
     )
 }
 
+/// A thread's voluntary switches are the process's: the parent's one sleep in
+/// `pthread_join`, plus, where the kernel counts an exiting thread's last switch as voluntary
+/// and adds it to the process (FreeBSD: `platform::rusage::THREAD_EXIT_COUNTS_VOLUNTARY`),
+/// the child's exit.
+fn thread_sleeps() -> Expectation {
+    if !crate::platform::rusage::THREAD_EXIT_COUNTS_VOLUNTARY {
+        return sleeps_once();
+    }
+    Expectation::new(
+        Metric::Rusage("nvcsw"),
+        Bound::Below(2.05),
+        "the parent sleeps at most once per operation, in pthread_join, and this kernel adds \
+         the exiting thread's last switch, counted voluntary, to the process's (FreeBSD's \
+         thread_exit): two per operation; more mean something else slept (reclaim, I/O, a \
+         lock)",
+    )
+}
+
 /// With CLONE_VFORK the parent also sleeps until the child exits or execs, then possibly
 /// again in `wait4` if it ran before the child had become a zombie (measured 1.98–1.99).
 fn sleeps_twice() -> Expectation {
@@ -171,7 +189,7 @@ fn thread_expectations(_: &Params) -> Vec<Expectation> {
             "a thread is joined, not reaped as a child process: no child rusage may appear",
         ),
         no_major_faults(),
-        sleeps_once(),
+        thread_sleeps(),
     ]
 }
 
@@ -244,35 +262,38 @@ pub(crate) mod elf {
     /// Segment alignment: 64 KiB, so the image also loads on arm64 kernels with 64 KiB pages.
     const ALIGN: u64 = 0x1_0000;
 
-    /// `xor edi, edi; mov eax, 231 (exit_group); syscall`.
-    pub const X86_64_EXIT0: &[u8] = &[0x31, 0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05];
-    /// `mov x0, #0; mov x8, #94 (exit_group); svc #0`, little-endian words.
-    pub const AARCH64_EXIT0: &[u8] = &[
-        0x00, 0x00, 0x80, 0xd2, 0xc8, 0x0b, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
-    ];
-
-    /// The helper for the architecture this binary runs on, if there is one.
+    /// The helper for the system and architecture this binary runs on, if there is one.
     pub fn exit0_image_for_this_arch() -> Option<Vec<u8>> {
-        if cfg!(target_arch = "x86_64") {
-            Some(exit0_image(EM_X86_64, X86_64_EXIT0))
+        let program = crate::platform::raw::EXIT0?;
+        let machine = if cfg!(target_arch = "x86_64") {
+            EM_X86_64
         } else if cfg!(target_arch = "aarch64") {
-            Some(exit0_image(EM_AARCH64, AARCH64_EXIT0))
+            EM_AARCH64
         } else {
-            None
-        }
+            return None;
+        };
+        Some(image(machine, program.osabi, program.code))
+    }
+
+    /// [`image`] for Linux (ELFOSABI_SYSV).
+    pub fn exit0_image(machine: u16, code: &[u8]) -> Vec<u8> {
+        image(machine, 0, code)
     }
 
     /// An ELF64 little-endian ET_EXEC with two program headers — one read+execute PT_LOAD
     /// covering the whole file, and a PT_GNU_STACK asking for a non-executable stack as
     /// every toolchain-built program does (without it, some kernels give the process
     /// READ_IMPLIES_EXEC) — followed by `code`, the entry point. No interpreter, no
-    /// sections: the kernel maps one page and jumps to the code.
-    pub fn exit0_image(machine: u16, code: &[u8]) -> Vec<u8> {
+    /// sections: the kernel maps one page and jumps to the code. `osabi` is the
+    /// `EI_OSABI` byte (0 for System V, 9 for FreeBSD).
+    pub fn image(machine: u16, osabi: u8, code: &[u8]) -> Vec<u8> {
         let code_offset = EHDR_SIZE + 2 * PHDR_SIZE;
         let size = (code_offset + code.len()) as u64;
         let mut b = Vec::with_capacity(size as usize);
-        // e_ident: magic, ELFCLASS64, ELFDATA2LSB, EV_CURRENT, ELFOSABI_SYSV, padding.
-        b.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        // e_ident: magic, ELFCLASS64, ELFDATA2LSB, EV_CURRENT, EI_OSABI, padding.
+        b.extend_from_slice(&[
+            0x7f, b'E', b'L', b'F', 2, 1, 1, osabi, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]);
         b.extend_from_slice(&ET_EXEC.to_le_bytes()); // e_type
         b.extend_from_slice(&machine.to_le_bytes()); // e_machine
         b.extend_from_slice(&1u32.to_le_bytes()); // e_version

@@ -132,3 +132,11 @@ pub mod called {
         unsafe { super::super::syscall4(n, a1, a2, a3, a4) }
     }
 }
+
+/// The smallest program that exits with status 0, as this system's kernel runs it from a
+/// static ELF file: the machine code and the ELF header's `EI_OSABI` byte, by which FreeBSD's
+/// image activator picks its ABI (Linux ignores the byte).
+pub struct ExitProgram {
+    pub osabi: u8,
+    pub code: &'static [u8],
+}

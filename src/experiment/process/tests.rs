@@ -45,27 +45,38 @@ fn check_image(image: &[u8], machine: u16, code: &[u8]) {
     assert_eq!(elf::interpreter(image), Ok(false), "static: no PT_INTERP");
 }
 
+/// Linux's x86-64 helper: `xor edi, edi; mov eax, 231 (exit_group); syscall`.
+const X86_64_EXIT0: &[u8] = &[0x31, 0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05];
+
 #[test]
 fn exit0_images_are_well_formed() {
     check_image(
-        &elf::exit0_image(elf::EM_X86_64, elf::X86_64_EXIT0),
+        &elf::exit0_image(elf::EM_X86_64, X86_64_EXIT0),
         elf::EM_X86_64,
-        elf::X86_64_EXIT0,
+        X86_64_EXIT0,
     );
+    let aarch64 = [
+        0x00, 0x00, 0x80, 0xd2, 0xc8, 0x0b, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
+    ];
     check_image(
-        &elf::exit0_image(elf::EM_AARCH64, elf::AARCH64_EXIT0),
+        &elf::image(elf::EM_AARCH64, 0, &aarch64),
         elf::EM_AARCH64,
-        elf::AARCH64_EXIT0,
+        &aarch64,
     );
+    if let Some(program) = crate::platform::raw::EXIT0 {
+        let image = elf::exit0_image_for_this_arch().expect("an image where EXIT0 is");
+        assert_eq!(image[7], program.osabi, "EI_OSABI");
+        assert!(image.ends_with(program.code));
+    }
 }
 
 #[test]
 fn elf_reader_refuses_what_it_cannot_read() {
     assert!(elf::parse(b"#!/bin/sh\n").is_err());
-    let mut image = elf::exit0_image(elf::EM_X86_64, elf::X86_64_EXIT0);
+    let mut image = elf::exit0_image(elf::EM_X86_64, X86_64_EXIT0);
     image[4] = 1; // ELFCLASS32
     assert!(elf::parse(&image).is_err());
-    let image = elf::exit0_image(elf::EM_X86_64, elf::X86_64_EXIT0);
+    let image = elf::exit0_image(elf::EM_X86_64, X86_64_EXIT0);
     assert!(elf::parse(&image[..100]).is_err(), "truncated headers");
 }
 

@@ -99,6 +99,12 @@ mod arch {
     /// The system call the vfork wrapper makes to create the child.
     pub const VFORK_SYSCALL: &str = "vfork";
 
+    /// `xor edi, edi; mov eax, 231 (exit_group); syscall`, in an ELF of the System V ABI.
+    pub const EXIT0: Option<super::ExitProgram> = Some(super::ExitProgram {
+        osabi: 0,
+        code: &[0x31, 0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05],
+    });
+
     /// `vfork()` whose child exits at once, written in assembly so that the child never runs
     /// compiled Rust code on the stack it shares with its suspended parent. Rust has no
     /// `returns_twice` attribute, so the compiler may keep a value in a stack slot that a
@@ -218,6 +224,14 @@ mod arch {
     }
     /// The system call the vfork wrapper makes to create the child.
     pub const VFORK_SYSCALL: &str = "clone";
+
+    /// `mov x0, #0; mov x8, #94 (exit_group); svc #0`, little-endian words.
+    pub const EXIT0: Option<super::ExitProgram> = Some(super::ExitProgram {
+        osabi: 0,
+        code: &[
+            0x00, 0x00, 0x80, 0xd2, 0xc8, 0x0b, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
+        ],
+    });
 
     /// `vfork()` whose child exits at once, written in assembly (see the x86_64 version for
     /// why). aarch64 has no vfork system call: glibc's `vfork` is `clone(CLONE_VM |

@@ -51,3 +51,11 @@ pub fn of_task(pid: i32, _tid: i32) -> Option<Rusage> {
         nivcsw: 0,
     })
 }
+
+/// Whether a `sched_yield` that picks the caller again counts as a voluntary switch: assumed
+/// not, as on Linux (not yet observed on macOS).
+pub const YIELD_COUNTS_VOLUNTARY: bool = false;
+
+/// Whether a thread's exit adds a voluntary switch to the process's usage: assumed not, as
+/// on Linux (not yet observed on macOS).
+pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = false;
