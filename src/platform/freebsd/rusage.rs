@@ -57,6 +57,18 @@ pub fn of_task(pid: i32, tid: i32) -> Option<Rusage> {
     Some(from_libc(&entry.ki_rusage))
 }
 
+/// Whether a `sched_yield` that picks the caller again counts as a voluntary switch: yes on
+/// FreeBSD, where `sched_yield` calls `sched_relinquish`, which calls `mi_switch(SW_VOL)`;
+/// mi_switch counts the switch before choosing the next thread (measured on 13.2: 1000
+/// voluntary and 0 involuntary switches for 1000 lone calls).
+pub const YIELD_COUNTS_VOLUNTARY: bool = true;
+
+/// Whether a thread's exit adds a voluntary switch to the process's usage: yes on FreeBSD,
+/// whose `thread_exit` counts the exiting thread's last switch as voluntary and then adds
+/// its usage to the process's (measured on 13.2: pthread_create + pthread_join is 1.000
+/// voluntary switch for the joining thread, RUSAGE_THREAD, and 2.00 for the process).
+pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = true;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,15 +81,3 @@ mod tests {
         assert!(of_task(1 << 30, 1 << 30).is_none());
     }
 }
-
-/// Whether a `sched_yield` that picks the caller again counts as a voluntary switch: yes on
-/// FreeBSD, where `sched_yield` calls `sched_relinquish`, which calls `mi_switch(SW_VOL)`;
-/// mi_switch counts the switch before choosing the next thread (measured on 13.2: 1000
-/// voluntary and 0 involuntary switches for 1000 lone calls).
-pub const YIELD_COUNTS_VOLUNTARY: bool = true;
-
-/// Whether a thread's exit adds a voluntary switch to the process's usage: yes on FreeBSD,
-/// whose `thread_exit` counts the exiting thread's last switch as voluntary and then adds
-/// its usage to the process's (measured on 13.2: pthread_create + pthread_join is 1.000
-/// voluntary switch for the joining thread, RUSAGE_THREAD, and 2.00 for the process).
-pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = true;

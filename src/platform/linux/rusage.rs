@@ -53,6 +53,15 @@ pub(super) fn parse_task(
     })
 }
 
+/// Whether a `sched_yield` that picks the caller again counts as a voluntary switch: no on
+/// Linux, where `__schedule` counts a switch only when it switches, and counts a yield's as
+/// involuntary (the task stays runnable).
+pub const YIELD_COUNTS_VOLUNTARY: bool = false;
+
+/// Whether a thread's exit adds a voluntary switch to the process's usage: no on Linux (the
+/// dead thread's last switch happens after its counts were added to the process's).
+pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = false;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,12 +118,3 @@ mod tests {
         assert!(d.maxrss_kb >= 16 << 10);
     }
 }
-
-/// Whether a `sched_yield` that picks the caller again counts as a voluntary switch: no on
-/// Linux, where `__schedule` counts a switch only when it switches, and counts a yield's as
-/// involuntary (the task stays runnable).
-pub const YIELD_COUNTS_VOLUNTARY: bool = false;
-
-/// Whether a thread's exit adds a voluntary switch to the process's usage: no on Linux (the
-/// dead thread's last switch happens after its counts were added to the process's).
-pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = false;

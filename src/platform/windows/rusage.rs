@@ -193,6 +193,14 @@ pub fn of_task(pid: i32, tid: i32) -> Option<Rusage> {
     usage
 }
 
+/// Whether a yield that picks the caller again counts as a switch: no (Windows counts the
+/// thread's context switches, and SwitchToThread without a ready thread switches nowhere).
+pub const YIELD_COUNTS_VOLUNTARY: bool = false;
+
+/// Whether a thread's exit adds a switch to the process's usage: no (the switches are summed
+/// over the threads that exist).
+pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = false;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,11 +219,3 @@ mod tests {
         assert!(record_of(std::process::id(), None).is_some());
     }
 }
-
-/// Whether a yield that picks the caller again counts as a switch: no (Windows counts the
-/// thread's context switches, and SwitchToThread without a ready thread switches nowhere).
-pub const YIELD_COUNTS_VOLUNTARY: bool = false;
-
-/// Whether a thread's exit adds a switch to the process's usage: no (the switches are summed
-/// over the threads that exist).
-pub const THREAD_EXIT_COUNTS_VOLUNTARY: bool = false;
