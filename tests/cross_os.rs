@@ -47,7 +47,7 @@ fn a_run_of_another_system_is_compared_with_its_different_paths_marked() {
     let text = &out.stdout;
     assert!(
         text.lines()
-            .nth(1)
+            .next()
             .is_some_and(|l| l.starts_with("A ran on Linux, B on FreeBSD")),
         "the systems are said first: {text}"
     );

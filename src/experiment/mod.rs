@@ -55,6 +55,13 @@ pub const UNIX_AND_WINDOWS: &[Os] = ANY_OS;
 /// Runs on every system oslab knows.
 pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
 
+/// Whether `info` runs on this system: the unit tests of an experiment that is not enabled
+/// here (its cell says why) have nothing to test here and return at once.
+#[cfg(test)]
+pub(crate) fn enabled_here(info: &ExperimentInfo) -> bool {
+    info.os.contains(&crate::platform::CURRENT)
+}
+
 /// The environment variable that tells a worker which of its configuration's `--repeat`
 /// processes it is (from 0), set by the harness on every worker. Only the synthetic
 /// experiment's `spread` reads it, to give each process a known, different cost in tests.

@@ -128,14 +128,18 @@ impl Region {
         }
         let map = Anon::private(len + HUGE)?;
         let base = (map.ptr() as usize).next_multiple_of(HUGE) as *mut u8;
+        // Where the system has no advice to keep base pages (the BSDs), a region is in base
+        // pages anyway: they promote a 2 MiB reservation only after each of its pages faulted.
         let advice = if thp {
-            crate::experiment::linux_only::MADV_HUGEPAGE
+            Some(crate::experiment::linux_only::MADV_HUGEPAGE)
         } else {
-            crate::experiment::linux_only::MADV_NOHUGEPAGE
+            platform::memory::MADV_NO_HUGE_PAGES
         };
-        map.advise(advice).map_err(|e| {
-            SetupError::Failed(format!("madvise({}) failed: {e}", thp_advice_name(thp)))
-        })?;
+        if let Some(advice) = advice {
+            map.advise(advice).map_err(|e| {
+                SetupError::Failed(format!("madvise({}) failed: {e}", thp_advice_name(thp)))
+            })?;
+        }
         Ok(Region {
             _map: map,
             base,
@@ -155,9 +159,12 @@ impl Region {
         unsafe { self.base.add(page * PAGE).write_volatile(value) };
     }
 
+    /// Drop the pages (`platform::anon::release_range`: MADV_DONTNEED on Linux, which keeps
+    /// the advice; a fresh mapping in place on the BSDs, whose MADV_DONTNEED keeps the pages
+    /// and which have no advice to keep).
     fn dontneed(&self) -> Result<(), String> {
-        madvise(self.base, self.len(), libc::MADV_DONTNEED)
-            .map_err(|e| format!("madvise(MADV_DONTNEED) failed: {e}"))
+        platform::anon::release_range(self.base, self.len())
+            .map_err(|e| format!("dropping the region's pages failed: {e}"))
     }
 
     fn populate_write(&self) -> io::Result<()> {
@@ -177,13 +184,12 @@ fn thp_advice_name(thp: bool) -> &'static str {
     }
 }
 
-/// Minor faults of the calling thread so far.
+/// Minor faults of the calling thread so far (of the process where the system keeps no
+/// per-thread usage).
 fn minflt_now() -> i64 {
-    // SAFETY: rusage is plain data; all zeroes is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(crate::experiment::linux_only::RUSAGE_THREAD, &mut ru) };
-    ru.ru_minflt
+    platform::rusage::this_thread()
+        .unwrap_or_else(platform::rusage::this_process)
+        .minflt
 }
 
 /// Why THP cannot be measured here, or `None` when a MADV_HUGEPAGE region gets huge pages.

@@ -343,10 +343,35 @@ pub const TABLE: &[Row] = &[
         windows: runs("VirtualAlloc, then a first write per page"),
     },
     Row {
+        experiments: &["pagefault.anon"],
+        linux: noted(
+            "first write to each page of a fresh private anonymous mapping",
+            "THP advice, prctl; MAP_POPULATE and MADV_POPULATE_WRITE for populate",
+        ),
+        freebsd: noted(
+            "first write to each page of a fresh private anonymous mapping",
+            "no THP advice: a filled 2 MiB reservation is promoted afterwards, one fault per \
+             4 KiB page still; thp=on and populate are unsupported",
+        ),
+        macos: Cell::No("not enabled yet: run on FreeBSD and Linux only so far"),
+        windows: Cell::No(
+            "not enabled: those flags are Linux's; pagefault.virtual_alloc is Windows' first \
+             touch",
+        ),
+    },
+    Row {
+        experiments: &["pagefault.cow"],
+        linux: runs("fork, then the child's first write to each page (copy-on-write)"),
+        freebsd: runs("fork, then the child's first write to each page (copy-on-write)"),
+        macos: Cell::No("not enabled yet: run on FreeBSD and Linux only so far"),
+        windows: Cell::No("not available: Windows has no fork"),
+    },
+    Row {
         experiments: &["mmap.*", "pagefault.*"],
         linux: runs("MAP_POPULATE, MADV_POPULATE_*, THP advice and prctl"),
         freebsd: Cell::No(
-            "not enabled: those flags are Linux's; a POSIX-only variant is future work",
+            "not enabled yet: those flags are Linux's (pagefault.anon and pagefault.cow run \
+             with FreeBSD's own calls)",
         ),
         macos: Cell::No(
             "not enabled: those flags are Linux's; a POSIX-only variant is future work",

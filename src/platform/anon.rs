@@ -6,6 +6,12 @@ use crate::model::SetupError;
 
 use super::this_os_anon as os;
 
+/// Drop the contents of `[ptr, ptr + len)`, a page-aligned range inside one of our private
+/// [`Anon`] mappings: the next touch of each page faults in a zero page again.
+pub fn release_range(ptr: *mut u8, len: usize) -> std::io::Result<()> {
+    os::release(ptr, len)
+}
+
 /// An anonymous mapping of `len` bytes.
 pub struct Anon {
     ptr: *mut u8,

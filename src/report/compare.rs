@@ -11,7 +11,9 @@ use crate::analysis::compare::{Comparison, FieldDiff, Metric, Pair, RunCompariso
 /// reader sees first whether the comparison is fair), one row per experiment, the experiments
 /// in one run only, and a count of the verdicts.
 pub fn render(cmp: &RunComparison) -> String {
-    let mut out = format!(
+    // Two systems are said first: every row below reads differently then.
+    let mut out = systems_line(cmp);
+    out += &format!(
         "A = run {}, B = run {}: {} per operation, median of each, B/A with its 95% bootstrap \
          CI, Mann-Whitney p; noise band ±{}%{}\n",
         cmp.a_id,
@@ -23,7 +25,6 @@ pub fn render(cmp: &RunComparison) -> String {
             .map_or(String::new(), |why| format!(" ({why})"))
     );
     out.push_str(&emulation_warning(cmp));
-    out.push_str(&systems_line(cmp));
     out.push('\n');
     out.push_str(&diff_section("Environment", &cmp.environment_diff));
     out.push('\n');

@@ -29,6 +29,9 @@ fn a_pass_is_whole_blocks() {
 
 #[test]
 fn each_pass_faults_every_page_of_a_fresh_mapping_once() {
+    if !crate::experiment::enabled_here(&ACCESS) {
+        return;
+    }
     for pattern in ["seq", "random"] {
         let p = params(&[("size", "1M"), ("pattern", pattern)]);
         let mut r = setup(&p, &Context::default()).unwrap_or_else(|_| panic!("setup"));
@@ -59,6 +62,9 @@ fn each_pass_faults_every_page_of_a_fresh_mapping_once() {
 
 #[test]
 fn random_order_holds_every_block_once() {
+    if !crate::experiment::enabled_here(&ACCESS) {
+        return;
+    }
     let p = params(&[("size", "1M"), ("pattern", "random")]);
     let mut r = Access {
         backing: Backing::AnonPrivate,
@@ -108,6 +114,9 @@ fn populated_private_mapping_walks_without_faults() {
 
 #[test]
 fn a_file_backing_leaves_no_name_behind() {
+    if !crate::experiment::enabled_here(&ACCESS) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let ctx = Context {
         work_dir: Some(dir.path().to_path_buf()),

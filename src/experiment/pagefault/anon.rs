@@ -181,6 +181,11 @@ pub(super) fn setup_anon(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
         "madv_populate_write" => Populate::Madvise,
         _ => Populate::Off,
     };
+    if populate != Populate::Off
+        && let Some(reason) = platform::memory::populate_unsupported()
+    {
+        return Err(SetupError::Unsupported(reason));
+    }
     if thp && let Some(reason) = thp_unavailable() {
         return Err(SetupError::Unsupported(reason));
     }
@@ -236,7 +241,7 @@ pub(super) fn setup_anon(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
 
 pub static ANON: ExperimentInfo = ExperimentInfo {
     name: "pagefault.anon",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "first write to each 4 KiB page of a new anonymous mapping (one sample: every \
               page of `size`): a minor fault that allocates, zeroes and maps a page. \
               memory=warm (the default) is the figure to compare with bare metal; \

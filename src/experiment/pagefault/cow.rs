@@ -111,7 +111,7 @@ pub(super) fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Set
 
 pub static COW: ExperimentInfo = ExperimentInfo {
     name: "pagefault.cow",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "copy-on-write: a forked child writes one byte to each of N inherited 4 KiB \
               pages; per page, after subtracting the same fork+exit+wait without writes \
               (includes freeing the copy at the child's exit); one fork, exit and wait per \

@@ -309,6 +309,9 @@ mod tests {
 
     #[test]
     fn populate_faults_once_per_page_and_the_touch_never() {
+        if !crate::experiment::enabled_here(&PREFAULT_SWEEP) {
+            return;
+        }
         if crate::platform::unsupported_under_emulation("MADV_POPULATE_WRITE") {
             // qemu-user ignores it: the touch makes the faults. The sweep still runs.
             let mut r = routine("64", "seq");
@@ -349,6 +352,9 @@ mod tests {
 
     #[test]
     fn a_pass_needs_a_fresh_region() {
+        if !crate::experiment::enabled_here(&PREFAULT_SWEEP) {
+            return;
+        }
         let mut r = routine("4", "seq");
         assert!(r.run(16).is_err(), "no region yet");
         r.prepare(16).unwrap();

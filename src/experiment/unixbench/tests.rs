@@ -86,8 +86,18 @@ fn every_kind_runs_a_few_loops() {
                 .collect::<Vec<_>>(),
         )
         .unwrap();
-        let mut routine =
-            (info.setup)(&params, &ctx).unwrap_or_else(|e| panic!("{}: {e:?}", info.name));
+        let mut routine = match (info.setup)(&params, &ctx) {
+            Ok(routine) => routine,
+            // A system without a shell (the FreeBSD test guest has no /bin/sh): the script's
+            // refusal names what it needs.
+            Err(SetupError::Unsupported(why))
+                if info.name == SHELL.name && !std::path::Path::new("/bin/sh").exists() =>
+            {
+                assert!(why.contains("/bin/sh"), "{why}");
+                continue;
+            }
+            Err(e) => panic!("{}: {e:?}", info.name),
+        };
         routine
             .run(9)
             .unwrap_or_else(|e| panic!("{}: {e}", info.name));

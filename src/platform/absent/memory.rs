@@ -15,6 +15,17 @@ pub const THP_DEFRAG: &str = "transparent huge page defrag (Linux only)";
 /// to keep a region in base pages, and Windows uses large pages only when asked.
 pub const MADV_NO_HUGE_PAGES: Option<i32> = None;
 
+/// Why anonymous memory cannot be pre-faulted for writing here (Linux's MAP_POPULATE and
+/// MADV_POPULATE_WRITE): FreeBSD's MAP_PREFAULT_READ and macOS's advice only map pages that
+/// are already resident, which a fresh anonymous mapping has none of.
+pub fn populate_unsupported() -> Option<String> {
+    Some(format!(
+        "MAP_POPULATE and MADV_POPULATE_WRITE are Linux's; {} has no write pre-fault of \
+         anonymous memory (its prefault maps only pages already resident)",
+        crate::platform::CURRENT.title()
+    ))
+}
+
 /// A process's peak or resident size by Linux's /proc/PID/status field name: not read here.
 pub fn status_bytes(_pid: i32, _field: &str) -> Option<u64> {
     None

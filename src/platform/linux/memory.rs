@@ -19,6 +19,12 @@ pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
 /// The madvise(2) advice that keeps a region in base pages (no transparent huge pages).
 pub const MADV_NO_HUGE_PAGES: Option<libc::c_int> = Some(libc::MADV_NOHUGEPAGE);
 
+/// MAP_POPULATE and MADV_POPULATE_WRITE exist (the latter from Linux 5.14: the experiments
+/// probe it).
+pub fn populate_unsupported() -> Option<String> {
+    None
+}
+
 const VIRTIO_BALLOON: &str = "/sys/bus/virtio/drivers/virtio_balloon";
 /// VIRTIO_BALLOON_F_REPORTING: the balloon takes free page reports (virtio 1.2, 5.5.3).
 const BALLOON_F_REPORTING: usize = 5;

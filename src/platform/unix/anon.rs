@@ -41,9 +41,32 @@ pub fn advise(ptr: *mut u8, len: usize, advice: libc::c_int) -> std::io::Result<
     }
 }
 
-/// MADV_DONTNEED: a private mapping reads as zeros again, faulting page by page.
+/// Drop a private mapping's contents: it reads as zeros again, faulting page by page. Linux's
+/// MADV_DONTNEED does that; the BSDs' only lowers the pages' priority and keeps the contents
+/// (measured on FreeBSD 13.2: a byte written before it read back unchanged), so there a new
+/// anonymous mapping replaces the range in place (MAP_FIXED).
 pub fn release(ptr: *mut u8, len: usize) -> std::io::Result<()> {
-    advise(ptr, len, libc::MADV_DONTNEED)
+    if cfg!(target_os = "linux") {
+        return advise(ptr, len, libc::MADV_DONTNEED);
+    }
+    // SAFETY: MAP_FIXED replaces exactly [ptr, ptr + len), a range of one of our private
+    // mappings (`platform::anon::Anon` or a region inside it), with fresh zero-fill memory of
+    // the same protection; nothing else lives there.
+    let got = unsafe {
+        libc::mmap(
+            ptr.cast(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    if got == libc::MAP_FAILED {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
 
 /// Keep a mapping in base pages where the system has transparent huge pages (advice only).

@@ -24,6 +24,9 @@ fn disk_dir() -> tempfile::TempDir {
 
 #[test]
 fn a_private_write_faults_once_per_page_and_the_others_at_most_once() {
+    if !crate::experiment::enabled_here(&FILE) {
+        return;
+    }
     let dir = disk_dir();
     let pages = 256u64;
     for (map, access, one_per_page) in [
@@ -64,6 +67,9 @@ fn a_private_write_faults_once_per_page_and_the_others_at_most_once() {
 
 #[test]
 fn cold_drops_the_file_on_disk_and_is_unsupported_in_memory() {
+    if !crate::experiment::enabled_here(&FILE) {
+        return;
+    }
     let dir = disk_dir();
     let on_disk = !mount_of(dir.path()).unwrap().memory_backed();
     let mut r = match routine(dir.path(), &[("size", "1M"), ("cache", "cold")]) {
@@ -88,6 +94,9 @@ fn cold_drops_the_file_on_disk_and_is_unsupported_in_memory() {
 
 #[test]
 fn a_pass_needs_a_fresh_mapping_of_the_whole_file() {
+    if !crate::experiment::enabled_here(&FILE) {
+        return;
+    }
     let dir = disk_dir();
     let mut r = routine(dir.path(), &[("size", "1M")]).unwrap_or_else(|_| panic!("setup"));
     assert!(r.run(256).is_err(), "no mapping yet");
