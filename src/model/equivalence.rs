@@ -367,11 +367,28 @@ pub const TABLE: &[Row] = &[
         windows: Cell::No("not available: Windows has no fork"),
     },
     Row {
+        experiments: &["pagefault.file"],
+        linux: noted(
+            "first access to each page of a fresh mapping of a file",
+            "cache=cold: posix_fadvise(DONTNEED) drops the pages",
+        ),
+        freebsd: noted(
+            "first access to each page of a fresh mapping of a file",
+            "cache=cold is unsupported: posix_fadvise(DONTNEED) only deactivates the pages",
+        ),
+        macos: Cell::No("not enabled yet: run on FreeBSD and Linux only so far"),
+        windows: Cell::No(
+            "not enabled: those flags are Linux's; pagefault.virtual_alloc is Windows' first \
+             touch",
+        ),
+    },
+    Row {
         experiments: &["mmap.*", "pagefault.*"],
         linux: runs("MAP_POPULATE, MADV_POPULATE_*, THP advice and prctl"),
         freebsd: Cell::No(
-            "not enabled yet: those flags are Linux's (pagefault.anon and pagefault.cow run \
-             with FreeBSD's own calls)",
+            "not enabled yet: those flags are Linux's; mlock(2) would be FreeBSD's write \
+             pre-fault, not written yet (pagefault.anon, .cow and .file run with FreeBSD's \
+             own calls)",
         ),
         macos: Cell::No(
             "not enabled: those flags are Linux's; a POSIX-only variant is future work",

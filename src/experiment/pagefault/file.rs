@@ -288,13 +288,12 @@ fn fadvise_dontneed(file: &File) -> Result<(), String> {
     crate::platform::fscache::drop_file_cache(file.as_raw_fd())
 }
 
-/// This thread's (minor + major faults, oublock) so far.
+/// This thread's (minor + major faults, oublock) so far (the process's where the system
+/// keeps no per-thread usage).
 fn thread_counts() -> (i64, i64) {
-    // SAFETY: rusage is plain data; all zeroes is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(crate::experiment::linux_only::RUSAGE_THREAD, &mut ru) };
-    (ru.ru_minflt + ru.ru_majflt, ru.ru_oublock)
+    let ru = crate::platform::rusage::this_thread()
+        .unwrap_or_else(crate::platform::rusage::this_process);
+    (ru.minflt + ru.majflt, ru.oublock)
 }
 
 /// What one timed pass measured.
@@ -476,6 +475,9 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     })?;
     let mount = mount_of(dir).map_err(SetupError::Failed)?;
     let cold = p.str("cache") == "cold";
+    if cold && let Some(why) = crate::platform::fscache::cold_cache_unsupported() {
+        return Err(SetupError::Unsupported(why));
+    }
     if cold && mount.memory_backed() {
         return Err(SetupError::Unsupported(format!(
             "{}: a memory-backed file system holds the file's only copy in the page cache, so \
@@ -511,7 +513,7 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static FILE: ExperimentInfo = ExperimentInfo {
     name: "pagefault.file",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
               mapping of a cached file (fault-around maps several pages per fault: see \
               faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \

@@ -66,7 +66,10 @@ fn anon_touch_faults_once_per_page_and_reports_munmap() {
     if crate::platform::memory::thp_mode().is_ok() {
         assert_eq!(huge_kb, 0.0, "MADV_NOHUGEPAGE");
     } else {
-        assert!(huge_kb.is_nan(), "no memory map to read it from here: {huge_kb}");
+        assert!(
+            huge_kb.is_nan(),
+            "no memory map to read it from here: {huge_kb}"
+        );
     }
     assert!(facts.iter().all(|f| f.name != "populate_ns_per_page"));
 }

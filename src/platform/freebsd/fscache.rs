@@ -19,3 +19,16 @@ pub fn sync_file_system(fd: RawFd) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Why a file's cached pages cannot be dropped from user space here: FreeBSD's
+/// posix_fadvise(DONTNEED) only deactivates them (`vop_stdadvise` →
+/// `vm_object_page_noreuse`: moved to the inactive queue, still resident), so a pass after it
+/// finds the file cached and "cold" would measure warm.
+pub fn cold_cache_unsupported() -> Option<String> {
+    Some(
+        "FreeBSD's posix_fadvise(POSIX_FADV_DONTNEED) deactivates a file's cached pages \
+         without freeing them, so a cold cache cannot be made from user space (unmount the \
+         file system to empty it)"
+            .into(),
+    )
+}

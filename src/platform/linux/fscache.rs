@@ -24,6 +24,13 @@ pub fn sync_file_system(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Why a file's cached pages cannot be dropped from user space here, or `None`: on Linux
+/// posix_fadvise(DONTNEED) frees the clean, unmapped pages of a file on a disk-backed file
+/// system.
+pub fn cold_cache_unsupported() -> Option<String> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

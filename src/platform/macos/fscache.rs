@@ -39,3 +39,9 @@ pub fn sync_file_system(fd: RawFd) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Why a file's cached pages cannot be dropped from user space here: macOS has no
+/// posix_fadvise, and F_NOCACHE only stops new caching.
+pub fn cold_cache_unsupported() -> Option<String> {
+    Some("macOS cannot drop a file's cached pages from user space (no posix_fadvise)".into())
+}
