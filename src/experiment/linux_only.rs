@@ -15,7 +15,6 @@ mod values {
     pub const PR_GET_TIMERSLACK: libc::c_int = libc::PR_GET_TIMERSLACK;
     pub const PR_SET_THP_DISABLE: libc::c_int = libc::PR_SET_THP_DISABLE;
     pub const PR_GET_THP_DISABLE: libc::c_int = libc::PR_GET_THP_DISABLE;
-    pub const RUSAGE_THREAD: libc::c_int = libc::RUSAGE_THREAD;
 
     /// posix_fallocate(2) of `len` bytes from the start.
     ///
@@ -48,8 +47,6 @@ mod values {
     pub const PR_GET_TIMERSLACK: libc::c_int = INVALID;
     pub const PR_SET_THP_DISABLE: libc::c_int = INVALID;
     pub const PR_GET_THP_DISABLE: libc::c_int = INVALID;
-    /// getrusage(2) refuses it: the figures stay zero.
-    pub const RUSAGE_THREAD: libc::c_int = INVALID;
 
     /// Not used here: fails with EOPNOTSUPP.
     ///
