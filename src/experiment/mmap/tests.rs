@@ -10,11 +10,9 @@ fn params(given: &[(&str, &str)]) -> Params {
 
 /// Minor faults of this thread (tests run on parallel threads of one process).
 fn minflt_now() -> i64 {
-    // SAFETY: rusage is plain data; all zeroes is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(crate::experiment::linux_only::RUSAGE_THREAD, &mut ru) };
-    ru.ru_minflt
+    crate::platform::rusage::this_thread()
+        .expect("mmap.* runs where threads keep their own usage")
+        .minflt
 }
 
 #[test]
