@@ -58,7 +58,7 @@ impl Clock {
     pub fn name(&self) -> &'static str {
         match self {
             Clock::Counter { .. } => counter::NAME,
-            Clock::MonotonicRaw => "clock_monotonic_raw",
+            Clock::MonotonicRaw => crate::platform::clock::MONOTONIC_NAME,
         }
     }
 
@@ -137,7 +137,8 @@ pub fn choose(choice: ClockChoice) -> (Clock, String) {
         Err(why) => (
             Clock::MonotonicRaw,
             format!(
-                "CLOCK_MONOTONIC_RAW: the {} is not used: {why}",
+                "{}: the {} is not used: {why}",
+                crate::platform::clock::MONOTONIC_TITLE,
                 counter_name()
             ),
         ),

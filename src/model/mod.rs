@@ -405,7 +405,8 @@ impl ExperimentResult {
 /// The clock every sample of a run was timed with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockInfo {
-    /// `tsc`, `cntvct_el0` or `clock_monotonic_raw`.
+    /// `tsc`, `cntvct_el0`, or the system's clock: `clock_monotonic_raw` (Linux, macOS),
+    /// `clock_monotonic_precise` (FreeBSD), `query_performance_counter` (Windows).
     pub source: String,
     /// Why this source was chosen (and why the CPU's counter was not, when it was not).
     pub reason: String,

@@ -26,7 +26,14 @@ pub fn check_run_contract(doc: &Value) {
     object(&doc["environment"]["counters"], "environment.counters");
     let source = doc["clock"]["source"].as_str().expect("clock.source");
     assert!(
-        matches!(source, "tsc" | "cntvct_el0" | "clock_monotonic_raw"),
+        matches!(
+            source,
+            "tsc"
+                | "cntvct_el0"
+                | "clock_monotonic_raw"
+                | "clock_monotonic_precise"
+                | "query_performance_counter"
+        ),
         "clock.source {source}"
     );
     for r in results(doc) {

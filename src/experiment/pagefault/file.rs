@@ -513,7 +513,7 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static FILE: ExperimentInfo = ExperimentInfo {
     name: "pagefault.file",
-    os: crate::experiment::LINUX_FREEBSD,
+    os: crate::experiment::LINUX,
     summary: "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
               mapping of a cached file (fault-around maps several pages per fault: see \
               faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \

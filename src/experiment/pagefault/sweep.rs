@@ -20,7 +20,7 @@
 
 use std::time::Instant;
 
-use super::{PAGE, madvise, minflt_now, permutation};
+use super::{PAGE, minflt_now, permutation};
 use crate::analysis::median;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::mapping::Anon;
@@ -72,8 +72,9 @@ fn expectations(_: &Params) -> Vec<Expectation> {
                 value: 1.0,
                 tolerance: 0.01,
             },
-            "MADV_POPULATE_WRITE faults each page of the fresh region in exactly once (the \
-             kernel counts it as a minor fault at populate time, whatever the batch size)",
+            "the populate call (MADV_POPULATE_WRITE; FreeBSD: mlock) faults each page of the \
+             fresh region in exactly once (the kernel counts it as a minor fault at populate \
+             time, whatever the batch size)",
         ),
         Expectation::new(
             Metric::Fact("touch_faults_per_page"),
@@ -124,9 +125,11 @@ impl Routine for PrefaultSweep {
         let region = Anon::private(pages * PAGE).map_err(|e| match e {
             SetupError::Unsupported(s) | SetupError::Failed(s) => s,
         })?;
-        region
-            .advise(crate::experiment::linux_only::MADV_NOHUGEPAGE)
-            .map_err(|e| format!("madvise(MADV_NOHUGEPAGE) failed: {e}"))?;
+        if let Some(advice) = crate::platform::memory::MADV_NO_HUGE_PAGES {
+            region
+                .advise(advice)
+                .map_err(|e| format!("madvise(MADV_NOHUGEPAGE) failed: {e}"))?;
+        }
         let batches = pages.div_ceil(self.batch);
         if self.order.len() != batches {
             self.order = if self.random {
@@ -157,12 +160,12 @@ impl Routine for PrefaultSweep {
             let range = self.batch_range(b, pages);
             // SAFETY: `range` lies inside the region (batch_range clamps it to `pages`).
             let start = unsafe { base.add(range.start * PAGE) };
-            madvise(
-                start,
-                range.len() * PAGE,
-                crate::experiment::linux_only::MADV_POPULATE_WRITE,
-            )
-            .map_err(|e| format!("madvise(MADV_POPULATE_WRITE) failed: {e}"))?;
+            crate::platform::memory::populate_write(start, range.len() * PAGE).map_err(|e| {
+                format!(
+                    "{} failed: {e}",
+                    crate::platform::memory::POPULATE_WRITE_CALL
+                )
+            })?;
         }
         let t1 = Instant::now();
         let faults0 = minflt_now();
@@ -203,8 +206,9 @@ impl Routine for PrefaultSweep {
                 ns,
                 "ns/page",
                 format!(
-                    "the MADV_POPULATE_WRITE calls, {} page(s) each, per page: median of \
-                     {passes} passes (warm-up and probe passes included), timed with Instant",
+                    "the {} calls, {} page(s) each, per page: median of {passes} passes \
+                     (warm-up and probe passes included), timed with Instant",
+                    crate::platform::memory::POPULATE_WRITE_CALL,
                     self.batch
                 ),
             ));
@@ -229,18 +233,20 @@ impl Routine for PrefaultSweep {
 
 fn setup(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let probe = Anon::private(PAGE)?;
-    if let Err(e) = madvise(
-        probe.ptr(),
-        PAGE,
-        crate::experiment::linux_only::MADV_POPULATE_WRITE,
-    ) {
-        return Err(if e.raw_os_error() == Some(libc::EINVAL) {
-            SetupError::Unsupported(format!(
-                "madvise(MADV_POPULATE_WRITE) is not supported by this kernel (Linux 5.14 or \
-                 later): {e}"
-            ))
-        } else {
-            SetupError::Failed(format!("madvise(MADV_POPULATE_WRITE) failed: {e}"))
+    let call = crate::platform::memory::POPULATE_WRITE_CALL;
+    if let Err(e) = crate::platform::memory::populate_write(probe.ptr(), PAGE) {
+        return Err(match e.raw_os_error() {
+            Some(libc::EINVAL) => SetupError::Unsupported(format!(
+                "{call} is not supported by this kernel (Linux 5.14 or later): {e}"
+            )),
+            // mlock beyond RLIMIT_MEMLOCK or vm.max_user_wired (FreeBSD).
+            Some(libc::ENOMEM | libc::EAGAIN | libc::EPERM) => SetupError::Unsupported(format!(
+                "{call} is refused here: {e} (the limit on locked memory, ulimit -l)"
+            )),
+            _ if e.kind() == std::io::ErrorKind::Unsupported => {
+                SetupError::Unsupported(format!("{e}"))
+            }
+            _ => SetupError::Failed(format!("{call} failed: {e}")),
         });
     }
     Ok(Box::new(PrefaultSweep {
@@ -255,9 +261,10 @@ fn setup(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo {
     name: "pagefault.prefault_sweep",
-    os: crate::experiment::LINUX,
+    os: crate::experiment::LINUX_FREEBSD,
     summary: "'preallocate N pages per fault' from user space: a fresh anonymous region \
-              populated N pages per MADV_POPULATE_WRITE call, then touched; time per page \
+              populated N pages per MADV_POPULATE_WRITE call (FreeBSD: mlock + munlock), then \
+              touched; time per page \
               against N (1 … 512), in address and in random batch order",
     op: "page",
     path: "madvise(MADV_POPULATE_WRITE) per N pages → faultin_page → do_anonymous_page, then \
@@ -266,7 +273,7 @@ pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo {
     // One MADV_POPULATE_WRITE per batch of N pages (the last batch may be short).
     syscalls: |p| {
         vec![crate::experiment::Claim::at_least(
-            "madvise",
+            crate::platform::memory::POPULATE_WRITE_SYSCALL,
             1.0 / p.u64("batch").max(1) as f64,
         )]
     },

@@ -1,5 +1,10 @@
 //! The operating system's clock and what the kernel thinks of the CPU's time-stamp counter.
 
+/// The name the system clock of [`monotonic_raw_ns`] is stored under (a run's clock source)
+/// and how it is written in text.
+pub const MONOTONIC_NAME: &str = "clock_monotonic_precise";
+pub const MONOTONIC_TITLE: &str = "CLOCK_MONOTONIC_PRECISE";
+
 /// CLOCK_MONOTONIC_PRECISE in nanoseconds: FreeBSD has no CLOCK_MONOTONIC_RAW; its monotonic
 /// clock follows the timecounter with NTP's frequency correction, read precisely (not the
 /// tick-cached `_FAST` variant).

@@ -1,5 +1,10 @@
 //! The operating system's clock and what the kernel thinks of the CPU's time-stamp counter.
 
+/// The name the system clock of [`monotonic_raw_ns`] is stored under (a run's clock source)
+/// and how it is written in text.
+pub const MONOTONIC_NAME: &str = "clock_monotonic_raw";
+pub const MONOTONIC_TITLE: &str = "CLOCK_MONOTONIC_RAW";
+
 /// CLOCK_MONOTONIC_RAW in nanoseconds: monotonic, not slewed by NTP.
 pub fn monotonic_raw_ns() -> u64 {
     let mut ts = libc::timespec {

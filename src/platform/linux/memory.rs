@@ -19,6 +19,21 @@ pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
 /// The madvise(2) advice that keeps a region in base pages (no transparent huge pages).
 pub const MADV_NO_HUGE_PAGES: Option<libc::c_int> = Some(libc::MADV_NOHUGEPAGE);
 
+/// How a range of anonymous memory is faulted in for writing from user space, and the system
+/// call that does it: MADV_POPULATE_WRITE (Linux 5.14; older kernels refuse it with EINVAL).
+pub const POPULATE_WRITE_CALL: &str = "madvise(MADV_POPULATE_WRITE)";
+pub const POPULATE_WRITE_SYSCALL: &str = "madvise";
+
+/// Fault `[ptr, ptr + len)`, inside one of our writable anonymous mappings, in for writing.
+pub fn populate_write(ptr: *mut u8, len: usize) -> io::Result<()> {
+    // SAFETY: the caller's range lies inside its own mapping; the advice only maps pages.
+    if unsafe { libc::madvise(ptr.cast(), len, libc::MADV_POPULATE_WRITE) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// MAP_POPULATE and MADV_POPULATE_WRITE exist (the latter from Linux 5.14: the experiments
 /// probe it).
 pub fn populate_unsupported() -> Option<String> {

@@ -1,6 +1,11 @@
 //! The operating system's clock on macOS: CLOCK_MONOTONIC_RAW, which is mach_absolute_time
 //! in nanoseconds (it runs on while the machine sleeps; CLOCK_UPTIME_RAW does not).
 
+/// The name the system clock of [`monotonic_raw_ns`] is stored under (a run's clock source)
+/// and how it is written in text.
+pub const MONOTONIC_NAME: &str = "clock_monotonic_raw";
+pub const MONOTONIC_TITLE: &str = "CLOCK_MONOTONIC_RAW";
+
 /// CLOCK_MONOTONIC_RAW in nanoseconds: monotonic, not slewed by NTP.
 pub fn monotonic_raw_ns() -> u64 {
     super::super::unix::bsd::clock_ns(libc::CLOCK_MONOTONIC_RAW)

@@ -14,6 +14,11 @@ fn frequency() -> u64 {
     })
 }
 
+/// The name the system clock of [`monotonic_raw_ns`] is stored under (a run's clock source)
+/// and how it is written in text.
+pub const MONOTONIC_NAME: &str = "query_performance_counter";
+pub const MONOTONIC_TITLE: &str = "QueryPerformanceCounter";
+
 /// QueryPerformanceCounter in nanoseconds: monotonic and not slewed by time synchronisation.
 pub fn monotonic_raw_ns() -> u64 {
     let mut ticks = 0i64;
