@@ -57,7 +57,7 @@ pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
 
 /// Whether `info` runs on this system: the unit tests of an experiment that is not enabled
 /// here (its cell says why) have nothing to test here and return at once.
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) fn enabled_here(info: &ExperimentInfo) -> bool {
     info.os.contains(&crate::platform::CURRENT)
 }

@@ -15,21 +15,6 @@ pub const THP_DEFRAG: &str = "transparent huge page defrag (Linux only)";
 /// to keep a region in base pages, and Windows uses large pages only when asked.
 pub const MADV_NO_HUGE_PAGES: Option<i32> = None;
 
-/// No write pre-fault of anonymous memory here (FreeBSD's backend has one: mlock).
-pub const POPULATE_WRITE_CALL: &str = "no write pre-fault";
-pub const POPULATE_WRITE_SYSCALL: &str = "";
-
-/// Refused: this system's backend has no way to fault memory in for writing.
-pub fn populate_write(_ptr: *mut u8, _len: usize) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!(
-            "{} has no write pre-fault in oslab yet",
-            crate::platform::CURRENT.title()
-        ),
-    ))
-}
-
 /// Why anonymous memory cannot be pre-faulted for writing here (Linux's MAP_POPULATE and
 /// MADV_POPULATE_WRITE): FreeBSD's MAP_PREFAULT_READ and macOS's advice only map pages that
 /// are already resident, which a fresh anonymous mapping has none of.

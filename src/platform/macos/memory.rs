@@ -23,3 +23,18 @@ pub fn meminfo() -> io::Result<MemInfo> {
             .unwrap_or(0),
     })
 }
+
+/// No write pre-fault of anonymous memory here yet (mlock, as on FreeBSD, is not tried).
+pub const POPULATE_WRITE_CALL: &str = "no write pre-fault";
+pub const POPULATE_WRITE_SYSCALL: &str = "";
+
+/// Refused: this system's backend has no way to fault memory in for writing.
+pub fn populate_write(_ptr: *mut u8, _len: usize) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{} has no write pre-fault in oslab yet",
+            crate::platform::CURRENT.title()
+        ),
+    ))
+}
