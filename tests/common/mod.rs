@@ -335,23 +335,18 @@ pub fn assert_unjudged_under_emulation(r: &Value) {
     }
 }
 
-/// The kernel release as `uname -r` prints it.
+/// The kernel release as `uname -r` prints it, from uname(2) (a system without the command,
+/// such as the FreeBSD test guest, has the call).
 #[cfg(unix)]
 pub fn kernel_release() -> String {
-    let from_uname = std::process::Command::new("uname")
-        .arg("-r")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    from_uname
-        .filter(|s| !s.is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/proc/sys/kernel/osrelease")
-                .ok()
-                .map(|s| s.trim().to_string())
-        })
-        .expect("uname -r or /proc/sys/kernel/osrelease")
+    // SAFETY: utsname is plain data; all zeroes is a valid value, and uname fills it.
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid, writable utsname.
+    assert_eq!(unsafe { libc::uname(&mut uts) }, 0, "uname(2)");
+    // SAFETY: uname NUL-terminates the release.
+    unsafe { std::ffi::CStr::from_ptr(uts.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Windows' version as its registry gives it (`10.0.19045.3803`), the figure oslab records as
