@@ -421,7 +421,12 @@ fn a_swap_area_a_killed_oslab_left_is_removed_by_the_next_run() {
         "{:?}",
         oslab_swap_left()
     );
-    assert!(stderr.contains("removed the swap area"), "{stderr}");
+    // Any oslab that starts removes the areas of dead ones, machine-wide: another test suite
+    // running on this machine at the same time may have been that next run (seen while a
+    // second `cargo test` ran beside this one). Gone is what counts; who said so varies.
+    if !stderr.contains("removed the swap area") {
+        eprintln!("the swap area was removed by another oslab on this machine first");
+    }
 }
 
 #[test]
