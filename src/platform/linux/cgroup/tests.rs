@@ -80,7 +80,12 @@ fn cgroup_dirs() {
 
 #[test]
 fn headroom_is_at_most_what_is_available() {
-    let available = crate::platform::memory::meminfo().unwrap().available;
+    // MemAvailable moves between two reads while other programs run (it grew by 268 KiB
+    // between them once, under another test suite): bound the headroom by the larger of
+    // the readings taken around it.
+    let available = || crate::platform::memory::meminfo().unwrap().available;
+    let before = available();
     let room = headroom().expect("headroom");
-    assert!(room > 0 && room <= available, "{room} of {available}");
+    let most = before.max(available());
+    assert!(room > 0 && room <= most, "{room} of {most}");
 }
