@@ -9,7 +9,9 @@
 //! SECONDS`, so that it is not interleaved with standard error. Every step runs, whatever the
 //! previous ones did; the exit status is 0 when all of them exited 0, else 1.
 //!
-//! The program `@sysctl NAME...` is built in (the guest has no sysctl(8)): it prints
+//! The program `@copy SRC DST` is built in too: it copies a file to a path made at run time
+//! (parents created, mode kept), for a path the read-only root cannot hold, such as one
+//! under the guest's tmpfs /tmp. The program `@sysctl NAME...` is built in (the guest has no sysctl(8)): it prints
 //! `NAME=VALUE` per name, read with sysctlbyname(3) independently of oslab, so that the host
 //! can check what `oslab env` says against the kernel's own answer.
 
@@ -57,11 +59,18 @@ fn step(name: &str, argv: &[&str]) -> bool {
     eprintln!("@@@ step {name}: {}", argv.join(" "));
     let out_path = format!("/tmp/step-{name}.out");
     let started = Instant::now();
+    if argv[0] == "@copy" {
+        return copy(name, argv);
+    }
     if argv[0] == "@sysctl" {
         let mut stdout = io::stdout().lock();
         let _ = writeln!(stdout, "@@@ begin {name}");
         for name in &argv[1..] {
-            let _ = writeln!(stdout, "{name}={}", sysctl(name).unwrap_or_else(|e| format!("?{e}")));
+            let _ = writeln!(
+                stdout,
+                "{name}={}",
+                sysctl(name).unwrap_or_else(|e| format!("?{e}"))
+            );
         }
         let _ = writeln!(stdout, "@@@ end {name} exit 0 0.0");
         return true;
@@ -75,7 +84,9 @@ fn step(name: &str, argv: &[&str]) -> bool {
     });
     let seconds = started.elapsed().as_secs_f64();
     let code = match code {
-        Ok(status) => status.code().map_or_else(|| format!("{status}"), |c| c.to_string()),
+        Ok(status) => status
+            .code()
+            .map_or_else(|| format!("{status}"), |c| c.to_string()),
         Err(e) => format!("not-started ({e})"),
     };
     let mut stdout = io::stdout().lock();
@@ -99,7 +110,13 @@ fn sysctl(name: &str) -> Result<String, io::Error> {
     let mut len = buf.len();
     // SAFETY: a NUL-terminated name, and a buffer of `len` bytes that the kernel fills.
     let rc = unsafe {
-        libc::sysctlbyname(cname.as_ptr(), buf.as_mut_ptr().cast(), &mut len, std::ptr::null(), 0)
+        libc::sysctlbyname(
+            cname.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null(),
+            0,
+        )
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
@@ -116,4 +133,31 @@ fn sysctl(name: &str) -> Result<String, io::Error> {
 #[cfg(not(target_os = "freebsd"))]
 fn sysctl(_: &str) -> Result<String, io::Error> {
     Err(io::Error::other("sysctl is FreeBSD's"))
+}
+
+/// `@copy SRC DST`: true when DST now holds a copy of SRC.
+fn copy(name: &str, argv: &[&str]) -> bool {
+    let [_, src, dst] = argv else {
+        eprintln!("oslab-guest-steps: @copy takes SRC and DST");
+        return false;
+    };
+    let dst = std::path::Path::new(dst);
+    // Already in the image (a path outside /tmp): nothing to do.
+    let done = if dst.exists() {
+        Ok(())
+    } else {
+        dst.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::copy(src, dst).map(drop))
+    };
+    let code = match &done {
+        Ok(()) => "0".to_string(),
+        Err(e) => {
+            eprintln!("oslab-guest-steps: @copy {src} {}: {e}", dst.display());
+            "1".to_string()
+        }
+    };
+    println!("@@@ begin {name}");
+    println!("@@@ end {name} exit {code} 0.0");
+    done.is_ok()
 }
