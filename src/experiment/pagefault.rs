@@ -93,16 +93,6 @@ pub fn permutation(pages: usize, seed: u64) -> Vec<usize> {
     order
 }
 
-fn madvise(ptr: *mut u8, len: usize, advice: libc::c_int) -> io::Result<()> {
-    // SAFETY: callers pass a range inside a mapping they own.
-    let rc = unsafe { libc::madvise(ptr.cast(), len, advice) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 fn setup_error(e: SetupError) -> String {
     match e {
         SetupError::Unsupported(s) | SetupError::Failed(s) => s,
@@ -167,12 +157,10 @@ impl Region {
             .map_err(|e| format!("dropping the region's pages failed: {e}"))
     }
 
+    /// MADV_POPULATE_WRITE on Linux (`platform::memory::populate_write`); setup refuses
+    /// populate where the system has no such advice, before this is reached.
     fn populate_write(&self) -> io::Result<()> {
-        madvise(
-            self.base,
-            self.len(),
-            crate::experiment::linux_only::MADV_POPULATE_WRITE,
-        )
+        platform::memory::populate_write(self.base, self.len())
     }
 }
 
