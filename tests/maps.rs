@@ -315,8 +315,11 @@ fn another_users_process_is_a_user_error() {
         .arg("60")
         .spawn()
         .expect("start sleep");
+    // The checkout may be in a directory nobody may enter (root's home, a mktemp -d): run a
+    // copy from a directory everybody may read.
+    let (_dir, oslab) = copy_for_everyone(env!("CARGO_BIN_EXE_oslab"));
     let start = std::time::Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_oslab"))
+    let output = Command::new(&oslab)
         .args(["maps", &target.id().to_string()])
         .env_remove("OSLAB_DB")
         .uid(65534)
@@ -337,6 +340,21 @@ fn another_users_process_is_a_user_error() {
         elapsed: start.elapsed(),
     };
     out.assert_user_error(&["permission denied", "as root"]);
+}
+
+/// A copy of `binary` that every user may run, in a directory every user may enter; the
+/// directory goes with the returned guard.
+fn copy_for_everyone(binary: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("oslab-maps-test-")
+        .tempdir_in("/tmp")
+        .expect("temporary directory");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let copy = dir.path().join("oslab");
+    std::fs::copy(binary, &copy).expect("copy oslab");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    (dir, copy)
 }
 
 /// A kernel thread's PID (PF_KTHREAD in the flags, field 9 of /proc/PID/stat).
