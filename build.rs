@@ -1,4 +1,5 @@
-//! Records which source and which compiler built oslab, so every stored run can say so.
+//! Records which source and which compiler built oslab, so every stored run can say so, and
+//! builds UnixBench's C programs as UnixBench builds them (`unixbench_c`).
 //!
 //! Sets `OSLAB_GIT_COMMIT` (`git rev-parse --short=12 HEAD`, `-dirty` when tracked files of
 //! the crate have uncommitted changes; unset outside a git checkout or without git) and
@@ -17,6 +18,60 @@ fn main() {
     }
     if let Some(version) = rustc_version() {
         println!("cargo:rustc-env=OSLAB_RUSTC_VERSION={version}");
+    }
+    unixbench_c(&manifest_dir);
+}
+
+/// UnixBench's C workloads (written for oslab, `src/experiment/unixbench/c/`), compiled with
+/// UnixBench's flags (`-O3 -ffast-math`, its Makefile's `OPTON`): Dhrystone 2.1 (two
+/// translation units, as UnixBench's `dhry_1.c` and `dhry_2.c`) and Whetstone into a static
+/// library the crate links (cfg `oslab_unixbench_c`), and on Linux the execl program linked
+/// as a dynamic executable, as UnixBench's is, which the crate embeds (cfg
+/// `oslab_execl_helper`). Unix targets only, as the experiments. A C compiler that cannot
+/// build them is a warning, not a failure: the experiments then say they are unsupported.
+fn unixbench_c(manifest_dir: &Path) {
+    println!("cargo:rustc-check-cfg=cfg(oslab_unixbench_c)");
+    println!("cargo:rustc-check-cfg=cfg(oslab_execl_helper)");
+    let dir = manifest_dir.join("src/experiment/unixbench/c");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_FAMILY") != "unix" {
+        return;
+    }
+    let unixbench_flags = || {
+        let mut build = cc::Build::new();
+        build
+            .opt_level(3)
+            .flag("-ffast-math")
+            .warnings(true)
+            .extra_warnings(true);
+        build
+    };
+    let library = unixbench_flags()
+        .define("REG", "register")
+        .files(["dhry_1.c", "dhry_2.c", "whets.c"].map(|f| dir.join(f)))
+        .try_compile("oslab_unixbench");
+    match library {
+        Ok(()) => println!("cargo:rustc-cfg=oslab_unixbench_c"),
+        Err(e) => println!("cargo:warning=Dhrystone and Whetstone (C) not built: {e}"),
+    }
+    if var("CARGO_CFG_TARGET_OS") != "linux" {
+        return;
+    }
+    let out = PathBuf::from(var("OUT_DIR")).join("oslab-execl");
+    let linked = unixbench_flags().try_get_compiler().map(|compiler| {
+        compiler
+            .to_command()
+            .arg(dir.join("execl.c"))
+            .arg("-o")
+            .arg(&out)
+            .status()
+    });
+    match linked {
+        Ok(Ok(status)) if status.success() => println!("cargo:rustc-cfg=oslab_execl_helper"),
+        Ok(Ok(status)) => println!("cargo:warning=the execl program not linked: {status}"),
+        Ok(Err(e)) => println!("cargo:warning=the execl program not linked: {e}"),
+        Err(e) => println!("cargo:warning=the execl program not linked: {e}"),
     }
 }
 

@@ -152,7 +152,7 @@ fn setup_pipe(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupE
     let working_set = params.u64("working_set_kb") as usize * 1024;
     Ok(Box::new(PingPong::start(
         Channel::Pipes,
-        cpus,
+        Some(cpus.partner),
         working_set,
     )?))
 }

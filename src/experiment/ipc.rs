@@ -122,7 +122,7 @@ fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routin
     let buf = vec![0x5au8; size];
     let mut sink = vec![0u8; capacity];
     let (input, sink_ptr, sink_len) = (r.as_raw_fd(), sink.as_mut_ptr(), sink.len());
-    let child = PartnerProcess::spawn(cpus.partner, &[input], move || {
+    let child = PartnerProcess::spawn(Some(cpus.partner), &[input], move || {
         loop {
             // SAFETY: the child's copy of `sink` is `sink_len` writable bytes.
             let n = unsafe { libc::read(input, sink_ptr.cast(), sink_len) };
@@ -172,7 +172,11 @@ fn unix_latency_expectations(_: &Params) -> Vec<Expectation> {
 
 fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let cpus = pingpong::place(params, ctx)?;
-    Ok(Box::new(PingPong::start(Channel::UnixSockets, cpus, 0)?))
+    Ok(Box::new(PingPong::start(
+        Channel::UnixSockets,
+        Some(cpus.partner),
+        0,
+    )?))
 }
 
 pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {

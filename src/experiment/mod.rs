@@ -74,6 +74,9 @@ pub struct Context {
     pub cpu: Option<usize>,
     /// Another CPU this process may use, for experiments with a `cross` placement.
     pub other_cpu: Option<usize>,
+    /// The CPUs an experiment that runs unpinned (`placement=free`) spreads over: the worker
+    /// unpins itself to them and what it starts inherits them (empty: leave the pinning).
+    pub free_cpus: Vec<usize>,
     /// A private directory for the experiment's files, created and removed by the parent
     /// (also when the worker is killed). `None` when it could not be created.
     pub scratch_dir: Option<std::path::PathBuf>,

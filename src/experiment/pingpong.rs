@@ -213,9 +213,10 @@ pub struct PingPong {
 }
 
 impl PingPong {
+    /// Start the partner, pinned to `partner_cpu` (`None`: unpinned, on the worker's CPUs).
     pub fn start(
         channel: Channel,
-        cpus: Cpus,
+        partner_cpu: Option<usize>,
         working_set_bytes: usize,
     ) -> Result<PingPong, SetupError> {
         let working_sets = if working_set_bytes > 0 {
@@ -252,7 +253,7 @@ impl PingPong {
         };
         let partner_ws = working_sets.as_ref().map(|(_, theirs)| theirs);
         let keep: Vec<RawFd> = partner_fds.iter().map(|fd| fd.as_raw_fd()).collect();
-        let child = PartnerProcess::spawn(cpus.partner, &keep, || {
+        let child = PartnerProcess::spawn(partner_cpu, &keep, || {
             echo_loop(partner_in, partner_out, partner_ws)
         })?;
         // The partner's ends belong to the child now: closing ours lets it see end of file

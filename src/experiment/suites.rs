@@ -158,19 +158,19 @@ pub static UNIXBENCH: Suite = Suite {
         Config {
             label: "Dhrystone 2 using register variables",
             experiment: "unixbench.dhrystone",
-            params: &[],
+            params: &[("language", "c")],
             load: None,
         },
         Config {
             label: "Double-Precision Whetstone",
             experiment: "unixbench.whetstone",
-            params: &[],
+            params: &[("language", "c")],
             load: None,
         },
         Config {
             label: "Execl Throughput",
             experiment: "unixbench.execl",
-            params: &[],
+            params: &[("variant", "dynamic")],
             load: None,
         },
         Config {
@@ -200,25 +200,25 @@ pub static UNIXBENCH: Suite = Suite {
         Config {
             label: "Pipe-based Context Switching",
             experiment: "unixbench.context1",
-            params: &[],
+            params: &[("placement", "free")],
             load: None,
         },
         Config {
             label: "Process Creation",
             experiment: "unixbench.spawn",
-            params: &[],
+            params: &[("placement", "free")],
             load: None,
         },
         Config {
             label: "Shell Scripts (1 concurrent)",
             experiment: "unixbench.shell",
-            params: &[("concurrency", "1")],
+            params: &[("concurrency", "1"), ("placement", "free")],
             load: None,
         },
         Config {
             label: "Shell Scripts (8 concurrent)",
             experiment: "unixbench.shell",
-            params: &[("concurrency", "8")],
+            params: &[("concurrency", "8"), ("placement", "free")],
             load: None,
         },
         Config {

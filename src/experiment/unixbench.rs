@@ -28,6 +28,7 @@ use crate::analysis::validate::{Bound, Expectation, Metric};
 
 mod dhrystone;
 pub use dhrystone::DHRYSTONE;
+mod native;
 mod whetstone;
 pub use whetstone::WHETSTONE;
 mod syscall;
@@ -42,6 +43,45 @@ mod file_copy;
 pub use file_copy::FILE_COPY;
 mod shell;
 pub use shell::{SHELL, sort_input};
+
+// --- where the processes run ---
+
+/// `placement=free|same`: UnixBench leaves its processes to the scheduler, and so does
+/// `free`; `same` keeps the worker and everything it starts on the worker's CPU (oslab's
+/// usual pinning: a cleaner figure, but not UnixBench's).
+pub(super) const PLACEMENT_FREE_SAME: ParamSpec = ParamSpec {
+    name: "placement",
+    kind: ParamKind::Choice(&["free", "same"]),
+    default: "free",
+    help: "free: the worker and the processes it starts run where the scheduler puts them, on \
+           the run's CPUs (--cpu, else every CPU oslab may use), as UnixBench runs; same: all \
+           of them on the worker's CPU",
+};
+
+/// Whether `placement` leaves the processes to the scheduler.
+pub(super) fn free(params: &Params) -> bool {
+    params.get("placement").is_none_or(|p| p == "free")
+}
+
+/// For `placement=free`: widen the worker's affinity (the harness pinned it to one CPU) to
+/// the run's CPUs, so that it and every process it starts from now on run where the
+/// scheduler puts them. Nothing to do where nothing was pinned.
+pub(super) fn unpin(ctx: &Context) -> Result<(), SetupError> {
+    if ctx.free_cpus.is_empty() || crate::platform::cpu::pinning_refusal().is_some() {
+        return Ok(());
+    }
+    crate::platform::cpu::pin(&ctx.free_cpus).map_err(|e| {
+        SetupError::Failed(format!(
+            "cannot widen the worker's CPUs to {}: {e}",
+            crate::platform::cpu::format_list(&ctx.free_cpus)
+        ))
+    })
+}
+
+/// Unpin for `placement=free`; with `same`, keep the harness's pinning.
+pub(super) fn place(params: &Params, ctx: &Context) -> Result<(), SetupError> {
+    if free(params) { unpin(ctx) } else { Ok(()) }
+}
 
 // --- expectations shared by the kinds ---
 

@@ -89,6 +89,7 @@ pub(super) fn drive_worker(
         params: params.as_map().clone(),
         cpus: plan.cpus.clone(),
         other_cpu: plan.other_cpu,
+        free_cpus: plan.free_cpus.clone(),
         scratch_dir: dirs.scratch.as_ref().map(|d| d.path().to_path_buf()),
         work_dir: dirs.work.as_ref().map(|d| d.path().to_path_buf()),
         clock: plan.clock.clone(),

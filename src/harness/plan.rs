@@ -37,6 +37,10 @@ pub struct Plan {
     /// The CPUs the processes take in turn when the user did not pin them with `--cpu`
     /// (empty: every process on `cpus`).
     pub cpu_turns: Vec<usize>,
+    /// The CPUs an experiment that runs unpinned (`placement=free`, as UnixBench runs its
+    /// tests) leaves to the scheduler: the CPUs of `--cpu`, else every CPU the processes may
+    /// take in turn.
+    pub free_cpus: Vec<usize>,
     /// This process's layout; set by [`Plan::for_process`].
     pub layout: Option<Layout>,
     /// This process counts the probe events after its samples (`syscalls`, `tasks`; see
@@ -113,6 +117,7 @@ pub(crate) mod tests {
             timeout: Duration::from_secs(1),
             stretch_timeout: true,
             processes: 3,
+            free_cpus: vec![2, 3],
             layout_seed: 7,
             cpu_turns,
             layout: None,

@@ -91,6 +91,7 @@ fn job(info: &ExperimentInfo, params: &Params, ops: u64, dirs: &Dirs) -> Job {
         params: params.as_map().clone(),
         cpus: cpu.into_iter().collect(),
         other_cpu: allowed.iter().rev().copied().find(|&c| Some(c) != cpu),
+        free_cpus: allowed.clone(),
         scratch_dir: dirs.scratch.as_ref().map(|d| d.path().to_path_buf()),
         work_dir: dirs.work.as_ref().map(|d| d.path().to_path_buf()),
         clock: clock.info("a traced pass is not timed".into()),

@@ -28,6 +28,9 @@ pub struct Job {
     /// Another CPU the experiment may use (cross-CPU placements).
     #[serde(default)]
     pub other_cpu: Option<usize>,
+    /// The CPUs an unpinned experiment leaves to the scheduler (`Plan::free_cpus`).
+    #[serde(default)]
+    pub free_cpus: Vec<usize>,
     /// A private directory the parent removes after the worker has gone.
     #[serde(default)]
     pub scratch_dir: Option<std::path::PathBuf>,
@@ -331,6 +334,7 @@ fn context(job: &Job) -> Context {
     Context {
         cpu: job.cpus.first().copied(),
         other_cpu: job.other_cpu,
+        free_cpus: job.free_cpus.clone(),
         scratch_dir: job.scratch_dir.clone(),
         work_dir: job.work_dir.clone(),
         shared_dir: job.shared_dir.clone().or_else(|| job.work_dir.clone()),

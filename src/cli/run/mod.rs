@@ -104,6 +104,11 @@ pub(super) fn measure(
         processes,
         swap: _,
     } = options;
+    let free_cpus = if turns.is_empty() {
+        cpus.clone()
+    } else {
+        turns.clone()
+    };
     let plan = Plan {
         dir,
         other_cpu,
@@ -116,6 +121,7 @@ pub(super) fn measure(
         processes,
         // A new layout for every run: the processes of one run differ, and so do runs.
         layout_seed: (run.started_at * 1e9) as u64 ^ u64::from(std::process::id()),
+        free_cpus,
         cpu_turns: turns,
         layout: None,
         probes: true,

@@ -134,7 +134,7 @@ pub(super) fn setup_futex(params: &Params, ctx: &Context) -> Result<Box<dyn Rout
         spawn_futex_thread(&words, cpus)?
     } else {
         let shared = Arc::clone(&words);
-        let process = PartnerProcess::spawn(cpus.partner, &[], move || {
+        let process = PartnerProcess::spawn(Some(cpus.partner), &[], move || {
             Turns {
                 seq: shared.word(0),
                 stop: shared.word(1),

@@ -134,7 +134,7 @@ pub(super) fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Rout
         )
     })?;
     pingpong::pin_worker(cpu)?;
-    let competitor = PartnerProcess::spawn(cpu, &[], || {
+    let competitor = PartnerProcess::spawn(Some(cpu), &[], || {
         loop {
             // SAFETY: sched_yield has no preconditions and is async-signal-safe. The competitor
             // never ends by itself: the worker's drop kills it (and PR_SET_PDEATHSIG).

@@ -18,11 +18,12 @@ pub struct PartnerProcess {
 }
 
 impl PartnerProcess {
-    /// Fork a child that keeps only the descriptors in `keep`, is pinned to `cpu`, runs `body`
+    /// Fork a child that keeps only the descriptors in `keep`, is pinned to `cpu` (`None`: it
+    /// keeps the worker's CPUs, as a forked child does), runs `body`
     /// and exits with its result. `body` runs in the forked child: it must be
     /// async-signal-safe (no allocation, no locks, no panics) — see the module comment.
     pub fn spawn<F: FnOnce() -> i32>(
-        cpu: usize,
+        cpu: Option<usize>,
         keep: &[RawFd],
         body: F,
     ) -> Result<PartnerProcess, SetupError> {
@@ -61,9 +62,11 @@ impl PartnerProcess {
         let child = PartnerProcess { pid, reaped: false };
         // Pin from the parent, so a failure is reported here (the child may run briefly on
         // the worker's CPU first, before its first hop).
-        cpu::pin_task(pid, &[cpu]).map_err(|e| {
-            SetupError::Failed(format!("cannot pin the partner process to CPU {cpu}: {e}"))
-        })?;
+        if let Some(cpu) = cpu {
+            cpu::pin_task(pid, &[cpu]).map_err(|e| {
+                SetupError::Failed(format!("cannot pin the partner process to CPU {cpu}: {e}"))
+            })?;
+        }
         Ok(child)
     }
 

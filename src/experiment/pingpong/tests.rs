@@ -66,8 +66,10 @@ fn forked_echo_partner_answers_and_is_reaped() {
     let (from_r, from_w) = pipe(0).unwrap();
     let cpu = *cpu::allowed().last().unwrap();
     let (input, output) = (to_r.as_raw_fd(), from_w.as_raw_fd());
-    let mut child =
-        PartnerProcess::spawn(cpu, &[input, output], || echo_loop(input, output, None)).unwrap();
+    let mut child = PartnerProcess::spawn(Some(cpu), &[input, output], || {
+        echo_loop(input, output, None)
+    })
+    .unwrap();
     drop((to_r, from_w));
     for i in 0..100u8 {
         write_byte(to_w.as_raw_fd(), i, "partner").unwrap();
@@ -87,7 +89,7 @@ fn forked_echo_partner_answers_and_is_reaped() {
 #[test]
 fn a_partner_that_does_not_exit_is_killed_and_reaped() {
     let cpu = *cpu::allowed().last().unwrap();
-    let mut child = PartnerProcess::spawn(cpu, &[], || {
+    let mut child = PartnerProcess::spawn(Some(cpu), &[], || {
         loop {
             // SAFETY: pause(2) is async-signal-safe; SIGKILL ends it.
             unsafe { libc::pause() };
@@ -113,7 +115,7 @@ fn a_partner_dies_with_its_worker() {
     let worker = unsafe { libc::fork() };
     assert!(worker >= 0);
     if worker == 0 {
-        let partner = PartnerProcess::spawn(cpu, &[], || {
+        let partner = PartnerProcess::spawn(Some(cpu), &[], || {
             loop {
                 // SAFETY: pause(2) is async-signal-safe; SIGKILL ends it.
                 unsafe { libc::pause() };

@@ -15,6 +15,7 @@
 use std::hint::black_box;
 
 use super::*;
+use crate::experiment::unixbench::native;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ident {
@@ -305,8 +306,12 @@ impl Routine for Dhrystone {
     }
 }
 
-fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    Ok(Box::new(Dhrystone::new()))
+fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    if native::rust(params) {
+        Ok(Box::new(Dhrystone::new()))
+    } else {
+        native::dhrystone()
+    }
 }
 
 fn expectations(_: &Params) -> Vec<Expectation> {
@@ -323,10 +328,11 @@ pub static DHRYSTONE: ExperimentInfo = ExperimentInfo {
     name: "unixbench.dhrystone",
     os: crate::experiment::UNIX,
     summary: "UnixBench's Dhrystone 2: one loop of Weicker's Dhrystone 2.1 (integer, string \
-              and record work in user space), ported to Rust",
+              and record work in user space), in C at UnixBench's -O3 -ffast-math, or oslab's \
+              Rust port",
     op: "loop",
     path: "user space only (no system call)",
-    params: &[],
+    params: &[native::LANGUAGE_PARAM],
     syscalls: |_| Vec::new(),
     subtract_loop_overhead: false,
     default_suite: false,

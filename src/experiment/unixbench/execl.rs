@@ -1,18 +1,21 @@
 //! unixbench.execl: UnixBench's "Execl Throughput" (`execl.c`): a program that execs itself,
 //! counting the execs, until its time is up; one exec is one loop.
 //!
-//! oslab's program is a static ELF of 72 bytes of machine code written to a private
-//! directory (the way `process.fork_exec` writes its exit(0) helper): it decrements the
-//! 20-digit decimal counter in its `argv[1]` in place and `execve`s `argv[0]` with the same
-//! arguments and an empty environment, or exits with status 0 when the counter reads zero.
-//! A batch of N loops is one fork of the worker whose child execs the program with N-1, so
-//! N execs in all; the fork and the wait are paid once per batch.
+//! `variant=dynamic` (the default, UnixBench's figure): the program is `c/execl.c`, linked
+//! by build.rs as a dynamic executable against the build machine's C library, as UnixBench's
+//! is, and embedded in oslab; each of its images runs the dynamic loader, maps libc, runs
+//! libc's start-up and does what UnixBench's image does (atoi, sscanf, sprintf, time, execl
+//! with UnixBench's five arguments), counting down where UnixBench watches the clock.
 //!
-//! What differs from UnixBench: its `execl` is a dynamically linked C program (with
-//! `big.c`'s code in it), so each of its execs also runs the dynamic loader, maps libc and
-//! runs libc's start-up, and formats its arguments with sprintf and the time with time();
-//! oslab's measures the kernel's exec alone, which is several times cheaper. x86-64 only
-//! (the code is written out by hand); elsewhere the experiment is unsupported.
+//! `variant=static` (oslab's own figure: the kernel's exec alone, several times cheaper): a
+//! static ELF of 72 bytes of machine code that decrements the 20-digit decimal counter in
+//! its `argv[1]` in place and `execve`s `argv[0]` with the same arguments and an empty
+//! environment, or exits with status 0 when the counter reads zero. x86-64 only (the code is
+//! written out by hand); elsewhere that variant is unsupported.
+//!
+//! Either is written to a private directory (the way `process.fork_exec` writes its exit(0)
+//! helper). A batch of N loops is one fork of the worker whose child execs the program with
+//! a count of N-1, so N execs in all; the fork and the wait are paid once per batch.
 
 use std::ffi::{CString, c_char};
 
@@ -66,8 +69,40 @@ pub(super) fn countdown_image() -> Option<Vec<u8>> {
     cfg!(target_arch = "x86_64").then(|| elf::exit0_image(elf::EM_X86_64, X86_64_COUNTDOWN))
 }
 
+/// `variant=dynamic|static`: UnixBench's dynamically linked program, or the kernel's exec
+/// alone.
+const VARIANT_PARAM: ParamSpec = ParamSpec {
+    name: "variant",
+    kind: ParamKind::Choice(&["dynamic", "static"]),
+    default: "dynamic",
+    help: "dynamic: a C program linked against the system's C library, as UnixBench's execl \
+           (the dynamic loader and libc's start-up in every exec); static: a 248-byte static \
+           program, the kernel's exec alone (x86-64)",
+};
+
+/// The dynamic program build.rs linked from `c/execl.c`.
+#[cfg(oslab_execl_helper)]
+fn dynamic_image() -> Result<Vec<u8>, SetupError> {
+    Ok(include_bytes!(concat!(env!("OUT_DIR"), "/oslab-execl")).to_vec())
+}
+
+#[cfg(not(oslab_execl_helper))]
+fn dynamic_image() -> Result<Vec<u8>, SetupError> {
+    Err(SetupError::Unsupported(
+        "the dynamic execl program was not linked when oslab was built (see the build's \
+         warnings; it is built for Linux targets); variant=static runs the kernel's exec alone"
+            .into(),
+    ))
+}
+
 struct Execl {
     path: CString,
+    /// UnixBench's arguments after the count (duration, images so far, start time) for the
+    /// dynamic program; none for the static one.
+    rest: Vec<CString>,
+    /// Pass the environment (the dynamic loader reads it, as UnixBench's execl passes it);
+    /// the static program gets an empty one.
+    environment: bool,
     helper: HelperFile,
 }
 
@@ -75,16 +110,22 @@ impl Execl {
     /// Fork; the child execs the countdown for `execs` execs; wait for the last to exit.
     fn chain(&self, execs: u64) -> Result<(), String> {
         let count = CString::new(counter(execs)).expect("digits have no NUL");
-        let argv: [*const c_char; 3] = [self.path.as_ptr(), count.as_ptr(), std::ptr::null()];
-        let envp: [*const c_char; 1] = [std::ptr::null()];
-        // SAFETY: the child calls only execve and _exit (async-signal-safe) with arrays
-        // built before the fork.
+        let mut argv: Vec<*const c_char> = vec![self.path.as_ptr(), count.as_ptr()];
+        argv.extend(self.rest.iter().map(|a| a.as_ptr()));
+        argv.push(std::ptr::null());
+        let empty: [*const c_char; 1] = [std::ptr::null()];
+        // SAFETY: the child calls only execve/execv and _exit (async-signal-safe) with
+        // arrays built before the fork.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: `argv` and `envp` are null-terminated arrays of NUL-terminated strings
-            // that live in this (copied) address space; execve returns only on failure.
+            // SAFETY: `argv` and `empty` are null-terminated arrays of NUL-terminated strings
+            // that live in this (copied) address space; exec returns only on failure.
             unsafe {
-                libc::execve(self.path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+                if self.environment {
+                    libc::execv(self.path.as_ptr(), argv.as_ptr());
+                } else {
+                    libc::execve(self.path.as_ptr(), argv.as_ptr(), empty.as_ptr());
+                }
                 libc::_exit(127);
             }
         }
@@ -104,12 +145,30 @@ impl Routine for Execl {
     }
 }
 
-fn setup(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let Some(image) = countdown_image() else {
-        return Err(SetupError::Unsupported(format!(
-            "the self-exec'ing countdown is x86-64 machine code; this is {}",
-            std::env::consts::ARCH
-        )));
+/// UnixBench's arguments after the count: its duration ("30"), the images run so far, and
+/// the start time in seconds.
+fn unixbench_arguments() -> Vec<CString> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    ["30".to_string(), "0".to_string(), now.to_string()]
+        .into_iter()
+        .map(|a| CString::new(a).expect("digits have no NUL"))
+        .collect()
+}
+
+fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    let dynamic = params.get("variant") != Some("static");
+    let image = if dynamic {
+        dynamic_image()?
+    } else {
+        countdown_image().ok_or_else(|| {
+            SetupError::Unsupported(format!(
+                "the self-exec'ing countdown is x86-64 machine code; this is {} \
+                 (variant=dynamic runs everywhere oslab was built with a C compiler)",
+                std::env::consts::ARCH
+            ))
+        })?
     };
     let mut refused = Vec::new();
     for dir in helper_dirs(ctx) {
@@ -122,7 +181,16 @@ fn setup(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
         };
         let path = CString::new(helper.path.as_os_str().as_encoded_bytes())
             .map_err(|_| SetupError::Failed("the helper's path has a NUL byte".into()))?;
-        let execl = Execl { path, helper };
+        let execl = Execl {
+            path,
+            rest: if dynamic {
+                unixbench_arguments()
+            } else {
+                Vec::new()
+            },
+            environment: dynamic,
+            helper,
+        };
         match execl.chain(3) {
             Ok(()) => return Ok(Box::new(execl)),
             Err(e) => refused.push(format!("{}: {e}", execl.helper.dir.display())),
@@ -150,11 +218,12 @@ fn expectations(_: &Params) -> Vec<Expectation> {
 pub static EXECL: ExperimentInfo = ExperimentInfo {
     name: "unixbench.execl",
     os: &[crate::model::Os::Linux],
-    summary: "UnixBench's Execl Throughput: a tiny static program execs itself, counting \
-              down; one execve per loop (the kernel's exec without a dynamic loader)",
+    summary: "UnixBench's Execl Throughput: a dynamically linked C program execs itself, \
+              counting down, as UnixBench's does (variant=static: a 248-byte static program, \
+              the kernel's exec alone); one execve per loop",
     op: "loop",
-    path: "execve of a 248-byte static ELF, chained; one fork and waitpid per batch",
-    params: &[],
+    path: "execve of the program, chained; one fork and waitpid per batch",
+    params: &[VARIANT_PARAM],
     syscalls: |_| crate::experiment::each(&["execve"]),
     subtract_loop_overhead: false,
     default_suite: false,

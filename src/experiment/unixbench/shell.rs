@@ -15,8 +15,10 @@
 //! lines holding "the". The scripts run in the worker's private work directory with
 //! `PATH=/usr/bin:/bin` and UnixBench's `LANG=en_US.utf8` (the locale changes sort's speed a
 //! lot; where it is not installed, the C library falls back to C as it does for UnixBench).
-//! Differences: looper execs `multi.sh` through its `#!` line, oslab runs `/bin/sh multi.sh`
-//! (one interpreter lookup fewer), and oslab spawns it with posix_spawn where looper forks.
+//! The worker and the shells run where the scheduler puts them, as UnixBench's do
+//! (`placement=free`, the default; `same` keeps them all on the worker's CPU). Differences:
+//! looper execs `multi.sh` through its `#!` line, oslab runs `/bin/sh multi.sh` (one
+//! interpreter lookup fewer), and oslab spawns it with posix_spawn where looper forks.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -174,6 +176,7 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
             SetupError::Failed(format!("cannot write {}: {e}", dir.join(name).display()))
         })?;
     }
+    place(params, ctx)?;
     let shell = Shell {
         dir,
         concurrency: params.u64("concurrency").to_string(),
@@ -197,7 +200,7 @@ pub static SHELL: ExperimentInfo = ExperimentInfo {
               grep, tee, wc on a generated text) at once and waits, per loop",
     op: "loop",
     path: "posix_spawn of /bin/sh, which forks and execs the coreutils of the script",
-    params: &[CONCURRENCY_PARAM],
+    params: &[CONCURRENCY_PARAM, PLACEMENT_FREE_SAME],
     // The worker's spawn and wait of /bin/sh, and the shell's exec and exit; the script's
     // programs make many more, which are the system's (sh, sort, od, grep, tee, wc).
     syscalls: |_| crate::experiment::each(&["clone3", "execve", "exit_group", "wait4"]),

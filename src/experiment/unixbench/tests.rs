@@ -37,9 +37,52 @@ fn the_execl_counter_counts_every_exec() {
 #[test]
 fn the_countdown_program_execs_itself_and_exits_zero() {
     let ctx = Context::default();
-    let mut routine = (EXECL.setup)(&Params::default(), &ctx).unwrap();
+    let params = Params::from_pairs(&[("variant", "static")]);
+    let mut routine = (EXECL.setup)(&params, &ctx).unwrap();
     routine.run(1).unwrap();
     routine.run(25).unwrap();
+}
+
+#[cfg(oslab_execl_helper)]
+#[test]
+fn the_dynamic_execl_program_execs_itself_and_exits_zero() {
+    let ctx = Context::default();
+    let params = Params::from_pairs(&[("variant", "dynamic")]);
+    let mut routine = (EXECL.setup)(&params, &ctx).unwrap();
+    routine.run(1).unwrap();
+    routine.run(25).unwrap();
+}
+
+/// The C build (the one UnixBench's figure is compared with) computes what Weicker's program
+/// prints at its end, as the Rust port does.
+#[cfg(oslab_unixbench_c)]
+#[test]
+fn dhrystone_in_c_ends_with_weickers_values() {
+    let params = Params::from_pairs(&[("language", "c")]);
+    let mut d = (DHRYSTONE.setup)(&params, &Context::default()).unwrap();
+    // The C globals are this process's: this is the only test that runs the C Dhrystone.
+    d.run(1000).unwrap();
+    let (int_glob, bool_glob, ch_1, ch_2, arr_1_8, arr_2_8_7) = native::dhrystone_globals();
+    assert_eq!(int_glob, 5);
+    assert!(bool_glob);
+    assert_eq!((ch_1, ch_2), (b'A', b'B'));
+    assert_eq!(arr_1_8, 7);
+    assert_eq!(arr_2_8_7, 1000 + 10);
+}
+
+#[cfg(oslab_unixbench_c)]
+#[test]
+fn whetstone_in_c_computes_longbottoms_results() {
+    let params = Params::from_pairs(&[("language", "c")]);
+    let mut w = (WHETSTONE.setup)(&params, &Context::default()).unwrap();
+    w.run(3).unwrap();
+    let check = native::whetstone_check();
+    // The sum of the eight sections' results (N5, N6 and N8 as Longbottom publishes them);
+    // it grows from 16.0 after one pass towards 22.3 as e1 carries over.
+    assert!(
+        check.is_finite() && (15.0..23.0).contains(&check),
+        "{check}"
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@
 use std::hint::black_box;
 
 use super::*;
+use crate::experiment::unixbench::native;
 
 const X100: i64 = 100;
 const T0: f64 = 0.499_999_75;
@@ -154,8 +155,12 @@ impl Routine for Whetstone {
     }
 }
 
-fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    Ok(Box::new(Whetstone::new()))
+fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    if native::rust(params) {
+        Ok(Box::new(Whetstone::new()))
+    } else {
+        native::whetstone()
+    }
 }
 
 fn expectations(_: &Params) -> Vec<Expectation> {
@@ -179,11 +184,11 @@ pub static WHETSTONE: ExperimentInfo = ExperimentInfo {
     name: "unixbench.whetstone",
     os: crate::experiment::UNIX,
     summary: "UnixBench's Double-Precision Whetstone: one pass (10 million Whetstone \
-              instructions) of Curnow and Wichmann's Whetstone as in Longbottom's whets.c, \
-              ported to Rust",
+              instructions) of Curnow and Wichmann's Whetstone as in Longbottom's whets.c, in C \
+              at UnixBench's -O3 -ffast-math, or oslab's Rust port",
     op: "pass",
     path: "user space only (libm's sin, cos, atan, exp, log, sqrt)",
-    params: &[],
+    params: &[native::LANGUAGE_PARAM],
     syscalls: |_| Vec::new(),
     subtract_loop_overhead: false,
     default_suite: false,

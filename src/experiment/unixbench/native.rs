@@ -1,0 +1,138 @@
+//! The C builds of Dhrystone and Whetstone (`c/`, compiled by build.rs with UnixBench's
+//! `-O3 -ffast-math`): what UnixBench's `dhry2reg` and `whetstone-double` run, so that their
+//! figures land where UnixBench's do. The Rust ports stay as `language=rust`.
+//!
+//! The C code keeps its state in process-wide globals (as Weicker's and Longbottom's
+//! programs do); a worker process measures one configuration, so one routine per process
+//! uses them.
+
+use super::*;
+
+/// `language=c|rust`: UnixBench's C, or oslab's Rust port.
+pub(super) const LANGUAGE_PARAM: ParamSpec = ParamSpec {
+    name: "language",
+    kind: ParamKind::Choice(&["c", "rust"]),
+    default: "c",
+    help: "c: the benchmark in C, built with UnixBench's -O3 -ffast-math (what UnixBench's \
+           figure measures); rust: oslab's Rust port (the same algorithm, another compiler)",
+};
+
+/// `language=rust`.
+pub(super) fn rust(params: &Params) -> bool {
+    params.get("language") == Some("rust")
+}
+
+#[cfg(oslab_unixbench_c)]
+mod ffi {
+    unsafe extern "C" {
+        pub fn oslab_dhry_init();
+        pub fn oslab_dhry_run(loops: u64);
+        #[cfg(test)]
+        pub fn oslab_dhry_globals(
+            int_glob: *mut libc::c_long,
+            bool_glob: *mut libc::c_int,
+            ch_1: *mut libc::c_char,
+            ch_2: *mut libc::c_char,
+            arr_1_8: *mut libc::c_long,
+            arr_2_8_7: *mut libc::c_long,
+        );
+        pub fn oslab_whets_pass(passes: u64);
+        #[cfg(test)]
+        pub fn oslab_whets_check() -> f64;
+    }
+}
+
+#[cfg(oslab_unixbench_c)]
+mod built {
+    use super::*;
+
+    /// Dhrystone 2.1 in C.
+    struct CDhrystone;
+
+    /// Whetstone in C.
+    struct CWhetstone;
+
+    impl Routine for CDhrystone {
+        fn run(&mut self, ops: u64) -> Result<(), String> {
+            // SAFETY: initialised in `dhrystone()`; the globals are this process's alone.
+            unsafe { ffi::oslab_dhry_run(ops) };
+            Ok(())
+        }
+    }
+
+    impl Routine for CWhetstone {
+        fn run(&mut self, ops: u64) -> Result<(), String> {
+            // SAFETY: plain computation on the C file's own globals.
+            unsafe { ffi::oslab_whets_pass(ops) };
+            Ok(())
+        }
+    }
+
+    pub(in super::super) fn dhrystone() -> Result<Box<dyn Routine>, SetupError> {
+        static INIT: std::sync::Once = std::sync::Once::new();
+        // SAFETY: allocates and sets Weicker's globals, once per process.
+        INIT.call_once(|| unsafe { ffi::oslab_dhry_init() });
+        Ok(Box::new(CDhrystone))
+    }
+
+    pub(in super::super) fn whetstone() -> Result<Box<dyn Routine>, SetupError> {
+        Ok(Box::new(CWhetstone))
+    }
+
+    /// Weicker's globals after the runs so far: (Int_Glob, Bool_Glob, Ch_1_Glob, Ch_2_Glob,
+    /// Arr_1_Glob[8], Arr_2_Glob[8][7]).
+    #[cfg(test)]
+    // c_long is i64 on the 64-bit targets, i32 elsewhere: the conversion is needed somewhere.
+    #[allow(clippy::useless_conversion)]
+    pub(in super::super) fn dhrystone_globals() -> (i64, bool, u8, u8, i64, i64) {
+        let (mut int_glob, mut bool_glob, mut ch_1, mut ch_2, mut a1, mut a2) = (0, 0, 0, 0, 0, 0);
+        // SAFETY: six valid, writable out-pointers.
+        unsafe {
+            ffi::oslab_dhry_globals(
+                &mut int_glob,
+                &mut bool_glob,
+                &mut ch_1,
+                &mut ch_2,
+                &mut a1,
+                &mut a2,
+            )
+        };
+        // c_long and c_char differ between targets (i32 or i64, i8 or u8).
+        (
+            i64::from(int_glob),
+            bool_glob != 0,
+            ch_1.to_ne_bytes()[0],
+            ch_2.to_ne_bytes()[0],
+            i64::from(a1),
+            i64::from(a2),
+        )
+    }
+
+    /// A value the Whetstone passes so far computed.
+    #[cfg(test)]
+    pub(in super::super) fn whetstone_check() -> f64 {
+        // SAFETY: reads the C file's globals.
+        unsafe { ffi::oslab_whets_check() }
+    }
+}
+
+#[cfg(oslab_unixbench_c)]
+pub(super) use built::*;
+
+#[cfg(not(oslab_unixbench_c))]
+fn not_built(what: &str) -> SetupError {
+    SetupError::Unsupported(format!(
+        "{what} in C was not built (the C compiler failed when oslab was built: see the build's \
+         warnings); language=rust runs oslab's Rust port"
+    ))
+}
+
+#[cfg(not(oslab_unixbench_c))]
+pub(super) fn dhrystone() -> Result<Box<dyn Routine>, SetupError> {
+    Err(not_built("Dhrystone"))
+}
+
+#[cfg(not(oslab_unixbench_c))]
+pub(super) fn whetstone() -> Result<Box<dyn Routine>, SetupError> {
+    Err(not_built("Whetstone"))
+}
