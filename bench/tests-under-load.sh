@@ -6,7 +6,8 @@
 #   bench/tests-under-load.sh --runs 5
 #
 # The load is a loop of `cargo clean && cargo build --release` of a second clone (its own target
-# directory), so it compiles the whole time the tests run. Prints each round's wall clock,
+# directory), so it compiles the whole time the tests run. `--no-fail-fast`, so that a round's
+# totals count every test file (its exit status is the README command's). Prints each round's wall clock,
 # passed/failed totals and the load's busy share; exit 0 when every round passed, 1 otherwise,
 # 2 for a usage error. Both clones live in one `mktemp -d` directory, removed on exit.
 set -euo pipefail
@@ -48,7 +49,7 @@ for round in $(seq 1 "$runs"); do
     read -r t0 i0 <<<"$(cpu_snapshot)"
     start=$(date +%s)
     rc=0
-    (cd "$work/tests" && cargo test >"$work/round$round.log" 2>&1) || rc=$?
+    (cd "$work/tests" && cargo test --no-fail-fast >"$work/round$round.log" 2>&1) || rc=$?
     read -r t1 i1 <<<"$(cpu_snapshot)"
     busy=$(awk -v t="$((t1 - t0))" -v i="$((i1 - i0))" 'BEGIN { printf "%.0f", (t > 0 ? 100 * (1 - i / t) : 0) }')
     totals=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed", p, f }' "$work/round$round.log")
