@@ -70,12 +70,20 @@ const DYNAMIC_START_UP: &[&str] = &[
 
 /// `names`, plus the dynamic program's start-up for `target=dynamic`, each once.
 fn with_target(params: &Params, names: &[&'static str]) -> Vec<crate::experiment::Claim> {
-    let mut claims = crate::experiment::each(names);
     if params.get("target") == Some("dynamic") {
-        for &name in DYNAMIC_START_UP {
-            if !names.contains(&name) {
-                claims.push(crate::experiment::Claim::each(name));
-            }
+        with_dynamic_start_up(names)
+    } else {
+        crate::experiment::each(names)
+    }
+}
+
+/// `names`, plus what a dynamically linked program's start-up makes (`DYNAMIC_START_UP`),
+/// each once.
+pub(crate) fn with_dynamic_start_up(names: &[&'static str]) -> Vec<crate::experiment::Claim> {
+    let mut claims = crate::experiment::each(names);
+    for &name in DYNAMIC_START_UP {
+        if !names.contains(&name) {
+            claims.push(crate::experiment::Claim::each(name));
         }
     }
     claims

@@ -2,10 +2,17 @@
 //! running worker's process group, removes its directories, stores what was measured, and
 //! exits with 130 — instead of dying at once and leaving files or half a result behind.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// The signal that asked oslab to stop, or 0.
 static REQUESTED: AtomicI32 = AtomicI32::new(0);
+
+/// The signals `install` handles.
+const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Which of them oslab found ignored when it installed its handlers (bit N: signal N), as a
+/// background job or nohup leaves them.
+static IGNORED_AT_START: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn note(signal: libc::c_int) {
     // Only an atomic store: async-signal-safe.
@@ -14,15 +21,39 @@ extern "C" fn note(signal: libc::c_int) {
 
 /// Install the handlers (once, in the parent of a run).
 pub fn install() {
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+    for signal in HANDLED {
         // SAFETY: an all-zero sigaction is valid; the handler only stores to an atomic, and
-        // the mask and flags are set explicitly.
+        // the mask and flags are set explicitly; `old` is written by the call.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
             libc::sigemptyset(&mut action.sa_mask);
             action.sa_flags = libc::SA_RESTART;
-            libc::sigaction(signal, &action, std::ptr::null_mut());
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, &action, &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+            {
+                IGNORED_AT_START.fetch_or(1 << signal, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// In a forked child before its execve: ignore again the signals oslab found ignored, so that
+/// a program oslab runs (`oslab trace -- CMD`) starts with the dispositions oslab was given,
+/// as it would under strace or from the shell (a handled signal is reset to its default by
+/// the execve itself; an ignored one stays ignored, and programs such as dd and sh install
+/// their handlers only when it is not). Async-signal-safe: sigaction on plain values.
+pub fn restore_inherited() {
+    let ignored = IGNORED_AT_START.load(Ordering::SeqCst);
+    for signal in HANDLED {
+        if ignored & (1 << signal) != 0 {
+            // SAFETY: SIG_IGN with an empty mask; no pointer but the action itself.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = libc::SIG_IGN;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
         }
     }
 }

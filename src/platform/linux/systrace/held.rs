@@ -109,6 +109,7 @@ impl Held {
                     libc::_exit(127);
                 }
                 libc::close(hold_r);
+                crate::platform::interrupt::restore_inherited();
                 libc::execve(exec.path.as_ptr(), arg_ptrs.as_ptr(), env_ptrs.as_ptr());
                 let errno = *libc::__errno_location();
                 libc::write(err_w, (&errno as *const i32).cast(), 4);
