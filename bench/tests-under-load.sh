@@ -17,7 +17,7 @@ runs=3
 while [ $# -gt 0 ]; do
     case $1 in
         --runs) [ $# -ge 2 ] || usage; runs=$2; shift 2 ;;
-        -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) usage ;;
     esac
 done

@@ -4,24 +4,30 @@
 # A benchmark, not a test: it measures and reports. When byte-unixbench's source is at hand
 # (UNIXBENCH_SRC, --src DIR, or ./byte-unixbench; the repository root or its UnixBench/
 # folder), it copies it to a temporary directory, builds it there (make; needs cc, make and
-# perl), runs UnixBench's twelve index tests with one copy (`Run -c 1 -i N dhry2reg
-# whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall`),
-# then `oslab run --suite unixbench --json`, and prints per test oslab's result and
-# UnixBench's in UnixBench's unit, their ratio, and PASS within the ±5 % target, MISS outside
-# (docs/unixbench.md explains the tests that miss it and why). Without the source it says
-# how to get it and exits 0; it never downloads anything itself.
+# perl), and then, round after round, runs UnixBench's twelve index tests with 1 and N copies
+# (`Run -c 1 -c N -i I dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1
+# spawn shell1 shell8 syscall`, N the online CPUs) and `oslab run --suite unixbench --json
+# --copies 1,N` one after the other. It prints per number of copies and test oslab's result
+# and UnixBench's in UnixBench's unit (each the median over the rounds), their ratio, and
+# PASS within ±5 % (the score: ±3 %), MISS outside (docs/unixbench.md says why a test
+# misses). Without the source it says how to get it and exits 0; it never downloads
+# anything itself.
 #
-# Usage: bench/unixbench.sh [--src DIR] [--iterations N] [--quick] [--binary OSLAB] [--strict]
+# Usage: bench/unixbench.sh [--src DIR] [--rounds R] [--iterations I] [--copies N] [--quick]
+#                           [--binary OSLAB] [--strict]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
-#   --iterations N    UnixBench's -i (default 1; UnixBench's own default is 10)
+#   --rounds R        UnixBench and oslab alternately, R times each (default 1)
+#   --iterations I    UnixBench's -i (default 1; UnixBench's own default is 10)
+#   --copies N        the second number of copies (default: the online CPUs; 1: one copy only)
 #   --quick           oslab's --quick (UnixBench has no such mode: its tests run 10–60 s each)
 #   --binary OSLAB    the oslab to run (default: cargo build --release)
 #   --strict          exit 1 if a target is missed
 #
-# UnixBench takes about six minutes with -i 1 (its file copies sync and sleep, its shell
-# tests run a minute each). Both run unpinned and one after the other; other load on the
-# machine spoils both. Exit status: 0 when everything ran (PASS or MISS) or the source is
-# absent, 1 when something failed to run (or a MISS under --strict), 2 for a usage error.
+# UnixBench takes about six minutes per number of copies with -i 1 (its file copies sync and
+# sleep, its shell tests run a minute each). Neither is pinned; other load on the machine
+# spoils both (the busy share of the CPUs is printed). Exit status: 0 when everything ran
+# (PASS or MISS) or the source is absent, 1 when something failed to run (or a MISS under
+# --strict), 2 for a usage error.
 
 set -euo pipefail
 
@@ -29,6 +35,8 @@ usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 SRC=${UNIXBENCH_SRC:-}
 ITERATIONS=1
+ROUNDS=1
+COPIES=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 QUICK=()
 BINARY=
 STRICT=0
@@ -38,6 +46,16 @@ while (($#)); do
         --iterations)
             [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "unixbench.sh: --iterations needs a whole number" >&2; exit 2; }
             ITERATIONS=$2
+            shift 2
+            ;;
+        --rounds)
+            [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "unixbench.sh: --rounds needs a whole number" >&2; exit 2; }
+            ROUNDS=$2
+            shift 2
+            ;;
+        --copies)
+            [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "unixbench.sh: --copies needs a whole number" >&2; exit 2; }
+            COPIES=$2
             shift 2
             ;;
         --quick) QUICK=(--quick); shift ;;
@@ -92,56 +110,85 @@ cp -r "$SRC" "$WORK/UnixBench"
 make -C "$WORK/UnixBench" >"$WORK/make.log" 2>&1 || { tail -n 20 "$WORK/make.log" >&2; die "UnixBench's make failed"; }
 
 TESTS=(dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall)
-echo "Running UnixBench (Run -c 1 -i $ITERATIONS ${TESTS[*]}) ..." >&2
-before=$(idle_snapshot)
-(cd "$WORK/UnixBench" && ./Run -c 1 -i "$ITERATIONS" "${TESTS[@]}") >"$WORK/unixbench.txt" 2>"$WORK/unixbench.err" ||
-    { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
-ub_busy=$(busy_since "$before")
-
-echo "Running oslab (run --suite unixbench ${QUICK[*]}) ..." >&2
-before=$(idle_snapshot)
-oslab_to "$WORK/oslab.json" run --suite unixbench --json "${QUICK[@]}"
-oslab_busy=$(busy_since "$before")
-echo "other CPUs busy: ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
+UB_COPIES=(-c 1)
+OSLAB_COPIES=1
+if ((COPIES > 1)); then
+    UB_COPIES+=(-c "$COPIES")
+    OSLAB_COPIES=1,$COPIES
+fi
+for round in $(seq 1 "$ROUNDS"); do
+    echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS ${TESTS[*]}) ..." >&2
+    before=$(idle_snapshot)
+    (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" "${TESTS[@]}") >"$WORK/unixbench.$round.txt" 2>"$WORK/unixbench.err" ||
+        { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
+    ub_busy=$(busy_since "$before")
+    echo "Round $round of $ROUNDS: oslab (run --suite unixbench --copies $OSLAB_COPIES ${QUICK[*]}) ..." >&2
+    before=$(idle_snapshot)
+    oslab_to "$WORK/oslab.$round.json" run --suite unixbench --copies "$OSLAB_COPIES" --json "${QUICK[@]}"
+    oslab_busy=$(busy_since "$before")
+    echo "round $round: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
+done
 echo
 
-python3 - "$WORK/unixbench.txt" "$WORK/oslab.json" "$STRICT" <<'PY'
-import json, re, sys
+python3 - "$WORK" "$ROUNDS" "$STRICT" <<'PY'
+import glob, json, re, statistics, sys
 
-ub_text, oslab_json, strict = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3] == "1"
-# UnixBench's index table: "LABEL   BASELINE   RESULT   INDEX", one block per copies count.
-block = ub_text.split("System Benchmarks Index Values", 1)
-if len(block) < 2:
-    sys.exit("unixbench.sh: no index table in UnixBench's report")
-ub = {}
-for line in block[1].splitlines()[1:]:
-    m = re.match(r"^(\S.*?)\s{2,}([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", line)
-    if m:
-        ub[m.group(1).strip()] = float(m.group(3))
-    elif line.startswith("System Benchmarks Index Score"):
-        ub["score"] = float(line.split()[-1])
-        break
-doc = json.load(open(oslab_json))
-groups = [g for g in (doc.get("unixbench") or []) if g["copies"] == 1]
-if not groups:
-    sys.exit("unixbench.sh: oslab's JSON has no 1-copy UnixBench table")
-rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "status", "")]
-missed = 0
-for t in groups[0]["tests"]:
-    theirs = ub.get(t["test"])
-    ratio = t["value"] / theirs if theirs else None
-    verdict = "" if ratio is None else ("PASS" if abs(ratio - 1) <= 0.05 else "MISS")
-    missed += verdict == "MISS"
-    rows.append((t["test"], t["unit"], f"{t['value']:.1f}",
-                 "–" if theirs is None else f"{theirs:.1f}",
-                 "–" if ratio is None else f"{ratio:.3f}", t["status"], verdict))
-score = groups[0]["score"]
-rows.append(("System Benchmarks Index Score", "", "–" if score is None else f"{score:.1f}",
-             f"{ub['score']:.1f}" if "score" in ub else "–",
-             f"{score / ub['score']:.3f}" if score and ub.get("score") else "–", "", ""))
-widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-for r in rows:
-    print("  ".join(c.ljust(w) if i in (0, 1, 5, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-print(f"\n{missed} of {len(groups[0]['tests'])} tests outside ±5 % (docs/unixbench.md says why)")
+work, rounds, strict = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+
+def unixbench(path):
+    """{copies: {label: result, "score": score}} from one UnixBench report."""
+    text, tables = open(path).read(), {}
+    # Each number of copies: "Benchmark Run: ... N CPUs in system; running M parallel
+    # cop(y|ies) of tests", then its "System Benchmarks Index Values" table.
+    for part in re.split(r"(?=running \d+ parallel cop)", text)[1:]:
+        copies = int(re.match(r"running (\d+)", part).group(1))
+        block = part.split("System Benchmarks Index Values", 1)
+        if len(block) < 2:
+            continue
+        table = tables.setdefault(copies, {})
+        for line in block[1].splitlines()[1:]:
+            m = re.match(r"^(\S.*?)\s{2,}([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", line)
+            if m:
+                table[m.group(1).strip()] = float(m.group(3))
+            elif line.startswith("System Benchmarks Index Score"):
+                table["score"] = float(line.split()[-1])
+                break
+    return tables
+
+def oslab(path):
+    tables = {}
+    for g in json.load(open(path)).get("unixbench") or []:
+        table = tables.setdefault(g["copies"], {})
+        for t in g["tests"]:
+            table[t["test"]] = (t["value"], t["unit"], t["status"])
+        table["score"] = (g["score"], "", "")
+    return tables
+
+ub_rounds = [unixbench(f"{work}/unixbench.{r}.txt") for r in range(1, rounds + 1)]
+os_rounds = [oslab(f"{work}/oslab.{r}.json") for r in range(1, rounds + 1)]
+missed = checked = 0
+for copies in sorted(os_rounds[0]):
+    labels = [k for k in os_rounds[0][copies] if k != "score"] + ["score"]
+    rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "status", "")]
+    for label in labels:
+        ours = [t[copies][label][0] for t in os_rounds if copies in t and label in t[copies] and t[copies][label][0]]
+        theirs = [t[copies][label] for t in ub_rounds if copies in t and label in t[copies]]
+        unit, status = os_rounds[0][copies][label][1:]
+        mine = statistics.median(ours) if ours else None
+        ub = statistics.median(theirs) if theirs else None
+        ratio = mine / ub if mine and ub else None
+        target = 0.03 if label == "score" else 0.05
+        verdict = "" if ratio is None else ("PASS" if abs(ratio - 1) <= target else "MISS")
+        checked += verdict != ""
+        missed += verdict == "MISS"
+        name = "System Benchmarks Index Score" if label == "score" else label
+        rows.append((name, unit, "–" if mine is None else f"{mine:.1f}", "–" if ub is None else f"{ub:.1f}",
+                     "–" if ratio is None else f"{ratio:.3f}", status, verdict))
+    print(f"{copies} {'copy' if copies == 1 else 'copies'} (median of {rounds} round{'s' if rounds > 1 else ''} each)")
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) if i in (0, 1, 5, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    print()
+print(f"{missed} of {checked} figures outside their target (tests ±5 %, score ±3 %; docs/unixbench.md says why)")
 sys.exit(1 if strict and missed else 0)
 PY

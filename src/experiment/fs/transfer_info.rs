@@ -26,8 +26,11 @@ pub(crate) fn near(value: f64, fraction: f64) -> Bound {
 
 pub(super) const WHY_NONE: &str = "the file was written just before sampling and not synced, so its pages \
     are still dirty: a rewrite dirties no clean page and starts no device write (oublock is \
-    charged at page-dirtying time). More means pages were written back during the run (the \
-    flusher, reclaim) and the writes began device writes again";
+    charged at page-dirtying time). Judged on the median sample: the flusher may write the \
+    pages back once when another program's writes push dirty memory over its threshold \
+    (measured while cargo built beside a run: 1.6 blocks per op over all samples), and the \
+    samples that rewrite them then show it; more in most samples means the writes go to the \
+    device again and again";
 pub(super) const WHY_END: &str = "the fsync at the end of each pass cleans every page, so each pass \
     dirties the whole file again: bufsize/512 blocks per op";
 pub(super) const WHY_EACH: &str = "O_DSYNC writes every buffer through to the device: each op dirties \
@@ -145,7 +148,12 @@ pub(crate) fn transfer_expectations(params: &Params, kind: Kind, random: bool) -
         "direct" => (near(sectors, 0.1), WHY_DIRECT),
         _ => (Bound::Below(0.1 * sectors + 0.01), WHY_NONE),
     };
-    out.push(Expectation::new(Metric::Rusage("oublock"), bound, why));
+    let metric = if sync_of(params) == "none" {
+        Metric::TypicalRusage("oublock")
+    } else {
+        Metric::Rusage("oublock")
+    };
+    out.push(Expectation::new(metric, bound, why));
     if sync_of(params) == "end" {
         calls += 1.0 / blocks as f64;
     }
