@@ -435,11 +435,17 @@ pub const TABLE: &[Row] = &[
     Row {
         experiments: &["unixbench.execl"],
         linux: noted(
-            "execve chain of a static helper",
-            "x86-64 machine code with Linux's call numbers",
+            "execve chain of a dynamically linked C program",
+            "variant=static: a static helper, x86-64 machine code with Linux's call numbers",
         ),
-        freebsd: Cell::No("not enabled yet: the countdown helper is Linux x86-64 machine code"),
-        macos: Cell::No("not available: macOS runs no static ELF programs"),
+        freebsd: Cell::No(
+            "not enabled yet: build.rs links the dynamic program for Linux targets, and the \
+             static helper is Linux x86-64 machine code",
+        ),
+        macos: Cell::No(
+            "not enabled yet: build.rs links the dynamic program for Linux targets, and macOS \
+             runs no static ELF programs",
+        ),
         windows: NOT_WINDOWS_UNIXBENCH,
     },
     Row {
@@ -455,7 +461,8 @@ pub const TABLE: &[Row] = &[
         freebsd: runs("POSIX calls"),
         macos: noted(
             "POSIX calls",
-            "unixbench.context1 needs pinning: unsupported without CPU affinity",
+            "unixbench.context1 placement=same or cross needs pinning, unsupported without CPU \
+             affinity; placement=free, the default, runs",
         ),
         windows: NOT_WINDOWS_UNIXBENCH,
     },
