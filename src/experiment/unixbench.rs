@@ -46,6 +46,15 @@ pub use shell::{SHELL, sort_input};
 
 // --- where the processes run ---
 
+/// What `placement=free` means, for each experiment's `placement` help.
+macro_rules! placement_free {
+    () => {
+        "free: the worker and the processes it starts run where the scheduler puts them, on \
+         the run's CPUs (--cpu, else every CPU oslab may use), as UnixBench runs"
+    };
+}
+use placement_free;
+
 /// `placement=free|same`: UnixBench leaves its processes to the scheduler, and so does
 /// `free`; `same` keeps the worker and everything it starts on the worker's CPU (oslab's
 /// usual pinning: a cleaner figure, but not UnixBench's).
@@ -53,9 +62,7 @@ pub(super) const PLACEMENT_FREE_SAME: ParamSpec = ParamSpec {
     name: "placement",
     kind: ParamKind::Choice(&["free", "same"]),
     default: "free",
-    help: "free: the worker and the processes it starts run where the scheduler puts them, on \
-           the run's CPUs (--cpu, else every CPU oslab may use), as UnixBench runs; same: all \
-           of them on the worker's CPU",
+    help: concat!(placement_free!(), "; same: all of them on the worker's CPU"),
 };
 
 /// Whether `placement` leaves the processes to the scheduler.

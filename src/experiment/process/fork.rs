@@ -5,32 +5,61 @@ use crate::platform::raw;
 
 // --- process.fork ---
 
+/// How a forked child ends.
+#[derive(Clone, Copy)]
+pub(crate) enum ChildExit {
+    /// `_exit(0)`: straight to exit_group, nothing of the C library runs (process.fork).
+    Immediate,
+    /// The C library's `exit(0)`: its exit handlers and stdio flush, then exit_group, as
+    /// UnixBench's spawn.c does (unixbench.spawn).
+    Library,
+}
+
 /// `fork()` through glibc (a `clone` with CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD,
-/// plus the atfork handlers), the child `_exit(0)`, the parent `waitpid`.
-pub(super) struct Fork;
+/// plus the atfork handlers), the child exits at once as `exit` says, the parent `waitpid`s;
+/// `label` names the loop in a failed reap's message.
+pub(crate) struct Fork {
+    pub(crate) exit: ChildExit,
+    pub(crate) label: &'static str,
+}
 
 impl Routine for Fork {
     fn run(&mut self, ops: u64) -> Result<(), String> {
         for _ in 0..ops {
-            // SAFETY: fork has no memory-safety preconditions. The child of this process
-            // may only call async-signal-safe functions (fork(2), signal-safety(7)); it
-            // calls `_exit` and nothing else, so no destructor, allocator or lock runs in it.
+            // SAFETY: fork has no memory-safety preconditions; what the child may do is in
+            // `exit_child`.
             let pid = unsafe { libc::fork() };
             if pid == 0 {
-                // SAFETY: _exit is async-signal-safe and never returns.
-                unsafe { libc::_exit(0) };
+                exit_child(self.exit);
             }
             if pid < 0 {
                 return Err(last_os_error("fork"));
             }
-            reap(pid, "fork")?;
+            reap(pid, self.label)?;
         }
         Ok(())
     }
 }
 
+/// Ends a child of `fork` at once.
+fn exit_child(exit: ChildExit) -> ! {
+    match exit {
+        // SAFETY: the child of this process may only call async-signal-safe functions
+        // (fork(2), signal-safety(7)); _exit is one and never returns, so no destructor,
+        // allocator or lock runs in it.
+        ChildExit::Immediate => unsafe { libc::_exit(0) },
+        // SAFETY: exit is not async-signal-safe, but glibc's fork has reset its stdio and
+        // malloc locks in the child, the worker registers no C exit handlers, and the child
+        // touches nothing the parent shares; exit never returns.
+        ChildExit::Library => unsafe { libc::exit(0) },
+    }
+}
+
 pub(crate) fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    Ok(Box::new(Fork))
+    Ok(Box::new(Fork {
+        exit: ChildExit::Immediate,
+        label: "fork",
+    }))
 }
 
 pub static FORK: ExperimentInfo = ExperimentInfo {

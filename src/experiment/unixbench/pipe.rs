@@ -89,8 +89,10 @@ const CONTEXT1_PLACEMENT: ParamSpec = ParamSpec {
     name: "placement",
     kind: ParamKind::Choice(&["free", "same", "cross"]),
     default: "free",
-    help: "free: both processes where the scheduler puts them, on the run's CPUs, as UnixBench \
-           runs; same: both pinned to the worker's CPU; cross: the partner pinned to another CPU",
+    help: concat!(
+        placement_free!(),
+        "; same: both pinned to the worker's CPU; cross: the partner pinned to another CPU"
+    ),
 };
 
 fn setup_context1(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {

@@ -6,35 +6,15 @@
 //! `process.fork`.
 
 use super::*;
-use crate::experiment::process::reap;
-
-/// spawn.c's loop: fork, the child `exit(0)`s, the parent waits.
-struct Spawn;
-
-impl Routine for Spawn {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
-        for _ in 0..ops {
-            // SAFETY: fork has no memory-safety preconditions. The child calls the C library's
-            // exit(0), as UnixBench's does: glibc's fork has reset its stdio and malloc locks
-            // in the child, the worker registers no C exit handlers, and the child touches
-            // nothing the parent shares.
-            let pid = unsafe { libc::fork() };
-            if pid == 0 {
-                // SAFETY: exit never returns; see above.
-                unsafe { libc::exit(0) };
-            }
-            if pid < 0 {
-                return Err(last_os_error("fork"));
-            }
-            reap(pid, "spawn")?;
-        }
-        Ok(())
-    }
-}
+use crate::experiment::process::{ChildExit, Fork};
 
 fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     place(params, ctx)?;
-    Ok(Box::new(Spawn))
+    // spawn.c's loop: fork, the child exit(0)s, the parent waits.
+    Ok(Box::new(Fork {
+        exit: ChildExit::Library,
+        label: "spawn",
+    }))
 }
 
 fn expectations(_: &Params) -> Vec<Expectation> {
