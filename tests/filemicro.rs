@@ -103,12 +103,19 @@ fn the_quick_suite_measures_every_personality() {
         }
         let ms = l["ms_per_op"].as_f64().unwrap();
         let ops = l["ops_per_s"].as_f64().unwrap();
+        let flowops = l["flowops_per_op"].as_f64().unwrap();
         let mb = l["mb_per_s"].as_f64().unwrap();
         assert!(ms > 0.0, "{name}");
         assert!(
-            (ops * ms / 1000.0 - 1.0).abs() < 1e-9,
-            "{name}: ops/s = 1000 / ms/op"
+            (ops * ms / 1000.0 / flowops - 1.0).abs() < 1e-9,
+            "{name}: ops/s = Filebench's ops per op × 1000 / ms/op"
         );
+        let expected = match name {
+            "filemicro.createfiles" => 3.0..=3.0,
+            "filemicro.openfiles" => 2.0..=2.0,
+            _ => 1.0..=1.5,
+        };
+        assert!(expected.contains(&flowops), "{name}: {flowops} ops per op");
         assert!(mb >= 0.0, "{name}");
         let metadata = [
             "filemicro.delete",

@@ -94,6 +94,17 @@ impl Rng {
         const SCALE: f64 = 1.0 / (1u64 << 53) as f64;
         (self.next_u64() >> 11) as f64 * SCALE
     }
+
+    /// A gamma variate of shape 3/2 and the given mean (Filebench's default `gamma=1500`, for
+    /// its random sizes and its fileset trees): Gamma(3/2, θ) = θ·(E + Z²/2), the sum of an
+    /// exponential (shape 1) and a halved chi-square with one degree of freedom (shape 1/2),
+    /// with θ = mean / 1.5 and Z from the Box–Muller transform.
+    pub fn gamma_three_halves(&mut self, mean: f64) -> f64 {
+        let e = -(1.0 - self.next_f64()).ln();
+        let (u1, u2) = (1.0 - self.next_f64(), self.next_f64());
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        mean / 1.5 * (e + z * z / 2.0)
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +112,19 @@ mod tests {
     use super::*;
     use crate::analysis::rng::Rng;
     use proptest::prelude::*;
+
+    #[test]
+    fn gamma_three_halves_has_its_mean_and_variance() {
+        let mut rng = Rng::new(7);
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| rng.gamma_three_halves(6.0)).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        // Shape 1.5, scale 4: mean 6, variance 1.5 × 16 = 24.
+        assert!((mean - 6.0).abs() < 0.05, "mean {mean}");
+        assert!((var - 24.0).abs() < 0.6, "variance {var}");
+        assert!(xs.iter().all(|x| *x >= 0.0));
+    }
 
     #[test]
     fn splitmix64_matches_the_reference_outputs_for_seed_1234567() {

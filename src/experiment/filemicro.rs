@@ -43,6 +43,7 @@ mod fileset;
 pub use fileset::*;
 mod transfer;
 pub use transfer::*;
+mod tree;
 
 /// Every filemicro experiment, in the suite's order (Filebench's workload names).
 pub static ALL: &[&ExperimentInfo] = &[
@@ -156,6 +157,39 @@ pub fn bytes_per_op(experiment: &str, params: &Params) -> Option<f64> {
         "filemicro.createfiles" => params.u64("filesize") as f64,
         "filemicro.delete" | "filemicro.statfile" | "filemicro.openfiles" => 0.0,
         name => plan_of(name, params).sizes.mean(),
+    })
+}
+
+/// How many ops Filebench counts for one op here: its IO Summary counts every execution of
+/// an I/O flowop, so createfiles' create, write and close are three, openfiles' open and
+/// close two, and the fsync (or the open and close) a loop adds once per `iters` appends is
+/// a share of one. `None` for a name that is not a personality here.
+pub fn flowops_per_op(experiment: &str, params: &Params) -> Option<f64> {
+    let per_group = |group: &str, extra: f64| {
+        let n = params.u64(group).max(1) as f64;
+        (n + extra) / n
+    };
+    ALL.iter().find(|e| e.name == experiment)?;
+    Some(match experiment {
+        "filemicro.createfiles" => 3.0,
+        "filemicro.openfiles" => 2.0,
+        "filemicro.writefsync" => per_group("writeiters", 1.0),
+        "filemicro.createrand" | "filemicro.rwritefsync" => per_group("iters", 1.0),
+        "filemicro.seqwriterand"
+        | "filemicro.seqwriterandvargam"
+        | "filemicro.seqwriterandvartab" => per_group("count", 2.0),
+        _ => 1.0,
+    })
+}
+
+/// Filebench's name for the workload `experiment` reproduces (its `workloads/NAME.f`).
+pub fn filebench_workload(experiment: &str) -> Option<String> {
+    ALL.iter().find(|e| e.name == experiment)?;
+    let name = experiment.strip_prefix("filemicro.")?;
+    Some(if name == "openfiles" {
+        name.to_string()
+    } else {
+        format!("filemicro_{name}")
     })
 }
 

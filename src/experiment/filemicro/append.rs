@@ -37,13 +37,7 @@ impl Sizes {
             Sizes::Fixed(n) => n,
             Sizes::Below(n) => rng.below(n.max(1)),
             Sizes::Gamma15 { min, mean } => {
-                // Gamma(1.5, θ) = θ·(E + Z²/2): the sum of an exponential (shape 1) and a
-                // chi-square with one degree of freedom halved (shape 1/2).
-                let theta = mean.saturating_sub(min) as f64 / 1.5;
-                let e = -(1.0 - rng.next_f64()).ln();
-                let (u1, u2) = (1.0 - rng.next_f64(), rng.next_f64());
-                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                let x = min as f64 + theta * (e + z * z / 2.0);
+                let x = min as f64 + rng.gamma_three_halves(mean.saturating_sub(min) as f64);
                 (x.round() as u64).min(MAX_DRAW)
             }
             Sizes::Table => {

@@ -9,6 +9,23 @@ use crate::platform::fscache;
 
 const NFILES_HELP: &str = "files in the fileset (Filebench entries; one flat directory here)";
 
+const TREE_NFILES_HELP: &str = "files in the fileset (Filebench entries)";
+
+/// Filebench's `meandirwidth` for statfile and openfiles, whose filesets are its trees.
+const fn meandirwidth(default: &'static str) -> ParamSpec {
+    ParamSpec {
+        name: "meandirwidth",
+        kind: ParamKind::Int {
+            min: 2,
+            max: 10_000_000,
+        },
+        default,
+        help: "mean entries per directory of the fileset's tree (Filebench dirwidth): each \
+               directory draws its width and depth as Filebench's do (gamma, shape 1.5, around \
+               this width and ln(nfiles)/ln(width)), so a lookup walks as many directories",
+    }
+}
+
 const FILESIZE_MAX: u64 = 1 << 20;
 
 // --- createfiles and delete, on fs's lifecycles ---
@@ -160,26 +177,28 @@ impl Routine for Fileset {
     }
 }
 
-/// `nfiles` files of `filesize` bytes in one directory, synced, so the measurement starts
-/// with nothing left to write back.
+/// `nfiles` files of `filesize` bytes in Filebench's tree of `meandirwidth` (`tree`), synced,
+/// so the measurement starts with nothing left to write back.
 fn setup_fileset(p: &Params, ctx: &Context, call: Call) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?.join("fileset");
     std::fs::create_dir(&dir).map_err(fs::failed("creating the fileset's directory"))?;
+    let mut rng = Rng::new(0x0f11_e5e7);
+    let tree = tree::Tree::filebench(p.u64("nfiles").max(1), p.u64("meandirwidth"), &mut rng);
+    for d in &tree.dirs {
+        std::fs::create_dir(dir.join(d)).map_err(fs::failed("creating the fileset's tree"))?;
+    }
     let data = vec![0xa5u8; p.u64("filesize") as usize];
-    let mut paths = Vec::new();
-    for n in 0..p.u64("nfiles").max(1) {
-        fs::create_file(&dir, n, &data).map_err(SetupError::Failed)?;
-        paths.push(fs::name(&dir, n).map_err(SetupError::Failed)?);
+    let mut paths = Vec::with_capacity(tree.files.len());
+    for f in &tree.files {
+        let path = fs::cpath(&dir.join(f)).map_err(SetupError::Failed)?;
+        fs::create_file_at(&path, &data).map_err(SetupError::Failed)?;
+        paths.push(path);
     }
     let d = Fd::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY)
         .map_err(fs::failed("opening the fileset's directory"))?;
     fscache::sync_file_system(d.0)
         .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
-    Ok(Box::new(Fileset {
-        paths,
-        rng: Rng::new(0x0f11_e5e7),
-        call,
-    }))
+    Ok(Box::new(Fileset { paths, rng, call }))
 }
 
 fn setup_statfile(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -209,8 +228,9 @@ pub static STATFILE: ExperimentInfo = ExperimentInfo {
     op: "stat",
     path: "glibc stat (newfstatat)",
     params: &[
-        int("nfiles", "10000", NFILES_HELP),
+        int("nfiles", "10000", TREE_NFILES_HELP),
         size("filesize", "128K", FILESIZE_MAX, "bytes in each file"),
+        meandirwidth("20"),
     ],
     syscalls: |_| crate::experiment::each(&["newfstatat"]),
     subtract_loop_overhead: false,
@@ -234,7 +254,8 @@ pub static OPENFILES: ExperimentInfo = ExperimentInfo {
     op: "open+close",
     path: "glibc open (openat) + close",
     params: &[
-        int("nfiles", "50000", NFILES_HELP),
+        int("nfiles", "50000", TREE_NFILES_HELP),
+        meandirwidth("100"),
         ParamSpec {
             name: "filesize",
             kind: ParamKind::Size {

@@ -18,7 +18,11 @@ pub(crate) fn name(dir: &Path, n: u64) -> Result<CString, String> {
 }
 
 pub(crate) fn create_file(dir: &Path, n: u64, data: &[u8]) -> Result<(), String> {
-    let p = name(dir, n)?;
+    create_file_at(&name(dir, n)?, data)
+}
+
+/// Creates the file `p` (which must not exist) with `data` in it.
+pub(crate) fn create_file_at(p: &CStr, data: &[u8]) -> Result<(), String> {
     // SAFETY: a valid path; O_EXCL makes the call fail if the name exists, so success
     // proves a new file was created.
     let fd = unsafe {

@@ -3,22 +3,28 @@
 //! proof Filebench does not give: the blocks each op made the device read and the blocks it
 //! dirtied for writing (getrusage `inblock`/`oublock` per op, 512-byte units).
 //!
-//! ms/op is oslab's median time per op; ops/s is 1e3 / ms/op and MB/s is the op's bytes
-//! (`experiment::filemicro::bytes_per_op`) × ops/s / 10⁶. Pure: pooled results in, text or
-//! JSON out.
+//! ms/op is oslab's median time per op; ops/s counts ops as Filebench's IO Summary does, one
+//! per I/O flowop executed (`experiment::filemicro::flowops_per_op` × 1e3 / ms/op: createfiles'
+//! create, write and close are three), and MB/s is the op's bytes
+//! (`experiment::filemicro::bytes_per_op`) × 1e3 / ms/op / 10⁶. Pure: pooled results in, text
+//! or JSON out.
 
 use serde_json::{Value, json};
 
-use crate::experiment::{Params, filemicro::bytes_per_op};
+use crate::experiment::Params;
+use crate::experiment::filemicro::{bytes_per_op, filebench_workload, flowops_per_op};
 use crate::report::format::{Align, Table, sig3};
 use crate::report::pool::Pooled;
 
 /// One personality's line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
-    /// The suite's label (Filebench's workload name), else the experiment's name.
+    /// The suite's label, else Filebench's workload name.
     pub personality: String,
     pub experiment: String,
+    /// Filebench's ops (I/O flowops executed) per op here.
+    pub flowops_per_op: f64,
+    /// Filebench's ops per second.
     pub ops_per_s: Option<f64>,
     pub mb_per_s: Option<f64>,
     pub ms_per_op: Option<f64>,
@@ -37,14 +43,21 @@ pub fn lines(pooled: &[Pooled]) -> Vec<Line> {
         .iter()
         .filter_map(|p| {
             let r = &p.result;
-            let bytes = bytes_per_op(&r.experiment, &Params::from_map(r.params.clone()))?;
+            let params = Params::from_map(r.params.clone());
+            let bytes = bytes_per_op(&r.experiment, &params)?;
+            let flowops = flowops_per_op(&r.experiment, &params)?;
             let f = p.figures();
             let ns = f.stats.as_ref().map(|s| s.median).filter(|m| *m > 0.0);
             let ops = ns.map(|ns| 1e9 / ns);
             Some(Line {
-                personality: r.label.clone().unwrap_or_else(|| r.experiment.clone()),
+                personality: r
+                    .label
+                    .clone()
+                    .or_else(|| filebench_workload(&r.experiment))
+                    .unwrap_or_else(|| r.experiment.clone()),
                 experiment: r.experiment.clone(),
-                ops_per_s: ops,
+                flowops_per_op: flowops,
+                ops_per_s: ops.map(|o| o * flowops),
                 mb_per_s: ops.map(|o| o * bytes / 1e6),
                 ms_per_op: ns.map(|ns| ns / 1e6),
                 ms_ci: f.ci.map(|(lo, hi)| (lo / 1e6, hi / 1e6)),
@@ -70,6 +83,7 @@ pub fn render(pooled: &[Pooled]) -> String {
         ("personality", Align::Left),
         ("ops/s", Align::Right),
         ("MB/s", Align::Right),
+        ("ops per op", Align::Right),
         ("ms/op", Align::Right),
         ("rerun 95% (ms)", Align::Right),
         ("rd blk/op", Align::Right),
@@ -81,6 +95,7 @@ pub fn render(pooled: &[Pooled]) -> String {
             l.personality.clone(),
             num(l.ops_per_s),
             num(l.mb_per_s),
+            sig3(l.flowops_per_op),
             num(l.ms_per_op),
             l.ms_ci.map_or_else(
                 || "–".to_string(),
@@ -97,7 +112,9 @@ pub fn render(pooled: &[Pooled]) -> String {
     );
     out.push_str(&table.render(2));
     out.push_str(
-        "\n  ms/op: median time per op; ops/s = 1000 / ms/op; MB/s = bytes per op × ops/s / 10^6.\n  \
+        "\n  ms/op: median time per op here (docs/filemicro.md says what one op is); ops/s: \
+         Filebench's ops (I/O flowops executed) per second,\n  ops per op × 1000 / ms/op \
+         (createfiles: create, write, close); MB/s = bytes per op × 1000 / ms/op / 10^6.\n  \
          rd/wr blk/op: getrusage inblock/oublock per op in 512-byte blocks: what the op read from \
          the device,\n  and the page-cache pages it dirtied for the device (written by its fsync \
          or O_DSYNC, or later by writeback).\n",
@@ -118,6 +135,7 @@ pub fn document(pooled: &[Pooled]) -> Option<Value> {
                 json!({
                     "personality": l.personality,
                     "experiment": l.experiment,
+                    "flowops_per_op": l.flowops_per_op,
                     "ops_per_s": l.ops_per_s,
                     "mb_per_s": l.mb_per_s,
                     "ms_per_op": l.ms_per_op,
@@ -183,5 +201,28 @@ mod tests {
         assert_eq!(doc.as_array().unwrap().len(), 2);
         assert!(render(&pool(&results[2..])).is_empty());
         assert!(document(&pool(&results[2..])).is_none());
+    }
+
+    /// Filebench counts each I/O flowop: createfiles' loop is three ops, openfiles' two, and
+    /// writefsync's fsync is one more per `writeiters` appends. Unlabelled results (run by
+    /// name, not through the suite) still carry Filebench's workload name.
+    #[test]
+    fn ops_are_counted_as_filebench_counts_them() {
+        let mut results = vec![
+            result("filemicro.createfiles", &[("filesize", "1K")], 1e4),
+            result("filemicro.openfiles", &[("nfiles", "10")], 1e4),
+            result("filemicro.writefsync", &[("writeiters", "1024")], 1e4),
+        ];
+        results[1].label = None;
+        let l = lines(&pool(&results));
+        let ops: Vec<f64> = l.iter().map(|l| l.ops_per_s.unwrap()).collect();
+        assert!((ops[0] - 3e5).abs() < 3e3, "{ops:?}");
+        assert!((ops[1] - 2e5).abs() < 2e3, "{ops:?}");
+        assert!((ops[2] - 1e5 * 1025.0 / 1024.0).abs() < 1e3, "{ops:?}");
+        assert_eq!(l[1].personality, "openfiles");
+        assert!(
+            (l[0].mb_per_s.unwrap() - 102.4).abs() < 2.0,
+            "bytes per file, not per op"
+        );
     }
 }

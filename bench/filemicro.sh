@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# bench/filemicro.sh — oslab's `--suite filemicro` beside Filebench itself, personality by
+# personality, on one file system.
+#
+# A benchmark, not a test: it measures and reports. It needs a built Filebench 1.5 (the
+# `filebench` binary, from github.com/filebench/filebench built as its README says; oslab does
+# not ship it) and its `workloads/` folder. Round after round it runs each personality's
+# workload file under Filebench (its defaults, but $dir and one thread: `set $nthreads=1`,
+# since oslab measures one thread; `run SECONDS` appended; the `cached` attribute, which
+# Filebench 1.5 no longer parses, taken out; under `setarch -R`, which Filebench's shared
+# memory needs on a kernel that randomises addresses) and then `oslab run
+# filemicro.<personality> --dir DIR --json` (with cached=true where the personality reads:
+# Filebench 1.5 reads the file it has just laid out, from the page cache). It prints per personality
+# Filebench's IO Summary ops/s, how long Filebench's run took, oslab's ops/s counted as
+# Filebench counts them (docs/filemicro.md), their ratio, and PASS within ±10 %, MISS outside
+# (docs/filemicro.md says why a personality misses). Without Filebench it says how to get it
+# and exits 0.
+#
+# Usage: bench/filemicro.sh [--filebench PATH] [--workloads DIR] [--dir DIR] [--seconds S]
+#                           [--rounds R] [--only LIST] [--quick] [--binary OSLAB] [--strict]
+#   --filebench PATH  the filebench binary (default: $FILEBENCH, else `filebench` on PATH)
+#   --workloads DIR   its workload files (default: $FILEBENCH_WORKLOADS, else workloads/ beside
+#                     the binary, else /usr/local/share/filebench/workloads)
+#   --dir DIR         the file system under test (default: a new directory in /var/tmp)
+#   --seconds S       Filebench's `run S` (default 60, its own default); a personality that
+#                     finishes on a count or a byte total ends sooner
+#   --rounds R        Filebench and oslab alternately, R times each (default 1; medians)
+#   --only LIST       comma-separated personalities (e.g. statfile,openfiles; default all)
+#   --quick           oslab's --quick, and its smaller sizes given to Filebench too
+#   --binary OSLAB    the oslab to run (default: cargo build --release)
+#   --strict          exit 1 if a personality misses its target
+#
+# Exit status: 0 when everything ran (PASS or MISS) or Filebench is absent, 1 when something
+# failed to run (or a MISS under --strict), 2 for a usage error.
+
+set -euo pipefail
+
+usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+FB=${FILEBENCH:-}
+WORKLOADS=${FILEBENCH_WORKLOADS:-}
+DIR=
+SECONDS_RUN=60
+ROUNDS=1
+ONLY=
+QUICK=()
+BINARY=
+STRICT=0
+number() { [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "filemicro.sh: $1 needs a whole number" >&2; exit 2; }; }
+while (($#)); do
+    case $1 in
+        --filebench) FB=${2:?--filebench needs a path}; shift 2 ;;
+        --workloads) WORKLOADS=${2:?--workloads needs a directory}; shift 2 ;;
+        --dir) DIR=${2:?--dir needs a directory}; shift 2 ;;
+        --seconds) number "$1" "${2:-}"; SECONDS_RUN=$2; shift 2 ;;
+        --rounds) number "$1" "${2:-}"; ROUNDS=$2; shift 2 ;;
+        --only) ONLY=${2:?--only needs a list}; shift 2 ;;
+        --quick) QUICK=(--quick); shift ;;
+        --binary)
+            [[ -x ${2:-} ]] || { echo "filemicro.sh: --binary needs an executable oslab" >&2; exit 2; }
+            BINARY=$2
+            shift 2
+            ;;
+        --strict) STRICT=1; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "filemicro.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+die() {
+    echo "filemicro.sh: $*" >&2
+    exit 1
+}
+
+[[ -z $FB ]] && FB=$(command -v filebench || true)
+if [[ -z $FB || ! -x $FB ]]; then
+    cat <<'HOW'
+filemicro.sh: no filebench binary here, so there is nothing to compare with.
+  Build Filebench 1.5 from its source as its README says (it needs autoconf, automake,
+  libtool, flex and bison; it is CDDL-licensed, and oslab does not ship it):
+    https://github.com/filebench/filebench
+  then put `filebench` on PATH or point to it:
+    FILEBENCH=/path/to/filebench bench/filemicro.sh
+  oslab's own figures need no Filebench: oslab run --suite filemicro --dir DIR
+HOW
+    exit 0
+fi
+if [[ -z $WORKLOADS ]]; then
+    for w in "$(dirname "$FB")/workloads" /usr/local/share/filebench/workloads; do
+        [[ -f $w/filemicro_seqread.f ]] && { WORKLOADS=$w; break; }
+    done
+fi
+[[ -n $WORKLOADS && -f $WORKLOADS/filemicro_seqread.f ]] ||
+    die "Filebench's workloads/ folder is not beside $FB: pass --workloads DIR"
+for tool in setarch python3; do
+    command -v "$tool" >/dev/null || die "$tool is needed (setarch: util-linux; python3: reading the figures)"
+done
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ -z $BINARY ]]; then
+    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+    BINARY=$ROOT/target/release/oslab
+fi
+OSLAB=$BINARY
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-filemicro.XXXXXX")
+if [[ -z $DIR ]]; then
+    DIR=$(mktemp -d /var/tmp/oslab-filemicro.XXXXXX)
+    trap 'rm -rf "$WORK" "$DIR"' EXIT
+else
+    [[ -d $DIR && -w $DIR ]] || die "--dir $DIR is not a writable directory"
+    trap 'rm -rf "$WORK"' EXIT
+fi
+DB=$WORK/filemicro.db
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+# The personalities and, for --quick, the sizes oslab shrinks (name=value per experiment).
+"$OSLAB" list --json >"$WORK/list.json" || die "oslab list --json failed"
+mapfile -t PLAN < <(python3 - "$WORK/list.json" "$ONLY" "${#QUICK[@]}" <<'PY'
+import json, sys
+experiments, only, quick = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == "1"
+wanted = {w.strip() for w in only.split(",") if w.strip()}
+names = [e["name"] for e in experiments if e["name"].startswith("filemicro.")]
+unknown = wanted - {n.split(".", 1)[1] for n in names}
+if unknown:
+    sys.exit(f"filemicro.sh: no personality {', '.join(sorted(unknown))} (oslab list filemicro)")
+for e in experiments:
+    short = e["name"].split(".", 1)[1] if e["name"].startswith("filemicro.") else None
+    if short and (not wanted or short in wanted):
+        sets = [f"{p['name']}={p['quick']}" for p in e["params"] if quick and p["quick"]]
+        # Filebench 1.5 has no `cached` any more (its workload files still set it): its reads
+        # find the file it has just laid out in the page cache, so oslab's must too.
+        sets += ["cached=true" for p in e["params"] if p["name"] == "cached"]
+        print(" ".join([e["name"]] + sets))
+PY
+) || exit 2
+((${#PLAN[@]})) || die "oslab lists no filemicro personality on this system"
+
+# A personality's workload file for Filebench: $dir, one thread, the sizes, `run`.
+workload() {
+    local experiment=$1 file assign value
+    shift
+    file=${experiment#filemicro.}
+    [[ $file == openfiles ]] || file=filemicro_$file
+    [[ -f $WORKLOADS/$file.f ]] || die "no $WORKLOADS/$file.f for $experiment"
+    # Filebench 1.5 refuses the `cached` attribute its own filemicro files still give.
+    local sed_args=(-e "s|^set \\\$dir=.*|set \$dir=$DIR|" -e 's|^set \$nthreads=.*|set $nthreads=1|'
+        -e 's|,cached=\$cached||')
+    for assign in "$@"; do
+        [[ $assign == cached=* ]] && continue
+        # Filebench's size suffixes are lower case (64m, not 64M).
+        value=${assign#*=}
+        sed_args+=(-e "s|^set \\\$${assign%%=*}=.*|set \$${assign%%=*}=${value,,}|")
+    done
+    sed "${sed_args[@]}" "$WORKLOADS/$file.f"
+    echo "run $SECONDS_RUN"
+}
+
+echo "Filebench $FB ($("$FB" -h 2>&1 | grep -m1 -o 'version [^ ]*' || echo 'version unknown')), workloads $WORKLOADS"
+echo "oslab $("$OSLAB" --version 2>/dev/null | head -n1); file system under test: $DIR ($(df -T "$DIR" | awk 'NR == 2 { print $2 " on " $1 }'))"
+echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE"
+experiments=()
+for line in "${PLAN[@]}"; do
+    read -r -a fields <<<"$line"
+    experiments+=("${fields[0]}")
+done
+for round in $(seq 1 "$ROUNDS"); do
+    before=$(idle_snapshot)
+    for line in "${PLAN[@]}"; do
+        read -r -a fields <<<"$line"
+        echo "Round $round of $ROUNDS: Filebench ${fields[0]#filemicro.} (run $SECONDS_RUN) ..." >&2
+        out=$WORK/fb.$round.${fields[0]}
+        workload "${fields[@]}" >"$out.f"
+        setarch -R "$FB" -f "$out.f" >"$out.txt" 2>&1 || true
+        grep -q "IO Summary:" "$out.txt" ||
+            echo "  Filebench printed no IO Summary for ${fields[0]}: $(grep -m1 -E 'WARNING|rror' "$out.txt" || tail -n1 "$out.txt")" >&2
+        find "$DIR" -mindepth 1 -delete
+    done
+    fb_busy=$(busy_since "$before")
+    before=$(idle_snapshot)
+    for line in "${PLAN[@]}"; do
+        read -r -a fields <<<"$line"
+        params=()
+        for assign in "${fields[@]:1}"; do params+=(--param "$assign"); done
+        echo "Round $round of $ROUNDS: oslab run ${fields[*]} ${QUICK[*]} ..." >&2
+        oslab_to "$WORK/oslab.$round.${fields[0]}.json" run "${fields[0]}" "${params[@]}" --dir "$DIR" --json "${QUICK[@]}"
+    done
+    echo "round $round: other CPUs busy ${fb_busy}% during Filebench, $(busy_since "$before")% during oslab; other oslab processes now: $(foreign_oslab)"
+done
+echo
+
+python3 - "$WORK" "$ROUNDS" "$STRICT" "${experiments[@]}" <<'PY'
+import json, re, statistics, sys
+
+work, rounds, strict, experiments = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4:]
+
+def filebench(path):
+    """(ops/s or None, seconds the run took) from Filebench's output."""
+    text = open(path).read()
+    ops = re.search(r"IO Summary:\s+\d+ ops ([\d.]+) ops/s", text)
+    took = re.search(r"Run took (\d+) seconds", text)
+    return float(ops.group(1)) if ops else None, took.group(1) if took else "?"
+
+def oslab(round):
+    found = {}
+    for e in experiments:
+        for l in json.load(open(f"{work}/oslab.{round}.{e}.json")).get("filemicro") or []:
+            found[l["experiment"]] = l
+    return found
+
+ours = [oslab(r) for r in range(1, rounds + 1)]
+rows = [("personality", "Filebench ops/s", "run (s)", "oslab ops/s", "oslab/Filebench", "oslab status", "")]
+missed = checked = 0
+for e in experiments:
+    theirs = [filebench(f"{work}/fb.{r}.{e}.txt") for r in range(1, rounds + 1)]
+    figures = [t[0] for t in theirs if t[0]]
+    fb = statistics.median(figures) if figures else None
+    took = "/".join(t[1] for t in theirs)
+    mine = [o[e]["ops_per_s"] for o in ours if e in o and o[e]["ops_per_s"]]
+    status = "/".join(sorted({o[e]["status"] for o in ours if e in o})) or "absent"
+    me = statistics.median(mine) if mine else None
+    ratio = me / fb if me and fb else None
+    verdict = "" if ratio is None else ("PASS" if abs(ratio - 1) <= 0.10 else "MISS")
+    checked += verdict != ""
+    missed += verdict == "MISS"
+    name = e.split(".", 1)[1]
+    rows.append((name if name == "openfiles" else f"filemicro_{name}", "–" if fb is None else f"{fb:.1f}", took,
+                 "–" if me is None else f"{me:.1f}", "–" if ratio is None else f"{ratio:.3f}", status, verdict))
+print(f"Filebench's IO Summary beside oslab, one thread each (median of {rounds} round{'s' if rounds > 1 else ''})")
+widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+for r in rows:
+    print("  ".join(c.ljust(w) if i in (0, 5, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+print(f"\n{missed} of {checked} personalities outside ±10 % (docs/filemicro.md says why)")
+sys.exit(1 if strict and missed else 0)
+PY
