@@ -149,7 +149,7 @@ fn the_text_report_prints_the_filebench_summary() {
     out.assert_code(0);
     let text = &out.stdout;
     let at = text
-        .find("Filebench filemicro summary")
+        .find("Filebench's filemicro workloads, measured by oslab")
         .unwrap_or_else(|| panic!("a summary section\n{out}"));
     let section = &text[at..];
     for column in [

@@ -107,8 +107,8 @@ pub fn render(pooled: &[Pooled]) -> String {
         ]);
     }
     let mut out = String::from(
-        "\nFilebench filemicro summary (one thread per personality; one op as docs/filemicro.md \
-         defines it)\n\n",
+        "\nFilebench's filemicro workloads, measured by oslab (one thread each; ops counted as \
+         Filebench counts them; beside Filebench's own figures: docs/filemicro.md)\n\n",
     );
     out.push_str(&table.render(2));
     out.push_str(
