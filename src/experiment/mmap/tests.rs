@@ -39,11 +39,13 @@ fn each_pass_faults_every_page_of_a_fresh_mapping_once() {
             let before = minflt_now();
             r.run(ops).unwrap();
             let faults = minflt_now() - before;
-            // One per page of the mapping, plus at most a few of the test thread's own
-            // (a new stack page: seen once in a full `cargo test`).
+            // One per page of the mapping, plus a few of the process's own: a new stack page
+            // (seen once in a full `cargo test`), and under qemu-user the emulator's
+            // translated code (4 more for 256 pages once in CI's aarch64 run). A second fault
+            // per page would be twice as many.
             let pages = (1 << 20) / page_size();
             assert!(
-                (pages..pages + 4).contains(&(faults as usize)),
+                (pages..=pages + pages / 16).contains(&(faults as usize)),
                 "{pattern}: {faults} faults for {pages} pages"
             );
         }
