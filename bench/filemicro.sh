@@ -6,7 +6,8 @@
 # `filebench` binary, from github.com/filebench/filebench built as its README says; oslab does
 # not ship it) and its `workloads/` folder. Round after round it runs each personality's
 # workload file under Filebench (its defaults, but $dir and one thread: `set $nthreads=1`,
-# since oslab measures one thread; `run SECONDS` appended; the `cached` attribute, which
+# since oslab measures one thread; `set mode quit firstdone` and `run SECONDS` appended, so
+# a personality that ends on a count reports its figures; the `cached` attribute, which
 # Filebench 1.5 no longer parses, taken out; under `setarch -R`, which Filebench's shared
 # memory needs on a kernel that randomises addresses) and then `oslab run
 # filemicro.<personality> --dir DIR --json` (with cached=true where the personality reads:
@@ -162,6 +163,9 @@ workload() {
         filemicro.rread | filemicro.rwrite) sed_args+=(-e 's|^set \$bytes=.*|set $bytes=1099511627776|') ;;
     esac
     sed "${sed_args[@]}" "$WORKLOADS/$file.f"
+    # A finishoncount or finishonbytes flowop ends the run; in Filebench's default mode that
+    # is an error ("Run stopped early") and it prints no statistics.
+    echo "set mode quit firstdone"
     echo "run $SECONDS_RUN"
 }
 
@@ -180,6 +184,9 @@ for round in $(seq 1 "$ROUNDS"); do
         echo "Round $round of $ROUNDS: Filebench ${fields[0]#filemicro.} (run $SECONDS_RUN) ..." >&2
         out=$WORK/fb.$round.${fields[0]}
         workload "${fields[@]}" >"$out.f"
+        # Each tool starts with nothing dirty: the last one's gigabyte still being written
+        # back would throttle this one's writes (seqwrite moved 15x between runs without it).
+        sync
         setarch -R "$FB" -f "$out.f" >"$out.txt" 2>&1 || true
         grep -q "IO Summary:" "$out.txt" ||
             echo "  Filebench printed no IO Summary for ${fields[0]}: $(grep -m1 -E 'WARNING|rror' "$out.txt" || tail -n1 "$out.txt")" >&2
@@ -192,6 +199,7 @@ for round in $(seq 1 "$ROUNDS"); do
         params=()
         for assign in "${fields[@]:1}"; do params+=(--param "$assign"); done
         echo "Round $round of $ROUNDS: oslab run ${fields[*]} ${QUICK[*]} ..." >&2
+        sync
         oslab_to "$WORK/oslab.$round.${fields[0]}.json" run "${fields[0]}" "${params[@]}" --dir "$DIR" --json "${QUICK[@]}"
     done
     echo "round $round: other CPUs busy ${fb_busy}% during Filebench, $(busy_since "$before")% during oslab; other oslab processes now: $(foreign_oslab)"
