@@ -32,21 +32,21 @@ fn the_quick_suite_prints_every_test_with_its_unit_index_and_the_score() {
         text.contains("UnixBench (System Benchmarks Index"),
         "no UnixBench section\n{out}"
     );
-    for t in TESTS.iter().filter(|t| runs_here(t.experiment)) {
+    for t in TESTS.iter().filter(|t| runs_here(t.experiment())) {
         let line = text
             .lines()
-            .find(|l| l.trim_start().starts_with(t.label) && l.contains(t.unit.name()))
-            .unwrap_or_else(|| panic!("no line for {} in {}\n{out}", t.label, t.unit.name()));
+            .find(|l| l.trim_start().starts_with(t.label()) && l.contains(t.unit.name()))
+            .unwrap_or_else(|| panic!("no line for {} in {}\n{out}", t.label(), t.unit.name()));
         let baseline = format!("{:.1}", t.baseline);
         assert!(line.contains(&baseline), "{line}: baseline {baseline}");
         assert!(
             line.trim_end().ends_with("ok"),
             "{} is not ok: {line}\n{out}",
-            t.label
+            t.label()
         );
     }
     let n = oslab::platform::cpu::allowed().len();
-    if TESTS.iter().all(|t| runs_here(t.experiment)) {
+    if TESTS.iter().all(|t| runs_here(t.experiment())) {
         assert!(
             text.contains("System Benchmarks Index Score (1 copy): "),
             "no score line\n{out}"
@@ -82,10 +82,10 @@ fn check_json(doc: &Value) {
 
 fn check_group(doc: &Value, g: &Value) {
     let tests = g["tests"].as_array().unwrap();
-    let expected: Vec<_> = TESTS.iter().filter(|t| runs_here(t.experiment)).collect();
+    let expected: Vec<_> = TESTS.iter().filter(|t| runs_here(t.experiment())).collect();
     assert_eq!(tests.len(), expected.len(), "{tests:?}");
     for (t, want) in tests.iter().zip(&expected) {
-        assert_eq!(t["test"], want.label);
+        assert_eq!(t["test"], want.label());
         assert_eq!(t["unit"], want.unit.name());
         assert_eq!(t["status"], "ok", "{t}");
         let value = num(&t["value"], "value");

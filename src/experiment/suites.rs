@@ -14,6 +14,7 @@ pub struct Suite {
 }
 
 /// One configuration of a suite.
+#[derive(Debug)]
 pub struct Config {
     pub label: &'static str,
     pub experiment: &'static str,

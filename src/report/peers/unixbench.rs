@@ -13,6 +13,7 @@
 
 use serde_json::{Value, json};
 
+use crate::experiment::suites::{Config, UNIXBENCH};
 use crate::model::ExperimentResult;
 use crate::report::format::{Align, Table};
 use crate::report::pool::Pooled;
@@ -58,34 +59,35 @@ impl Unit {
     }
 }
 
-/// One test of UnixBench's index.
+/// One test of UnixBench's index: a configuration of `--suite unixbench` (its label, the
+/// experiment and the parameters that make it this test) with UnixBench's name, unit and
+/// baseline for it.
 #[derive(Debug)]
 pub struct Test {
-    /// As UnixBench's report names it (and `--suite unixbench` labels it).
-    pub label: &'static str,
+    pub config: &'static Config,
     /// UnixBench's name for it (`index.base`, `Run`).
     pub program: &'static str,
-    pub experiment: &'static str,
-    /// The parameters that make the configuration this test.
-    pub params: &'static [(&'static str, &'static str)],
     pub unit: Unit,
     /// The SPARCstation 20-61's result in `unit` (`pgms/index.base`).
     pub baseline: f64,
 }
 
-const fn test(
-    label: &'static str,
-    program: &'static str,
-    experiment: &'static str,
-    params: &'static [(&'static str, &'static str)],
-    unit: Unit,
-    baseline: f64,
-) -> Test {
+impl Test {
+    /// As UnixBench's report names it (and `--suite unixbench` labels it).
+    pub fn label(&self) -> &'static str {
+        self.config.label
+    }
+
+    pub fn experiment(&self) -> &'static str {
+        self.config.experiment
+    }
+}
+
+/// The `n`th configuration of `--suite unixbench` as UnixBench's test `program`.
+const fn test(n: usize, program: &'static str, unit: Unit, baseline: f64) -> Test {
     Test {
-        label,
+        config: &UNIXBENCH.configs[n],
         program,
-        experiment,
-        params,
         unit,
         baseline,
     }
@@ -93,102 +95,18 @@ const fn test(
 
 /// UnixBench's index tests in the order of its report, with their baselines.
 pub static TESTS: &[Test] = &[
-    test(
-        "Dhrystone 2 using register variables",
-        "dhry2reg",
-        "unixbench.dhrystone",
-        &[("language", "c")],
-        Unit::Lps,
-        116_700.0,
-    ),
-    test(
-        "Double-Precision Whetstone",
-        "whetstone-double",
-        "unixbench.whetstone",
-        &[("language", "c")],
-        Unit::Mwips,
-        55.0,
-    ),
-    test(
-        "Execl Throughput",
-        "execl",
-        "unixbench.execl",
-        &[("variant", "dynamic")],
-        Unit::Lps,
-        43.0,
-    ),
-    test(
-        "File Copy 1024 bufsize 2000 maxblocks",
-        "fstime",
-        "unixbench.file_copy",
-        &[("bufsize", "1024"), ("maxblocks", "2000")],
-        Unit::KBps,
-        3960.0,
-    ),
-    test(
-        "File Copy 256 bufsize 500 maxblocks",
-        "fsbuffer",
-        "unixbench.file_copy",
-        &[("bufsize", "256"), ("maxblocks", "500")],
-        Unit::KBps,
-        1655.0,
-    ),
-    test(
-        "File Copy 4096 bufsize 8000 maxblocks",
-        "fsdisk",
-        "unixbench.file_copy",
-        &[("bufsize", "4096"), ("maxblocks", "8000")],
-        Unit::KBps,
-        5800.0,
-    ),
-    test(
-        "Pipe Throughput",
-        "pipe",
-        "unixbench.pipe",
-        &[],
-        Unit::Lps,
-        12_440.0,
-    ),
-    test(
-        "Pipe-based Context Switching",
-        "context1",
-        "unixbench.context1",
-        &[("placement", "free")],
-        Unit::Lps,
-        4000.0,
-    ),
-    test(
-        "Process Creation",
-        "spawn",
-        "unixbench.spawn",
-        &[("placement", "free")],
-        Unit::Lps,
-        126.0,
-    ),
-    test(
-        "Shell Scripts (1 concurrent)",
-        "shell1",
-        "unixbench.shell",
-        &[("concurrency", "1"), ("placement", "free")],
-        Unit::Lpm,
-        42.4,
-    ),
-    test(
-        "Shell Scripts (8 concurrent)",
-        "shell8",
-        "unixbench.shell",
-        &[("concurrency", "8"), ("placement", "free")],
-        Unit::Lpm,
-        6.0,
-    ),
-    test(
-        "System Call Overhead",
-        "syscall",
-        "unixbench.syscall",
-        &[],
-        Unit::Lps,
-        15_000.0,
-    ),
+    test(0, "dhry2reg", Unit::Lps, 116_700.0),
+    test(1, "whetstone-double", Unit::Mwips, 55.0),
+    test(2, "execl", Unit::Lps, 43.0),
+    test(3, "fstime", Unit::KBps, 3960.0),
+    test(4, "fsbuffer", Unit::KBps, 1655.0),
+    test(5, "fsdisk", Unit::KBps, 5800.0),
+    test(6, "pipe", Unit::Lps, 12_440.0),
+    test(7, "context1", Unit::Lps, 4000.0),
+    test(8, "spawn", Unit::Lps, 126.0),
+    test(9, "shell1", Unit::Lpm, 42.4),
+    test(10, "shell8", Unit::Lpm, 6.0),
+    test(11, "syscall", Unit::Lps, 15_000.0),
 ];
 
 /// The harness parameter a `--copies N` result carries (absent: one copy).
@@ -197,8 +115,9 @@ pub const COPIES_PARAM: &str = "copies";
 /// The test a result measures, if it is one of the index's.
 pub fn test_of(r: &ExperimentResult) -> Option<&'static Test> {
     TESTS.iter().find(|t| {
-        t.experiment == r.experiment
-            && t.params
+        t.experiment() == r.experiment
+            && t.config
+                .params
                 .iter()
                 .all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
     })
@@ -319,10 +238,10 @@ pub fn groups(entries: &[Entry]) -> Vec<Group> {
             for t in TESTS {
                 match entries
                     .iter()
-                    .find(|e| e.copies == n && e.test.label == t.label)
+                    .find(|e| e.copies == n && e.test.label() == t.label())
                 {
                     Some(e) => group.entries.push(e.clone()),
-                    None => group.missing.push(t.label),
+                    None => group.missing.push(t.label()),
                 }
             }
             group
@@ -389,7 +308,7 @@ fn table(g: &Group) -> Table {
     ]);
     for e in &g.entries {
         t.row(vec![
-            e.test.label.to_string(),
+            e.test.label().to_string(),
             time_ns(e.median_ns),
             e.ci_ns
                 .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, e.median_ns)),
@@ -416,9 +335,9 @@ pub fn document(pooled: &[Pooled]) -> Value {
             json!({
                 "copies": g.copies,
                 "tests": g.entries.iter().map(|e| json!({
-                    "test": e.test.label,
+                    "test": e.test.label(),
                     "program": e.test.program,
-                    "experiment": e.test.experiment,
+                    "experiment": e.test.experiment(),
                     "median_ns": e.median_ns,
                     "ci_low_ns": e.ci_ns.map(|c| c.0),
                     "ci_high_ns": e.ci_ns.map(|c| c.1),

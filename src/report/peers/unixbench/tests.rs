@@ -7,6 +7,7 @@ use crate::report::pool::pool;
 /// A result of `test` at `ns` per loop (a few samples around it), with `copies` copies.
 fn result(test: &Test, ns: f64, copies: Option<u32>) -> ExperimentResult {
     let mut params: Vec<(&str, String)> = test
+        .config
         .params
         .iter()
         .map(|(k, v)| (*k, v.to_string()))
@@ -19,9 +20,9 @@ fn result(test: &Test, ns: f64, copies: Option<u32>) -> ExperimentResult {
         .map(|i| ns * (1.0 + (i % 5) as f64 * 1e-4))
         .collect();
     ExperimentResult {
-        label: Some(test.label.to_string()),
+        label: Some(test.label().to_string()),
         duration_s: 1.0,
-        ..ExperimentResult::from_values(test.experiment, &pairs, &values, 100)
+        ..ExperimentResult::from_values(test.experiment(), &pairs, &values, 100)
     }
 }
 
@@ -37,13 +38,13 @@ fn the_table_holds_unixbenchs_twelve_index_tests_and_baselines() {
     assert!(base.contains(&("whetstone-double", 55.0)));
     assert!(base.contains(&("shell8", 6.0)));
     assert!(base.contains(&("syscall", 15_000.0)));
-    // Every suite configuration is a test of the table, in the same order, same label.
+    // Every suite configuration is a test of the table, once, in the suite's order.
     let suite = crate::experiment::plan::find_suite("unixbench").unwrap();
     assert_eq!(suite.configs.len(), TESTS.len());
     for (c, t) in suite.configs.iter().zip(TESTS) {
         assert_eq!(
             (c.label, c.experiment, c.params),
-            (t.label, t.experiment, t.params)
+            (t.label(), t.experiment(), t.config.params)
         );
     }
 }
@@ -103,7 +104,7 @@ fn copies_make_groups_of_their_own_whose_values_are_totals() {
         assert!(
             (two.value() / one.value() - 2.0).abs() < 1e-3,
             "{}",
-            one.test.label
+            one.test.label()
         );
     }
     let ratio = groups[1].score().unwrap() / groups[0].score().unwrap();
