@@ -36,13 +36,25 @@ fn fs_params(name: &str, p: &Params) -> Params {
         _ if is_true(p, "sync") => "each",
         _ => "none",
     };
-    Params::from_pairs(&[
+    let mut pairs = vec![
         ("size", p.str("filesize")),
         ("bufsize", p.str("iosize")),
         ("cache", cache),
         ("sync", sync),
-    ])
+    ];
+    // rwrite's file is laid out as Filebench preallocates it, in 1 MiB writes: ext4 then holds
+    // it in large folios, and a 2 KiB write into one costs ten times a write into a small one
+    // (docs/filemicro.md, "Beside Filebench"). The file stays dirty, so the claim that a write
+    // reaches no device holds whatever the folio size; the synced personalities' claims count
+    // pages, and their files keep writes of their I/O size.
+    if name == "filemicro.rwrite" {
+        pairs.push(("layout", FILEBENCH_PREALLOC));
+    }
+    Params::from_pairs(&pairs)
 }
+
+/// Filebench's preallocation writes (`FILE_ALLOC_BLOCK`, fileset.h).
+const FILEBENCH_PREALLOC: &str = "1M";
 
 /// fs's kind of transfer for a personality, and whether its offsets are random.
 fn kind_of(name: &str) -> (fs::Kind, bool) {
@@ -230,3 +242,25 @@ transfer_info!(
     false,
     "64M"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only rwrite's file is laid out as Filebench preallocates it; the others keep fs's
+    /// layout, which their oublock claims count on.
+    #[test]
+    fn rwrite_alone_is_laid_out_as_filebench_preallocates() {
+        let p = Params::from_pairs(&[("filesize", "1G"), ("iosize", "2K")]);
+        let layout = |name| fs_params(name, &p).get("layout").map(str::to_string);
+        assert_eq!(layout("filemicro.rwrite").as_deref(), Some("1M"));
+        for name in [
+            "filemicro.rread",
+            "filemicro.rwritedsync",
+            "filemicro.rwritefsync",
+            "filemicro.seqread",
+        ] {
+            assert_eq!(layout(name), None, "{name}");
+        }
+    }
+}

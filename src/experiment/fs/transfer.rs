@@ -197,7 +197,13 @@ pub(crate) fn setup_transfer_every(
     // A file written to stays dirty for sync=none (rewrites then dirty no clean page); every
     // other file is synced so it is on the device and its pages can be dropped.
     let writes = kind != Kind::Read;
-    let chunk = if writes { bufsize } else { 1 << 20 };
+    // `layout` (not a parameter of fs's own experiments): the writes another program laid
+    // the file out with (filemicro: Filebench's 1 MiB preallocation).
+    let chunk = match params.get("layout").and_then(crate::experiment::params::parse_size) {
+        Some(layout) => layout,
+        None if writes => bufsize,
+        None => 1 << 20,
+    };
     lay_out(&path, len, chunk, !(writes && sync == "none"))?;
     let src = match kind {
         Kind::Copy => Some(copy_source(dir, len)?),
