@@ -199,7 +199,10 @@ pub(crate) fn setup_transfer_every(
     let writes = kind != Kind::Read;
     // `layout` (not a parameter of fs's own experiments): the writes another program laid
     // the file out with (filemicro: Filebench's 1 MiB preallocation).
-    let chunk = match params.get("layout").and_then(crate::experiment::params::parse_size) {
+    let chunk = match params
+        .get("layout")
+        .and_then(crate::experiment::params::parse_size)
+    {
         Some(layout) => layout,
         None if writes => bufsize,
         None => 1 << 20,
