@@ -121,14 +121,15 @@ source "$ROOT/bench/lib.sh"
 
 # The personalities and, for --quick, the sizes oslab shrinks (name=value per experiment).
 "$OSLAB" list --json >"$WORK/list.json" || die "oslab list --json failed"
-mapfile -t PLAN < <(python3 - "$WORK/list.json" "$ONLY" "${#QUICK[@]}" <<'PY'
+python3 - "$WORK/list.json" "$ONLY" "${#QUICK[@]}" >"$WORK/plan" <<'PY'
 import json, sys
 experiments, only, quick = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == "1"
 wanted = {w.strip() for w in only.split(",") if w.strip()}
 names = [e["name"] for e in experiments if e["name"].startswith("filemicro.")]
 unknown = wanted - {n.split(".", 1)[1] for n in names}
 if unknown:
-    sys.exit(f"filemicro.sh: no personality {', '.join(sorted(unknown))} (oslab list filemicro)")
+    print(f"filemicro.sh: no personality {', '.join(sorted(unknown))} (oslab list filemicro)", file=sys.stderr)
+    sys.exit(2)
 for e in experiments:
     short = e["name"].split(".", 1)[1] if e["name"].startswith("filemicro.") else None
     if short and (not wanted or short in wanted):
@@ -138,7 +139,7 @@ for e in experiments:
         sets += ["cached=true" for p in e["params"] if p["name"] == "cached"]
         print(" ".join([e["name"]] + sets))
 PY
-) || exit 2
+mapfile -t PLAN <"$WORK/plan"
 ((${#PLAN[@]})) || die "oslab lists no filemicro personality on this system"
 
 # A personality's workload file for Filebench: $dir, one thread, the sizes, `run`.
