@@ -49,6 +49,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ("ipc.unix_latency", &["placement=cross"]),
     ("process.fork_exec", &["target=dynamic"]),
     ("process.posix_spawn", &["target=dynamic"]),
+    ("unixbench.spawn", &["forker=worker"]),
     ("pagefault.anon", &["populate=madv_populate_write"]),
     ("pagefault.prefault_sweep", &["batch=16"]),
     ("pagefault.prefault_sweep", &["batch=512", "order=random"]),

@@ -40,6 +40,7 @@ pub use spawn::SPAWN;
 mod execl;
 pub use execl::EXECL;
 mod file_copy;
+mod program;
 pub use file_copy::FILE_COPY;
 mod shell;
 pub use shell::{SHELL, sort_input};

@@ -80,10 +80,25 @@ fn with_target(params: &Params, names: &[&'static str]) -> Vec<crate::experiment
 /// `names`, plus what a dynamically linked program's start-up makes (`DYNAMIC_START_UP`),
 /// each once.
 pub(crate) fn with_dynamic_start_up(names: &[&'static str]) -> Vec<crate::experiment::Claim> {
+    with_start_up(names, crate::experiment::Claim::each)
+}
+
+/// `names`, plus what a dynamically linked program's start-up makes, for a program started
+/// once per batch: claimed any number of times (one start in a batch of N is 1/N per op).
+pub(crate) fn with_dynamic_start_up_per_batch(
+    names: &[&'static str],
+) -> Vec<crate::experiment::Claim> {
+    with_start_up(names, crate::experiment::Claim::any_number)
+}
+
+fn with_start_up(
+    names: &[&'static str],
+    start_up: fn(&'static str) -> crate::experiment::Claim,
+) -> Vec<crate::experiment::Claim> {
     let mut claims = crate::experiment::each(names);
     for &name in DYNAMIC_START_UP {
         if !names.contains(&name) {
-            claims.push(crate::experiment::Claim::each(name));
+            claims.push(start_up(name));
         }
     }
     claims

@@ -57,17 +57,19 @@ pub static THREAD: ExperimentInfo = ExperimentInfo {
     params: &[],
     // The worker's clone3 between two rt_sigprocmask and its futex wait in join; the new
     // thread's start-up (rseq, set_robust_list), the madvise that frees its stack's unused
-    // pages at exit, and its exit.
+    // pages at exit, and its exit. The join waits on the futex only while the thread has not
+    // exited yet: a claims run here traced 0.989 per op (the thread finished first the rest).
     syscalls: |_| {
-        crate::experiment::each(&[
+        let mut claims = crate::experiment::each(&[
             "clone3",
             "rt_sigprocmask",
-            "futex",
             "rseq",
             "set_robust_list",
             "madvise",
             "exit",
-        ])
+        ]);
+        claims.push(crate::experiment::Claim::at_least("futex", 0.9));
+        claims
     },
     subtract_loop_overhead: false,
     default_suite: true,

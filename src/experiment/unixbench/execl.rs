@@ -17,10 +17,11 @@
 //! helper). A batch of N loops is one fork of the worker whose child execs the program with
 //! a count of N-1, so N execs in all; the fork and the wait are paid once per batch.
 
-use std::ffi::{CString, c_char};
+use std::ffi::CString;
 
+use super::program::Program;
 use super::*;
-use crate::experiment::process::{HelperFile, elf, helper_dirs, reap};
+use crate::experiment::process::elf;
 
 /// How many decimal digits the counter in `argv[1]` has.
 const DIGITS: usize = 20;
@@ -96,44 +97,19 @@ fn dynamic_image() -> Result<Vec<u8>, SetupError> {
 }
 
 struct Execl {
-    path: CString,
+    program: Program,
     /// UnixBench's arguments after the count (duration, images so far, start time) for the
     /// dynamic program; none for the static one.
     rest: Vec<CString>,
-    /// Pass the environment (the dynamic loader reads it, as UnixBench's execl passes it);
-    /// the static program gets an empty one.
-    environment: bool,
-    helper: HelperFile,
 }
 
-impl Execl {
-    /// Fork; the child execs the countdown for `execs` execs; wait for the last to exit.
-    fn chain(&self, execs: u64) -> Result<(), String> {
-        let count = CString::new(counter(execs)).expect("digits have no NUL");
-        let mut argv: Vec<*const c_char> = vec![self.path.as_ptr(), count.as_ptr()];
-        argv.extend(self.rest.iter().map(|a| a.as_ptr()));
-        argv.push(std::ptr::null());
-        let empty: [*const c_char; 1] = [std::ptr::null()];
-        // SAFETY: the child calls only execve/execv and _exit (async-signal-safe) with
-        // arrays built before the fork.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // SAFETY: `argv` and `empty` are null-terminated arrays of NUL-terminated strings
-            // that live in this (copied) address space; exec returns only on failure.
-            unsafe {
-                if self.environment {
-                    libc::execv(self.path.as_ptr(), argv.as_ptr());
-                } else {
-                    libc::execve(self.path.as_ptr(), argv.as_ptr(), empty.as_ptr());
-                }
-                libc::_exit(127);
-            }
-        }
-        if pid < 0 {
-            return Err(last_os_error("fork"));
-        }
-        reap(pid, "execl countdown")
-    }
+/// Fork; the child execs the countdown for `execs` execs, with `rest` after the count;
+/// wait for the last image to exit.
+fn chain(program: &Program, rest: &[CString], execs: u64) -> Result<(), String> {
+    let count = CString::new(counter(execs)).expect("digits have no NUL");
+    let mut args = vec![&count];
+    args.extend(rest);
+    program.run(&args)
 }
 
 impl Routine for Execl {
@@ -141,7 +117,7 @@ impl Routine for Execl {
         if ops == 0 {
             return Ok(());
         }
-        self.chain(ops)
+        chain(&self.program, &self.rest, ops)
     }
 }
 
@@ -170,37 +146,17 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
             ))
         })?
     };
-    let mut refused = Vec::new();
-    for dir in helper_dirs(ctx) {
-        let helper = match HelperFile::create(&dir, &image) {
-            Ok(helper) => helper,
-            Err(e) => {
-                refused.push(format!("{}: {e}", dir.display()));
-                continue;
-            }
-        };
-        let path = CString::new(helper.path.as_os_str().as_encoded_bytes())
-            .map_err(|_| SetupError::Failed("the helper's path has a NUL byte".into()))?;
-        let execl = Execl {
-            path,
-            rest: if dynamic {
-                unixbench_arguments()
-            } else {
-                Vec::new()
-            },
-            environment: dynamic,
-            helper,
-        };
-        match execl.chain(3) {
-            Ok(()) => return Ok(Box::new(execl)),
-            Err(e) => refused.push(format!("{}: {e}", execl.helper.dir.display())),
-        }
-    }
-    Err(SetupError::Unsupported(format!(
-        "no directory where the countdown program can be written and executed: {} (set TMPDIR \
-         to an executable directory)",
-        refused.join("; ")
-    )))
+    let rest = if dynamic {
+        unixbench_arguments()
+    } else {
+        Vec::new()
+    };
+    // The dynamic program gets the worker's environment (the loader reads it, as UnixBench's
+    // execl passes it on); the static one an empty one.
+    let program = Program::install(ctx, &image, dynamic, "execl countdown", |program| {
+        chain(program, &rest, 3)
+    })?;
+    Ok(Box::new(Execl { program, rest }))
 }
 
 fn expectations(_: &Params) -> Vec<Expectation> {

@@ -115,6 +115,7 @@ fn every_kind_runs_a_few_loops() {
         (&SYSCALL, &[][..]),
         (&PIPE, &[][..]),
         (&SPAWN, &[][..]),
+        (&SPAWN, &[("forker", "worker")][..]),
         (&FILE_COPY, &[("bufsize", "256"), ("maxblocks", "4")][..]),
         (&SHELL, &[("concurrency", "2")][..]),
     ] {
