@@ -7,7 +7,8 @@
 # perl), and then, round after round, runs UnixBench's twelve index tests with 1 and N copies
 # (`Run -c 1 -c N -i I dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1
 # spawn shell1 shell8 syscall`, N the online CPUs) and `oslab run --suite unixbench --json
-# --copies 1,N` one after the other. It prints per number of copies and test oslab's result
+# --copies 1,N --passes I` one after the other (the same timed passes: I of 10 s for the
+# short loops, (I+1)/3 of 30 s or 60 s for the others). It prints per number of copies and test oslab's result
 # and UnixBench's in UnixBench's unit (each the median over the rounds), their ratio, and
 # PASS within ±5 % (the score: ±3 %), MISS outside (docs/unixbench.md says why a test
 # misses). Without the source it says how to get it and exits 0; it never downloads
@@ -17,7 +18,8 @@
 #                           [--binary OSLAB] [--strict]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
 #   --rounds R        UnixBench and oslab alternately, R times each (default 1)
-#   --iterations I    UnixBench's -i (default 1; UnixBench's own default is 10)
+#   --iterations I    UnixBench's -i and oslab's --passes (default 1; UnixBench's own
+#                     default is 10)
 #   --copies N        the second number of copies (default: the online CPUs; 1: one copy only)
 #   --quick           oslab's --quick (UnixBench has no such mode: its tests run 10–60 s each)
 #   --binary OSLAB    the oslab to run (default: cargo build --release)
@@ -122,9 +124,9 @@ for round in $(seq 1 "$ROUNDS"); do
     (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" "${TESTS[@]}") >"$WORK/unixbench.$round.txt" 2>"$WORK/unixbench.err" ||
         { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
     ub_busy=$(busy_since "$before")
-    echo "Round $round of $ROUNDS: oslab (run --suite unixbench --copies $OSLAB_COPIES ${QUICK[*]}) ..." >&2
+    echo "Round $round of $ROUNDS: oslab (run --suite unixbench --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
     before=$(idle_snapshot)
-    oslab_to "$WORK/oslab.$round.json" run --suite unixbench --copies "$OSLAB_COPIES" --json "${QUICK[@]}"
+    oslab_to "$WORK/oslab.$round.json" run --suite unixbench --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
     oslab_busy=$(busy_since "$before")
     echo "round $round: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
 done

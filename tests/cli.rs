@@ -224,6 +224,17 @@ fn zero_precision_is_a_user_error() {
         .assert_user_error(&["--precision", "percentage"]);
 }
 
+#[test]
+fn passes_outside_a_timed_suite_or_range_are_user_errors() {
+    let lab = Lab::new();
+    lab.oslab(&["run", "syscall.getppid", "--passes", "3"])
+        .assert_user_error(&["--passes 3", "--suite unixbench"]);
+    lab.oslab(&["run", "--suite", "mmap-lab", "--passes", "3"])
+        .assert_user_error(&["--passes 3", "mmap-lab", "drop --passes"]);
+    lab.oslab(&["run", "--suite", "unixbench", "--passes", "0"])
+        .assert_user_error(&["--passes 0", "1 to 100"]);
+}
+
 // --- user errors with the database ---
 
 #[test]

@@ -96,6 +96,17 @@ fn check_group(doc: &Value, g: &Value) {
             "{t}"
         );
         assert!(num(&t["median_ns"], "median_ns") > 0.0);
+        assert!(num(&t["median_value"], "median_value") > 0.0);
+        // Sampled in UnixBench's passes (--quick: fewer and shorter), the lowest third
+        // dropped.
+        let quick = oslab::experiment::suites::Timing {
+            quick: true,
+            passes: None,
+        };
+        let passes = oslab::experiment::suites::unixbench_passes(want.experiment(), quick);
+        assert_eq!(t["passes"], passes.name().as_str(), "{t}");
+        let kept = passes.count - passes.count / 3;
+        assert_eq!(t["passes_kept"], kept, "{t}");
     }
     // Each configuration of the suite measured, with its validation held.
     let configurations = doc["configurations"].as_array().unwrap();
@@ -112,7 +123,13 @@ fn check_group(doc: &Value, g: &Value) {
     }
     if expected.len() == TESTS.len() {
         assert!(g["missing"].as_array().unwrap().is_empty());
-        assert!(num(&g["score"], "score") > 0.0);
+        let score = num(&g["score"], "score");
+        let indexes: Vec<f64> = tests.iter().map(|t| num(&t["index"], "index")).collect();
+        let mean_log = indexes.iter().map(|i| i.ln()).sum::<f64>() / indexes.len() as f64;
+        assert!(
+            (score - mean_log.exp()).abs() <= 1e-6 * score,
+            "{score} {indexes:?}"
+        );
     } else {
         assert!(g["score"].is_null());
     }

@@ -44,6 +44,7 @@ pub(super) enum Command {
                             oslab run syscall.getppid --load io --dir /mnt/disk\n  \
                             oslab run pagefault.anon --copies 1,2,4,N --copy-mode threads\n  \
                             oslab run --suite unixbench --quick\n  \
+                            oslab run --suite unixbench --passes 3   # UnixBench's -i 3\n  \
                             oslab run --suite reclaim --quick --swap 1G\n  \
                             oslab run --suite filemicro --dir /mnt/ssd")]
     Run(RunArgs),
@@ -305,6 +306,11 @@ pub(super) struct RunArgs {
     /// --copies 1, the powers of two below N, and N (the CPUs this process may use)
     #[arg(long, conflicts_with = "copies")]
     pub(super) scale: bool,
+    /// With --suite unixbench, UnixBench's `-i N`: N timed passes of the tests it repeats ten
+    /// times (Dhrystone, Whetstone, syscall, pipe, context1), (N+1)/3 of the others, at
+    /// least one [default: 10, as UnixBench; with --quick 3]
+    #[arg(long, value_name = "N")]
+    pub(super) passes: Option<u32>,
     /// How copies run: `processes` (each a worker with its own address space; the default)
     /// or `threads` of one worker (one address space, one directory: what contends on the
     /// mmap lock or a directory), for the experiments that run as threads

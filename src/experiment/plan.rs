@@ -15,7 +15,7 @@ use super::{ExperimentInfo, ParamKind, Params, find};
 use crate::model::copies::{Copies, Mode};
 use crate::model::error::UserError;
 
-pub use super::suites::{Config, SUITES, Suite, find_suite};
+pub use super::suites::{Config, SUITES, Suite, Timing, find_suite};
 
 /// One experiment run to perform.
 #[derive(Clone)]
@@ -90,9 +90,17 @@ pub fn expand(
 pub fn expand_suite(
     suite: &Suite,
     given: &[(String, String)],
-    quick: bool,
+    timing: Timing,
     swap: bool,
 ) -> Result<Vec<Planned>, UserError> {
+    let quick = timing.quick;
+    if let (Some(n), None) = (timing.passes, suite.passes) {
+        return Err(UserError::BadOption(format!(
+            "--passes {n}: suite {} is not sampled in timed passes; drop --passes (--suite \
+             unixbench is)",
+            suite.name
+        )));
+    }
     let mut planned = Vec::new();
     for config in suite.configs {
         // Without swap on the machine, a configuration that forbids it is the one beside it.
@@ -126,14 +134,22 @@ pub fn expand_suite(
                 suite.name, config.experiment
             )));
         }
-        planned.extend(expand_one(
+        let mut configs = expand_one(
             info,
             config.params,
             given,
             quick,
             Some(config.label),
             config.load,
-        )?);
+        )?;
+        if let Some(passes) = suite.passes {
+            for p in &mut configs {
+                let mut map = p.params.as_map().clone();
+                passes(info.name, timing).record(&mut map);
+                p.params = Params::from_map(map);
+            }
+        }
+        planned.extend(configs);
     }
     Ok(planned)
 }

@@ -3,6 +3,8 @@
 //! the counts of copies every configuration is measured with. `plan::expand_suite` turns one
 //! into planned runs.
 
+use crate::model::passes::Passes;
+
 /// A named list of configurations run together.
 pub struct Suite {
     pub name: &'static str,
@@ -11,6 +13,9 @@ pub struct Suite {
     /// The counts of copies every configuration is measured with when the user gives no
     /// `--copies` (`1,N`: one copy, then one per CPU, as UnixBench reports), if any.
     pub copies: Option<&'static str>,
+    /// How each configuration is sampled in timed passes (`model::passes`), if it is: from
+    /// the experiment's name, `--quick` and `--passes`.
+    pub passes: Option<fn(experiment: &str, timing: Timing) -> Passes>,
 }
 
 /// One configuration of a suite.
@@ -89,6 +94,7 @@ pub static MMAP_LAB: Suite = Suite {
         },
     ],
     copies: None,
+    passes: None,
 };
 
 /// One configuration of the reclaim suite: `mmap.access` with `params`, beside a memory load
@@ -147,6 +153,7 @@ pub static RECLAIM: Suite = Suite {
         ),
     ],
     copies: None,
+    passes: None,
 };
 
 /// UnixBench's System Benchmarks Index: its twelve tests, labelled as its report names them
@@ -230,6 +237,7 @@ pub static UNIXBENCH: Suite = Suite {
         },
     ],
     copies: Some("1,N"),
+    passes: Some(unixbench_passes),
 };
 
 /// Filebench's filemicro personalities at Filebench's defaults, one configuration each,
@@ -338,8 +346,40 @@ pub static FILEMICRO: Suite = Suite {
         },
     ],
     copies: None,
+    passes: None,
 };
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().copied().find(|s| s.name == name)
+}
+
+/// What the user said of a suite's timed passes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timing {
+    /// `--quick`: shorter passes.
+    pub quick: bool,
+    /// `--passes N`: how many (the suite says what N means).
+    pub passes: Option<u32>,
+}
+
+/// UnixBench's passes (its `Run`): ten of 10 s for the tests it repeats "long" (Dhrystone,
+/// Whetstone, the system call, pipe and context-switch loops), three of 30 s for the "short"
+/// ones (execl, spawn, the file copies) and three of 60 s for the shell scripts (`looper
+/// 60`). `--passes N` is UnixBench's `-i N`: N of the long ones, (N+1)/3 of the short ones
+/// (at least one). `--quick`: passes of 0.1 s, three and one unless `--passes` says.
+pub fn unixbench_passes(experiment: &str, timing: Timing) -> Passes {
+    let (long, seconds) = match experiment {
+        "unixbench.execl" | "unixbench.spawn" | "unixbench.file_copy" => (false, 30.0),
+        "unixbench.shell" => (false, 60.0),
+        _ => (true, 10.0),
+    };
+    let iterations = timing.passes.unwrap_or(if timing.quick { 3 } else { 10 });
+    Passes {
+        count: if long {
+            iterations
+        } else {
+            ((iterations + 1) / 3).max(1)
+        },
+        seconds: if timing.quick { 0.1 } else { seconds },
+    }
 }

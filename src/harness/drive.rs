@@ -16,6 +16,8 @@ use crate::harness::layout::ENV_PAD_VAR;
 use crate::harness::plan::Plan;
 use crate::harness::scratch;
 use crate::harness::worker::{Job, Message};
+use crate::measure::sampler::SamplerConfig;
+use crate::model::passes::Passes;
 use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
 use crate::platform::process::{Group, ending};
 
@@ -84,6 +86,7 @@ pub(super) fn drive_worker(
         Ok(dirs) => dirs,
         Err(outcome) => return outcome,
     };
+    let passes = Passes::of(params.as_map());
     let job = Job {
         experiment: info.name.to_string(),
         params: params.as_map().clone(),
@@ -93,7 +96,10 @@ pub(super) fn drive_worker(
         scratch_dir: dirs.scratch.as_ref().map(|d| d.path().to_path_buf()),
         work_dir: dirs.work.as_ref().map(|d| d.path().to_path_buf()),
         clock: plan.clock.clone(),
-        sampler: plan.sampler.clone(),
+        sampler: SamplerConfig {
+            passes,
+            ..plan.sampler.clone()
+        },
         cgroup_procs,
         layout: plan.layout,
         probes: plan.probes,
@@ -111,7 +117,7 @@ pub(super) fn drive_worker(
     let started = Instant::now();
     let mut deadline = Deadline {
         started,
-        at: started + plan.timeout,
+        at: started + plan.timeout + passes_time(plan, passes),
     };
     let mut copy = place.as_mut().map(|place| Copy {
         place,
@@ -384,6 +390,15 @@ fn fixed_batch_deadline(
     (need.is_finite() && need > 0.0)
         .then(|| Duration::from_secs_f64(need.min(7.0 * 86_400.0)))
         .and_then(|d| Instant::now().checked_add(d))
+}
+
+/// The time timed passes add to a worker's limit (a quarter more than they take), unless the
+/// user set `--timeout`.
+fn passes_time(plan: &Plan, passes: Option<Passes>) -> Duration {
+    match passes {
+        Some(p) if plan.stretch_timeout => Duration::from_secs_f64(p.total_s() * 1.25),
+        _ => Duration::ZERO,
+    }
 }
 
 fn describe_exit(status: Option<ExitStatus>, stderr: &str, samples: usize) -> String {

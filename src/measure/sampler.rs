@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::clock::Clock;
 use super::counting::Counting;
 use crate::analysis;
+use crate::model::passes::Passes;
 use crate::model::routine::{self, Partner, Routine};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::counters::CounterSet;
@@ -47,6 +48,10 @@ pub struct SamplerConfig {
     /// (`--copy-mode threads`), whose faults and switches are theirs.
     #[serde(default)]
     pub own_thread: bool,
+    /// Sample as timed passes instead (`model::passes`): each sample one pass that runs
+    /// batches until its seconds have passed; no stopping rule.
+    #[serde(default)]
+    pub passes: Option<Passes>,
 }
 
 impl SamplerConfig {
@@ -62,6 +67,7 @@ impl SamplerConfig {
             warmup_ns: 50e6,
             seed: 0x05_1ab,
             own_thread: false,
+            passes: None,
         }
     }
 
@@ -143,13 +149,31 @@ pub fn sample(
     };
     report(Progress::Calibrated(&calibration))?;
 
+    let partner = routine.partner();
+    // Per-operation overheads each sample's time has taken off.
+    let subtract_ns = loop_overhead_ns.unwrap_or(0.0) + baseline_ns.unwrap_or(0.0);
+    if let Some(passes) = cfg.passes {
+        let batch = pass_batch(ops, target_ns, passes.seconds, routine.max_batch());
+        for _ in 0..passes.count {
+            let sample = take_pass(
+                routine,
+                clock,
+                counters,
+                (batch, passes.seconds),
+                (timer_overhead_ns, subtract_ns),
+                (partner, own_usage(cfg)),
+            )?;
+            report(Progress::Sample(&sample))?;
+        }
+        return Ok(Sampled {
+            stop_reason: StopReason::Passes,
+            ops_per_sample: ops,
+        });
+    }
     let budget_ns = cfg.budget_s * 1e9;
     let sampling_start = clock.start();
     let mut values: Vec<f64> = Vec::new();
     let mut next_check = cfg.min_samples.max(2);
-    let partner = routine.partner();
-    // Per-operation overheads each sample's time has taken off.
-    let subtract_ns = loop_overhead_ns.unwrap_or(0.0) + baseline_ns.unwrap_or(0.0);
     loop {
         let sample = take_sample(
             routine,
@@ -266,11 +290,64 @@ fn take_sample(
     clock: Clock,
     counters: &mut Counting,
     ops: u64,
+    overheads: (f64, f64),
+    usage: (Option<Partner>, fn() -> Rusage),
+) -> Result<Sample, String> {
+    routine.prepare(ops)?;
+    measured(counters, overheads, usage, || {
+        let t0 = clock.start();
+        routine.run(ops)?;
+        let t1 = clock.stop();
+        Ok((ops, clock.ns(t0, t1), 1))
+    })
+}
+
+/// The batch of a timed pass: as many of the sized batches (`ops`, about `target_ns` long)
+/// as make a fiftieth of the pass, so that a batch's fixed cost (a fork, a program's start)
+/// is negligible and the pass overshoots its time by 2% at most; never above `max_batch`.
+fn pass_batch(ops: u64, target_ns: f64, seconds: f64, max_batch: Option<u64>) -> u64 {
+    let batches = (seconds * 1e9 / 50.0 / target_ns.max(1.0)).floor().max(1.0) as u64;
+    let batch = ops.max(1).saturating_mul(batches);
+    max_batch.map_or(batch, |max| batch.min(max.max(1)))
+}
+
+/// One timed pass: batches of `batch` operations until the timed batches have taken
+/// `seconds`; one sample of all of them (UnixBench's loop count over its duration: the rate
+/// is the operations over the time they took). Each batch is prepared untimed, but within
+/// the pass's rusage and counters.
+fn take_pass(
+    routine: &mut dyn Routine,
+    clock: Clock,
+    counters: &mut Counting,
+    (batch, seconds): (u64, f64),
+    overheads: (f64, f64),
+    usage: (Option<Partner>, fn() -> Rusage),
+) -> Result<Sample, String> {
+    measured(counters, overheads, usage, || {
+        let (mut ops, mut elapsed_ns, mut batches) = (0u64, 0.0, 0u32);
+        while elapsed_ns < seconds * 1e9 {
+            routine.prepare(batch)?;
+            let t0 = clock.start();
+            routine.run(batch)?;
+            let t1 = clock.stop();
+            elapsed_ns += clock.ns(t0, t1);
+            ops += batch;
+            batches += 1;
+        }
+        Ok((ops, elapsed_ns, batches))
+    })
+}
+
+/// A sample of what `timed` does: it returns the operations it ran, their time and how many
+/// timings that was (each timer read's overhead is taken off); the rusage (own, reaped
+/// children's, the partner's) and counters are read around it.
+fn measured(
+    counters: &mut Counting,
     (timer_overhead_ns, subtract_ns): (f64, f64),
     (partner, own): (Option<Partner>, fn() -> Rusage),
+    timed: impl FnOnce() -> Result<(u64, f64, u32), String>,
 ) -> Result<Sample, String> {
     let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
-    routine.prepare(ops)?;
     // The partner's usage is read from /proc, which allocates: outside this process's own
     // window, whose faults would otherwise be charged to the operation (one every two or
     // three samples: 0.012-0.08 faults a round trip across CPUs, where a batch holds 1-60).
@@ -278,16 +355,14 @@ fn take_sample(
     let ru0 = own();
     let children0 = rusage::reaped_children();
     let c0 = counters.before();
-    let t0 = clock.start();
-    routine.run(ops)?;
-    let t1 = clock.stop();
+    let (ops, elapsed_ns, timings) = timed()?;
     let c1 = counters.after();
     let children1 = rusage::reaped_children();
     let ru1 = own();
     let partner1 = partner_rusage();
 
-    let elapsed_ns = clock.ns(t0, t1);
-    let ns_per_op = (elapsed_ns - timer_overhead_ns) / ops as f64 - subtract_ns;
+    let timed_ns = elapsed_ns - timer_overhead_ns * f64::from(timings);
+    let ns_per_op = timed_ns / ops as f64 - subtract_ns;
     Ok(Sample {
         ops,
         elapsed_ns,

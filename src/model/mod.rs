@@ -14,6 +14,7 @@ pub mod identity;
 pub mod maps;
 pub mod midr;
 pub mod os;
+pub mod passes;
 pub mod profile;
 pub mod reclaim;
 pub mod routine;
@@ -218,6 +219,8 @@ pub enum StopReason {
     Budget,
     /// The maximum sample count was reached first.
     MaxSamples,
+    /// Timed passes (`model::passes`): every pass was run.
+    Passes,
 }
 
 impl StopReason {
@@ -226,6 +229,7 @@ impl StopReason {
             StopReason::Precision => "precision",
             StopReason::Budget => "budget",
             StopReason::MaxSamples => "max_samples",
+            StopReason::Passes => "passes",
         }
     }
 
@@ -234,6 +238,7 @@ impl StopReason {
             "precision" => StopReason::Precision,
             "budget" => StopReason::Budget,
             "max_samples" => StopReason::MaxSamples,
+            "passes" => StopReason::Passes,
             _ => return None,
         })
     }

@@ -112,6 +112,16 @@ impl Pooled {
         groups
     }
 
+    /// Each measuring process's time per operation, sample by sample, in order (with copies,
+    /// one list per copy).
+    pub fn per_process(&self) -> Vec<Vec<f64>> {
+        let values = self.values();
+        self.groups(&values)
+            .into_iter()
+            .map(<[f64]>::to_vec)
+            .collect()
+    }
+
     /// Whether this is the configuration of `r` (experiment, parameters, suite label).
     pub fn is_of(&self, r: &ExperimentResult) -> bool {
         same_configuration(&self.result, r)

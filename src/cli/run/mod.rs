@@ -5,6 +5,7 @@ use crate::harness::copies;
 use crate::harness::history::{self, Configuration};
 use std::collections::HashMap;
 
+use crate::model::passes::Passes;
 use crate::model::profile::ProfileRequest;
 
 mod options;
@@ -234,13 +235,19 @@ fn run_all(
     run_id: i64,
     earlier: &HashMap<Configuration, Vec<f64>>,
 ) -> Result<()> {
-    let total = jobs.len() * plan.processes as usize;
+    // A configuration sampled in timed passes runs them in one worker, as UnixBench runs its
+    // passes in one process (with copies: one per copy).
+    let runs =
+        |process: u32, job: &Planned| process == 0 || Passes::of(job.params.as_map()).is_none();
+    let total = (0..plan.processes)
+        .map(|process| jobs.iter().filter(|job| runs(process, job)).count())
+        .sum::<usize>();
     let mut done = 0;
     let mut progress =
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
     for process in 0..plan.processes {
         let plan = plan.for_process(process);
-        for job in jobs {
+        for job in jobs.iter().filter(|job| runs(process, job)) {
             if crate::platform::interrupt::requested().is_some() {
                 return Ok(());
             }

@@ -154,6 +154,12 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         .map(|p| parse_assignment(p))
         .collect::<Result<_, _>>()?;
     let Some(name) = &args.suite else {
+        if let Some(n) = args.passes {
+            return Err(UserError::BadOption(format!(
+                "--passes {n} sets a suite's timed passes: give --suite unixbench with it"
+            ))
+            .into());
+        }
         let selected = experiment::select(&args.targets)?;
         check_param_names(&given, &selected)?;
         return Ok(plan::expand(&selected, &given, args.quick)?);
@@ -179,7 +185,17 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
     // A suite's configurations without swap are measured only beside ones with it.
     let swap =
         args.swap.is_some() || crate::platform::memory::meminfo().is_ok_and(|m| m.swap_total > 0);
-    Ok(plan::expand_suite(suite, &given, args.quick, swap)?)
+    if let Some(n) = args.passes.filter(|n| !(1..=100).contains(n)) {
+        return Err(UserError::BadOption(format!(
+            "--passes {n}: give a number of passes from 1 to 100"
+        ))
+        .into());
+    }
+    let timing = plan::Timing {
+        quick: args.quick,
+        passes: args.passes,
+    };
+    Ok(plan::expand_suite(suite, &given, timing, swap)?)
 }
 
 /// `--quick` or the standard sampler, with `--precision` and `--budget` applied.

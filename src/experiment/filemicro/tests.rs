@@ -60,7 +60,16 @@ fn plans_bound_the_files() {
 /// The quick suite stays within a small disk budget: every file or fileset under 64 MiB.
 #[test]
 fn quick_suite_is_small() {
-    let planned = expand_suite(find_suite("filemicro").unwrap(), &[], true, false).unwrap();
+    let planned = expand_suite(
+        find_suite("filemicro").unwrap(),
+        &[],
+        crate::experiment::plan::Timing {
+            quick: true,
+            passes: None,
+        },
+        false,
+    )
+    .unwrap();
     assert_eq!(planned.len(), ALL.len());
     for run in &planned {
         let p = &run.params;

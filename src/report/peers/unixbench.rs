@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::experiment::suites::{Config, UNIXBENCH};
 use crate::model::ExperimentResult;
+use crate::model::passes::Passes;
 use crate::report::format::{Align, Table};
 use crate::report::pool::Pooled;
 
@@ -143,11 +144,47 @@ pub struct Entry {
     pub status: String,
     /// The file copy's bytes per loop.
     pub bufsize: f64,
+    /// UnixBench's statistic over the timed passes, as the time per loop of one copy, when
+    /// the configuration was sampled in passes (`model::passes`); the result then comes
+    /// from it.
+    pub passes: Option<PassesFigure>,
+}
+
+/// UnixBench's statistic of a configuration sampled in timed passes.
+#[derive(Debug, Clone, Copy)]
+pub struct PassesFigure {
+    pub passes: Passes,
+    /// The passes kept (the best two thirds).
+    pub kept: usize,
+    /// The copies' geometric-mean rate, as the time per loop of one copy.
+    pub ns: f64,
+}
+
+/// UnixBench's statistic (its `Run`'s `combinePassResults`) over passes given as each copy's
+/// time per loop, pass by pass: each pass's rate is the copies' loops per second summed; the
+/// lowest third of the passes (`int(n/3)`, by that rate) is dropped and the rest's rates are
+/// averaged geometrically. Returned as the time per loop of one copy, with the passes kept;
+/// `None` without a complete pass.
+pub fn unixbench_statistic(copies: &[Vec<f64>]) -> Option<(f64, usize)> {
+    let passes = copies.iter().map(Vec::len).min()?;
+    let mut rates: Vec<f64> = (0..passes)
+        .map(|k| copies.iter().map(|c| 1e9 / c[k]).sum::<f64>())
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    let kept = &rates[passes / 3..];
+    let rate = geometric_mean(kept)?;
+    Some((copies.len() as f64 * 1e9 / rate, kept.len()))
 }
 
 impl Entry {
     /// The copies' total in UnixBench's unit.
     pub fn value(&self) -> f64 {
+        let ns = self.passes.map_or(self.median_ns, |p| p.ns);
+        self.copies as f64 * self.test.unit.of(ns, self.bufsize)
+    }
+
+    /// The copies' total in UnixBench's unit from oslab's pooled median.
+    pub fn median_value(&self) -> f64 {
         self.copies as f64 * self.test.unit.of(self.median_ns, self.bufsize)
     }
 
@@ -211,6 +248,10 @@ pub fn entry(p: &Pooled) -> Option<Entry> {
         .get("bufsize")
         .and_then(|b| b.parse().ok())
         .unwrap_or(0.0);
+    let passes = Passes::of(&p.result.params).and_then(|passes| {
+        let (ns, kept) = unixbench_statistic(&p.per_process())?;
+        Some(PassesFigure { passes, kept, ns })
+    });
     Some(Entry {
         test,
         copies: copies_of(&p.result),
@@ -218,6 +259,7 @@ pub fn entry(p: &Pooled) -> Option<Entry> {
         ci_ns: f.ci,
         status: crate::report::names::status_text(&p.result),
         bufsize,
+        passes,
     })
 }
 
@@ -276,6 +318,9 @@ pub fn section(pooled: &[Pooled]) -> String {
     for g in &groups {
         out.push_str(&format!("\n  {}\n", g.title()));
         out.push_str(&table(g).render(2));
+        if g.entries.iter().any(|e| e.passes.is_some()) {
+            out.push_str(PASSES_NOTE);
+        }
         match g.score() {
             Some(score) => out.push_str(&format!(
                 "  System Benchmarks Index Score ({}): {}\n",
@@ -298,29 +343,40 @@ fn table(g: &Group) -> Table {
     use crate::report::format::{time_ns, time_range_ns};
     let mut t = Table::new(&[
         ("test", Align::Left),
-        ("median", Align::Right),
-        ("rerun 95%", Align::Right),
         ("result", Align::Right),
         ("unit", Align::Left),
         ("baseline", Align::Right),
         ("index", Align::Right),
+        ("passes", Align::Right),
+        ("from median", Align::Right),
+        ("median", Align::Right),
+        ("rerun 95%", Align::Right),
         ("status", Align::Left),
     ]);
     for e in &g.entries {
         t.row(vec![
             e.test.label().to_string(),
-            time_ns(e.median_ns),
-            e.ci_ns
-                .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, e.median_ns)),
             one_decimal(e.value()),
             e.test.unit.name().to_string(),
             one_decimal(e.test.baseline),
             one_decimal(e.index()),
+            e.passes.map_or("–".into(), |p| {
+                format!("{} of {}×{}s", p.kept, p.passes.count, p.passes.seconds)
+            }),
+            one_decimal(e.median_value()),
+            time_ns(e.median_ns),
+            e.ci_ns
+                .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, e.median_ns)),
             e.status.clone(),
         ]);
     }
     t
 }
+
+/// What the table's columns are, when some result comes from timed passes.
+const PASSES_NOTE: &str = "  result: UnixBench's statistic, the geometric mean of the best two \
+thirds of its timed passes (passes: kept of count × seconds)\n  from median: oslab's pooled \
+median in the same unit, its time per loop and rerun interval beside it\n";
 
 /// The JSON figures: `null` without UnixBench results, else one object per number of
 /// copies.
@@ -342,6 +398,9 @@ pub fn document(pooled: &[Pooled]) -> Value {
                     "ci_low_ns": e.ci_ns.map(|c| c.0),
                     "ci_high_ns": e.ci_ns.map(|c| c.1),
                     "value": e.value(),
+                    "passes": e.passes.map(|p| p.passes.name()),
+                    "passes_kept": e.passes.map(|p| p.kept),
+                    "median_value": e.median_value(),
                     "value_low": e.value_range().map(|r| r.0),
                     "value_high": e.value_range().map(|r| r.1),
                     "unit": e.test.unit.name(),

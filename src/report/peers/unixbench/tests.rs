@@ -160,3 +160,25 @@ fn no_mean_of_nothing_or_of_a_zero() {
     assert_eq!(geometric_mean(&[1.0, 0.0]), None);
     assert!((geometric_mean(&[2.0, 8.0]).unwrap() - 4.0).abs() < 1e-12);
 }
+
+#[test]
+fn unixbench_statistic_drops_the_lowest_third_and_sums_the_copies() {
+    // One copy, ten passes: 1e9/ns loops a second; the three slowest passes are dropped.
+    let slow_three = [2000.0, 2000.0, 2000.0];
+    let copy: Vec<f64> = slow_three.iter().copied().chain([1000.0; 7]).collect();
+    let (ns, kept) = unixbench_statistic(std::slice::from_ref(&copy)).unwrap();
+    assert_eq!(kept, 7);
+    assert!((ns - 1000.0).abs() < 1e-9, "{ns}");
+    // The kept rates' geometric mean: passes at 1e6 and 4e6 loops/s give 2e6 (500 ns).
+    let (ns, kept) = unixbench_statistic(&[vec![1000.0, 250.0]]).unwrap();
+    assert_eq!(kept, 2);
+    assert!((ns - 500.0).abs() < 1e-9, "{ns}");
+    // Two copies: each pass's rate is the sum; the result is per copy.
+    let (ns, kept) = unixbench_statistic(&[copy.clone(), copy]).unwrap();
+    assert_eq!(kept, 7);
+    assert!((ns - 1000.0).abs() < 1e-9, "{ns}");
+    // Three passes keep two; no pass, no statistic.
+    assert_eq!(unixbench_statistic(&[vec![1.0, 2.0, 3.0]]).unwrap().1, 2);
+    assert!(unixbench_statistic(&[vec![]]).is_none());
+    assert!(unixbench_statistic(&[]).is_none());
+}
