@@ -179,20 +179,23 @@ pub fn unixbench_statistic(copies: &[Vec<f64>]) -> Option<(f64, usize)> {
 impl Entry {
     /// The copies' total in UnixBench's unit.
     pub fn value(&self) -> f64 {
-        let ns = self.passes.map_or(self.median_ns, |p| p.ns);
-        self.copies as f64 * self.test.unit.of(ns, self.bufsize)
+        self.total_of(self.passes.map_or(self.median_ns, |p| p.ns))
     }
 
     /// The copies' total in UnixBench's unit from oslab's pooled median.
     pub fn median_value(&self) -> f64 {
-        self.copies as f64 * self.test.unit.of(self.median_ns, self.bufsize)
+        self.total_of(self.median_ns)
+    }
+
+    /// The copies' total in UnixBench's unit when one copy's loop takes `ns`.
+    fn total_of(&self, ns: f64) -> f64 {
+        self.copies as f64 * self.test.unit.of(ns, self.bufsize)
     }
 
     /// The value's interval: a slower loop (the interval's high end) is a lower value.
     pub fn value_range(&self) -> Option<(f64, f64)> {
         let (lo, hi) = self.ci_ns?;
-        let v = |ns: f64| self.copies as f64 * self.test.unit.of(ns, self.bufsize);
-        Some((v(hi), v(lo)))
+        Some((self.total_of(hi), self.total_of(lo)))
     }
 
     pub fn index(&self) -> f64 {
