@@ -44,9 +44,16 @@ fn pass(r: &mut dyn Routine, pages: u64) -> i64 {
 }
 
 /// `faults` is `expected`, or up to 1% of a 256-page pass more: the kernel faults a page
-/// again that compaction or migration moved after its first fault.
+/// again that compaction or migration moved after its first fault. Under emulation the
+/// emulator's own faults (the code it translates, its page tables) share the thread's count,
+/// and a CI run saw more than 1% once: there up to a quarter more.
 fn about(faults: i64, expected: i64) -> bool {
-    (expected..=expected + 3).contains(&faults)
+    let slack = if crate::platform::env::emulation().is_some() {
+        expected / 4 + 3
+    } else {
+        3
+    };
+    (expected..=expected + slack).contains(&faults)
 }
 
 #[test]
