@@ -378,7 +378,7 @@ fn a_parameter_list_sweeps_and_suites_are_checked() {
     lab.oslab(&["run", "--suite", "nosuch"])
         .assert_user_error(&["--suite nosuch", "mmap-lab"]);
     lab.oslab(&["run", "syscall", "--suite", "mmap-lab"])
-        .assert_user_error(&["names its own experiments"]);
+        .assert_user_error(&["--suite mmap-lab measures none of syscall", "mmap."]);
     lab.oslab(&["run", "--suite", "mmap-lab", "--param", "backing=malloc"])
         .assert_user_error(&["--param backing", "mmap-lab"]);
     lab.oslab(&["run", "syscall.read", "--param", "size=1,,4"])

@@ -134,3 +134,38 @@ fn check_group(doc: &Value, g: &Value) {
         assert!(g["score"].is_null());
     }
 }
+
+/// Experiments named beside the suite pick its configurations of them, as UnixBench's `./Run
+/// fstime` does: the three File Copy tests, each in timed passes (every pass starting as
+/// fstime starts), and a partial score that says which tests are missing.
+#[test]
+fn naming_an_experiment_runs_only_the_suites_configurations_of_it() {
+    let lab = Lab::new();
+    let out = lab.oslab(&[
+        "run",
+        "--suite",
+        "unixbench",
+        "unixbench.file_copy",
+        "--copies",
+        "1",
+        "--quick",
+    ]);
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("not computed, 9 of 12 tests missing"),
+        "{out}"
+    );
+    let show = lab.oslab(&["show", "--json"]);
+    show.assert_code(0);
+    let doc = show.json();
+    let results = doc["results"].as_array().expect("results");
+    let sizes: Vec<&str> = results
+        .iter()
+        .map(|r| {
+            assert_eq!(r["experiment"], "unixbench.file_copy", "{r}");
+            assert!(r["params"]["passes"].is_string(), "timed passes: {r}");
+            r["params"]["bufsize"].as_str().expect("bufsize")
+        })
+        .collect();
+    assert_eq!(sizes, ["1024", "256", "4096"], "UnixBench's order");
+}

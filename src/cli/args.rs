@@ -45,6 +45,7 @@ pub(super) enum Command {
                             oslab run pagefault.anon --copies 1,2,4,N --copy-mode threads\n  \
                             oslab run --suite unixbench --quick\n  \
                             oslab run --suite unixbench --passes 3   # UnixBench's -i 3\n  \
+                            oslab run --suite unixbench unixbench.file_copy   # its three File Copy tests\n  \
                             oslab run --suite reclaim --quick --swap 1G\n  \
                             oslab run --suite filemicro --dir /mnt/ssd")]
     Run(RunArgs),
@@ -241,7 +242,8 @@ pub(super) enum Command {
 
 #[derive(clap::Args, Debug)]
 pub(super) struct RunArgs {
-    /// Experiments (family.variant) or families; none means the default suite
+    /// Experiments (family.variant) or families; none means the default suite. With
+    /// --suite, they pick that suite's configurations of them (as UnixBench's `./Run execl`)
     pub(super) targets: Vec<String>,
     /// Looser precision and a small time budget: the default suite in well under a minute
     #[arg(long)]

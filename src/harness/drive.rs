@@ -392,11 +392,12 @@ fn fixed_batch_deadline(
         .and_then(|d| Instant::now().checked_add(d))
 }
 
-/// The time timed passes add to a worker's limit (a quarter more than they take), unless the
-/// user set `--timeout`.
+/// The time timed passes add to a worker's limit, unless the user set `--timeout`: twice
+/// what they take, as a pass may start the way its peer's program does (fstime's 15 s of
+/// writes, reads, syncs and sleep before a 30 s copy: `Routine::before_pass`).
 fn passes_time(plan: &Plan, passes: Option<Passes>) -> Duration {
     match passes {
-        Some(p) if plan.stretch_timeout => Duration::from_secs_f64(p.total_s() * 1.25),
+        Some(p) if plan.stretch_timeout => Duration::from_secs_f64(p.total_s() * 2.0),
         _ => Duration::ZERO,
     }
 }

@@ -155,6 +155,7 @@ pub fn sample(
     if let Some(passes) = cfg.passes {
         let batch = pass_batch(ops, target_ns, passes.seconds, routine.max_batch());
         for _ in 0..passes.count {
+            routine.before_pass(passes.seconds)?;
             let sample = take_pass(
                 routine,
                 clock,

@@ -32,6 +32,14 @@ pub trait Routine {
         Ok(())
     }
 
+    /// Get ready for a timed pass of `seconds` (UnixBench's passes, `model::passes`), outside
+    /// the pass's time and rusage: what the peer's program does each time it starts, before
+    /// its timed loop (fstime creates its files, writes and reads them for 2 s each, and syncs
+    /// and sleeps between). Called once before every pass; nothing by default.
+    fn before_pass(&mut self, _seconds: f64) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The most operations one `run` may hold: more would take the routine past what its
     /// `prepare` bounds and its preflight made room for (an append personality's file past
     /// its limit). The harness sizes no batch above it and a traced pass runs no more.

@@ -164,13 +164,6 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         check_param_names(&given, &selected)?;
         return Ok(plan::expand(&selected, &given, args.quick)?);
     };
-    if !args.targets.is_empty() {
-        return Err(UserError::BadOption(format!(
-            "--suite {name} names its own experiments; drop {} or the --suite",
-            args.targets.join(" ")
-        ))
-        .into());
-    }
     let suite = plan::find_suite(name).ok_or_else(|| {
         UserError::BadOption(format!(
             "--suite {name}: no such suite; there is {}",
@@ -195,7 +188,28 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         quick: args.quick,
         passes: args.passes,
     };
-    Ok(plan::expand_suite(suite, &given, timing, swap)?)
+    let planned = plan::expand_suite(suite, &given, timing, swap)?;
+    if args.targets.is_empty() {
+        return Ok(planned);
+    }
+    // Experiments named beside a suite pick its configurations of them, as UnixBench's `Run`
+    // takes the names of its tests.
+    let chosen = experiment::select(&args.targets)?;
+    let mut its_own: Vec<&str> = planned.iter().map(|p| p.info.name).collect();
+    its_own.dedup();
+    let kept: Vec<Planned> = planned
+        .into_iter()
+        .filter(|p| chosen.iter().any(|c| c.name == p.info.name))
+        .collect();
+    if kept.is_empty() {
+        return Err(UserError::BadOption(format!(
+            "--suite {name} measures none of {}: name some of {}, or none for all",
+            args.targets.join(" "),
+            its_own.join(" ")
+        ))
+        .into());
+    }
+    Ok(kept)
 }
 
 /// `--quick` or the standard sampler, with `--precision` and `--budget` applied.

@@ -5,14 +5,21 @@
 //!
 //! As fstime does, setup writes the source (`maxblocks` blocks of the bytes 0, 1, 2…) and
 //! reads it once, so it is in the page cache before the copy starts; the copy then measures
-//! the page cache, as UnixBench's does, unless memory is short. fstime's three syncs and
-//! five seconds of sleep before its passes, and its timed write and read passes ("to prime
-//! the pump"), are not repeated: oslab's warm-up does that job. KBps = bufsize / 1024 × loops
-//! per second, UnixBench's count (it credits whole buffers copied).
+//! the page cache, as UnixBench's does, unless memory is short. In timed passes (`--suite
+//! unixbench`) every pass starts as fstime starts each time `Run` runs it: new files, a sync
+//! and 4 s of sleep, 2 s of whole-file writes of the source, a sync and 4 s of sleep, 2 s of
+//! reads, a sync and 3 s of sleep (scaled down for passes shorter than fstime's 30 s). That
+//! start matters: the target's pages are then never older than the copy, so the kernel's
+//! flusher, which writes back pages dirty for 30 s (`vm.dirty_expire_centisecs`), never
+//! writes them back under a 30 s copy; files kept across passes had it writing while the copy
+//! ran, 8–15% slower (docs/unixbench.md). KBps = bufsize / 1024 × loops per second,
+//! UnixBench's count (it credits whole buffers copied).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::*;
 
@@ -37,10 +44,44 @@ pub(super) const MAXBLOCKS_PARAM: ParamSpec = ParamSpec {
            8000)",
 };
 
+/// The files, fstime's names (it appends its pid).
+const SOURCE: &str = "dummy0";
+const TARGET: &str = "dummy1";
+
+/// fstime's copy time in UnixBench's index (`-t 30`): the length its start is made for.
+const FSTIME_SECONDS: f64 = 30.0;
+
 struct FileCopy {
     source: File,
     target: File,
     buf: Vec<u8>,
+    dir: PathBuf,
+    blocks: u64,
+}
+
+/// A new, empty file `name` in `dir`, open for reading and writing: the old one (a previous
+/// pass's) is removed first, so that its pages and blocks are not reused.
+fn fresh(dir: &Path, name: &str) -> std::io::Result<File> {
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// fstime's "sync and let it settle": sync, sleep, sync, sleep.
+fn settle(first: Duration, second: Duration) {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    std::thread::sleep(first);
+    // SAFETY: as above.
+    unsafe { libc::sync() };
+    std::thread::sleep(second);
 }
 
 impl FileCopy {
@@ -52,6 +93,34 @@ impl FileCopy {
             return Err(last_os_error("read of the source file"));
         }
         Ok(n as usize)
+    }
+
+    /// fstime's `w_test`: whole-file passes of writes to the source, rewinding after each,
+    /// until `time` has passed (checked after each pass, as fstime's alarm flag is).
+    fn write_for(&mut self, time: Duration) -> Result<(), String> {
+        let start = Instant::now();
+        loop {
+            for _ in 0..self.blocks {
+                self.source
+                    .write_all(&self.buf)
+                    .map_err(|e| format!("write of the source file: {e}"))?;
+            }
+            self.rewind()?;
+            if start.elapsed() >= time {
+                return Ok(());
+            }
+        }
+    }
+
+    /// fstime's `r_test`: reads of the source, rewinding at its end, until `time` has passed.
+    fn read_for(&mut self, time: Duration) -> Result<(), String> {
+        let start = Instant::now();
+        while start.elapsed() < time {
+            if self.read_block()? != self.buf.len() {
+                self.rewind()?;
+            }
+        }
+        Ok(())
     }
 
     fn rewind(&mut self) -> Result<(), String> {
@@ -89,6 +158,24 @@ impl Routine for FileCopy {
         }
         Ok(())
     }
+
+    /// fstime's start (`main` and `-c`): new files, then `w_test(2)`, `r_test(2)` and the
+    /// copy's own sync and sleep, each time scaled by `seconds` / 30 for shorter passes.
+    fn before_pass(&mut self, seconds: f64) -> Result<(), String> {
+        let scale = (seconds / FSTIME_SECONDS).clamp(0.0, 1.0);
+        let secs = |s: f64| Duration::from_secs_f64(s * scale);
+        let create = |name: &str| {
+            fresh(&self.dir, name)
+                .map_err(|e| format!("cannot create {}: {e}", self.dir.join(name).display()))
+        };
+        (self.source, self.target) = (create(SOURCE)?, create(TARGET)?);
+        settle(secs(2.0), secs(2.0));
+        self.write_for(secs(2.0))?;
+        settle(secs(2.0), secs(2.0));
+        self.read_for(secs(2.0))?;
+        settle(secs(2.0), secs(1.0));
+        self.rewind()
+    }
 }
 
 fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
@@ -107,8 +194,8 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
             .open(dir.join(name))
             .map_err(|e| failed(&format!("cannot create {}", dir.join(name).display()), e))
     };
-    let mut source = open("dummy0")?;
-    let target = open("dummy1")?;
+    let mut source = open(SOURCE)?;
+    let target = open(TARGET)?;
     let buf: Vec<u8> = (0..bufsize).map(|i| (i & 0xff) as u8).collect();
     for _ in 0..blocks {
         source
@@ -126,6 +213,8 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
         source,
         target,
         buf,
+        dir: dir.clone(),
+        blocks,
     };
     copy.rewind().map_err(SetupError::Failed)?;
     Ok(Box::new(copy))

@@ -103,6 +103,32 @@ fn file_copy_claims_a_read_and_a_write_per_loop_and_the_rewinds() {
     assert!((file_copy::calls_per_loop(&p) - 2.0015).abs() < 1e-9);
 }
 
+/// A pass starts as fstime does: new files (other inodes), the source written whole and the
+/// target empty, both at their start; the copy then runs from there.
+#[test]
+fn a_file_copy_pass_starts_with_new_files_as_fstime_does() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::env::temp_dir().join(format!("oslab-fstime-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ctx = Context {
+        work_dir: Some(dir.clone()),
+        ..Context::default()
+    };
+    let params = Params::from_pairs(&[("bufsize", "256"), ("maxblocks", "4")]);
+    let mut routine = (FILE_COPY.setup)(&params, &ctx).unwrap();
+    routine.run(6).unwrap();
+    let inode = |name: &str| std::fs::metadata(dir.join(name)).unwrap().ino();
+    let before = (inode("dummy0"), inode("dummy1"));
+    // A pass of 0.03 s: fstime's 15 s of start scaled by 0.03 / 30 (15 ms).
+    routine.before_pass(0.03).unwrap();
+    assert_ne!((inode("dummy0"), inode("dummy1")), before, "new files");
+    let len = |name: &str| std::fs::metadata(dir.join(name)).unwrap().len();
+    assert_eq!((len("dummy0"), len("dummy1")), (1024, 0));
+    routine.run(5).unwrap();
+    assert_eq!(len("dummy1"), 1024, "the copy starts at both files' start");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn every_kind_runs_a_few_loops() {
     let dir = std::env::temp_dir().join(format!("oslab-unixbench-test-{}", std::process::id()));
