@@ -155,6 +155,7 @@ pub fn sample(
     if let Some(passes) = cfg.passes {
         let batch = pass_batch(ops, target_ns, passes.seconds, routine.max_batch());
         for _ in 0..passes.count {
+            settle_before_pass(passes.seconds);
             routine.before_pass(passes.seconds)?;
             let sample = take_pass(
                 routine,
@@ -301,6 +302,18 @@ fn take_sample(
         let t1 = clock.stop();
         Ok((ops, clock.ns(t0, t1), 1))
     })
+}
+
+/// What UnixBench's `Run` does before every pass of every test: `sync; sleep 1; sync; sleep
+/// 2`, so that one pass's (or one test's) dirty data is not written back under the next. The
+/// sleeps are scaled by the pass's length over 10 s, UnixBench's shortest, for shorter passes
+/// (`--quick`).
+fn settle_before_pass(seconds: f64) {
+    let scale = (seconds / 10.0).clamp(0.0, 1.0);
+    crate::platform::sync_all();
+    std::thread::sleep(std::time::Duration::from_secs_f64(scale));
+    crate::platform::sync_all();
+    std::thread::sleep(std::time::Duration::from_secs_f64(2.0 * scale));
 }
 
 /// The batch of a timed pass: as many of the sized batches (`ops`, about `target_ns` long)

@@ -74,6 +74,17 @@ pub fn new_file_permissions() -> Option<std::fs::Permissions> {
     }
 }
 
+/// Write back every file system's dirty data (sync(2)), as UnixBench's `Run` does before each
+/// pass and fstime before each of its tests. Nothing on Windows, which has no such call short
+/// of flushing each volume as an administrator.
+pub fn sync_all() {
+    #[cfg(unix)]
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe {
+        libc::sync()
+    };
+}
+
 /// In a test whose subject emulation cannot show (pre-faulting, vfork, fault and switch
 /// counts, /proc views): `true`, with the reason on stderr, under an emulator (qemu-user,
 /// Rosetta 2, Wine: `env::emulation`), so the test checks what emulation does instead of

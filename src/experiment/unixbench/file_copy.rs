@@ -76,11 +76,9 @@ fn fresh(dir: &Path, name: &str) -> std::io::Result<File> {
 
 /// fstime's "sync and let it settle": sync, sleep, sync, sleep.
 fn settle(first: Duration, second: Duration) {
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
+    crate::platform::sync_all();
     std::thread::sleep(first);
-    // SAFETY: as above.
-    unsafe { libc::sync() };
+    crate::platform::sync_all();
     std::thread::sleep(second);
 }
 
