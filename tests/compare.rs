@@ -64,7 +64,7 @@ fn compare_table_snapshot() {
     assert_eq!(text, TABLE);
 }
 
-const TABLE: &str = r#"A = run 1, B = run 2: time per operation, median of each, B/A with its 95% bootstrap CI, Mann-Whitney p; noise band ±2%
+const TABLE: &str = r#"A = run 1, B = run 2: time per operation, median of each, B/A with its 95% bootstrap CI, p at the CI's unit of replication, the smallest change it could see; noise band ±2%
 
 Environment differences:
   field           A      B
@@ -74,10 +74,10 @@ Settings differences:
   field  A  B
   load   –  cpu
 
-experiment                 A       B    B/A  95% CI              p  verdict
-syscall.getppid       100 ns  100 ns  1.000  0.995 – 1.005   1.000  no change
-process.fork         50.0 µs  100 µs  2.000  1.980 – 2.020  <0.001  slower        !!
-syscall.read size=1   200 ns  202 ns  1.010  1.009 – 1.011  <0.001  within noise
+experiment                 A       B    B/A  95% CI              p  could see  verdict
+syscall.getppid       100 ns  100 ns  1.000  0.995 – 1.005   1.000       2.5%  no change
+process.fork         50.0 µs  100 µs  2.000  1.980 – 2.020  <0.001       3.0%  slower        !!
+syscall.read size=1   200 ns  202 ns  1.010  1.009 – 1.011  <0.001       2.1%  within noise
 
 Only in A:
   ctxswitch.pipe
@@ -86,6 +86,7 @@ Only in B:
   ipc.unix_latency
 
 Each side is one worker process: the CI shows the spread within it, not between runs; runs measured with several processes (`oslab run`'s default of 3) make the comparison robust to run-to-run noise.
+could see: the smallest change these two runs could have called at the CI's width and the noise band; "no change" says only that any change is smaller.
 3 compared: 1 slower, 0 faster, 1 no change, 1 within noise; !! marks 1 change(s) of 1.5× or more
 "#;
 
@@ -155,6 +156,8 @@ const JSON: &str = r#"{
       "experiment": "syscall.getppid",
       "highlight": false,
       "p_value": 1.0,
+      "p_test": "mann_whitney",
+      "detectable_change": 0.02511705685618737,
       "params": {},
       "processes": [1, 1],
       "partial": [false, false],
@@ -171,6 +174,8 @@ const JSON: &str = r#"{
       "experiment": "process.fork",
       "highlight": true,
       "p_value": 1.3775088545298564e-14,
+      "p_test": "mann_whitney",
+      "detectable_change": 0.03026845637583908,
       "params": {},
       "processes": [1, 1],
       "partial": [false, false],
@@ -187,6 +192,8 @@ const JSON: &str = r#"{
       "experiment": "syscall.read",
       "highlight": false,
       "p_value": 1.3775088545298564e-14,
+      "p_test": "mann_whitney",
+      "detectable_change": 0.02051017005668543,
       "params": {
         "size": "1"
       },
@@ -442,8 +449,10 @@ fn bad_imports_fail_cleanly_and_change_nothing() {
 
 /// With repeats, the processes are the unit: B's median is 6% above A's, which the samples of
 /// one process each would call a change, but A's own two processes already disagree by 12%,
-/// so the two-stage CI straddles the band and the verdict is "within noise". A 2× change
-/// stands out all the same, and suite labels keep configurations with equal parameters apart.
+/// so the two-stage CI straddles 1 and its own test finds nothing: "no change", where a
+/// Mann-Whitney test over the samples (pseudoreplication) would have said p < 0.05. A 2×
+/// change stands out all the same, and suite labels keep configurations with equal
+/// parameters apart.
 #[test]
 fn repeats_make_the_spread_between_processes_count() {
     let one = |center: f64| result("syscall.getppid", &[], &spread(center, 0.005, 30));
@@ -466,7 +475,14 @@ fn repeats_make_the_spread_between_processes_count() {
     assert_eq!(pair.processes, (2, 2));
     let c = pair.comparison.as_ref().unwrap();
     assert!((c.ratio - 1.06).abs() < 0.03, "{c:?}");
-    assert_eq!(c.verdict.as_str(), "within noise", "{c:?}");
+    assert_eq!(c.verdict.as_str(), "no change", "{c:?}");
+    assert_eq!(
+        c.test,
+        Some(oslab::analysis::compare::Test::Interval),
+        "{c:?}"
+    );
+    let (lo, hi) = c.ci.unwrap();
+    assert!(lo < 1.0 && hi > 1.0 && c.p.unwrap() >= 0.05, "{c:?}");
 
     let twice = run(2, "b", "6.1.0", vec![one(200.0), one(224.0)]);
     let c = compare_runs(&a, &twice, &Metric::Time, DEFAULT_NOISE).pairs[0]

@@ -17,14 +17,18 @@
 //!   three it stays (two medians alone give an interval that says nothing); both are said.
 //!
 //! The interval of a pooled median covers both parts: the two-stage bootstrap (processes,
-//! then their samples), widened where needed to Student's t interval over the process medians,
-//! `t(0.975, n−1) · s / √n` around the pooled median — the bootstrap alone is too narrow with
-//! as few groups as a run has (it cannot see farther than the processes it drew).
+//! then their samples), widened where needed to Student's t interval over the process medians
+//! on a log scale, `median · e^(±t(0.975, n−1) · s / √n)` with `s` the standard deviation of
+//! their logarithms — the bootstrap alone is too narrow with as few groups as a run has (it
+//! cannot see farther than the processes it drew); times are positive and spread by factors,
+//! so no interval reaches zero. Processes whose medians differ by more than 2× make the
+//! configuration **unstable** here ([`unstable`]): it is shown with their medians, not as an
+//! interval.
 //!
 //! That is a confidence interval of this run's median; what a user bets on is where a rerun's
 //! median falls. A rerun's median varies as much as this one, so the difference of the two
 //! varies twice as much: the **rerun interval** ([`rerun_interval`]) has √2 times the half
-//! widths (with three processes a 95% confidence interval covers a rerun's median only about
+//! widths (on a log scale) (with three processes a 95% confidence interval covers a rerun's median only about
 //! 90% of the time, with many about 83%). Host phases that last longer than a run's processes
 //! move all of a run's processes alike, which no spread inside the run can show; where the
 //! machine has measured the configuration before (with the same settings), the spread of
@@ -175,16 +179,30 @@ fn leaves_out(first_run: Option<f64>, processes: usize) -> bool {
     first_run.is_some() && processes >= MIN_TO_DROP
 }
 
-/// Student's t interval of the process medians' center, around `center`: `None` with fewer
-/// than two medians.
+/// Student's t interval of the process medians' center, around `center`, on a log scale:
+/// times are positive and their spread multiplicative, so the interval is `center · e^(±h)`
+/// with `h = t(0.975, n−1) · sd(ln medians) / √n` and never reaches zero. `None` with fewer
+/// than two medians, or with a center or a median that is not positive and finite.
 pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
     let n = medians.len();
-    if n < 2 || !center.is_finite() {
+    if n < 2 || !(center > 0.0 && center.is_finite()) {
         return None;
     }
-    let half = t975(n - 1) * summarize(medians)?.stddev / (n as f64).sqrt();
+    let half = t975(n - 1) * log_sd(medians.iter().copied())? / (n as f64).sqrt();
     half.is_finite()
-        .then_some((lower_bound(center, center - half), center + half))
+        .then_some((center * (-half).exp(), center * half.exp()))
+}
+
+/// Process medians further apart than this factor (the slowest over the fastest) make a
+/// configuration unstable here: no interval over three or so of them says anything then.
+pub const UNSTABLE_FACTOR: f64 = 2.0;
+
+/// Whether the process medians differ by more than [`UNSTABLE_FACTOR`]: the configuration is
+/// then reported with its processes' medians, as unstable here, rather than an interval.
+pub fn unstable(medians: &[f64]) -> bool {
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    medians.len() >= 2 && lo > 0.0 && hi / lo > UNSTABLE_FACTOR
 }
 
 /// An interval's low end `lo` around `center`: a positive figure (a time, a count) cannot have
@@ -212,7 +230,11 @@ pub fn rerun_interval(
     processes: usize,
     earlier: &[f64],
 ) -> (f64, f64) {
-    let widened = if processes >= 2 && center.is_finite() {
+    let widened = if processes >= 2 && center > 0.0 && center.is_finite() && ci.0 > 0.0 {
+        // √2 times each half-width on a log scale: never down to zero.
+        let widen = |end: f64| center * (end / center).powf(std::f64::consts::SQRT_2);
+        (widen(ci.0), widen(ci.1))
+    } else if processes >= 2 && center.is_finite() {
         let lo = center - (center - ci.0) * std::f64::consts::SQRT_2;
         (
             lower_bound(center, lo),

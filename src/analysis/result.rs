@@ -46,6 +46,10 @@ pub struct ResultFigures {
     /// The same for children reaped during the samples, when there were any.
     pub children: Option<BTreeMap<String, f64>>,
     pub contamination: Contamination,
+    /// The process medians when they differ by more than 2× (`analysis::processes::unstable`):
+    /// the configuration is unstable here and `ci` is `None` — no interval over so few
+    /// disagreeing processes says anything.
+    pub unstable: Option<Vec<f64>>,
 }
 
 /// A counter per operation: from the untimed probe batches when it was counted there, else
@@ -179,6 +183,7 @@ pub fn figures(result: &ExperimentResult) -> ResultFigures {
         partner,
         children,
         contamination,
+        unstable: None,
     }
 }
 

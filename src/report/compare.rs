@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::format::{Align, Table, per_op, time_ns};
-use crate::analysis::compare::{Comparison, FieldDiff, Metric, Pair, RunComparison, Verdict};
+use crate::analysis::compare::{Comparison, FieldDiff, Metric, Pair, RunComparison, Test, Verdict};
 
 /// The comparison as text: what is compared, the environment and settings that differ (so the
 /// reader sees first whether the comparison is fair), one row per experiment, the experiments
@@ -15,7 +15,8 @@ pub fn render(cmp: &RunComparison) -> String {
     let mut out = systems_line(cmp);
     out += &format!(
         "A = run {}, B = run {}: {} per operation, median of each, B/A with its 95% bootstrap \
-         CI, Mann-Whitney p; noise band ±{}%{}\n",
+         CI, p at the CI's unit of replication, the smallest change it could see; noise band \
+         ±{}%{}\n",
         cmp.a_id,
         cmp.b_id,
         cmp.metric.name(),
@@ -123,6 +124,7 @@ fn results_table(cmp: &RunComparison) -> String {
         ("B/A", Align::Right),
         ("95% CI", Align::Left),
         ("p", Align::Right),
+        ("could see", Align::Right),
         ("verdict", Align::Left),
         ("", Align::Left),
     ]);
@@ -138,11 +140,13 @@ fn results_table(cmp: &RunComparison) -> String {
                     format!("{} – {}", ratio(lo), ratio(hi))
                 }),
                 c.p.map_or("–".into(), p_value),
+                c.detectable.map_or("–".into(), detectable),
                 c.verdict.as_str().into(),
                 marks(pair),
             ],
             None => vec![
                 name,
+                "–".into(),
                 "–".into(),
                 "–".into(),
                 "–".into(),
@@ -223,6 +227,7 @@ fn footnotes(cmp: &RunComparison) -> String {
              comparison robust to run-to-run noise.\n",
         );
     }
+    out.push_str(&tests_note(cmp));
     let floored = cmp.metric == Metric::Time
         && cmp.pairs.iter().any(|p| {
             p.earlier_runs.0.max(p.earlier_runs.1) >= crate::analysis::processes::MIN_EARLIER_RUNS
@@ -231,6 +236,30 @@ fn footnotes(cmp: &RunComparison) -> String {
         out.push_str(
             "A time's CI is also at least as wide as the spread of the earlier runs that each \
              side's machine stored with the same settings (docs/compare.md).\n",
+        );
+    }
+    out
+}
+
+/// What the p column and the "could see" column rest on.
+fn tests_note(cmp: &RunComparison) -> String {
+    let tests: Vec<Test> = cmp
+        .pairs
+        .iter()
+        .filter_map(|p| p.comparison.as_ref()?.test)
+        .collect();
+    let mut out = String::new();
+    if tests.contains(&Test::Interval) {
+        out.push_str(
+            "p is the CI's own test where the processes (or earlier runs) are the unit of \
+             replication: the log ratio over the CI's standard error, so p < 0.05 exactly when \
+             the CI excludes 1; with one process a side, Mann-Whitney over its samples.\n",
+        );
+    }
+    if cmp.pairs.iter().any(|p| p.comparison.is_some()) {
+        out.push_str(
+            "could see: the smallest change these two runs could have called at the CI's width \
+             and the noise band; \"no change\" says only that any change is smaller.\n",
         );
     }
     out
@@ -344,6 +373,15 @@ fn ratio(x: f64) -> String {
     }
 }
 
+/// The smallest change the runs could have called, in percent.
+pub fn detectable(x: f64) -> String {
+    if x < 0.1 {
+        format!("{:.1}%", x * 100.0)
+    } else {
+        format!("{:.0}%", x * 100.0)
+    }
+}
+
 fn p_value(p: f64) -> String {
     if p < 0.001 {
         "<0.001".into()
@@ -373,6 +411,8 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "ratio_ci_low": c.and_then(|c| c.ci).and_then(|ci| finite(ci.0)),
                 "ratio_ci_high": c.and_then(|c| c.ci).and_then(|ci| finite(ci.1)),
                 "p_value": c.and_then(|c| c.p),
+                "p_test": c.and_then(|c| c.test),
+                "detectable_change": c.and_then(|c| c.detectable).and_then(finite),
                 "verdict": c.map(|c| c.verdict),
                 "highlight": c.is_some_and(|c| c.highlight),
             });

@@ -74,6 +74,7 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "median": f.stats.as_ref().map(|s| s.median),
         "ci_low": f.ci.map(|c| c.0),
         "ci_high": f.ci.map(|c| c.1),
+        "unstable": f.unstable.is_some(),
         "process_medians": p.process_medians(),
         "between_processes": spread.map(|s| s.between),
         "within_process": spread.map(|s| s.within),

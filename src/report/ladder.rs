@@ -9,7 +9,7 @@ use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::reclaim;
 use crate::model::{ExperimentResult, Run, Status};
-use crate::report::format::{Align, Table, sig3, time_ns, time_range_ns, times, wrap};
+use crate::report::format::{Align, Table, rerun_cell, sig3, time_ns, times, wrap};
 use crate::report::names::status_text;
 pub use crate::report::names::{label, label_of};
 use crate::report::pool::{Pooled, pool};
@@ -59,6 +59,8 @@ pub struct Rung {
     pub per: String,
     pub median: f64,
     pub ci: Option<(f64, f64)>,
+    /// The processes' medians when they differ by more than 2× (`ResultFigures::unstable`).
+    pub unstable: Option<Vec<f64>>,
     pub samples: String,
     pub status: String,
     /// The median of each worker process the figure pools (`run --repeat`; empty for one
@@ -142,6 +144,7 @@ fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) 
                 per: op_of(r),
                 median: median(f),
                 ci: f.ci,
+                unstable: f.unstable.clone(),
                 samples: r.samples.len().to_string(),
                 status: rung_status(r, joined(i)),
                 processes: pooled
@@ -298,8 +301,7 @@ fn ladder_table(ladder: &Ladder) -> String {
             rung.label.clone(),
             rung.per.clone(),
             time_ns(m),
-            rung.ci
-                .map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m)),
+            rerun_cell(rung.ci, rung.unstable.as_deref(), m),
         ];
         let or_dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
         if gap {
@@ -361,6 +363,7 @@ fn derived_rungs(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures
                     let processes = pa.kept().len().min(pb.kept().len());
                     rerun_interval(center, hull(ci, between), processes, &[])
                 }),
+                unstable: None,
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
                 processes: Vec::new(),
@@ -411,7 +414,7 @@ fn other_results(others: &[&(&ExperimentResult, ResultFigures)], baseline: Optio
                 label(r),
                 op_of(r),
                 time_ns(m),
-                f.ci.map_or("–".into(), |(lo, hi)| time_range_ns(lo, hi, m)),
+                rerun_cell(f.ci, f.unstable.as_deref(), m),
                 baseline.map_or("–".into(), |b| times(m / b)),
                 r.samples.len().to_string(),
                 status_text(r),

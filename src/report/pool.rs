@@ -9,7 +9,7 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::processes::{
-    Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval,
+    Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate;
@@ -59,6 +59,11 @@ impl Pooled {
                 self.sample_counts.len(),
                 &self.result.earlier_medians,
             ));
+        }
+        let kept = self.kept();
+        if self.sample_counts.len() > 1 && unstable(&kept) {
+            f.ci = None;
+            f.unstable = Some(kept);
         }
         f
     }
@@ -360,9 +365,11 @@ mod tests {
             vec![(1, 3), (1, 1), (2, 3), (3, 3)]
         );
         assert_eq!(pooled[1].result, results[1]);
-        // Processes at 1–2, 3 and 7–8 ns: the pooled CI covers the spread between them.
-        let (lo, hi) = pooled[0].figures().ci.unwrap();
-        assert!(lo <= 2.0 && hi >= 7.0, "{lo} – {hi}");
+        // Processes at 1–2, 3 and 7–8 ns, 5× apart: unstable here, shown with the processes'
+        // medians instead of an interval.
+        let f = pooled[0].figures();
+        assert_eq!(f.ci, None);
+        assert_eq!(f.unstable, Some(vec![1.5, 3.0, 7.5]));
     }
 
     #[test]

@@ -275,3 +275,56 @@ fn runs_of_two_systems_say_how_each_performs_every_experiment() {
     let unknown = how(&plan9, "syscall.getppid_libc");
     assert!(unknown.differs && unknown.b.contains("not in oslab's equivalence table"));
 }
+
+/// The interval's own test: p < 0.05 exactly when the interval excludes 1, on either side,
+/// and the example (B/A 0.999, CI 0.798–1.250) is nowhere near significant.
+#[test]
+fn the_interval_test_agrees_with_its_interval() {
+    assert!(interval_p(1.1, (1.01, 1.2)).unwrap() < ALPHA);
+    assert!(interval_p(1.1, (0.99, 1.2)).unwrap() > ALPHA);
+    assert!(close(interval_p(1.1, (1.0, 1.3)).unwrap(), 0.05, 1e-4));
+    assert!(interval_p(0.9, (0.8, 0.99)).unwrap() < ALPHA);
+    assert!(interval_p(0.9, (0.8, 1.01)).unwrap() > ALPHA);
+    assert!(interval_p(0.999, (0.798, 1.250)).unwrap() > 0.9);
+    assert_eq!(
+        interval_p(1.2, (0.0, 1.5)),
+        Some(1.0),
+        "an interval down to 0"
+    );
+    assert_eq!(interval_p(0.0, (0.0, 1.0)), None);
+}
+
+#[test]
+fn the_detectable_change_follows_the_width_and_the_band() {
+    // ±5% around 1 with a ±2% band: a slowdown needs B/A ≥ 1.02 / 0.95.
+    let d = detectable(1.0, (0.95, 1.05), 0.02).unwrap();
+    assert!(close(d, 1.02 / 0.95 - 1.0, 1e-12), "{d}");
+    // Never below the band itself; nothing with an interval that reaches 0.
+    assert!(close(
+        detectable(1.0, (1.0, 1.0), 0.02).unwrap(),
+        0.02,
+        1e-12
+    ));
+    assert_eq!(detectable(1.0, (0.0, 2.0), 0.02), None);
+    assert_eq!(compare_figures(1.0, 1.0, 0.03).detectable, Some(0.03));
+}
+
+proptest! {
+    /// With several processes a side, "significant" and "the CI excludes 1" are one statement.
+    #[test]
+    fn processes_p_and_interval_never_disagree(
+        a in proptest::collection::vec(proptest::collection::vec(1.0f64..2.0, 5..12), 3),
+        b in proptest::collection::vec(proptest::collection::vec(1.0f64..2.2, 5..12), 3),
+    ) {
+        let ga: Vec<&[f64]> = a.iter().map(Vec::as_slice).collect();
+        let gb: Vec<&[f64]> = b.iter().map(Vec::as_slice).collect();
+        if let Some(c) = compare_groups(&ga, &gb, 0.0) {
+            let (lo, hi) = c.ci.unwrap();
+            let p = c.p.unwrap();
+            prop_assert_eq!(c.test, Some(Test::Interval));
+            if (p - ALPHA).abs() > 1e-9 {
+                prop_assert_eq!(p < ALPHA, lo > 1.0 || hi < 1.0, "p {} CI {}–{}", p, lo, hi);
+            }
+        }
+    }
+}

@@ -1,6 +1,8 @@
-//! The verdict on one figure measured in two runs: the Mann-Whitney U test, the bootstrap
-//! interval of the ratio of medians B/A, and the two-gate rule that turns them into faster,
-//! slower, no change or within noise.
+//! The verdict on one figure measured in two runs: the bootstrap interval of the ratio of
+//! medians B/A, a p-value at the same unit of replication (the interval's own test with
+//! several processes a side, the Mann-Whitney U test over samples with one), the two-gate rule
+//! that turns them into faster, slower, no change or within noise, and the smallest change
+//! the runs could have called.
 
 use serde::Serialize;
 
@@ -127,6 +129,46 @@ pub fn erfc(x: f64) -> f64 {
     if x >= 0.0 { r } else { 2.0 - r }
 }
 
+/// 97.5% quantile of the standard normal distribution.
+const Z975: f64 = 1.959_964;
+
+/// The two-sided p-value of "B/A = 1" that the ratio's 95% interval `ci` implies: the log
+/// ratio over the standard error given by the interval's half on the side of 1 (its log width
+/// over 1.96). So p < 0.05 exactly when the interval excludes 1: the test and the interval
+/// rest on one unit of replication and cannot disagree. `None` for a ratio that is not
+/// positive and finite; 1 when the interval reaches 0 or infinity on the side of 1.
+pub fn interval_p(ratio: f64, ci: (f64, f64)) -> Option<f64> {
+    if !(ratio > 0.0 && ratio.is_finite()) {
+        return None;
+    }
+    let log_ratio = ratio.ln();
+    let end = if log_ratio >= 0.0 { ci.0 } else { ci.1 };
+    if !(end > 0.0 && end.is_finite()) {
+        return Some(1.0);
+    }
+    let half = (log_ratio - end.ln()).abs();
+    if half == 0.0 {
+        return Some(if log_ratio == 0.0 { 1.0 } else { 0.0 });
+    }
+    let z = log_ratio.abs() / (half / Z975);
+    Some(erfc(z / std::f64::consts::SQRT_2).min(1.0))
+}
+
+/// The smallest change the two runs could have called, as a fraction (0.08: 8%), at the
+/// interval's width and the noise band: a slowdown is called when its interval's low end is
+/// above 1 + noise, i.e. from B/A = (1 + noise) · ratio / low; a speedup when its high end is
+/// below 1 − noise. The larger of the two. `None` when the interval reaches 0 or is not
+/// finite: no change could have been called.
+pub fn detectable(ratio: f64, ci: (f64, f64), noise: f64) -> Option<f64> {
+    let (low, high) = ci;
+    if !(low > 0.0 && high.is_finite() && ratio > 0.0 && ratio.is_finite()) {
+        return None;
+    }
+    let slower = (1.0 + noise) * ratio / low - 1.0;
+    let faster = 1.0 - (1.0 - noise) * ratio / high;
+    Some(slower.max(faster).max(noise))
+}
+
 /// The two-gate verdict. `p` is `None` when the metric has no per-sample values (a count
 /// taken once over untimed batches): then the point ratio alone is held against the band.
 pub fn verdict(p: Option<f64>, ratio: f64, ci: Option<(f64, f64)>, noise: f64) -> Verdict {
@@ -171,8 +213,30 @@ pub fn is_large(ratio: f64) -> bool {
     ratio >= HIGHLIGHT_RATIO || ratio <= 1.0 / HIGHLIGHT_RATIO
 }
 
-/// Two sample sets of one figure compared: medians, ratio B/A with its bootstrap CI, the
-/// Mann-Whitney p-value, and the verdict.
+/// Which test gave a comparison's p-value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Test {
+    /// Mann-Whitney over the samples: one worker process on each side, whose samples are the
+    /// only replication there is (and what the interval resamples).
+    MannWhitney,
+    /// The interval's own ([`interval_p`]): with several processes a side, or an interval
+    /// floored by earlier runs, the unit of replication is the process (or the run), and
+    /// a test over samples would count each sample as independent.
+    Interval,
+}
+
+impl Test {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Test::MannWhitney => "mann_whitney",
+            Test::Interval => "interval",
+        }
+    }
+}
+
+/// Two sample sets of one figure compared: medians, ratio B/A with its interval, the
+/// p-value (from the interval's level), the verdict and the smallest change it could call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub a: f64,
@@ -180,6 +244,11 @@ pub struct Comparison {
     pub ratio: f64,
     pub ci: Option<(f64, f64)>,
     pub p: Option<f64>,
+    /// What `p` comes from; `None` with no p.
+    pub test: Option<Test>,
+    /// The smallest change (a fraction) these runs could have called ([`detectable`]);
+    /// `None` when none could have been.
+    pub detectable: Option<f64>,
     pub verdict: Verdict,
     /// A change (faster/slower) of 1.5× or more.
     pub highlight: bool,
@@ -191,9 +260,10 @@ pub fn compare_samples(a: &[f64], b: &[f64], noise: f64) -> Option<Comparison> {
 }
 
 /// Compare two sides made of the samples of one or more worker processes each (`run
-/// --repeat`): medians and the Mann-Whitney test over the pooled samples; the CI of the ratio
-/// from the two-stage bootstrap when a side has several processes, so that the spread between
-/// processes, not only within one, decides whether a change stands out of the noise.
+/// --repeat`): medians of the pooled samples; the CI of the ratio from the two-stage bootstrap
+/// when a side has several processes, so that the spread between processes, not only within
+/// one, decides whether a change stands out of the noise, and the p-value from that interval
+/// ([`interval_p`]); with one process a side, bootstrap and Mann-Whitney over its samples.
 pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparison> {
     // A cold first process is a warm-up on either side, as in every pooled figure.
     let (a, b) = (&kept_groups(a)[..], &kept_groups(b)[..]);
@@ -216,7 +286,11 @@ pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparis
             .and_then(|(ma, mb)| ratio_between_interval(r, &ma, &mb));
         grouped_two_sample_ci(a, b, ratio, 0.95, RESAMPLES, SEED).map(|ci| hull(ci, between))
     };
-    let p = mann_whitney_u(&pa, &pb).map(|t| t.p);
+    let (p, test) = if a.len() == 1 && b.len() == 1 {
+        (mann_whitney_u(&pa, &pb).map(|t| t.p), Test::MannWhitney)
+    } else {
+        (ci.and_then(|ci| interval_p(r, ci)), Test::Interval)
+    };
     let verdict = verdict(Some(p.unwrap_or(1.0)), r, ci, noise);
     Some(Comparison {
         a: ma,
@@ -224,6 +298,8 @@ pub fn compare_groups(a: &[&[f64]], b: &[&[f64]], noise: f64) -> Option<Comparis
         ratio: r,
         ci,
         p,
+        test: p.map(|_| test),
+        detectable: ci.and_then(|ci| detectable(r, ci, noise)),
         verdict,
         highlight: verdict.is_change() && is_large(r),
     })
@@ -236,9 +312,14 @@ pub fn floored(c: Comparison, half: f64, noise: f64) -> Comparison {
         return c;
     };
     let ci = hull(ci, Some((c.ratio * (-half).exp(), c.ratio * half.exp())));
-    let verdict = verdict(Some(c.p.unwrap_or(1.0)), c.ratio, Some(ci), noise);
+    // The runs are now the unit of replication: the test is the interval's.
+    let p = interval_p(c.ratio, ci);
+    let verdict = verdict(Some(p.unwrap_or(1.0)), c.ratio, Some(ci), noise);
     Comparison {
         ci: Some(ci),
+        p,
+        test: p.map(|_| Test::Interval),
+        detectable: detectable(c.ratio, ci, noise),
         verdict,
         highlight: verdict.is_change() && is_large(c.ratio),
         ..c
@@ -256,6 +337,9 @@ pub fn compare_figures(a: f64, b: f64, noise: f64) -> Comparison {
         ratio: r,
         ci: None,
         p: None,
+        test: None,
+        // The point ratio alone is held against the band: any change past it is called.
+        detectable: Some(noise),
         verdict,
         highlight: verdict.is_change() && is_large(r),
     }

@@ -61,9 +61,11 @@ fn t_quantiles() {
     assert!(t975(0).is_infinite());
     assert!((t975(1000) - 1.962).abs() < 0.001);
     let (lo, hi) = between_interval(100.0, &[99.0, 100.0, 101.0]).unwrap();
-    // s = 1, n = 3: t(2) / sqrt(3) = 2.484.
-    assert!((hi - 100.0 - 2.484).abs() < 0.001 && (100.0 - lo - 2.484).abs() < 0.001);
+    // On a log scale: s = sd(ln 99, ln 100, ln 101) = 0.0100, n = 3: t(2) / √3 · s = 0.02484.
+    assert!(((hi / 100.0).ln() - 0.02484).abs() < 1e-4, "{hi}");
+    assert!(((100.0 / lo).ln() - 0.02484).abs() < 1e-4, "{lo}");
     assert_eq!(between_interval(100.0, &[99.0]), None);
+    assert_eq!(between_interval(100.0, &[99.0, -1.0]), None);
     assert_eq!(hull((1.0, 2.0), Some((0.5, 1.5))), (0.5, 2.0));
     assert_eq!(hull((1.0, 2.0), None), (1.0, 2.0));
 }
@@ -138,11 +140,12 @@ proptest! {
         let center = crate::analysis::median(&medians).unwrap();
         let (lo, hi) = between_interval(center, &medians).unwrap();
         prop_assert!(lo <= center && center <= hi);
-        let wider: Vec<f64> = medians.iter().map(|m| center + (m - center) * stretch).collect();
+        // Spread by `stretch` on a log scale: the interval's log half-width grows as much.
+        let wider: Vec<f64> = medians.iter().map(|m| center * (m / center).powf(stretch)).collect();
         let (wlo, whi) = between_interval(center, &wider).unwrap();
-        let _ = wlo;
-        prop_assert!(whi - center >= (hi - center) * (stretch - 1e-9));
-        prop_assert!(lo >= 0.0, "a positive figure's interval stays positive");
+        prop_assert!((whi / center).ln() >= (hi / center).ln() * stretch * (1.0 - 1e-9));
+        prop_assert!((center / wlo).ln() >= (center / lo).ln() * stretch * (1.0 - 1e-9));
+        prop_assert!(lo > 0.0 && wlo > 0.0, "a positive figure's interval never reaches zero");
     }
 
     #[test]
@@ -250,7 +253,7 @@ fn earlier_runs_count_from_four_and_only_the_last_nine() {
     );
     let widened = rerun_interval(100.0, ci, 3, &few);
     assert!(
-        (widened.0 - (100.0 - 2f64.sqrt())).abs() < 1e-9,
+        (widened.0 - 100.0 * 0.99f64.powf(2f64.sqrt())).abs() < 1e-9,
         "{widened:?}"
     );
     let enough = [90.0, 110.0, 95.0, 105.0];
@@ -281,4 +284,31 @@ proptest! {
         prop_assert!(lo <= ci.0 * (1.0 + 1e-12) && hi >= ci.1 * (1.0 - 1e-12));
         prop_assert!(lo >= 0.0 && hi.is_finite());
     }
+}
+
+/// Process medians more than 2× apart are unstable; within 2×, or one alone, are not.
+#[test]
+fn medians_more_than_twice_apart_are_unstable() {
+    assert!(unstable(&[24.9, 3.1, 50.0]));
+    assert!(unstable(&[1.0, 2.01]));
+    assert!(!unstable(&[1.0, 2.0]));
+    assert!(!unstable(&[1.0, 1.5, 1.9]));
+    assert!(!unstable(&[7.0]));
+    assert!(!unstable(&[]));
+}
+
+/// The rerun interval widens on a log scale: never to zero, however wide the interval.
+#[test]
+fn the_rerun_interval_never_reaches_zero() {
+    let (lo, hi) = rerun_interval(24.9, (1.0, 400.0), 3, &[]);
+    assert!(lo > 0.0 && lo < 1.0 && hi > 400.0, "{lo}–{hi}");
+    let (lo, hi) = rerun_interval(100.0, (90.0, 110.0), 3, &[]);
+    assert!(
+        (lo - 100.0 * 0.9f64.powf(std::f64::consts::SQRT_2)).abs() < 1e-9,
+        "{lo}"
+    );
+    assert!(
+        (hi - 100.0 * 1.1f64.powf(std::f64::consts::SQRT_2)).abs() < 1e-9,
+        "{hi}"
+    );
 }

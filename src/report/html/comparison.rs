@@ -32,9 +32,12 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunCompariso
         s,
         "<p class=\"caption\">A = {} against each other run; B/A above 1 means B costs more. \
          A and B are the medians over each run's pooled worker processes. \
-         A change is claimed when the Mann-Whitney p &lt; 0.05 and the 95% CI of B/A lies \
+         A change is claimed when p &lt; 0.05 and the 95% CI of B/A lies \
          outside the noise band: ±{}%, or the runs' precision target when larger (as \
-         <code>oslab compare</code>).</p>",
+         <code>oslab compare</code>); p is the CI's own test where the runs have several \
+         processes, Mann-Whitney over the samples with one. <em>could see</em>: the smallest \
+         change the two runs could have called; \"no change\" says only that any change is \
+         smaller.</p>",
         run_name(&runs[0]),
         sig3(DEFAULT_NOISE * 100.0)
     );
@@ -76,7 +79,7 @@ pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String 
     let _ = writeln!(
         s,
         "<table class=\"cmp\" data-table=\"comparison-{}-{}\"><thead><tr><th>experiment</th>\
-         <th>A</th><th>B</th><th>B/A</th><th>95% CI</th><th>p</th><th>verdict</th></tr>\
+         <th>A</th><th>B</th><th>B/A</th><th>95% CI</th><th>p</th><th>could see</th><th>verdict</th></tr>\
          </thead><tbody>",
         a.id, b.id
     );
@@ -236,7 +239,7 @@ fn pair_row(p: &Pair, cmp: &RunComparison) -> String {
     let name = format!("{}{}", esc(&name), differs_mark(p, cmp));
     let Some(c) = &p.comparison else {
         return format!(
-            "<tr><td>{name}</td><td colspan=\"6\">not measured on one side</td></tr>\n"
+            "<tr><td>{name}</td><td colspan=\"7\">not measured on one side</td></tr>\n"
         );
     };
     let class = match c.verdict.as_str() {
@@ -246,7 +249,7 @@ fn pair_row(p: &Pair, cmp: &RunComparison) -> String {
     };
     format!(
         "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-         <td>{}</td><td>{}</td><td>{}{}</td></tr>\n",
+         <td>{}</td><td>{}</td><td>{}</td><td>{}{}</td></tr>\n",
         name,
         time_ns(c.a),
         time_ns(c.b),
@@ -261,6 +264,8 @@ fn pair_row(p: &Pair, cmp: &RunComparison) -> String {
         } else {
             format!("{p:.4}")
         }),
+        c.detectable
+            .map_or("–".into(), crate::report::compare::detectable),
         c.verdict.as_str(),
         if c.highlight { " !!" } else { "" }
     )

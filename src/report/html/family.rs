@@ -11,7 +11,7 @@ use super::{Item, families, family_of, op};
 use crate::experiment;
 use crate::model::{Run, Status};
 use crate::report::charts::esc;
-use crate::report::format::{time_ns, time_range_ns};
+use crate::report::format::{rerun_cell, time_ns};
 use crate::report::ladder::label;
 
 pub(super) fn sections(runs: &[Run], items: &[Vec<Item>]) -> String {
@@ -84,10 +84,11 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
             esc(&label(r)),
             esc(&name(i)),
             median.map_or("–".into(), |m| format!("{} / {}", time_ns(m), esc(op(r)))),
-            match (median, i.figures.ci) {
-                (Some(m), Some((lo, hi))) => time_range_ns(lo, hi, m),
-                _ => "–".into(),
-            },
+            median.map_or("–".into(), |m| rerun_cell(
+                i.figures.ci,
+                i.figures.unstable.as_deref(),
+                m
+            )),
             match i.processes.len() {
                 n if n > 1 => format!(
                     "{} from {n} processes (medians {})",
