@@ -52,6 +52,7 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
     assert_eq!(earlier(by_entry(&other, "call")), Vec::<f64>::new());
 
     let fifth = lab.run_json(&QUICK, 0);
+    history_follows_one_configuration(&lab, &first, &other, &fifth);
     for entry in ["call", "inline"] {
         let c = by_entry(&fifth, entry);
         let medians: Vec<f64> = first
@@ -105,4 +106,56 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
             assert_eq!(here[field], there[field], "{entry} {field}");
         }
     }
+}
+
+/// `oslab history`: the configuration's pooled median in every run, oldest first, as each run
+/// stored it; the run measured with other settings says what changed, and so does the run
+/// after it; a name that fits several configurations, or none, is a one-line user error.
+fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, fifth: &Value) {
+    let out = lab.oslab(&[
+        "history",
+        "syscall.getppid",
+        "--param",
+        "entry=call",
+        "--json",
+    ]);
+    out.assert_code(0);
+    let doc = out.json();
+    let runs = doc["runs"].as_array().expect("runs");
+    let expected: Vec<&Value> = first.iter().chain([other, fifth]).collect();
+    assert_eq!(runs.len(), expected.len(), "{doc:#}");
+    for (point, run) in runs.iter().zip(&expected) {
+        assert_eq!(point["run_id"], run["run_id"], "oldest first");
+        assert_eq!(
+            point["median"],
+            by_entry(run, "call")["median"],
+            "{point:#}"
+        );
+    }
+    assert_eq!(doc["params"]["entry"], "call");
+    assert_eq!(
+        runs[0]["changed"],
+        Value::Array(Vec::new()),
+        "nothing before the first"
+    );
+    for changed in [&runs[4]["changed"], &runs[5]["changed"]] {
+        assert!(
+            changed.as_array().is_some_and(|c| !c.is_empty()),
+            "the --repeat 2 run and the one after it changed a setting: {doc:#}"
+        );
+    }
+
+    let text = lab.oslab(&["history", "syscall.getppid", "-p", "entry=call"]);
+    text.assert_code(0);
+    assert!(
+        text.stdout
+            .starts_with("syscall.getppid entry=call: 6 run(s), oldest first"),
+        "{text}"
+    );
+    lab.oslab(&["history", "syscall.getppid"])
+        .assert_user_error(&["entry=call", "entry=inline", "--param"]);
+    lab.oslab(&["history", "nosuch.thing"])
+        .assert_user_error(&["no stored run measured nosuch.thing"]);
+    lab.oslab(&["history", "syscall.getppid", "-p", "entry"])
+        .assert_user_error(&["NAME=VALUE"]);
 }

@@ -140,12 +140,24 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
         "{side}"
     );
     assert_eq!(side.matches("class=\"process\"").count(), 3, "{side}");
-    // Processes 2, 4 and 6 µs apart, each precise: the summary says the spread between them
-    // outweighs the uncertainty within one.
+    // Processes 2, 4 and 6 µs apart, each precise: the summary's levels table names the spread
+    // between them as what makes the interval wide, and 3× apart, the configuration unstable
+    // with its processes' medians.
     let summary = part(&page, "<section id=\"summary\">", "</section>");
+    let levels = part(summary, "data-table=\"levels-run2\"", "</table>");
+    let row = part(
+        levels,
+        "<td>synthetic.spin ns=2000 spread=2000</td>",
+        "</tr>",
+    );
+    assert!(row.contains("<td>between processes</td>"), "{row}");
     assert!(
-        summary.contains("synthetic.spin ns=2000 spread=2000 in run 2 [r2]: layout-sensitive"),
-        "{summary}"
+        row.contains("<td><strong>±"),
+        "the widest level stands out: {row}"
+    );
+    assert!(
+        row.contains(&format!("unstable: medians {}", medians.join(" / "))),
+        "{row}"
     );
     for (k, m) in each.iter().enumerate() {
         assert!(

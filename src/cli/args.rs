@@ -102,6 +102,16 @@ pub(super) enum Command {
                             oslab compare 3 4 --profile flames   # and differential flame graphs\n  \
                             oslab import freebsd-run.json && oslab compare linux freebsd")]
     Compare(CompareArgs),
+    /// One configuration's pooled median across the stored runs, oldest first: each run's
+    /// rerun interval, its kernel, and what changed in the machine's description and the
+    /// run's settings since the run before. By default the runs of the host that measured it
+    /// last
+    #[command(
+        after_help = "Examples:\n  oslab history syscall.getppid --param entry=call\n  \
+                            oslab history fs.write --param size=4K --json | jq '.runs[].median'\n  \
+                            oslab history syscall.getppid -p entry=call --store \"$OSLAB_STORE\" --all-machines"
+    )]
+    History(HistoryArgs),
     /// Write a stored run as a versioned JSON document (for `import`) or as CSV, one row per
     /// sample
     Export {
@@ -238,6 +248,28 @@ pub(super) enum Command {
         #[arg(long)]
         parent: u32,
     },
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct HistoryArgs {
+    /// The experiment (family.variant), as `oslab list` names it
+    pub(super) experiment: String,
+    /// A parameter of the configuration (repeatable), as `run` takes it: needed where the
+    /// stored runs measured the experiment at several values
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    pub(super) params: Vec<String>,
+    /// The configuration's label in a suite (shown in parentheses by `show`)
+    #[arg(long, value_name = "LABEL")]
+    pub(super) label: Option<String>,
+    /// Every machine's runs [default: those of the host that measured it last]
+    #[arg(long)]
+    pub(super) all_machines: bool,
+    /// Print one JSON document
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Read from this fleet store instead of the local database (docs/fleet.md)
+    #[arg(long, value_name = "URL")]
+    pub(super) store: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -45,6 +45,8 @@ mod compare;
 use compare::*;
 mod export;
 use export::*;
+mod history;
+use history::*;
 mod html_report;
 use html_report::*;
 mod fleet;
@@ -226,6 +228,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             store,
         } => show(Source::open(cli.db, store)?, run, json, list),
         Command::Compare(args) => compare(Source::open(cli.db, args.store.clone())?, args),
+        Command::History(args) => history(Source::open(cli.db, args.store.clone())?, &args),
         Command::Export {
             run,
             format,

@@ -3,22 +3,32 @@
 
 use crate::model::{ExperimentResult, LoadRecord};
 use crate::report::format::{Align, Table, sig3, time_ns, wrap};
+use crate::report::levels::Levels;
 use crate::report::names::{is_partial, label, status_text};
 use crate::report::pool::{Pooled, process_numbers};
 
 /// The median of each worker process of every configuration measured by more than one
-/// (`run --repeat`), beside the pooled median the tables show.
+/// (`run --repeat`), beside the pooled median the tables show, and the levels of its interval
+/// (`report::levels`).
 pub(super) fn processes(pooled: &[Pooled]) -> String {
     let repeated: Vec<&Pooled> = pooled.iter().filter(|p| p.processes > 1).collect();
     if repeated.is_empty() {
         return String::new();
     }
-    let mut out =
-        String::from("\nPer worker process (the median of each; the tables above pool them)\n\n");
+    let mut out = String::from(
+        "\nPer worker process (the median of each; the tables above pool them), and where the \
+         interval's width comes from: the half-width each level alone gives it (within a \
+         process: more samples narrow it; between processes: more processes; between runs: \
+         only a quieter machine)\n\n",
+    );
     let mut table = Table::new(&[
         ("experiment", Align::Left),
         ("pooled", Align::Right),
         ("processes", Align::Left),
+        ("within", Align::Right),
+        ("between", Align::Right),
+        ("runs", Align::Right),
+        ("widest", Align::Left),
     ]);
     for p in repeated {
         let medians = p.process_medians();
@@ -30,10 +40,21 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
         if is_partial(&p.result) {
             processes.push_str(&format!(" — {}", status_text(&p.result)));
         }
+        let pct = |x: f64| format!("±{}%", sig3(x * 100.0));
+        let levels = Levels::of(p);
+        let level = |pick: fn(&Levels) -> Option<f64>| {
+            levels.as_ref().and_then(pick).map_or("–".into(), pct)
+        };
         table.row(vec![
             label(&p.result),
             p.figures().stats.map_or("–".into(), |s| time_ns(s.median)),
             processes,
+            level(|l| Some(l.within)),
+            level(|l| Some(l.between)),
+            level(|l| l.runs.map(|(r, _)| r)),
+            levels
+                .as_ref()
+                .map_or("–".into(), |l| l.widest().as_str().into()),
         ]);
     }
     out.push_str(&table.render(2));

@@ -36,7 +36,7 @@ pub const SYSTEM_FIELDS: [&str; 5] = [
 
 /// The machine descriptions compared, without the fields that change from second to second:
 /// the system's fields first ([`SYSTEM_FIELDS`]), then the rest by name.
-pub(super) fn environment_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
+pub fn environment_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
     let mut diff = diff_values(
         &serde_json::to_value(&a.environment).unwrap_or(Value::Null),
         &serde_json::to_value(&b.environment).unwrap_or(Value::Null),
@@ -54,7 +54,7 @@ pub(super) fn environment_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
 
 /// The run settings plus the clock source and the recorded oslab version: what the user chose
 /// or what oslab chose for them.
-pub(super) fn settings_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
+pub fn settings_diff(a: &Run, b: &Run) -> Vec<FieldDiff> {
     let doc = |r: &Run| {
         let mut v = serde_json::to_value(&r.settings).unwrap_or(Value::Null);
         if let Value::Object(m) = &mut v {

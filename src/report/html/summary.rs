@@ -1,7 +1,7 @@
 //! The summary the page opens with: which runs, how many results each holds and how many
 //! processes measured them, the verdicts of each comparison with its biggest changes, and
 //! every result that is not plainly `ok` (suspect, failed, unsupported) with its reason, and
-//! what the worker processes showed (a cold first process, a layout-sensitive configuration).
+//! one table per run of where each interval's width comes from (`report::levels`).
 
 use std::fmt::Write as _;
 
@@ -9,8 +9,9 @@ use super::run_name;
 use crate::analysis::compare::{RunComparison, Verdict};
 use crate::model::{Run, Status};
 use crate::report::charts::esc;
-use crate::report::format::time_ns;
+use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
+use crate::report::levels::{Level, Levels};
 use crate::report::pool::Pooled;
 
 /// The biggest changes listed per comparison.
@@ -33,7 +34,7 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunCompariso
     }
     s.push_str("</ul>\n");
     s.push_str(&not_ok(runs, pooled));
-    s.push_str(&process_notes(runs, pooled));
+    s.push_str(&levels_tables(runs, pooled));
     s.push_str("</section>\n");
     s
 }
@@ -163,28 +164,83 @@ fn not_ok(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
     format!("<p>Results to read with care:</p>\n<ul class=\"not-ok\">\n{rows}</ul>\n")
 }
 
-/// What the worker processes showed beyond the figures: a cold first process left out, a
-/// configuration whose processes differ more than each is uncertain (`Pooled::process_notes`).
-fn process_notes(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
-    let mut rows = String::new();
+/// Where each interval's width comes from, one table per run (`report::levels`): per
+/// configuration measured by several processes, the half-width each level alone gives its
+/// rerun interval, the widest named, and what the processes showed (a cold first process, a
+/// layout- or run-sensitive or unstable configuration).
+fn levels_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
+    let mut s = String::new();
     for (run, pooled) in runs.iter().zip(pooled) {
-        for p in pooled {
-            for note in p.process_notes() {
-                let _ = writeln!(
-                    rows,
-                    "<li data-process-note>{} in {}: {}</li>",
-                    esc(&label(&p.result)),
-                    run_name(run),
-                    esc(&note)
-                );
-            }
+        let rows: String = pooled.iter().filter_map(level_row).collect();
+        if rows.is_empty() {
+            continue;
         }
+        let _ = writeln!(
+            s,
+            "<p>Where the intervals of {} get their width: the half-width each level alone \
+             gives the rerun interval (within a process: more samples narrow it; between \
+             processes: more processes; between runs: only a quieter machine).</p>\n\
+             <table class=\"levels\" data-table=\"levels-run{}\"><thead><tr>\
+             <th>configuration</th><th>processes</th><th>within a process</th>\
+             <th>between processes</th><th>between runs</th><th>widest</th><th>note</th>\
+             </tr></thead><tbody>\n{rows}</tbody></table>",
+            run_name(run),
+            run.id
+        );
     }
-    if rows.is_empty() {
-        return String::new();
+    s
+}
+
+/// One configuration's row of the levels table; `None` with a single process.
+fn level_row(p: &Pooled) -> Option<String> {
+    let levels = Levels::of(p)?;
+    let pct = |x: f64| format!("±{}%", sig3(x * 100.0));
+    let runs = levels.runs.map_or("–".to_string(), |(r, k)| {
+        format!("{} ({k} earlier)", pct(r))
+    });
+    let mut notes = Vec::new();
+    if let Some(excess) = levels.cold_first {
+        let fate = if levels.kept < levels.processes {
+            "left out"
+        } else {
+            "kept"
+        };
+        notes.push(format!(
+            "first process cold (+{}%), {fate}",
+            sig3(excess * 100.0)
+        ));
     }
-    format!(
-        "<p>Between the worker processes (each with its own memory layout):</p>\n\
-         <ul class=\"process-notes\">\n{rows}</ul>\n"
-    )
+    if levels.unstable {
+        let medians: Vec<String> = p.kept().iter().map(|&m| time_ns(m)).collect();
+        notes.push(format!("unstable: medians {}", medians.join(" / ")));
+    } else {
+        notes.extend(
+            p.process_notes()
+                .into_iter()
+                .filter_map(|n| n.split_once(':').map(|(head, _)| head.to_string()))
+                .filter(|head| head != "first-run effect"),
+        );
+    }
+    let widest = levels.widest();
+    let cell = |level: Level, text: String| {
+        if level == widest {
+            format!("<td><strong>{text}</strong></td>")
+        } else {
+            format!("<td>{text}</td>")
+        }
+    };
+    Some(format!(
+        "<tr data-level-row><td>{}</td><td>{}</td>{}{}{}<td>{}</td><td>{}</td></tr>\n",
+        esc(&label(&p.result)),
+        if levels.kept < levels.processes {
+            format!("{} of {}", levels.kept, levels.processes)
+        } else {
+            levels.processes.to_string()
+        },
+        cell(Level::Within, pct(levels.within)),
+        cell(Level::Processes, pct(levels.between)),
+        cell(Level::Runs, runs),
+        widest.as_str(),
+        esc(&notes.join("; "))
+    ))
 }
