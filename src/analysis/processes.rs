@@ -28,8 +28,8 @@
 //! That is a confidence interval of this run's median; what a user bets on is where a rerun's
 //! median falls. A rerun's median varies as much as this one, so the difference of the two
 //! varies twice as much: the **rerun interval** ([`rerun_interval`]) has √2 times the half
-//! widths (on a log scale) (with three processes a 95% confidence interval covers a rerun's median only about
-//! 90% of the time, with many about 83%). Host phases that last longer than a run's processes
+//! widths, on a log scale (with three processes a 95% confidence interval covers a rerun's
+//! median only about 90% of the time, with many about 83%). Host phases that last longer than a run's processes
 //! move all of a run's processes alike, which no spread inside the run can show; where the
 //! machine has measured the configuration before (with the same settings), the spread of
 //! those runs' medians floors the interval ([`between_runs`]).

@@ -13,12 +13,16 @@ pub(super) fn history(mut source: Source, args: &HistoryArgs) -> Result<ExitCode
     summaries.sort_by_key(|s| s.id);
     let mut runs: Vec<Run> = Vec::with_capacity(summaries.len());
     for s in &summaries {
-        runs.push(source.resolve(Some(&s.id.to_string()))?);
+        runs.push(source.load(s.id)?);
     }
     let key = one_configuration(&runs, args, &given)?;
     if !args.all_machines {
         // The host that measured the configuration last, and its runs alone.
-        let has = |r: &Run| r.results.iter().any(|x| is_of(x, &args.experiment, &key));
+        let has = |r: &Run| {
+            r.results
+                .iter()
+                .any(|x| hist::measures(x, &args.experiment, &key))
+        };
         let host = runs
             .iter()
             .rev()
@@ -36,10 +40,6 @@ pub(super) fn history(mut source: Source, args: &HistoryArgs) -> Result<ExitCode
         write_stdout(&hist::render(&h))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn is_of(r: &crate::model::ExperimentResult, experiment: &str, key: &Key) -> bool {
-    r.experiment == experiment && r.params == key.0 && r.label == key.1
 }
 
 /// The one configuration the arguments name among the stored runs', or a one-line error that

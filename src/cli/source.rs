@@ -93,7 +93,8 @@ impl Source {
         Ok(id)
     }
 
-    fn load(&mut self, id: i64) -> Result<Run> {
+    /// The run with id `id`, whole.
+    pub(super) fn load(&mut self, id: i64) -> Result<Run> {
         let loaded = match self {
             Source::Local { store, .. } => store.load_run(id).map_err(|e| match e {
                 crate::store::StoreError::NoSuchRun { .. } => None,

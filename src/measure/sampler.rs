@@ -310,10 +310,8 @@ fn take_sample(
 /// (`--quick`).
 fn settle_before_pass(seconds: f64) {
     let scale = (seconds / 10.0).clamp(0.0, 1.0);
-    crate::platform::sync_all();
-    std::thread::sleep(std::time::Duration::from_secs_f64(scale));
-    crate::platform::sync_all();
-    std::thread::sleep(std::time::Duration::from_secs_f64(2.0 * scale));
+    let secs = std::time::Duration::from_secs_f64;
+    crate::platform::sync_and_settle(secs(scale), secs(2.0 * scale));
 }
 
 /// The batch of a timed pass: as many of the sized batches (`ops`, about `target_ns` long)

@@ -85,6 +85,16 @@ pub fn sync_all() {
     };
 }
 
+/// Sync, sleep `first`, sync, sleep `second`: the "sync and let it settle" with which
+/// UnixBench's `Run` starts every pass and fstime each of its tests, so that what came before
+/// is written back before what is measured next.
+pub fn sync_and_settle(first: std::time::Duration, second: std::time::Duration) {
+    sync_all();
+    std::thread::sleep(first);
+    sync_all();
+    std::thread::sleep(second);
+}
+
 /// In a test whose subject emulation cannot show (pre-faulting, vfork, fault and switch
 /// counts, /proc views): `true`, with the reason on stderr, under an emulator (qemu-user,
 /// Rosetta 2, Wine: `env::emulation`), so the test checks what emulation does instead of

@@ -99,7 +99,7 @@ fn marks(pair: &Pair) -> String {
 }
 
 /// `experiment (label) k=v …`: how a configuration is named in the tables.
-fn config_name(
+pub(super) fn config_name(
     experiment: &str,
     label: Option<&str>,
     params: &std::collections::BTreeMap<String, String>,

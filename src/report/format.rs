@@ -15,8 +15,6 @@ pub fn time_ns(ns: f64) -> String {
     format!("{} {unit}", sig3(value))
 }
 
-/// A range of times in the unit that suits `reference`, with one digit more than `time_ns`
-/// gives it, so a narrow confidence interval stays readable: `1.412 – 1.416 µs`.
 /// A time's rerun interval as a table cell: its range; `unstable: a / b / c` (the processes'
 /// medians) when they differ by more than 2× (`ResultFigures::unstable`); else `–`.
 pub fn rerun_cell(ci: Option<(f64, f64)>, unstable: Option<&[f64]>, median: f64) -> String {
@@ -34,6 +32,8 @@ pub fn rerun_cell(ci: Option<(f64, f64)>, unstable: Option<&[f64]>, median: f64)
     }
 }
 
+/// A range of times in the unit that suits `reference`, with one digit more than `time_ns`
+/// gives it, so a narrow confidence interval stays readable: `1.412 – 1.416 µs`.
 pub fn time_range_ns(lo: f64, hi: f64, reference: f64) -> String {
     if !(lo.is_finite() && hi.is_finite() && reference.is_finite()) {
         return "–".to_string();

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::analysis::compare::{FieldDiff, environment_diff, settings_diff};
-use crate::model::Run;
+use crate::model::{ExperimentResult, Run};
+use crate::report::compare::config_name;
 use crate::report::format::{Align, Table, rerun_cell, time_ns};
 use crate::report::pool::pool;
 
@@ -43,6 +44,11 @@ pub struct History {
 /// A configuration: its parameters and suite label.
 pub type Key = (BTreeMap<String, String>, Option<String>);
 
+/// Whether `r` measured `experiment` at `key`.
+pub fn measures(r: &ExperimentResult, experiment: &str, key: &Key) -> bool {
+    r.experiment == experiment && r.params == key.0 && r.label == key.1
+}
+
 /// The configurations of `experiment` that `runs` measured whose parameters include every one
 /// of `given` (and whose label is `label`, when given), in the order first seen.
 pub fn configurations(
@@ -71,9 +77,10 @@ pub fn history(runs: &[Run], experiment: &str, key: &Key) -> History {
     let mut unit = String::new();
     let mut previous: Option<&Run> = None;
     for run in runs {
-        let Some(p) = pool(&run.results).into_iter().find(|p| {
-            p.result.experiment == experiment && p.result.params == key.0 && p.result.label == key.1
-        }) else {
+        let Some(p) = pool(&run.results)
+            .into_iter()
+            .find(|p| measures(&p.result, experiment, key))
+        else {
             continue;
         };
         let f = p.figures();
@@ -107,18 +114,6 @@ pub fn history(runs: &[Run], experiment: &str, key: &Key) -> History {
     }
 }
 
-/// `experiment (label) k=v …`.
-fn title(h: &History) -> String {
-    let mut name = h.experiment.clone();
-    if let Some(label) = &h.label {
-        name.push_str(&format!(" ({label})"));
-    }
-    for (k, v) in &h.params {
-        name.push_str(&format!(" {k}={v}"));
-    }
-    name
-}
-
 /// The changed fields in one cell: `kernel_release 6.1.0 → 6.8.0; load – → cpu`.
 fn changed_cell(changed: &[FieldDiff]) -> String {
     const SHOWN: usize = 3;
@@ -141,7 +136,7 @@ pub fn render(h: &History) -> String {
         "{}: {} run(s), oldest first; time per {per}, pooled median and rerun 95% interval; \
          × previous: the median against the run before; changed: the machine's description and \
          the run's settings since the run before\n\n",
-        title(h),
+        config_name(&h.experiment, h.label.as_deref(), &h.params),
         h.points.len()
     );
     let mut table = Table::new(&[

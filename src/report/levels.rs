@@ -5,6 +5,7 @@
 //! time on (more samples, more processes, or a quieter machine).
 
 use crate::analysis::processes::{t975, unstable};
+use crate::report::format::sig3;
 use crate::report::pool::Pooled;
 
 /// A level of replication.
@@ -68,6 +69,11 @@ impl Levels {
             unstable: unstable(spread.kept()),
             cold_first: spread.first_run,
         })
+    }
+
+    /// A level's half-width as the tables print it: `±4.3%`.
+    pub fn percent(half: f64) -> String {
+        format!("±{}%", sig3(half * 100.0))
     }
 
     /// The level that makes the interval widest.

@@ -42,6 +42,13 @@ impl Pooled {
     /// enough. With one process and no such runs it is that process's confidence interval.
     pub fn figures(&self) -> ResultFigures {
         let mut f = figures(&self.result);
+        let kept = self.kept();
+        if self.sample_counts.len() > 1 && unstable(&kept) {
+            // No interval over processes this far apart says anything: none is computed.
+            f.ci = None;
+            f.unstable = Some(kept);
+            return f;
+        }
         if self.sample_counts.len() > 1 {
             let values = self.values();
             let groups = self.groups(&values);
@@ -59,11 +66,6 @@ impl Pooled {
                 self.sample_counts.len(),
                 &self.result.earlier_medians,
             ));
-        }
-        let kept = self.kept();
-        if self.sample_counts.len() > 1 && unstable(&kept) {
-            f.ci = None;
-            f.unstable = Some(kept);
         }
         f
     }

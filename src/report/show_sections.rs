@@ -40,10 +40,12 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
         if is_partial(&p.result) {
             processes.push_str(&format!(" — {}", status_text(&p.result)));
         }
-        let pct = |x: f64| format!("±{}%", sig3(x * 100.0));
         let levels = Levels::of(p);
         let level = |pick: fn(&Levels) -> Option<f64>| {
-            levels.as_ref().and_then(pick).map_or("–".into(), pct)
+            levels
+                .as_ref()
+                .and_then(pick)
+                .map_or("–".into(), Levels::percent)
         };
         table.row(vec![
             label(&p.result),

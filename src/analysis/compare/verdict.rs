@@ -226,15 +226,6 @@ pub enum Test {
     Interval,
 }
 
-impl Test {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Test::MannWhitney => "mann_whitney",
-            Test::Interval => "interval",
-        }
-    }
-}
-
 /// Two sample sets of one figure compared: medians, ratio B/A with its interval, the
 /// p-value (from the interval's level), the verdict and the smallest change it could call.
 #[derive(Debug, Clone, PartialEq)]

@@ -74,14 +74,6 @@ fn fresh(dir: &Path, name: &str) -> std::io::Result<File> {
         .open(path)
 }
 
-/// fstime's "sync and let it settle": sync, sleep, sync, sleep.
-fn settle(first: Duration, second: Duration) {
-    crate::platform::sync_all();
-    std::thread::sleep(first);
-    crate::platform::sync_all();
-    std::thread::sleep(second);
-}
-
 impl FileCopy {
     fn read_block(&mut self) -> Result<usize, String> {
         let fd = self.source.as_raw_fd();
@@ -167,6 +159,7 @@ impl Routine for FileCopy {
                 .map_err(|e| format!("cannot create {}: {e}", self.dir.join(name).display()))
         };
         (self.source, self.target) = (create(SOURCE)?, create(TARGET)?);
+        let settle = crate::platform::sync_and_settle;
         settle(secs(2.0), secs(2.0));
         self.write_for(secs(2.0))?;
         settle(secs(2.0), secs(2.0));

@@ -194,7 +194,7 @@ fn levels_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
 /// One configuration's row of the levels table; `None` with a single process.
 fn level_row(p: &Pooled) -> Option<String> {
     let levels = Levels::of(p)?;
-    let pct = |x: f64| format!("±{}%", sig3(x * 100.0));
+    let pct = Levels::percent;
     let runs = levels.runs.map_or("–".to_string(), |(r, k)| {
         format!("{} ({k} earlier)", pct(r))
     });
