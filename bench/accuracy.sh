@@ -101,7 +101,7 @@ echo "Building oslab (cargo build --release) ..." >&2
 
 # --- machine header ----------------------------------------------------------------------
 
-# ONLINE, CPU (the last online CPU: both tools are pinned to it), CPU_MODEL and the helpers.
+# ONLINE, CPU (the CPU oslab run takes by default: both tools are pinned to it), CPU_MODEL and the helpers.
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 

@@ -2,8 +2,8 @@
 # bench/lib.sh — helpers shared by the benchmark scripts; sourced, not run.
 #
 # The sourcing script sets OSLAB (the binary), DB (a throw-away database) and defines
-# die MESSAGE; sourcing sets ONLINE, CPU (the last online CPU, where everything is pinned) and
-# CPU_MODEL, and defines:
+# die MESSAGE; sourcing sets ONLINE, CPU (where everything is pinned: the CPU `oslab run` takes
+# by default) and CPU_MODEL, and defines:
 #   idle_snapshot            "TOTAL IDLE" jiffies summed over the CPUs other than $CPU
 #   busy_since SNAPSHOT      percent of that time the other CPUs were busy since SNAPSHOT
 #   foreign_oslab            how many oslab processes run now (a script's own never runs then)
@@ -11,9 +11,21 @@
 #                            is a result, 4 a result flagged suspect (still a measurement: a
 #                            warning is printed), anything else means it did not run (die)
 
+# The CPU `oslab run` pins to without --cpu (src/cli/run/cpus.rs): the one with the fewest
+# device interrupts since boot (the numbered lines of /proc/interrupts), the highest-numbered
+# of equals; nothing where the file is absent. (oslab also keeps to the fastest kind of core
+# and to its affinity; the scripts run on machines of one kind, unconfined.)
+quietest_cpu() {
+    awk 'NR == 1 { for (i = 1; i <= NF; i++) { c = $i; sub("CPU", "", c); col[i] = c } n = NF; next }
+        $1 ~ /^[0-9]+:$/ { for (i = 1; i <= n && $(i + 1) ~ /^[0-9]+$/; i++) sum[col[i]] += $(i + 1) }
+        END { for (i = 1; i <= n; i++) if (best == "" || sum[col[i]] <= sum[best]) best = col[i]; print best }' \
+        /proc/interrupts 2>/dev/null || true
+}
+
 # /sys/.../online looks like "0-1" or "0,2-5".
 ONLINE=$(cat /sys/devices/system/cpu/online)
-CPU=${ONLINE##*[,-]}
+CPU=$(quietest_cpu)
+[[ $CPU =~ ^[0-9]+$ ]] || CPU=${ONLINE##*[,-]}
 # shellcheck disable=SC2034  # used by the sourcing scripts
 CPU_MODEL=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 

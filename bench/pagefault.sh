@@ -78,7 +78,7 @@ fi
 
 # --- machine header ----------------------------------------------------------------------
 
-# ONLINE, CPU (the last online CPU: both are pinned to it), CPU_MODEL and the helpers.
+# ONLINE, CPU (the CPU oslab run takes by default: both are pinned to it), CPU_MODEL and the helpers.
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 THP=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo "unknown")

@@ -267,6 +267,26 @@ fn absurd_options_are_one_line_errors() {
         (vec!["--budget=1e300"], vec!["--budget", "3600"]),
         (vec!["--budget=1e-9"], vec!["--budget", "0.01"]),
         (vec!["--cpu", "0,0"], vec!["CPU 0 is named twice"]),
+        (
+            vec!["--cpu-turns", "0"],
+            vec!["--cpu-turns 0", "two CPUs or more"],
+        ),
+        (
+            vec!["--cpu-turns", "0,0"],
+            vec!["--cpu-turns 0,0", "named twice"],
+        ),
+        (
+            vec!["--cpu-turns", "0,999"],
+            vec!["--cpu-turns 0,999", "CPU 999 is offline"],
+        ),
+        (
+            vec!["--cpu-turns", "x"],
+            vec!["--cpu-turns x", "not a CPU list"],
+        ),
+        (
+            vec!["--cpu-turns", "0,1", "--cpu", "0"],
+            vec!["--cpu-turns", "cannot be used with", "--cpu"],
+        ),
         (vec!["--precision", "-1"], vec!["--precision=-1"]),
         (vec!["--repeat", "0"], vec!["--repeat", "1 to 1000"]),
     ] {

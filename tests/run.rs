@@ -16,7 +16,7 @@ use common::{
     Lab, SYSCALL_EXPERIMENTS, check_run_contract, counter_per_op, experiment_names, num, result,
     results,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
 
@@ -387,7 +387,8 @@ fn a_parameter_list_sweeps_and_suites_are_checked() {
 
 /// Without --repeat, each configuration is measured in three worker processes, interleaved:
 /// the JSON keeps each process's result and pools them per configuration, the settings say
-/// how many and which CPUs they took in turn, and the pooled interval holds every figure.
+/// how many, all on one CPU (the quietest, and why), and the pooled interval holds every
+/// figure.
 #[test]
 fn a_default_run_measures_each_configuration_in_several_processes() {
     let lab = Lab::new();
@@ -426,26 +427,119 @@ fn a_default_run_measures_each_configuration_in_several_processes() {
         assert!(num(&c["between_processes"], "between") >= 0.0);
     }
     let turns = doc["settings"]["cpu_turns"].as_array().expect("cpu_turns");
+    assert!(turns.is_empty(), "no CPUs in turn without --cpu-turns");
     let cpus: BTreeSet<String> = results(&doc)
         .iter()
         .map(|r| r["calibration"]["cpus"].to_string())
         .collect();
-    if turns.len() > 1 {
-        assert_eq!(
-            cpus.len(),
-            turns.len(),
-            "the processes took the CPUs in turn: {cpus:?}"
-        );
-    } else {
-        assert_eq!(cpus.len(), 1, "one CPU for every process: {cpus:?}");
-    }
-    // The table says how the figures were pooled.
+    assert_eq!(cpus.len(), 1, "one CPU for every process: {cpus:?}");
+    // The table says how the figures were pooled, and where and why.
     let shown = lab.oslab(&["show"]);
     shown.assert_code(0);
     assert!(
         shown.stdout.contains("pools the 3 worker processes"),
         "{shown}"
     );
+    let choice = doc["settings"]["cpu_choice"].as_str();
+    if cfg!(target_os = "linux") && allowed_cpus() > 1 {
+        let why = choice.expect("oslab chose the CPU and says why");
+        assert!(
+            why.starts_with("the fewest device interrupts since boot (")
+                || why.ends_with("(no per-CPU interrupt counts here)"),
+            "{why}"
+        );
+        let cpu = &doc["settings"]["cpus"][0];
+        assert!(
+            shown.stdout.contains(&format!("\nCPU {cpu}: {why}\n")),
+            "{shown}"
+        );
+    }
+}
+
+/// `--cpu-turns` pins each configuration's processes to the CPUs in turn, two per CPU, and
+/// tests whether the CPUs differ: the JSON has each process's CPU and the test, `show` the
+/// CPU beside each process median and what the test found.
+#[test]
+fn cpu_turns_measure_whether_the_cpus_differ() {
+    let [a, b] = match allowed_cpu_ids().as_slice() {
+        [a, b, ..] => [*a, *b],
+        _ => {
+            eprintln!("fewer than two CPUs known here: nothing to take in turn");
+            return;
+        }
+    };
+    let lab = Lab::new();
+    let turns = format!("{a},{b}");
+    let out = lab.oslab_as_given(&[
+        "run",
+        "syscall.function_call",
+        "--quick",
+        "--budget",
+        "0.4",
+        "--cpu-turns",
+        &turns,
+        "--json",
+    ]);
+    out.assert_code(0);
+    let doc = out.json();
+    check_run_contract(&doc);
+    assert_eq!(doc["settings"]["processes"], 4, "two per CPU");
+    assert_eq!(doc["settings"]["cpu_turns"], json!([b, a]), "from the last");
+    assert!(doc["settings"]["cpu_choice"].is_null());
+    let config = &doc["configurations"][0];
+    let cpus: BTreeSet<u64> = config["process_cpus"]
+        .as_array()
+        .expect("process_cpus")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert_eq!(cpus, BTreeSet::from([a as u64, b as u64]), "{config}");
+    let effect = &config["cpu_effect"];
+    let p = num(&effect["p"], "p");
+    assert!((0.0..=1.0).contains(&p), "{effect}");
+    assert_eq!(effect["differ"], json!(p < 0.05));
+    assert_eq!(effect["cpus"].as_array().map(Vec::len), Some(2), "{effect}");
+    let shown = lab.oslab(&["show"]);
+    shown.assert_code(0);
+    for cpu in [a, b] {
+        assert!(shown.stdout.contains(&format!("(CPU {cpu})")), "{shown}");
+    }
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("pinned to CPUs {b}, {a} in turn")),
+        "{shown}"
+    );
+    let found = if p < 0.05 {
+        "CPU effect: the CPUs differ (p = ".to_string()
+    } else {
+        format!("CPU effect: none measurable between CPUs {a}, {b}")
+    };
+    assert!(shown.stdout.contains(&found), "{shown}");
+}
+
+/// How many CPUs this test process may run on.
+fn allowed_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The CPUs this test process may run on, from /proc/self/status (Linux); empty elsewhere.
+fn allowed_cpu_ids() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let Some(list) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+    else {
+        return Vec::new();
+    };
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',') {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(lo), Ok(hi)) = (lo.parse::<usize>(), hi.parse::<usize>()) {
+            cpus.extend(lo..=hi);
+        }
+    }
+    cpus
 }
 
 /// --repeat sets the number of processes, and --processes is the same option.

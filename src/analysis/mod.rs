@@ -9,10 +9,13 @@
 //! - [`outliers`]: Tukey's fences; outliers are flagged, never dropped.
 //! - [`processes`]: the spread between the worker processes of one configuration, a cold
 //!   first process, and the interval that covers a rerun.
+//! - [`cpus`]: whether the CPUs a configuration's processes took in turn differ.
 //! - [`rng`]: the small seeded generator that makes the bootstrap reproducible.
+//! - [`special`]: log-gamma, the incomplete beta function and F's upper tail.
 
 pub mod bootstrap;
 pub mod compare;
+pub mod cpus;
 pub mod fleet;
 pub mod outliers;
 pub mod processes;
@@ -20,6 +23,7 @@ pub mod profile;
 pub mod reclaim;
 pub mod result;
 pub mod rng;
+pub mod special;
 pub mod stats;
 pub mod trace;
 pub mod validate;

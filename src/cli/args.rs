@@ -43,6 +43,7 @@ pub(super) enum Command {
     #[command(after_help = "Examples:\n  oslab run --quick\n  \
                             oslab run syscall.getppid --load io --dir /mnt/disk\n  \
                             oslab run pagefault.anon --copies 1,2,4,N --copy-mode threads\n  \
+                            oslab run syscall ctxswitch --cpu-turns 0,1   # do the CPUs differ?\n  \
                             oslab run --suite unixbench --quick\n  \
                             oslab run --suite unixbench --passes 3   # UnixBench's -i 3\n  \
                             oslab run --suite unixbench unixbench.file_copy   # its three File Copy tests\n  \
@@ -291,10 +292,16 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub(super) timeout: Option<f64>,
     /// The CPU to pin workers to, then optionally the one for the other side of cross-CPU
-    /// experiments, e.g. 3 or 1,0 [default: the last CPU this process may use; the other side:
-    /// the highest other one]
+    /// experiments, e.g. 3 or 1,0 [default: of the fastest kind of core this process may use,
+    /// the CPU with the fewest device interrupts since boot (/proc/interrupts), every process
+    /// on it; the other side: the highest other one]
     #[arg(long, value_name = "LIST")]
     pub(super) cpu: Option<String>,
+    /// Pin the processes of each configuration to these CPUs in turn (two or more, e.g. 0,1),
+    /// two processes per CPU unless --repeat says otherwise, and test whether the CPUs differ:
+    /// where they do, `show` and the report give the figure per CPU
+    #[arg(long, value_name = "LIST", conflicts_with = "cpu")]
+    pub(super) cpu_turns: Option<String>,
     /// Set an experiment parameter (repeatable); `oslab list` shows them. A comma-separated
     /// list sweeps it: one result per value, e.g. --param size=1,64,4K
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
@@ -324,10 +331,11 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub(super) dir: Option<PathBuf>,
     /// Measure each configuration in this many worker processes, interleaved across the
-    /// experiments, each with its own memory layout (and, without --cpu, the CPUs in turn);
-    /// the time budget is shared among them. The interval of a median is where a rerun's
+    /// experiments, each with its own memory layout (and, with --cpu-turns, the CPUs in
+    /// turn); the time budget is shared among them. The interval of a median is where a rerun's
     /// median falls, 95%: it covers the spread between the processes, and between this
-    /// machine's earlier runs of the same configuration [default: 3]
+    /// machine's earlier runs of the same configuration [default: 3; with --cpu-turns, 2 per
+    /// CPU]
     #[arg(long, visible_alias = "processes", value_name = "N")]
     pub(super) repeat: Option<u32>,
     /// Measure each configuration with this many copies at once, one per CPU: does this

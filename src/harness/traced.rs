@@ -34,8 +34,9 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// Trace one pass of `ops` operations of `info` with `params` in a fresh worker pinned as a
-/// run pins it by default (the last allowed CPU; the highest other one for a partner), its
+/// Trace one pass of `ops` operations of `info` with `params` in a fresh worker pinned to the
+/// last allowed CPU (the highest other one for a partner: which calls it makes does not
+/// depend on the CPU, unlike their time, for which `run` takes the quietest), its
 /// work directory (if it has one) in `dir`; `records`: a record per call instead of counting
 /// in the kernel. `Err`: the tracer could not run here.
 pub fn trace_experiment(

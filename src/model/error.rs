@@ -26,8 +26,9 @@ pub enum UserError {
     },
     #[error("no selected experiment has a parameter '{name}'; {hint}")]
     UnknownParam { name: String, hint: String },
-    #[error("--cpu {given}: {why}; this process may use CPUs {allowed}")]
+    #[error("{option} {given}: {why}; this process may use CPUs {allowed}")]
     BadCpu {
+        option: &'static str,
         given: String,
         why: String,
         allowed: String,

@@ -459,6 +459,10 @@ pub struct RunSettings {
     /// The CPUs the worker processes took in turn, when `--cpu` did not pin them (empty:
     /// every process on `cpus`).
     pub cpu_turns: Vec<usize>,
+    /// Why the workers ran on `cpus`, when oslab chose the CPU (without `--cpu`): "the fewest
+    /// device interrupts since boot (28,652; CPU 1: 12,376,441)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_choice: Option<String>,
     /// Why the workers could not be pinned at all (macOS has no CPU affinity); `None` where
     /// they were.
     pub unpinned: Option<String>,

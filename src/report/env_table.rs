@@ -477,5 +477,53 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// Where the workers ran, and why there where oslab chose: "pinned to CPU 0, the fewest
+/// device interrupts since boot (…)", or the CPUs the processes took in turn.
+pub fn where_pinned(settings: &crate::model::RunSettings) -> String {
+    match &settings.cpu_choice {
+        Some(why) if settings.cpu_turns.is_empty() => format!("{}, {why}", place(settings)),
+        _ => place(settings),
+    }
+}
+
+/// "pinned to CPU 0", or "processes pinned to CPUs 1, 0 in turn".
+fn place(settings: &crate::model::RunSettings) -> String {
+    let list: Vec<String> = settings.cpu_turns.iter().map(|c| c.to_string()).collect();
+    if list.is_empty() {
+        let cpus = crate::platform::cpu::format_list(&settings.cpus);
+        format!("pinned to CPU {cpus}")
+    } else {
+        format!("processes pinned to CPUs {} in turn", list.join(", "))
+    }
+}
+
+/// Where the workers ran: one CPU, or the CPUs the processes took in turn; on a
+/// heterogeneous CPU, which kind of core they are.
+pub fn pinning(
+    settings: &crate::model::RunSettings,
+    env: &crate::model::env::Environment,
+) -> String {
+    if let Some(why) = &settings.unpinned {
+        return format!("not pinned: {why}");
+    }
+    let place = place(settings);
+    let used = if settings.cpu_turns.is_empty() {
+        &settings.cpus
+    } else {
+        &settings.cpu_turns
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for kind in used.iter().filter_map(|&c| env.core_kind_of(c)) {
+        if !kinds.contains(&kind.name.as_str()) {
+            kinds.push(&kind.name);
+        }
+    }
+    match kinds.as_slice() {
+        [] => place,
+        [one] => format!("{place} ({one} cores)"),
+        many => format!("{place} (MIXED kinds of core: {})", many.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -76,6 +76,16 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "ci_high": f.ci.map(|c| c.1),
         "unstable": f.unstable.is_some(),
         "process_medians": p.process_medians(),
+        "process_cpus": p.process_cpus,
+        "cpu_effect": p.cpu_effect().map(|e| json!({
+            "p": e.p,
+            "differ": e.differ(),
+            "cpus": e.groups.iter().map(|g| json!({
+                "cpu": g.cpu,
+                "median": g.median,
+                "processes": g.processes,
+            })).collect::<Vec<_>>(),
+        })),
         "between_processes": spread.map(|s| s.between),
         "within_process": spread.map(|s| s.within),
         "layout_sensitive": spread.is_some_and(|s| s.layout_sensitive()),

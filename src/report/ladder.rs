@@ -9,6 +9,7 @@ use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::experiment;
 use crate::model::reclaim;
 use crate::model::{ExperimentResult, Run, Status};
+use crate::report::env_table::pinning;
 use crate::report::format::{Align, Table, rerun_cell, sig3, time_ns, times, wrap};
 use crate::report::names::status_text;
 pub use crate::report::names::{label, label_of};
@@ -486,6 +487,13 @@ fn heading(run: &Run) -> String {
         sig3(run.settings.precision * 100.0),
         if run.settings.quick { " (--quick)" } else { "" },
     ));
+    if let (Some(why), [cpu], true) = (
+        &run.settings.cpu_choice,
+        run.settings.cpus.as_slice(),
+        run.settings.cpu_turns.is_empty(),
+    ) {
+        s.push_str(&format!("CPU {cpu}: {why}\n"));
+    }
     match (&run.settings.dir, &run.settings.dir_mount) {
         (Some(dir), Some(mount)) => s.push_str(&format!("files in {dir}: {mount}\n")),
         (Some(dir), None) => s.push_str(&format!("files in {dir}\n")),
@@ -498,38 +506,6 @@ fn heading(run: &Run) -> String {
         );
     }
     s
-}
-
-/// Where the workers ran: one CPU, or the CPUs the processes took in turn; on a
-/// heterogeneous CPU, which kind of core they are.
-fn pinning(settings: &crate::model::RunSettings, env: &crate::model::env::Environment) -> String {
-    if let Some(why) = &settings.unpinned {
-        return format!("not pinned: {why}");
-    }
-    let list: Vec<String> = settings.cpu_turns.iter().map(|c| c.to_string()).collect();
-    let place = match list.len() {
-        0 => format!(
-            "pinned to CPU {}",
-            crate::platform::cpu::format_list(&settings.cpus)
-        ),
-        _ => format!("processes pinned to CPUs {} in turn", list.join(", ")),
-    };
-    let used = if settings.cpu_turns.is_empty() {
-        &settings.cpus
-    } else {
-        &settings.cpu_turns
-    };
-    let mut kinds: Vec<&str> = Vec::new();
-    for kind in used.iter().filter_map(|&c| env.core_kind_of(c)) {
-        if !kinds.contains(&kind.name.as_str()) {
-            kinds.push(&kind.name);
-        }
-    }
-    match kinds.as_slice() {
-        [] => place,
-        [one] => format!("{place} ({one} cores)"),
-        many => format!("{place} (MIXED kinds of core: {})", many.join(", ")),
-    }
 }
 
 /// The notes under the tables: results that are not ok, what the processes showed

@@ -8,6 +8,7 @@
 //! keep the processes apart as data.
 
 use crate::analysis::bootstrap::grouped_median_ci;
+use crate::analysis::cpus::{CpuEffect, cpu_effect};
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
@@ -15,6 +16,7 @@ use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
 use crate::model::{ExperimentResult, Fact, Status};
+use crate::report::format::{sig3, time_ns};
 
 /// Runs that differ by more than this (and more than the run's processes do) make a
 /// configuration run-sensitive.
@@ -30,6 +32,9 @@ pub struct Pooled {
     /// What differed between the measuring processes (all of them, a cold first one
     /// included); `None` when none measured.
     pub spread: Option<Spread>,
+    /// The CPU each measuring process was pinned to, in the order of `spread`'s medians
+    /// (`None`: not to one CPU).
+    pub process_cpus: Vec<Option<usize>>,
 }
 
 impl Pooled {
@@ -92,6 +97,23 @@ impl Pooled {
             .as_ref()
             .map(|s| s.medians.clone())
             .unwrap_or_default()
+    }
+
+    /// Whether the CPUs the processes took in turn differ (`analysis::cpus`), over the
+    /// processes the pooled figure keeps; `None` with fewer than two CPUs or too few
+    /// processes to tell.
+    pub fn cpu_effect(&self) -> Option<CpuEffect> {
+        let spread = self.spread.as_ref()?;
+        let skip = usize::from(spread.drops_first());
+        let medians = spread.medians.get(skip..)?;
+        cpu_effect(medians, self.process_cpus.get(skip..)?)
+    }
+
+    /// Whether the processes ran on more than one CPU.
+    pub fn on_several_cpus(&self) -> bool {
+        let mut cpus = self.process_cpus.iter().flatten();
+        cpus.next()
+            .is_some_and(|first| cpus.any(|other| other != first))
     }
 
     /// The process medians the pooled figure is made of (a cold first process left out
@@ -170,10 +192,19 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
         .skip(usize::from(drop_first))
         .collect();
     let result = merge(group, &measured);
+    let process_cpus = group
+        .iter()
+        .filter(|r| !r.samples.is_empty())
+        .map(|r| match r.calibration.cpus.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        })
+        .collect();
     Pooled {
         processes: group.len(),
         sample_counts: measured.iter().map(|r| r.samples.len()).collect(),
         spread,
+        process_cpus,
         result,
     }
 }
@@ -201,13 +232,19 @@ impl Pooled {
             ));
         }
         if spread.layout_sensitive() {
+            let own = if self.on_several_cpus() {
+                "layout and CPU"
+            } else {
+                "memory layout"
+            };
             notes.push(format!(
-                "layout-sensitive: ±{:.1}% between processes (each with its own layout and \
-                 CPU), against ±{:.2}% within one; the interval covers it",
+                "layout-sensitive: ±{:.1}% between processes (each with its own {own}), \
+                 against ±{:.2}% within one; the interval covers it",
                 spread.between * 100.0,
                 spread.within * 100.0
             ));
         }
+        notes.extend(self.cpu_note());
         if let Some((between_runs, earlier)) = self.between_runs()
             && between_runs > spread.between.max(RUN_SENSITIVE_MIN)
         {
@@ -219,6 +256,35 @@ impl Pooled {
             ));
         }
         notes
+    }
+}
+
+impl Pooled {
+    /// What `--cpu-turns` found: the CPUs' figures when they differ, that they do not when
+    /// they do not.
+    fn cpu_note(&self) -> Option<String> {
+        let effect = self.cpu_effect()?;
+        let cpus: Vec<String> = effect.groups.iter().map(|g| g.cpu.to_string()).collect();
+        if !effect.differ() {
+            return Some(format!(
+                "CPU effect: none measurable between CPUs {} (p = {}, {} processes)",
+                cpus.join(", "),
+                sig3(effect.p),
+                effect.groups.iter().map(|g| g.processes).sum::<usize>()
+            ));
+        }
+        let each: Vec<String> = effect
+            .groups
+            .iter()
+            .map(|g| format!("CPU {} {} ({})", g.cpu, time_ns(g.median), g.processes))
+            .collect();
+        Some(format!(
+            "CPU effect: the CPUs differ (p = {}): {}, {}% apart; the CPU is a factor \
+             here, not noise: compare on one CPU (--cpu)",
+            sig3(effect.p),
+            each.join(", "),
+            sig3(effect.range() * 100.0)
+        ))
     }
 }
 

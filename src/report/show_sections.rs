@@ -32,9 +32,14 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
     ]);
     for p in repeated {
         let medians = p.process_medians();
+        let several = p.on_several_cpus();
         let mut processes = medians
             .iter()
-            .map(|&m| time_ns(m))
+            .zip(p.process_cpus.iter().chain(std::iter::repeat(&None)))
+            .map(|(&m, cpu)| match cpu {
+                Some(cpu) if several => format!("{} (CPU {cpu})", time_ns(m)),
+                _ => time_ns(m),
+            })
             .collect::<Vec<_>>()
             .join(", ");
         if is_partial(&p.result) {

@@ -149,6 +149,7 @@ impl Lab {
         cmd.args(&full)
             .env_remove("OSLAB_DB")
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
+            .current_dir(self.dir.path())
             .timeout(COMMAND_TIMEOUT);
         for (k, v) in envs {
             cmd.env(k, v);
@@ -175,7 +176,8 @@ impl Lab {
             .arg(&self.db)
             .args(one_process(args))
             .env_remove("OSLAB_DB")
-            .env("XDG_DATA_HOME", self.dir.path().join("xdg"));
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
+            .current_dir(self.dir.path());
         cmd
     }
 

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use crate::model::passes::Passes;
 use crate::model::profile::ProfileRequest;
 
+mod cpus;
 mod options;
+use cpus::*;
 use options::*;
 pub(super) use options::{check_dir, check_param_names};
 
@@ -99,17 +101,14 @@ pub(super) fn measure(
         timeout,
         cpus,
         turns,
+        cpu_choice: _,
+        free_cpus,
         dir,
         other_cpu,
         load,
         processes,
         swap: _,
     } = options;
-    let free_cpus = if turns.is_empty() {
-        cpus.clone()
-    } else {
-        turns.clone()
-    };
     let plan = Plan {
         dir,
         other_cpu,
@@ -184,6 +183,7 @@ fn new_run(
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
             cpu_turns: cpu_turns(&options.turns, options.processes),
+            cpu_choice: options.cpu_choice.clone(),
             unpinned: crate::platform::cpu::pinning_refusal().map(str::to_string),
             load: load.as_ref().map(|l| l.name().to_string()),
             // Set once the swap area is made.

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::model::copies;
-use crate::model::env::CoreKind;
 use crate::platform::swap::SwapKind;
 
 /// What the command line asks for, checked.
@@ -12,9 +11,12 @@ pub(super) struct Options {
     pub(super) sampler: SamplerConfig,
     pub(super) timeout: Duration,
     pub(super) cpus: Vec<usize>,
-    /// The CPUs the processes take in turn when `--cpu` did not pin them: those this process
-    /// may use, of the fastest kind of core on a heterogeneous CPU (empty with `--cpu`).
+    /// The CPUs the processes take in turn (`--cpu-turns`; else empty).
     pub(super) turns: Vec<usize>,
+    /// Why the processes run on `cpus`, when oslab chose the CPU (`cpus::quietest`).
+    pub(super) cpu_choice: Option<String>,
+    /// The CPUs a test left to the scheduler may use (`cpus::Placement::free`).
+    pub(super) free_cpus: Vec<usize>,
     pub(super) dir: PathBuf,
     pub(super) other_cpu: Option<usize>,
     pub(super) load: Option<Load>,
@@ -60,18 +62,12 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
         }
         None => Plan::default_timeout(&sampler),
     };
-    let processes = args.repeat.unwrap_or(DEFAULT_PROCESSES);
+    let kinds = crate::platform::env::core_kinds();
+    let placement = placement(args, &kinds)?;
+    let processes = args.repeat.unwrap_or_else(|| default_processes(&placement));
     if processes == 0 || processes > 1000 {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
-    let kinds = crate::platform::env::core_kinds();
-    let turns = match args.cpu {
-        // A figure mixing big and little cores would describe neither.
-        None => crate::model::env::fastest_cpus(&kinds, &cpu::allowed()).0,
-        Some(_) => Vec::new(),
-    };
-    let cpus = choose_cpus(args.cpu.as_deref(), &turns)?;
-    let other_cpu = other_cpu(&cpus, &kinds);
     let load = match args.load.as_deref() {
         None => None,
         Some(text) => Some(Load::parse(text).ok_or_else(|| {
@@ -82,12 +78,21 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
         })?),
     };
     let swap = args.swap.as_deref().map(parse_swap).transpose()?;
+    let Placement {
+        cpus,
+        turns,
+        other_cpu,
+        why,
+        free,
+    } = placement;
     Ok(Options {
         jobs,
         sampler,
         timeout,
         cpus,
         turns,
+        cpu_choice: why,
+        free_cpus: free,
         dir: PathBuf::new(),
         other_cpu,
         load,
@@ -290,46 +295,6 @@ pub(super) fn parse_precision(text: &str) -> Result<f64, UserError> {
     }
 }
 
-/// The CPUs `--cpu` names, checked; without it the last of `turns` (see `Options::turns`).
-pub(super) fn choose_cpus(given: Option<&str>, turns: &[usize]) -> Result<Vec<usize>, UserError> {
-    let allowed = cpu::allowed();
-    let allowed_text = cpu::format_list(&allowed);
-    let Some(text) = given else {
-        return Ok(turns.last().map(|c| vec![*c]).unwrap_or_default());
-    };
-    let cpus = cpu::parse_list(text).ok_or_else(|| UserError::BadCpu {
-        given: text.to_string(),
-        why: "not a CPU list (write e.g. 3, 0,2 or 0-3)".into(),
-        allowed: allowed_text.clone(),
-    })?;
-    // The list parser folds repeats: look at the parts as written.
-    let mut seen: Vec<usize> = Vec::new();
-    let twice = text.split(',').find_map(|part| {
-        let part = cpu::parse_list(part)?;
-        let again = part.iter().copied().find(|c| seen.contains(c));
-        seen.extend(part);
-        again
-    });
-    if let Some(twice) = twice {
-        return Err(UserError::BadCpu {
-            given: text.to_string(),
-            why: format!(
-                "CPU {twice} is named twice (the second CPU is the other side of cross-CPU \
-                 experiments)"
-            ),
-            allowed: allowed_text,
-        });
-    }
-    if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
-        return Err(UserError::BadCpu {
-            given: text.to_string(),
-            why: format!("CPU {bad} is offline or outside this process's affinity"),
-            allowed: allowed_text,
-        });
-    }
-    Ok(cpus)
-}
-
 /// The directory file experiments work in: `--dir` or the current directory, checked to be a
 /// writable directory, and every selected experiment's pre-flight check passed there.
 pub(in crate::cli) fn check_dir(
@@ -408,29 +373,6 @@ pub(super) fn writable(dir: &std::path::Path) -> bool {
         .prefix(".oslab-check-")
         .tempdir_in(dir)
         .is_ok()
-}
-
-/// The other side of cross-CPU experiments: the second CPU given, else the highest other
-/// allowed CPU, of the first one's kind of core where the CPU has several kinds.
-pub(super) fn other_cpu(cpus: &[usize], kinds: &[CoreKind]) -> Option<usize> {
-    if let Some(second) = cpus.get(1) {
-        return Some(*second);
-    }
-    let first = *cpus.first()?;
-    let allowed = cpu::allowed();
-    let same_kind = kinds
-        .iter()
-        .find(|k| k.cpus.contains(&first))
-        .map(|k| k.cpus.clone())
-        .unwrap_or_else(|| allowed.clone());
-    let others = |pool: &[usize]| {
-        allowed
-            .iter()
-            .rev()
-            .copied()
-            .find(|c| *c != first && pool.contains(c))
-    };
-    others(&same_kind).or_else(|| others(&allowed))
 }
 
 pub(super) fn param_hint(selected: &[&ExperimentInfo]) -> String {

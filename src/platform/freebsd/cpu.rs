@@ -71,6 +71,12 @@ pub fn pin_task(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<()> {
     }
 }
 
+/// Each CPU's device interrupts since boot: `None`, FreeBSD counts interrupts per source
+/// (`vmstat -i`), not per CPU.
+pub fn device_interrupts() -> Option<Vec<u64>> {
+    None
+}
+
 /// The CPU the calling thread runs on now (sched_getcpu, FreeBSD 13 and later).
 pub fn current() -> Option<usize> {
     // SAFETY: sched_getcpu has no preconditions.

@@ -1,6 +1,6 @@
 //! One door to every parser of text the kernel writes: /proc (cpuinfo, meminfo, stat,
-//! status, task stat, mountinfo, pressure), /sys (sizes, CPU lists, choice files), cgroup
-//! files and os-release. The parsers stay private to their modules; [`parse_all`] runs each
+//! interrupts, status, task stat, mountinfo, pressure), /sys (sizes, CPU lists, choice
+//! files), cgroup files and os-release. The parsers stay private to their modules; [`parse_all`] runs each
 //! of them on one text so that the fuzz target `proc_text` and its regression tests can
 //! reach them. smaps has its own door, [`super::maps::parse_smaps`].
 
@@ -14,6 +14,7 @@ pub fn parse_all(text: &str) -> usize {
     let mut accepted = 0;
     let mut count = |ok: bool| accepted += usize::from(ok);
     count(super::cpu::parse_list(text).is_some());
+    count(super::cpu::parse_interrupts(text).is_some());
     count(super::memory::parse_psi(text).is_some());
     count(super::memory::parse_thp_mode(text).is_some());
     count(!super::cgroup::parse_keyed(text).is_empty());

@@ -33,6 +33,12 @@ pub fn pin_task(_tid: libc::pid_t, _cpus: &[usize]) -> std::io::Result<()> {
     ))
 }
 
+/// Each CPU's device interrupts since boot: `None`, macOS does not publish interrupt counts per
+/// CPU.
+pub fn device_interrupts() -> Option<Vec<u64>> {
+    None
+}
+
 /// macOS does not say which CPU a thread runs on.
 pub fn current() -> Option<usize> {
     None

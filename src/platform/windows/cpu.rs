@@ -95,6 +95,12 @@ pub fn pin_task(tid: i32, cpus: &[usize]) -> std::io::Result<()> {
     if done == 0 { Err(error) } else { Ok(()) }
 }
 
+/// Each CPU's device interrupts since boot: `None`, Windows publishes interrupt counts per CPU
+/// only through performance counters, which oslab does not read.
+pub fn device_interrupts() -> Option<Vec<u64>> {
+    None
+}
+
 /// The CPU the calling thread runs on (in its processor group).
 pub fn current() -> Option<usize> {
     // SAFETY: no preconditions.

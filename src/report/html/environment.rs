@@ -197,11 +197,11 @@ const SECURITY_AND_TOOLS: &[(&str, Field)] = &[
     ("settings", |r| {
         let s = &r.settings;
         Some(format!(
-            "{}precision ±{}%, budget {} s per experiment, CPU {}{}",
+            "{}precision ±{}%, budget {} s per experiment, {}{}",
             if s.quick { "--quick, " } else { "" },
             sig3(s.precision * 100.0),
             sig3(s.budget_s),
-            crate::platform::cpu::format_list(&s.cpus),
+            crate::report::env_table::where_pinned(s),
             s.load
                 .as_deref()
                 .map(|l| format!(", --load {l}"))

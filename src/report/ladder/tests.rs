@@ -108,4 +108,9 @@ fn pinning_names_the_kind_of_core_on_a_heterogeneous_cpu() {
         pinning(&settings, &Environment::default()),
         "pinned to CPU 5"
     );
+    settings.cpu_choice = Some("the fewest device interrupts since boot (3; CPU 4: 9)".into());
+    assert_eq!(
+        crate::report::env_table::where_pinned(&settings),
+        "pinned to CPU 5, the fewest device interrupts since boot (3; CPU 4: 9)"
+    );
 }

@@ -287,6 +287,7 @@ pub(crate) fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentRes
             budget_s: 10.0,
             processes: 3,
             cpu_turns: vec![3, 2],
+            cpu_choice: None,
             unpinned: None,
             min_time_s: 1.0,
             timeout_s: 40.0,
