@@ -4,18 +4,20 @@
 # A benchmark, not a test: it measures and reports. When byte-unixbench's source is at hand
 # (UNIXBENCH_SRC, --src DIR, or ./byte-unixbench; the repository root or its UnixBench/
 # folder), it copies it to a temporary directory, builds it there (make; needs cc, make and
-# perl), and then, round after round, runs UnixBench's twelve index tests with 1 and N copies
-# (`Run -c 1 -c N -i I dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1
-# spawn shell1 shell8 syscall`, N the online CPUs) and `oslab run --suite unixbench --json
-# --copies 1,N --passes I` one after the other (the same timed passes: I of 10 s for the
-# short loops, (I+1)/3 of 30 s or 60 s for the others). It prints per number of copies and test oslab's result
+# perl), and then, round after round, test by test, runs one of UnixBench's twelve index
+# tests with 1 and N copies (e.g. `Run -c 1 -c N -i I syscall`, N the online CPUs) and then
+# oslab's (`oslab run --suite unixbench unixbench.syscall --json --copies 1,N --passes I`),
+# the same timed passes (I of 10 s for the short loops, (I+1)/3 of 30 s or 60 s for the
+# others), so that a phase of the host that lasts minutes falls on both tools of a test
+# (--halves: all of UnixBench's tests, then all of oslab's, as `Run` runs them in one go);
+# the score is the geometric mean of the twelve indexes, as `Run` computes it. It prints per number of copies and test oslab's result
 # and UnixBench's in UnixBench's unit (each the median over the rounds), their ratio, and
 # PASS within ±5 % (the score: ±3 %), MISS outside (docs/unixbench.md says why a test
 # misses). Without the source it says how to get it and exits 0; it never downloads
 # anything itself.
 #
 # Usage: bench/unixbench.sh [--src DIR] [--rounds R] [--iterations I] [--copies N] [--quick]
-#                           [--binary OSLAB] [--strict]
+#                           [--binary OSLAB] [--strict] [--halves]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
 #   --rounds R        UnixBench and oslab alternately, R times each (default 1)
 #   --iterations I    UnixBench's -i and oslab's --passes (default 1; UnixBench's own
@@ -24,6 +26,7 @@
 #   --quick           oslab's --quick (UnixBench has no such mode: its tests run 10–60 s each)
 #   --binary OSLAB    the oslab to run (default: cargo build --release)
 #   --strict          exit 1 if a target is missed
+#   --halves          UnixBench's twelve tests in one `Run`, then oslab's in one `oslab run`
 #
 # UnixBench takes about six minutes per number of copies with -i 1 (its file copies sync and
 # sleep, its shell tests run a minute each). Neither is pinned; other load on the machine
@@ -42,6 +45,7 @@ COPIES=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 QUICK=()
 BINARY=
 STRICT=0
+HALVES=0
 while (($#)); do
     case $1 in
         --src) SRC=${2:?--src needs a directory}; shift 2 ;;
@@ -67,6 +71,7 @@ while (($#)); do
             shift 2
             ;;
         --strict) STRICT=1; shift ;;
+        --halves) HALVES=1; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "unixbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -118,64 +123,101 @@ if ((COPIES > 1)); then
     UB_COPIES+=(-c "$COPIES")
     OSLAB_COPIES=1,$COPIES
 fi
-for round in $(seq 1 "$ROUNDS"); do
-    echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS ${TESTS[*]}) ..." >&2
+# UnixBench's tests and the oslab experiment that measures each (File Copy's three and Shell
+# Scripts' two are one experiment's configurations, run together).
+TEST_GROUPS=("dhry2reg:unixbench.dhrystone" "whetstone-double:unixbench.whetstone"
+    "execl:unixbench.execl" "fstime fsbuffer fsdisk:unixbench.file_copy" "pipe:unixbench.pipe"
+    "context1:unixbench.context1" "spawn:unixbench.spawn" "shell1 shell8:unixbench.shell"
+    "syscall:unixbench.syscall")
+# One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
+run_both() {
+    local round=$1 tag=$2 ub_tests=$3 experiment=$4 before ub_busy oslab_busy
+    # shellcheck disable=SC2086  # the test names split on purpose
+    echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
     before=$(idle_snapshot)
-    (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" "${TESTS[@]}") >"$WORK/unixbench.$round.txt" 2>"$WORK/unixbench.err" ||
+    # shellcheck disable=SC2086
+    (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
         { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
     ub_busy=$(busy_since "$before")
-    echo "Round $round of $ROUNDS: oslab (run --suite unixbench --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
+    echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
     before=$(idle_snapshot)
-    oslab_to "$WORK/oslab.$round.json" run --suite unixbench --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
+    # shellcheck disable=SC2086
+    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
     oslab_busy=$(busy_since "$before")
-    echo "round $round: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
+    echo "round $round, $tag: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
+}
+for round in $(seq 1 "$ROUNDS"); do
+    if ((HALVES)); then
+        run_both "$round" all "${TESTS[*]}" ""
+        continue
+    fi
+    for group in "${TEST_GROUPS[@]}"; do
+        run_both "$round" "${group##*:}" "${group%%:*}" "${group##*:}"
+    done
 done
 echo
 
 python3 - "$WORK" "$ROUNDS" "$STRICT" <<'PY'
-import glob, json, re, statistics, sys
+import glob, json, math, re, statistics, sys
 
 work, rounds, strict = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 
+def geometric(indexes):
+    return math.exp(sum(math.log(i) for i in indexes) / len(indexes)) if indexes and all(i > 0 for i in indexes) else None
+
+def merged(paths, read):
+    """One round's tables from its reports (one per test, or one for all): the tests'
+    figures, and the score as `Run` computes it, the geometric mean of the twelve indexes."""
+    tables = {}
+    for path in paths:
+        for copies, table in read(path).items():
+            tables.setdefault(copies, {}).update(table)
+    for table in tables.values():
+        indexes = [index for _, index in table.values()]
+        table["score"] = (geometric(indexes) if len(indexes) == 12 else None, None)
+    return tables
+
 def unixbench(path):
-    """{copies: {label: result, "score": score}} from one UnixBench report."""
+    """{copies: {label: (result, index)}} from one UnixBench report."""
     text, tables = open(path).read(), {}
     # Each number of copies: "Benchmark Run: ... N CPUs in system; running M parallel
-    # cop(y|ies) of tests", then its "System Benchmarks Index Values" table.
+    # cop(y|ies) of tests", then its table of index values.
     for part in re.split(r"(?=running \d+ parallel cop)", text)[1:]:
         copies = int(re.match(r"running (\d+)", part).group(1))
-        block = part.split("System Benchmarks Index Values", 1)
+        # A run of all twelve has "Index Values", one of some "Partial Index".
+        block = re.split(r"System Benchmarks (?:Index Values|Partial Index)", part, maxsplit=1)
         if len(block) < 2:
             continue
         table = tables.setdefault(copies, {})
         for line in block[1].splitlines()[1:]:
             m = re.match(r"^(\S.*?)\s{2,}([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", line)
             if m:
-                table[m.group(1).strip()] = float(m.group(3))
+                table[m.group(1).strip()] = (float(m.group(3)), float(m.group(4)))
             elif line.startswith("System Benchmarks Index Score"):
-                table["score"] = float(line.split()[-1])
                 break
     return tables
 
+units = {}
 def oslab(path):
     tables = {}
     for g in json.load(open(path)).get("unixbench") or []:
         table = tables.setdefault(g["copies"], {})
         for t in g["tests"]:
-            table[t["test"]] = (t["value"], t["unit"], t["status"])
-        table["score"] = (g["score"], "", "")
+            table[t["test"]] = (t["value"], t["index"])
+            units[t["test"]] = (t["unit"], t["status"])
     return tables
 
-ub_rounds = [unixbench(f"{work}/unixbench.{r}.txt") for r in range(1, rounds + 1)]
-os_rounds = [oslab(f"{work}/oslab.{r}.json") for r in range(1, rounds + 1)]
+ub_rounds = [merged(sorted(glob.glob(f"{work}/unixbench.{r}.*.txt")), unixbench) for r in range(1, rounds + 1)]
+os_rounds = [merged(sorted(glob.glob(f"{work}/oslab.{r}.*.json")), oslab) for r in range(1, rounds + 1)]
+units["score"] = ("", "")
 missed = checked = 0
 for copies in sorted(os_rounds[0]):
     labels = [k for k in os_rounds[0][copies] if k != "score"] + ["score"]
     rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "status", "")]
     for label in labels:
         ours = [t[copies][label][0] for t in os_rounds if copies in t and label in t[copies] and t[copies][label][0]]
-        theirs = [t[copies][label] for t in ub_rounds if copies in t and label in t[copies]]
-        unit, status = os_rounds[0][copies][label][1:]
+        theirs = [t[copies][label][0] for t in ub_rounds if copies in t and label in t[copies] and t[copies][label][0]]
+        unit, status = units.get(label, ("", ""))
         mine = statistics.median(ours) if ours else None
         ub = statistics.median(theirs) if theirs else None
         ratio = mine / ub if mine and ub else None
