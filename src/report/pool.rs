@@ -267,7 +267,7 @@ impl Pooled {
         let cpus: Vec<String> = effect.groups.iter().map(|g| g.cpu.to_string()).collect();
         if !effect.differ() {
             return Some(format!(
-                "CPU effect: none measurable between CPUs {} (p = {}, {} processes)",
+                "no CPU effect: CPUs {} do not differ measurably (p = {}, {} processes)",
                 cpus.join(", "),
                 sig3(effect.p),
                 effect.groups.iter().map(|g| g.processes).sum::<usize>()
@@ -279,11 +279,11 @@ impl Pooled {
             .map(|g| format!("CPU {} {} ({})", g.cpu, time_ns(g.median), g.processes))
             .collect();
         Some(format!(
-            "CPU effect: the CPUs differ (p = {}): {}, {}% apart; the CPU is a factor \
-             here, not noise: compare on one CPU (--cpu)",
-            sig3(effect.p),
+            "CPUs differ: {}, {}% apart (p = {}); the CPU is a factor here, not noise: \
+             compare on one CPU (--cpu)",
             each.join(", "),
-            sig3(effect.range() * 100.0)
+            sig3(effect.range() * 100.0),
+            sig3(effect.p)
         ))
     }
 }
