@@ -150,6 +150,7 @@ impl Lab {
             .env_remove("OSLAB_DB")
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
             .current_dir(self.dir.path())
+            .env("PWD", self.dir.path())
             .timeout(COMMAND_TIMEOUT);
         for (k, v) in envs {
             cmd.env(k, v);
@@ -177,7 +178,8 @@ impl Lab {
             .args(one_process(args))
             .env_remove("OSLAB_DB")
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
-            .current_dir(self.dir.path());
+            .current_dir(self.dir.path())
+            .env("PWD", self.dir.path());
         cmd
     }
 
