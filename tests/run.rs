@@ -441,7 +441,7 @@ fn a_default_run_measures_each_configuration_in_several_processes() {
         "{shown}"
     );
     let choice = doc["settings"]["cpu_choice"].as_str();
-    if cfg!(target_os = "linux") && allowed_cpus() > 1 {
+    if cfg!(target_os = "linux") && allowed_cpu_ids().len() > 1 {
         let why = choice.expect("oslab chose the CPU and says why");
         assert!(
             why.starts_with("the fewest device interrupts since boot (")
@@ -516,11 +516,6 @@ fn cpu_turns_measure_whether_the_cpus_differ() {
         format!("no CPU effect: CPUs {a}, {b} do not differ measurably")
     };
     assert!(shown.stdout.contains(&found), "{shown}");
-}
-
-/// How many CPUs this test process may run on.
-fn allowed_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// The CPUs this test process may run on, from /proc/self/status (Linux); empty elsewhere.
