@@ -25,14 +25,16 @@ fn main() {
 /// UnixBench's C workloads (written for oslab, `src/experiment/unixbench/c/`), compiled with
 /// UnixBench's flags (`-O3 -ffast-math`, its Makefile's `OPTON`): Dhrystone 2.1 (two
 /// translation units, as UnixBench's `dhry_1.c` and `dhry_2.c`) and Whetstone into a static
-/// library the crate links (cfg `oslab_unixbench_c`), and on Linux the execl and spawn
-/// programs linked as dynamic executables, as UnixBench's are, which the crate embeds (cfgs
-/// `oslab_execl_helper`, `oslab_spawn_helper`). Unix targets only, as the experiments. A C compiler that cannot
+/// library the crate links (cfg `oslab_unixbench_c`), and on Linux the execl, spawn and cpu
+/// (Dhrystone and Whetstone) programs linked as dynamic executables, as UnixBench's are,
+/// which the crate embeds (cfgs `oslab_execl_helper`, `oslab_spawn_helper`,
+/// `oslab_cpu_helper`). Unix targets only, as the experiments. A C compiler that cannot
 /// build them is a warning, not a failure: the experiments then say they are unsupported.
 fn unixbench_c(manifest_dir: &Path) {
     println!("cargo:rustc-check-cfg=cfg(oslab_unixbench_c)");
     println!("cargo:rustc-check-cfg=cfg(oslab_execl_helper)");
     println!("cargo:rustc-check-cfg=cfg(oslab_spawn_helper)");
+    println!("cargo:rustc-check-cfg=cfg(oslab_cpu_helper)");
     let dir = manifest_dir.join("src/experiment/unixbench/c");
     println!("cargo:rerun-if-changed={}", dir.display());
     let var = |name: &str| std::env::var(name).unwrap_or_default();
@@ -59,20 +61,32 @@ fn unixbench_c(manifest_dir: &Path) {
     if var("CARGO_CFG_TARGET_OS") != "linux" {
         return;
     }
-    // Each program is linked as a dynamic executable, as UnixBench's are.
-    for (program, cfg) in [
-        ("execl", "oslab_execl_helper"),
-        ("spawn", "oslab_spawn_helper"),
+    // Each program is linked as a dynamic executable, as UnixBench's are: (program, cfg,
+    // the sources beside `{program}.c`). `cpu` runs Dhrystone and Whetstone in a process of
+    // their own, as dhry2reg and whetstone-double run.
+    for (program, cfg, sources) in [
+        ("execl", "oslab_execl_helper", &[][..]),
+        ("spawn", "oslab_spawn_helper", &[][..]),
+        (
+            "cpu",
+            "oslab_cpu_helper",
+            &["dhry_1.c", "dhry_2.c", "whets.c"][..],
+        ),
     ] {
         let out = PathBuf::from(var("OUT_DIR")).join(format!("oslab-{program}"));
-        let linked = unixbench_flags().try_get_compiler().map(|compiler| {
-            compiler
-                .to_command()
-                .arg(dir.join(format!("{program}.c")))
-                .arg("-o")
-                .arg(&out)
-                .status()
-        });
+        let linked = unixbench_flags()
+            .define("REG", "register")
+            .try_get_compiler()
+            .map(|compiler| {
+                compiler
+                    .to_command()
+                    .arg(dir.join(format!("{program}.c")))
+                    .args(sources.iter().map(|f| dir.join(f)))
+                    .arg("-o")
+                    .arg(&out)
+                    .arg("-lm")
+                    .status()
+            });
         match linked {
             Ok(Ok(status)) if status.success() => println!("cargo:rustc-cfg={cfg}"),
             Ok(Ok(status)) => println!("cargo:warning=the {program} program not linked: {status}"),

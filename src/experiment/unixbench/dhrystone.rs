@@ -306,18 +306,20 @@ impl Routine for Dhrystone {
     }
 }
 
-fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     if native::rust(params) {
         Ok(Box::new(Dhrystone::new()))
+    } else if native::in_program(params) {
+        native::in_program_routine("dhrystone", ctx)
     } else {
         native::dhrystone()
     }
 }
 
-fn expectations(_: &Params) -> Vec<Expectation> {
+fn expectations(params: &Params) -> Vec<Expectation> {
     vec![
-        syscalls_near(
-            0.0,
+        native::syscalls_expectation(
+            params,
             "Dhrystone runs in user space only: no system call in the loop",
         ),
         no_faults("the loop touches the same few hundred bytes of memory every time"),
@@ -332,8 +334,8 @@ pub static DHRYSTONE: ExperimentInfo = ExperimentInfo {
               Rust port",
     op: "loop",
     path: "user space only (no system call)",
-    params: &[native::LANGUAGE_PARAM],
-    syscalls: |_| Vec::new(),
+    params: &[native::LANGUAGE_PARAM, native::RUNNER_PARAM],
+    syscalls: native::claims,
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: false,

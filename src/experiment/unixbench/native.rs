@@ -8,6 +8,9 @@
 
 use super::*;
 
+mod program;
+pub(super) use program::in_program_routine;
+
 /// `language=c|rust`: UnixBench's C, or oslab's Rust port.
 pub(super) const LANGUAGE_PARAM: ParamSpec = ParamSpec {
     name: "language",
@@ -20,6 +23,57 @@ pub(super) const LANGUAGE_PARAM: ParamSpec = ParamSpec {
 /// `language=rust`.
 pub(super) fn rust(params: &Params) -> bool {
     params.get("language") == Some("rust")
+}
+
+/// Where the cpu program (`c/cpu.c`) was linked in, `program`; elsewhere the worker.
+const DEFAULT_RUNNER: &str = if cfg!(oslab_cpu_helper) {
+    "program"
+} else {
+    "worker"
+};
+
+/// `runner=program|worker`: who runs the C loops.
+pub(super) const RUNNER_PARAM: ParamSpec = ParamSpec {
+    name: "runner",
+    kind: ParamKind::Choice(&["program", "worker"]),
+    default: DEFAULT_RUNNER,
+    help: "language=c only. program: a small dynamically linked C program runs the loops, as \
+           UnixBench's dhry2reg and whetstone-double run theirs (started once per batch, the \
+           start subtracted; the default where oslab was built for Linux with a C compiler); \
+           worker: oslab's worker calls the same C code, its stack and data elsewhere (4% \
+           slower for Dhrystone here; the default elsewhere)",
+};
+
+/// `runner=program` with `language=c`: the C program runs the loops.
+pub(super) fn in_program(params: &Params) -> bool {
+    !rust(params) && params.get("runner").unwrap_or(DEFAULT_RUNNER) == "program"
+}
+
+/// The system calls of a loop: none; with the program, the worker's fork and wait and the
+/// program's exec and start-up, once per batch.
+pub(super) fn claims(params: &Params) -> Vec<crate::experiment::Claim> {
+    if !in_program(params) {
+        return Vec::new();
+    }
+    let mut claims = crate::experiment::process::with_dynamic_start_up_per_batch(&[]);
+    for name in ["clone", "execve", "exit_group", "wait4"] {
+        claims.push(crate::experiment::Claim::any_number(name));
+    }
+    claims
+}
+
+/// The worker's system calls per loop: none, or with the program its start once per batch.
+pub(super) fn syscalls_expectation(params: &Params, what: &'static str) -> Expectation {
+    if in_program(params) {
+        Expectation::new(
+            Metric::Counter("syscalls"),
+            Bound::Below(0.5),
+            "the worker only starts the program (fork, wait) once per batch of many loops; \
+             the loops themselves run in user space",
+        )
+    } else {
+        super::syscalls_near(0.0, what)
+    }
 }
 
 #[cfg(oslab_unixbench_c)]

@@ -56,7 +56,7 @@ fn each_execl_program_execs_itself_and_exits_zero() {
 #[cfg(oslab_unixbench_c)]
 #[test]
 fn dhrystone_in_c_ends_with_weickers_values() {
-    let params = Params::from_pairs(&[("language", "c")]);
+    let params = Params::from_pairs(&[("language", "c"), ("runner", "worker")]);
     let mut d = (DHRYSTONE.setup)(&params, &Context::default()).unwrap();
     // The C globals are this process's: this is the only test that runs the C Dhrystone.
     d.run(1000).unwrap();
@@ -71,7 +71,7 @@ fn dhrystone_in_c_ends_with_weickers_values() {
 #[cfg(oslab_unixbench_c)]
 #[test]
 fn whetstone_in_c_computes_longbottoms_results() {
-    let params = Params::from_pairs(&[("language", "c")]);
+    let params = Params::from_pairs(&[("language", "c"), ("runner", "worker")]);
     let mut w = (WHETSTONE.setup)(&params, &Context::default()).unwrap();
     w.run(3).unwrap();
     let check = native::whetstone_check();
@@ -142,6 +142,9 @@ fn every_kind_runs_a_few_loops() {
         (&PIPE, &[][..]),
         (&SPAWN, &[][..]),
         (&SPAWN, &[("forker", "worker")][..]),
+        // The defaults: in C, in the cpu program where it was linked (Linux).
+        (&DHRYSTONE, &[][..]),
+        (&WHETSTONE, &[][..]),
         (&FILE_COPY, &[("bufsize", "256"), ("maxblocks", "4")][..]),
         (&SHELL, &[("concurrency", "2")][..]),
     ] {

@@ -155,18 +155,20 @@ impl Routine for Whetstone {
     }
 }
 
-fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     if native::rust(params) {
         Ok(Box::new(Whetstone::new()))
+    } else if native::in_program(params) {
+        native::in_program_routine("whetstone", ctx)
     } else {
         native::whetstone()
     }
 }
 
-fn expectations(_: &Params) -> Vec<Expectation> {
+fn expectations(params: &Params) -> Vec<Expectation> {
     vec![
-        syscalls_near(
-            0.0,
+        native::syscalls_expectation(
+            params,
             "Whetstone runs in user space only: no system call in a pass",
         ),
         Expectation::new(
@@ -188,8 +190,8 @@ pub static WHETSTONE: ExperimentInfo = ExperimentInfo {
               at UnixBench's -O3 -ffast-math, or oslab's Rust port",
     op: "pass",
     path: "user space only (libm's sin, cos, atan, exp, log, sqrt)",
-    params: &[native::LANGUAGE_PARAM],
-    syscalls: |_| Vec::new(),
+    params: &[native::LANGUAGE_PARAM, native::RUNNER_PARAM],
+    syscalls: native::claims,
     subtract_loop_overhead: false,
     default_suite: false,
     ladder: false,
