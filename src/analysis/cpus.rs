@@ -31,12 +31,17 @@ pub struct CpuEffect {
     /// The analysis of variance's p-value: how often CPUs that do not differ would look
     /// this far apart.
     pub p: f64,
+    /// How many configurations of the run were tested (1 until `holm` says otherwise).
+    pub tests: usize,
+    /// `p` adjusted for those tests by Holm's method (`p` itself for one test): eleven
+    /// configurations tested at 5% would call one CPU effect by chance 43% of the time.
+    pub p_adjusted: f64,
 }
 
 impl CpuEffect {
-    /// The CPUs differ at the 5% level.
+    /// The CPUs differ at the 5% level, over all the run's tests (Holm).
     pub fn differ(&self) -> bool {
-        self.p < ALPHA
+        self.p_adjusted < ALPHA
     }
 
     /// The slowest CPU's median over the fastest's, less one (0.10: 10% apart).
@@ -93,7 +98,39 @@ pub fn cpu_effect(medians: &[f64], cpus: &[Option<usize>]) -> Option<CpuEffect> 
             processes: ms.len(),
         })
         .collect();
-    Some(CpuEffect { groups, p })
+    Some(CpuEffect {
+        groups,
+        p,
+        tests: 1,
+        p_adjusted: p,
+    })
+}
+
+/// Holm's step-down adjustment of `ps` (Holm, "A simple sequentially rejective multiple test
+/// procedure", Scand. J. Statist. 6(2), 1979), in their order: the i-th smallest p times the
+/// number of tests not yet rejected (m − i + 1), made non-decreasing, capped at 1. Rejecting
+/// where the adjusted p is below α keeps the chance of any false call at α or less, whatever
+/// the tests' dependence.
+pub fn holm(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut adjusted = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * ps[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
+}
+
+/// Adjust every effect in `effects` for all of them (Holm), setting `tests` and `p_adjusted`.
+pub fn adjust_for_each_other(effects: &mut [&mut CpuEffect]) {
+    let ps: Vec<f64> = effects.iter().map(|e| e.p).collect();
+    for (effect, adjusted) in effects.iter_mut().zip(holm(&ps)) {
+        effect.tests = ps.len();
+        effect.p_adjusted = adjusted;
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +171,54 @@ mod tests {
         assert_eq!(exact.map(|e| e.p), Some(0.0));
     }
 
+    #[test]
+    fn holm_multiplies_the_smallest_by_the_tests_and_keeps_the_order() {
+        // Holm's own kind of example: m = 4.
+        let adjusted = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let expected = [0.03, 0.06, 0.06, 0.02];
+        for (a, e) in adjusted.iter().zip(expected) {
+            assert!((a - e).abs() < 1e-12, "{adjusted:?}");
+        }
+        assert_eq!(holm(&[0.3]), vec![0.3]);
+        assert_eq!(holm(&[0.6, 0.9]), vec![1.0, 1.0]);
+        assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn one_call_in_eleven_tests_at_p_0_016_is_not_a_cpu_effect() {
+        // The calibration set's `--cpu-turns 0,1` (docs/measurement.md): pagefault.anon
+        // thp=on at p = 0.016 among ten at 0.15–0.54.
+        let cpus = [Some(0), Some(1), Some(0), Some(1)];
+        let mut one = cpu_effect(&[100.0, 110.0, 101.0, 111.0], &cpus).unwrap();
+        assert!(one.differ());
+        one.p = 0.016;
+        one.p_adjusted = 0.016;
+        let mut others: Vec<CpuEffect> = (0..10)
+            .map(|i| CpuEffect {
+                p: 0.15 + 0.04 * i as f64,
+                ..one.clone()
+            })
+            .collect();
+        let mut all: Vec<&mut CpuEffect> = vec![&mut one];
+        all.extend(others.iter_mut());
+        adjust_for_each_other(&mut all);
+        assert_eq!(one.tests, 11);
+        assert!((one.p_adjusted - 0.176).abs() < 1e-12, "{}", one.p_adjusted);
+        assert!(!one.differ());
+    }
+
     proptest! {
+        #[test]
+        fn holm_never_lowers_a_p_value_nor_passes_one(
+            ps in proptest::collection::vec(0.0f64..=1.0, 0..20),
+        ) {
+            let adjusted = holm(&ps);
+            prop_assert_eq!(adjusted.len(), ps.len());
+            for (a, p) in adjusted.iter().zip(&ps) {
+                prop_assert!(*a >= *p && *a <= 1.0, "{} {}", a, p);
+            }
+        }
+
         #[test]
         fn the_p_value_is_a_probability_and_scale_free(
             medians in proptest::collection::vec(1e-3f64..1e9, 3..12),

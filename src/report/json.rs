@@ -79,6 +79,8 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "process_cpus": p.process_cpus,
         "cpu_effect": p.cpu_effect().map(|e| json!({
             "p": e.p,
+            "tests": e.tests,
+            "p_adjusted": e.p_adjusted,
             "differ": e.differ(),
             "cpus": e.groups.iter().map(|g| json!({
                 "cpu": g.cpu,

@@ -8,7 +8,7 @@
 //! keep the processes apart as data.
 
 use crate::analysis::bootstrap::grouped_median_ci;
-use crate::analysis::cpus::{CpuEffect, cpu_effect};
+use crate::analysis::cpus::{CpuEffect, adjust_for_each_other, cpu_effect};
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
@@ -35,6 +35,9 @@ pub struct Pooled {
     /// The CPU each measuring process was pinned to, in the order of `spread`'s medians
     /// (`None`: not to one CPU).
     pub process_cpus: Vec<Option<usize>>,
+    /// Whether those CPUs differ, adjusted for every configuration of the run tested
+    /// (`pool`); `None` with fewer than two CPUs or too few processes to tell.
+    cpu: Option<CpuEffect>,
 }
 
 impl Pooled {
@@ -100,13 +103,10 @@ impl Pooled {
     }
 
     /// Whether the CPUs the processes took in turn differ (`analysis::cpus`), over the
-    /// processes the pooled figure keeps; `None` with fewer than two CPUs or too few
-    /// processes to tell.
+    /// processes the pooled figure keeps, its p adjusted for the run's other configurations
+    /// tested; `None` with fewer than two CPUs or too few processes to tell.
     pub fn cpu_effect(&self) -> Option<CpuEffect> {
-        let spread = self.spread.as_ref()?;
-        let skip = usize::from(spread.drops_first());
-        let medians = spread.medians.get(skip..)?;
-        cpu_effect(medians, self.process_cpus.get(skip..)?)
+        self.cpu.clone()
     }
 
     /// Whether the processes ran on more than one CPU.
@@ -171,7 +171,18 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
             None => groups.push(vec![r]),
         }
     }
-    groups.into_iter().map(|g| pooled(&g)).collect()
+    let mut pooled: Vec<Pooled> = groups.into_iter().map(|g| pooled(&g)).collect();
+    let mut tested: Vec<&mut CpuEffect> =
+        pooled.iter_mut().filter_map(|p| p.cpu.as_mut()).collect();
+    adjust_for_each_other(&mut tested);
+    pooled
+}
+
+/// The CPU test over the processes `spread` keeps (a cold first one left out).
+fn tested_cpus(spread: Option<&Spread>, process_cpus: &[Option<usize>]) -> Option<CpuEffect> {
+    let spread = spread?;
+    let skip = usize::from(spread.drops_first());
+    cpu_effect(spread.medians.get(skip..)?, process_cpus.get(skip..)?)
 }
 
 /// One configuration's processes pooled; a cold first process (`Spread::first_run`) is left
@@ -192,7 +203,7 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
         .skip(usize::from(drop_first))
         .collect();
     let result = merge(group, &measured);
-    let process_cpus = group
+    let process_cpus: Vec<Option<usize>> = group
         .iter()
         .filter(|r| !r.samples.is_empty())
         .map(|r| match r.calibration.cpus.as_slice() {
@@ -203,6 +214,7 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
     Pooled {
         processes: group.len(),
         sample_counts: measured.iter().map(|r| r.samples.len()).collect(),
+        cpu: tested_cpus(spread.as_ref(), &process_cpus),
         spread,
         process_cpus,
         result,
@@ -265,11 +277,21 @@ impl Pooled {
     fn cpu_note(&self) -> Option<String> {
         let effect = self.cpu_effect()?;
         let cpus: Vec<String> = effect.groups.iter().map(|g| g.cpu.to_string()).collect();
+        // "p = 0.016; 0.176 over the run's 11 tests (Holm)", or "p = 0.3" for one test.
+        let p = if effect.tests > 1 {
+            format!(
+                "p = {}; {} over the run's {} tests (Holm)",
+                sig3(effect.p),
+                sig3(effect.p_adjusted),
+                effect.tests
+            )
+        } else {
+            format!("p = {}", sig3(effect.p))
+        };
         if !effect.differ() {
             return Some(format!(
-                "no CPU effect: CPUs {} do not differ measurably (p = {}, {} processes)",
+                "no CPU effect: CPUs {} do not differ measurably ({p}, {} processes)",
                 cpus.join(", "),
-                sig3(effect.p),
                 effect.groups.iter().map(|g| g.processes).sum::<usize>()
             ));
         }
@@ -279,11 +301,10 @@ impl Pooled {
             .map(|g| format!("CPU {} {} ({})", g.cpu, time_ns(g.median), g.processes))
             .collect();
         Some(format!(
-            "CPUs differ: {}, {}% apart (p = {}); the CPU is a factor here, not noise: \
+            "CPUs differ: {}, {}% apart ({p}); the CPU is a factor here, not noise: \
              compare on one CPU (--cpu)",
             each.join(", "),
             sig3(effect.range() * 100.0),
-            sig3(effect.p)
         ))
     }
 }
