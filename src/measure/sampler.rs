@@ -23,6 +23,9 @@ use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::rusage;
 
+mod passes;
+use passes::{pass_baseline, pass_batch, settle_before_pass, take_pass};
+
 /// How long and how precisely to sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplerConfig {
@@ -154,6 +157,8 @@ pub fn sample(
     let subtract_ns = loop_overhead_ns.unwrap_or(0.0) + baseline_ns.unwrap_or(0.0);
     if let Some(passes) = cfg.passes {
         let batch = pass_batch(ops, target_ns, passes.seconds, routine.max_batch());
+        let baseline_ns = pass_baseline(baseline_ns, routine.baseline_per_batch(), ops, batch);
+        let subtract_ns = loop_overhead_ns.unwrap_or(0.0) + baseline_ns.unwrap_or(0.0);
         for _ in 0..passes.count {
             settle_before_pass(passes.seconds);
             routine.before_pass(passes.seconds)?;
@@ -301,52 +306,6 @@ fn take_sample(
         routine.run(ops)?;
         let t1 = clock.stop();
         Ok((ops, clock.ns(t0, t1), 1))
-    })
-}
-
-/// What UnixBench's `Run` does before every pass of every test: `sync; sleep 1; sync; sleep
-/// 2`, so that one pass's (or one test's) dirty data is not written back under the next. The
-/// sleeps are scaled by the pass's length over 10 s, UnixBench's shortest, for shorter passes
-/// (`--quick`).
-fn settle_before_pass(seconds: f64) {
-    let scale = (seconds / 10.0).clamp(0.0, 1.0);
-    let secs = std::time::Duration::from_secs_f64;
-    crate::platform::sync_and_settle(secs(scale), secs(2.0 * scale));
-}
-
-/// The batch of a timed pass: as many of the sized batches (`ops`, about `target_ns` long)
-/// as make a fiftieth of the pass, so that a batch's fixed cost (a fork, a program's start)
-/// is negligible and the pass overshoots its time by 2% at most; never above `max_batch`.
-fn pass_batch(ops: u64, target_ns: f64, seconds: f64, max_batch: Option<u64>) -> u64 {
-    let batches = (seconds * 1e9 / 50.0 / target_ns.max(1.0)).floor().max(1.0) as u64;
-    let batch = ops.max(1).saturating_mul(batches);
-    max_batch.map_or(batch, |max| batch.min(max.max(1)))
-}
-
-/// One timed pass: batches of `batch` operations until the timed batches have taken
-/// `seconds`; one sample of all of them (UnixBench's loop count over its duration: the rate
-/// is the operations over the time they took). Each batch is prepared untimed, but within
-/// the pass's rusage and counters.
-fn take_pass(
-    routine: &mut dyn Routine,
-    clock: Clock,
-    counters: &mut Counting,
-    (batch, seconds): (u64, f64),
-    overheads: (f64, f64),
-    usage: (Option<Partner>, fn() -> Rusage),
-) -> Result<Sample, String> {
-    measured(counters, overheads, usage, || {
-        let (mut ops, mut elapsed_ns, mut batches) = (0u64, 0.0, 0u32);
-        while elapsed_ns < seconds * 1e9 {
-            routine.prepare(batch)?;
-            let t0 = clock.start();
-            routine.run(batch)?;
-            let t1 = clock.stop();
-            elapsed_ns += clock.ns(t0, t1);
-            ops += batch;
-            batches += 1;
-        }
-        Ok((ops, elapsed_ns, batches))
     })
 }
 
@@ -573,6 +532,20 @@ mod tests {
             largest: 0,
         };
         assert_eq!(size_batch(&mut routine, clock, Some(3), 1e12), Ok(3));
+    }
+
+    #[test]
+    fn a_baseline_paid_once_a_batch_spreads_over_a_pass_batch() {
+        // A program's start of 1 ms timed over a sized batch of 200 loops: 5 µs a loop; a
+        // pass batch of 120,000 loops starts it once: 1 ms / 120,000 a loop.
+        let b = pass_baseline(Some(5_000.0), true, 200, 120_000).unwrap();
+        assert!((b - 1e6 / 120_000.0).abs() < 1e-9, "{b}");
+        // A cost per operation (a working set touched per hop) stays as it is.
+        assert_eq!(
+            pass_baseline(Some(5_000.0), false, 200, 120_000),
+            Some(5_000.0)
+        );
+        assert_eq!(pass_baseline(None, true, 200, 120_000), None);
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub trait Routine {
         None
     }
 
+    /// Whether the baseline is a fixed cost of each `run` call whatever its `ops` (a program
+    /// started once per batch, a fork per batch), not a cost per operation. The harness takes
+    /// it off per operation of the sized batch it was timed at; a batch of k times as many
+    /// operations (a timed pass) carries it once, so it takes off a k-th as much per operation.
+    fn baseline_per_batch(&self) -> bool {
+        false
+    }
+
     /// Get ready for the next `run(ops)`, outside the timed region and the sample's rusage:
     /// create the files a deletion will remove, remove those a creation made. Called before
     /// every timed call of `run` (batch sizing, warm-up, samples, probe batches).

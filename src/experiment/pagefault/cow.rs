@@ -88,6 +88,10 @@ impl Routine for Cow {
         Some(self.fork_writing(0))
     }
 
+    fn baseline_per_batch(&self) -> bool {
+        true
+    }
+
     fn min_batch(&self) -> Option<u64> {
         Some(MIN_BATCH_PAGES)
     }

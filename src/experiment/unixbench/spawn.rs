@@ -77,6 +77,10 @@ impl Routine for Forker {
         Some(loops(&self.program, 0))
     }
 
+    fn baseline_per_batch(&self) -> bool {
+        true
+    }
+
     fn min_batch(&self) -> Option<u64> {
         Some(MIN_LOOPS)
     }

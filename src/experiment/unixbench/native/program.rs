@@ -57,6 +57,10 @@ impl Routine for InProgram {
         Some(self.loops(0))
     }
 
+    fn baseline_per_batch(&self) -> bool {
+        true
+    }
+
     fn min_batch(&self) -> Option<u64> {
         Some(self.min)
     }
