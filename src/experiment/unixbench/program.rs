@@ -1,6 +1,7 @@
 //! The C programs of UnixBench's tests that run as processes of their own (`c/execl.c`,
-//! `c/spawn.c`; build.rs links them, oslab embeds them): written to a private helper
-//! directory, started from the worker with fork and exec, reaped.
+//! `c/spawn.c`, `c/cpu.c`; build.rs links them, oslab embeds them): written to a private
+//! helper directory, started from the worker with fork and exec, reaped; and the routine of
+//! the programs that run a batch's loops themselves (`Counted`).
 
 use std::ffi::{CString, c_char};
 
@@ -84,5 +85,60 @@ impl Program {
             return Err(last_os_error("fork"));
         }
         reap(pid, self.what)
+    }
+}
+
+/// A routine whose batch is one start of a program that runs the batch's loops itself,
+/// `PROGRAM ARGS… COUNT` (spawn's forks, the cpu program's Dhrystone or Whetstone): the same
+/// start with COUNT 0 is the baseline, paid once per batch; a batch holds at least `min`
+/// loops, so that start stays a small share of it.
+pub(super) struct Counted {
+    program: Program,
+    args: Vec<CString>,
+    min: u64,
+}
+
+impl Counted {
+    /// Install `image` (with the worker's environment: the loader reads it, as UnixBench's
+    /// programs get theirs), checked by running three loops.
+    pub(super) fn install(
+        ctx: &Context,
+        image: &[u8],
+        what: &'static str,
+        args: &[&str],
+        min: u64,
+    ) -> Result<Counted, SetupError> {
+        let args = args
+            .iter()
+            .map(|a| CString::new(*a).expect("an argument has no NUL"))
+            .collect::<Vec<_>>();
+        let program = Program::install(ctx, image, true, what, |program| loops(program, &args, 3))?;
+        Ok(Counted { program, args, min })
+    }
+}
+
+/// Start the program for `count` loops and wait for it.
+fn loops(program: &Program, args: &[CString], count: u64) -> Result<(), String> {
+    let count = CString::new(count.to_string()).expect("digits have no NUL");
+    let mut all: Vec<&CString> = args.iter().collect();
+    all.push(&count);
+    program.run(&all)
+}
+
+impl Routine for Counted {
+    fn run(&mut self, ops: u64) -> Result<(), String> {
+        loops(&self.program, &self.args, ops)
+    }
+
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+        Some(loops(&self.program, &self.args, 0))
+    }
+
+    fn baseline_per_batch(&self) -> bool {
+        true
+    }
+
+    fn min_batch(&self) -> Option<u64> {
+        Some(self.min)
     }
 }

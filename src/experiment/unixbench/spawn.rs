@@ -14,9 +14,7 @@
 //! (the default elsewhere). oslab's own figure for the pinned loop with `_exit` is
 //! `process.fork`.
 
-use std::ffi::CString;
-
-use super::program::Program;
+use super::program::Counted;
 use super::*;
 use crate::experiment::process::{ChildExit, Fork};
 
@@ -57,35 +55,6 @@ fn forker_image() -> Result<Vec<u8>, SetupError> {
     ))
 }
 
-/// `forker=c`: the C program runs the loops.
-struct Forker {
-    program: Program,
-}
-
-/// Start the program for `count` loops and wait for it.
-fn loops(program: &Program, count: u64) -> Result<(), String> {
-    let count = CString::new(count.to_string()).expect("digits have no NUL");
-    program.run(&[&count])
-}
-
-impl Routine for Forker {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
-        loops(&self.program, ops)
-    }
-
-    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
-        Some(loops(&self.program, 0))
-    }
-
-    fn baseline_per_batch(&self) -> bool {
-        true
-    }
-
-    fn min_batch(&self) -> Option<u64> {
-        Some(MIN_LOOPS)
-    }
-}
-
 fn worker_forks(params: &Params) -> bool {
     params.get("forker").unwrap_or(DEFAULT_FORKER) == "worker"
 }
@@ -99,10 +68,15 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
             label: "spawn",
         }));
     }
+    // `forker=c`: the C program runs the loops, `spawn COUNT`.
     let image = forker_image()?;
-    // With the worker's environment: the loader reads it, as UnixBench's spawn gets its.
-    let program = Program::install(ctx, &image, true, "spawn", |program| loops(program, 3))?;
-    Ok(Box::new(Forker { program }))
+    Ok(Box::new(Counted::install(
+        ctx,
+        &image,
+        "spawn",
+        &[],
+        MIN_LOOPS,
+    )?))
 }
 
 fn expectations(params: &Params) -> Vec<Expectation> {
