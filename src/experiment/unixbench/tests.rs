@@ -87,6 +87,7 @@ fn whetstone_in_c_computes_longbottoms_results() {
 fn the_sort_input_has_sort_srcs_shape() {
     let text = shell::sort_input();
     assert_eq!(text.lines().count(), shell::SORT_LINES);
+    assert_eq!(text.len(), shell::SORT_BYTES);
     let with_the = text
         .lines()
         .filter(|l| l.split(' ').any(|w| w == "the"))
