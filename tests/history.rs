@@ -145,13 +145,36 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
         );
     }
 
-    let text = lab.oslab(&["history", "syscall.getppid", "-p", "entry=call"]);
+    // Between the first four, same settings: nothing but the command line differed, and
+    // that is not a change (nor the CPU choice's interrupt counts, which always grow).
+    for point in &runs[1..4] {
+        assert_eq!(point["changed"], Value::Array(Vec::new()), "{point:#}");
+    }
+    let page = lab.dir().join("history.html");
+    let text = lab.oslab(&[
+        "history",
+        "syscall.getppid",
+        "-p",
+        "entry=call",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     text.assert_code(0);
     assert!(
         text.stdout
             .starts_with("syscall.getppid entry=call: 6 run(s), oldest first"),
         "{text}"
     );
+    // The page: a chart with a point per run, each run's id on the axis, the table.
+    let html = std::fs::read_to_string(&page).expect("the history page");
+    assert!(html.contains("data-chart=\"history\""), "the chart");
+    assert_eq!(html.matches("<circle class=\"point\"").count(), 6);
+    for point in runs {
+        assert!(
+            html.contains(&format!(">run {}<", point["run_id"])),
+            "{point}"
+        );
+    }
     lab.oslab(&["history", "syscall.getppid"])
         .assert_user_error(&["entry=call", "entry=inline", "--param"]);
     lab.oslab(&["history", "nosuch.thing"])

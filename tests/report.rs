@@ -327,7 +327,10 @@ fn real_quick_run() {
         assert!(page.contains("data-unsupported=\"syscall-l1d_miss_rate\""));
         assert!(page.contains("unsupported here"));
     }
-    chromium_check(&file, &[]);
+    // What the host did: the run's line, its timeline, linked from the contents.
+    assert!(page.contains("<a href=\"#host\">Host</a>"));
+    assert!(page.contains("id=\"host-0\""), "the host's timeline");
+    chromium_check(&file, &["<section id=\"host\">"]);
 }
 
 #[test]

@@ -17,6 +17,7 @@ pub mod bootstrap;
 pub mod compare;
 pub mod cpus;
 pub mod fleet;
+pub mod host;
 pub mod outliers;
 pub mod processes;
 pub mod profile;

@@ -110,6 +110,7 @@ pub(super) enum Command {
     #[command(
         after_help = "Examples:\n  oslab history syscall.getppid --param entry=call\n  \
                             oslab history fs.write --param size=4K --json | jq '.runs[].median'\n  \
+                            oslab history syscall.getppid -p entry=call --html getppid.html   # a chart\n  \
                             oslab history syscall.getppid -p entry=call --store \"$OSLAB_STORE\" --all-machines"
     )]
     History(HistoryArgs),
@@ -268,6 +269,9 @@ pub(super) struct HistoryArgs {
     /// Print one JSON document
     #[arg(long)]
     pub(super) json: bool,
+    /// Also write the history as a self-contained HTML page with a chart to FILE
+    #[arg(long, value_name = "FILE")]
+    pub(super) html: Option<PathBuf>,
     /// Read from this fleet store instead of the local database (docs/fleet.md)
     #[arg(long, value_name = "URL")]
     pub(super) store: Option<String>,

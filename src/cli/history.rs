@@ -39,6 +39,10 @@ pub(super) fn history(mut source: Source, args: &HistoryArgs) -> Result<ExitCode
     } else {
         write_stdout(&hist::render(&h))?;
     }
+    if let Some(file) = &args.html {
+        write_file(file, &crate::report::html::history::page(&h))?;
+        eprintln!("wrote the history to {}", file.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -12,6 +12,7 @@ use crate::harness::layout::Layout;
 use crate::measure::clock::Clock;
 use crate::measure::companions::{self, Companions};
 use crate::measure::counting::Counting;
+use crate::measure::host::HostWatch;
 use crate::measure::sampler::{self, Progress, SamplerConfig};
 use crate::model::profile::{Profile, ProfileRequest};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
@@ -175,6 +176,14 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
             .as_deref()
             .and_then(std::path::Path::parent)
             .and_then(ReclaimStats::open),
+        // The steal of the worker's CPU when it has one, and a canary after every sample.
+        host: Some(HostWatch::open(
+            Clock::from_info(&job.clock),
+            match job.cpus[..] {
+                [cpu] => Some(cpu),
+                _ => None,
+            },
+        )),
     };
     let statuses = counters.statuses();
     send(out, &Message::Counters { counters: statuses }).map_err(SetupError::Failed)?;

@@ -1,9 +1,11 @@
 //! What is counted around every sample: the perf counters of the sampled thread and, when
 //! the worker runs in a memory cgroup (`--load memory`), the kernel's reclaim statistics of
-//! that cgroup and of the machine (`model::reclaim`). Both end up in `Sample::counters`.
+//! that cgroup and of the machine (`model::reclaim`), and what the host did (`super::host`:
+//! stolen time, a canary). All end up in `Sample::counters`.
 
 use std::collections::BTreeMap;
 
+use super::host::HostWatch;
 use crate::model::{CounterStatus, CounterValue};
 use crate::platform::counters::{CounterSet, GroupReading};
 use crate::platform::reclaim::{self, Reading, ReclaimStats};
@@ -12,12 +14,15 @@ use crate::platform::reclaim::{self, Reading, ReclaimStats};
 pub struct Counting {
     pub perf: CounterSet,
     pub reclaim: Option<ReclaimStats>,
+    pub host: Option<HostWatch>,
 }
 
 /// One side of a sample's readings.
 pub struct Readings {
     perf: Vec<GroupReading>,
     reclaim: Option<Reading>,
+    /// After a sample only: the host's readings (they are their own deltas).
+    host: BTreeMap<String, CounterValue>,
 }
 
 impl Counting {
@@ -37,15 +42,22 @@ impl Counting {
         Readings {
             perf: self.perf.read_before(),
             reclaim,
+            host: BTreeMap::new(),
         }
     }
 
-    /// After the timed window, in the reverse order.
+    /// After the timed window, in the reverse order, and the host's readings last.
     pub fn after(&mut self) -> Readings {
         let perf = self.perf.read_after();
+        let reclaim = self.reclaim.as_mut().map(ReclaimStats::read);
         Readings {
             perf,
-            reclaim: self.reclaim.as_mut().map(ReclaimStats::read),
+            reclaim,
+            host: self
+                .host
+                .as_mut()
+                .map(HostWatch::after_sample)
+                .unwrap_or_default(),
         }
     }
 
@@ -55,6 +67,7 @@ impl Counting {
         if let (Some(b), Some(a)) = (&before.reclaim, &after.reclaim) {
             out.extend(reclaim::delta(b, a));
         }
+        out.extend(after.host.iter().map(|(k, v)| (k.clone(), *v)));
         out
     }
 }

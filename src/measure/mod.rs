@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod companions;
 pub mod counting;
+pub mod host;
 pub mod ioload;
 pub mod load;
 #[cfg(unix)]

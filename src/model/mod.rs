@@ -10,6 +10,7 @@ pub mod copies;
 pub mod env;
 pub mod equivalence;
 pub mod error;
+pub mod host;
 pub mod identity;
 pub mod maps;
 pub mod midr;

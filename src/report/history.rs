@@ -115,7 +115,7 @@ pub fn history(runs: &[Run], experiment: &str, key: &Key) -> History {
 }
 
 /// The changed fields in one cell: `kernel_release 6.1.0 → 6.8.0; load – → cpu`.
-fn changed_cell(changed: &[FieldDiff]) -> String {
+pub fn changed_cell(changed: &[FieldDiff]) -> String {
     const SHOWN: usize = 3;
     let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".into());
     let mut parts: Vec<String> = changed

@@ -97,6 +97,7 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "counters": f.counters,
         "rusage": f.rusage,
         "reclaim": crate::analysis::reclaim::figures(r),
+        "host": p.host(),
         "validation": r.validation,
         "facts": r.facts,
     })
@@ -132,6 +133,7 @@ pub fn result_document(result: &ExperimentResult) -> Value {
         "counters": f.counters,
         "rusage": f.rusage,
         "reclaim": crate::analysis::reclaim::figures(result),
+        "host": crate::analysis::host::of_result(result),
         "partner_rusage": f.partner,
         "children_rusage": f.children,
         "contamination": f.contamination,

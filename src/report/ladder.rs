@@ -251,6 +251,7 @@ pub fn render(run: &Run) -> String {
     out.push_str(&sections::facts(&merged));
     out.push_str(&crate::report::reclaim::section(&pooled));
     out.push_str(&sections::loads(&run.results));
+    out.push_str(&crate::report::host::section(&pooled));
     out.push_str(&notes(&figured, &process_notes));
     out
 }

@@ -8,6 +8,7 @@ pub mod flame;
 pub mod fleet;
 pub mod format;
 pub mod history;
+pub mod host;
 pub mod html;
 pub mod json;
 pub mod ladder;

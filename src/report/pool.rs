@@ -9,6 +9,7 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::cpus::{CpuEffect, adjust_for_each_other, cpu_effect};
+use crate::analysis::host::HostFigures;
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
@@ -125,13 +126,18 @@ impl Pooled {
             .unwrap_or_default()
     }
 
+    /// What the host did during the measuring processes' samples (`analysis::host`).
+    pub fn host(&self) -> Option<HostFigures> {
+        crate::analysis::host::figures(&self.groups(&self.result.samples))
+    }
+
     fn values(&self) -> Vec<f64> {
         self.result.samples.iter().map(|s| s.ns_per_op).collect()
     }
 
     /// `values` cut into the samples of each measuring process.
-    fn groups<'a>(&self, values: &'a [f64]) -> Vec<&'a [f64]> {
-        let mut groups: Vec<&[f64]> = Vec::new();
+    fn groups<'a, T>(&self, values: &'a [T]) -> Vec<&'a [T]> {
+        let mut groups: Vec<&[T]> = Vec::new();
         let mut rest = values;
         for &n in &self.sample_counts {
             let (group, tail) = rest.split_at(n.min(rest.len()));
@@ -260,11 +266,16 @@ impl Pooled {
         if let Some((between_runs, earlier)) = self.between_runs()
             && between_runs > spread.between.max(RUN_SENSITIVE_MIN)
         {
+            let host = self.host();
             notes.push(format!(
                 "run-sensitive: ±{:.1}% between this and the {earlier} earlier runs on this \
-                 machine, against ±{:.1}% between this run's processes; the interval covers it",
+                 machine, against ±{:.1}% between this run's processes; the interval covers \
+                 it{}",
                 between_runs * 100.0,
-                spread.between * 100.0
+                spread.between * 100.0,
+                host.as_ref()
+                    .and_then(crate::report::host::during_samples)
+                    .unwrap_or_default()
             ));
         }
         notes

@@ -13,8 +13,9 @@ use crate::model::Run;
 /// difference says nothing about whether the comparison is fair.
 pub const VOLATILE_ENV_FIELDS: [&str; 2] = ["mem_available_bytes", "cpu_mhz"];
 /// Settings left out of the settings diff: the command line (it always differs, if only by
-/// the tag) and the file experiments' directory (a temporary path).
-pub const IGNORED_SETTINGS: [&str; 2] = ["argv", "dir"];
+/// the tag), the file experiments' directory (a temporary path) and why the CPU was chosen
+/// (it quotes interrupt counts, which grow between any two runs; the CPU itself is `cpus`).
+pub const IGNORED_SETTINGS: [&str; 3] = ["argv", "dir", "cpu_choice"];
 
 /// One field that differs between the runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -3,6 +3,12 @@
 
 use std::collections::BTreeMap;
 
+/// kern.cp_times has no steal state: the hypervisor's share is not seen from inside.
+pub use crate::platform::absent::cpustat::Steal;
+
+/// Why FreeBSD cannot say how much time its hypervisor stole.
+pub const NO_STEAL: &str = "FreeBSD's kern.cp_times counts no steal time";
+
 /// Cumulative (busy, total) ticks per CPU.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CpuTimes(BTreeMap<usize, (u64, u64)>);

@@ -19,6 +19,7 @@ pub fn parse_all(text: &str) -> usize {
     count(super::memory::parse_thp_mode(text).is_some());
     count(!super::cgroup::parse_keyed(text).is_empty());
     count(super::cpustat::parse(text) != super::cpustat::CpuTimes::default());
+    count(super::cpustat::steal_ticks(text, "cpu0").is_some());
     count(super::mount::mount_of_path(text, "/tmp").is_some());
     // A task's stat, status and the process's status: the same text in each role, and the
     // clock-tick rates of real kernels (100, 250, 1000) and the smallest.

@@ -15,7 +15,7 @@ pub fn of_task(pid: i32, tid: i32) -> Option<Rusage> {
     parse_task(&stat, &status, &process_status, clock_ticks_per_second())
 }
 
-fn clock_ticks_per_second() -> i64 {
+pub(super) fn clock_ticks_per_second() -> i64 {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 { hz } else { 100 }

@@ -12,25 +12,36 @@ pub struct Point {
     pub title: String,
 }
 
-/// A line through points (sorted by x), y from 0, with whiskers; the x ticks are round values
-/// of `x_unit`, labelled by `x_fmt`. `reference`: a dashed line to read the points against
-/// (a scaling curve's ideal), empty for none.
-#[allow(clippy::too_many_arguments)]
+/// A curve's x axis: its name, the unit its round ticks are counted in, how a tick is
+/// labelled, and whether it stays linear (a time line) or turns logarithmic when the values
+/// span more than 20× (a sweep of sizes).
+pub struct XAxis<'a> {
+    pub name: &'a str,
+    pub unit: Unit,
+    pub fmt: &'a dyn Fn(f64) -> String,
+    pub linear: bool,
+}
+
+/// A line through points (sorted by x), y from 0, with whiskers, over the x axis `x`.
+/// `reference`: a dashed line to read the points against (a scaling curve's ideal), empty for
+/// none.
 pub fn curve(
     id: &str,
     aria: &str,
     points: &[Point],
     reference: &[(f64, f64)],
-    x_name: &str,
-    x_unit: Unit,
-    x_fmt: &dyn Fn(f64) -> String,
+    x: &XAxis,
     y_fmt: &dyn Fn(f64) -> String,
 ) -> String {
     let height = 260.0;
     let (left, bottom) = (70.0, height - 40.0);
     let xs: Vec<f64> = points.iter().map(|p| p.x).collect();
-    let x_scale = Scale::suited(xs.iter().copied());
-    let x_axis_ = Axis::covering(&xs, x_scale, x_unit, left, WIDTH - 30.0);
+    let x_scale = if x.linear {
+        Scale::Linear
+    } else {
+        Scale::suited(xs.iter().copied())
+    };
+    let x_axis_ = Axis::covering(&xs, x_scale, x.unit, left, WIDTH - 30.0);
     let mut ys: Vec<f64> = points.iter().map(|p| p.y).collect();
     ys.extend(
         points
@@ -45,14 +56,14 @@ pub fn curve(
     let py = |v: f64| bottom - y_axis.px(v);
     let mut out = String::new();
     open_svg(&mut out, id, WIDTH, height, aria);
-    x_axis(&mut out, &x_axis_, bottom, TOP, x_fmt);
+    x_axis(&mut out, &x_axis_, bottom, TOP, x.fmt);
     y_ticks(&mut out, &y_axis.ticks, (left, WIDTH - 30.0), &py, y_fmt);
     let _ = write!(
         out,
         r#"<text class="tick" x="{}" y="{}" text-anchor="middle">{}</text>"#,
         f1((left + WIDTH - 30.0) / 2.0),
         f1(height - 6.0),
-        esc(x_name)
+        esc(x.name)
     );
     let path = |xy: &mut dyn Iterator<Item = (f64, f64)>| {
         xy.enumerate()

@@ -19,7 +19,7 @@ mod tests;
 pub mod ticks;
 
 pub use bars::{Bar, Dot, hbars};
-pub use curve::{Point, curve};
+pub use curve::{Point, XAxis, curve};
 pub use strips::{Strip, strips};
 pub use ticks::Unit;
 

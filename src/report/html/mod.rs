@@ -26,6 +26,8 @@ mod distribution;
 mod environment;
 mod facts;
 mod family;
+pub mod history;
+mod host;
 mod metrics;
 mod profiles;
 mod reclaim;
@@ -132,6 +134,7 @@ pub fn render(runs: &[Run]) -> String {
     out.push_str(&scaling::section(runs));
     out.push_str(&reclaim::section(runs, &pooled));
     out.push_str(&profiles::section(runs));
+    out.push_str(&host::section(runs, &pooled));
     out.push_str(&environment::section(runs));
     out.push_str("</main>\n</body>\n</html>\n");
     out
@@ -179,6 +182,9 @@ fn toc(runs: &[Run]) -> String {
         .any(|r| r.profile.is_some())
     {
         s.push_str(" · <a href=\"#profiles\">Where the time goes</a>");
+    }
+    if host::present(runs) {
+        s.push_str(" · <a href=\"#host\">Host</a>");
     }
     s.push_str(" · <a href=\"#environment\">Environment</a></nav>\n");
     s

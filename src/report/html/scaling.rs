@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::Run;
-use crate::report::charts::{self, Point, Unit, esc};
+use crate::report::charts::{self, Point, Unit, XAxis, esc};
 use crate::report::format::sig3;
 use crate::report::scaling::{Curve, curves, percent, rate};
 
@@ -69,9 +69,12 @@ fn chart(id: &str, title: &str, c: &Curve) -> String {
         &format!("{title}: total operations per second against copies"),
         &points,
         &ideal,
-        "copies",
-        Unit::Decimal,
-        &|x| format!("{x}"),
+        &XAxis {
+            name: "copies",
+            unit: Unit::Decimal,
+            fmt: &|x| format!("{x}"),
+            linear: false,
+        },
         &rate,
     )
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::{Item, bytes, kib, op};
 use crate::experiment::{self, ParamKind, ParamSpec, params::parse_size};
-use crate::report::charts::{self, Point, Unit, esc};
+use crate::report::charts::{self, Point, Unit, XAxis, esc};
 use crate::report::format::{sig3, time_ns};
 
 /// Results of one experiment in one run that differ in exactly one numeric parameter, with at
@@ -62,9 +62,12 @@ pub(super) fn sweeps(family: &str, items: &[&Item], multi: bool) -> String {
                 ),
                 &points,
                 &[],
-                &curve.param,
-                curve.unit,
-                &curve.fmt,
+                &XAxis {
+                    name: &curve.param,
+                    unit: curve.unit,
+                    fmt: &curve.fmt,
+                    linear: false,
+                },
                 &time_ns,
             ));
             s.push_str("</figure>\n");

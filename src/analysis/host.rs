@@ -1,0 +1,172 @@
+//! What the host did during a configuration's timed samples, from the readings every sample
+//! carries (`model::host`): how much time the hypervisor stole and during how many samples,
+//! the canary's typical time and how often it ran slow, and how far the figure's median
+//! moves without the samples so flagged. Samples are flagged, never dropped: the shift says
+//! what dropping them would change. Pure: computed from stored samples.
+
+use serde::Serialize;
+
+use super::stats::median;
+use crate::model::host::{CANARY, STEAL};
+use crate::model::{ExperimentResult, Sample};
+
+/// A canary this many times its result's median or slower ran on a slow host.
+pub const SLOW_CANARY: f64 = 1.25;
+
+/// The host's figures over one configuration's samples (one result or several processes').
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostFigures {
+    /// Samples that carry a canary.
+    pub samples: usize,
+    /// The canary's median time over those samples, in ns.
+    pub canary_median_ns: f64,
+    /// Samples whose canary took [`SLOW_CANARY`] times its process's median or longer.
+    pub slow_canaries: usize,
+    /// Samples during which the hypervisor stole time (`None`: the system does not say).
+    pub stolen_samples: Option<usize>,
+    /// The stolen time in all, in ns.
+    pub steal_ns: Option<f64>,
+    /// How far each process's median moves without its flagged samples (stolen, or with a
+    /// slow canary), relative, averaged over the processes; `None` when none is flagged or
+    /// too few would remain.
+    pub median_shift: Option<f64>,
+}
+
+impl HostFigures {
+    /// Samples flagged for a slow canary or stolen time (a sample can be both: counted once
+    /// in each).
+    pub fn flagged(&self) -> usize {
+        self.slow_canaries + self.stolen_samples.unwrap_or(0)
+    }
+
+    /// Whether the host did anything worth a note: time stolen, or slow canaries in more than
+    /// 2% of the samples.
+    pub fn notable(&self) -> bool {
+        self.steal_ns.is_some_and(|s| s > 0.0) || self.slow_canaries * 50 > self.samples
+    }
+}
+
+/// One sample's host readings: (canary ns, stolen ns if read).
+fn readings(s: &Sample) -> Option<(f64, Option<f64>)> {
+    let canary = s.counters.get(CANARY)?.value?;
+    let steal = s.counters.get(STEAL).and_then(|v| v.value);
+    Some((canary, steal))
+}
+
+/// The figures over `processes` (each the samples of one of a configuration's processes);
+/// `None` when no sample carries a canary (a run stored before oslab read the host).
+pub fn figures(processes: &[&[Sample]]) -> Option<HostFigures> {
+    let mut canaries = Vec::new();
+    let (mut slow, mut stolen, mut steal_ns, mut steal_read) = (0, 0, 0.0, false);
+    let mut shifts = Vec::new();
+    for samples in processes {
+        let read: Vec<(&Sample, (f64, Option<f64>))> = samples
+            .iter()
+            .filter_map(|s| readings(s).map(|h| (s, h)))
+            .collect();
+        let own: Vec<f64> = read.iter().map(|(_, (c, _))| *c).collect();
+        let Some(own_median) = median(&own) else {
+            continue;
+        };
+        canaries.extend_from_slice(&own);
+        let mut kept = Vec::new();
+        for (s, (canary, steal)) in &read {
+            let is_slow = *canary >= SLOW_CANARY * own_median;
+            let is_stolen = steal.is_some_and(|v| v > 0.0);
+            slow += usize::from(is_slow);
+            stolen += usize::from(is_stolen);
+            if let Some(v) = steal {
+                steal_read = true;
+                steal_ns += v;
+            }
+            if !is_slow && !is_stolen {
+                kept.push(s.ns_per_op);
+            }
+        }
+        let all: Vec<f64> = read.iter().map(|(s, _)| s.ns_per_op).collect();
+        if kept.len() < all.len()
+            && kept.len() >= 3
+            && let (Some(a), Some(k)) = (median(&all), median(&kept))
+            && a > 0.0
+        {
+            shifts.push(k / a - 1.0);
+        }
+    }
+    let canary_median_ns = median(&canaries)?;
+    Some(HostFigures {
+        samples: canaries.len(),
+        canary_median_ns,
+        slow_canaries: slow,
+        stolen_samples: steal_read.then_some(stolen),
+        steal_ns: steal_read.then_some(steal_ns),
+        median_shift: (!shifts.is_empty())
+            .then(|| shifts.iter().sum::<f64>() / shifts.len() as f64),
+    })
+}
+
+/// The figures of one result.
+pub fn of_result(result: &ExperimentResult) -> Option<HostFigures> {
+    figures(&[&result.samples])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CounterValue;
+
+    fn value(v: f64) -> CounterValue {
+        CounterValue {
+            value: Some(v),
+            raw: v as u64,
+            enabled_ns: 0,
+            running_ns: 0,
+        }
+    }
+
+    fn result(samples: &[(f64, f64, Option<f64>)]) -> ExperimentResult {
+        let values: Vec<f64> = samples.iter().map(|s| s.0).collect();
+        let mut r = ExperimentResult::from_values("x.y", &[], &values, 10);
+        for (s, &(_, canary, steal)) in r.samples.iter_mut().zip(samples) {
+            s.counters.insert(CANARY.into(), value(canary));
+            if let Some(steal) = steal {
+                s.counters.insert(STEAL.into(), value(steal));
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn flags_stolen_samples_and_slow_canaries_and_says_what_dropping_them_moves() {
+        let r = result(&[
+            (10.0, 5000.0, Some(0.0)),
+            (10.0, 5100.0, Some(0.0)),
+            (11.0, 4900.0, Some(0.0)),
+            (30.0, 5000.0, Some(10e6)),
+            (31.0, 9000.0, Some(0.0)),
+            (10.5, 5050.0, Some(0.0)),
+        ]);
+        let f = of_result(&r).unwrap();
+        assert_eq!(f.samples, 6);
+        assert_eq!(f.canary_median_ns, 5025.0);
+        assert_eq!(f.slow_canaries, 1);
+        assert_eq!(f.stolen_samples, Some(1));
+        assert_eq!(f.steal_ns, Some(10e6));
+        assert_eq!(f.flagged(), 2);
+        assert!(f.notable());
+        // All: median of 10, 10, 10.5, 11, 30, 31 = 10.75; kept: 10, 10, 10.5, 11 = 10.25.
+        let shift = f.median_shift.unwrap();
+        assert!((shift - (10.25 / 10.75 - 1.0)).abs() < 1e-12, "{shift}");
+    }
+
+    #[test]
+    fn a_quiet_host_is_not_notable_and_old_runs_have_no_figures() {
+        let quiet = result(&[(10.0, 5000.0, Some(0.0)); 5]);
+        let f = of_result(&quiet).unwrap();
+        assert!(!f.notable());
+        assert_eq!(f.median_shift, None);
+        let unread = result(&[(10.0, 5000.0, None); 5]);
+        assert_eq!(of_result(&unread).unwrap().stolen_samples, None);
+        let old = ExperimentResult::from_values("x.y", &[], &[10.0, 11.0], 10);
+        assert_eq!(of_result(&old), None);
+    }
+}

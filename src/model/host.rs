@@ -1,0 +1,13 @@
+//! The names under which a sample's counters carry what the host did around it
+//! (`measure::host` reads them, `analysis::host` sums them up).
+
+/// A sample's stolen time in ns: the hypervisor's steal since the reading after the sample
+/// before (clock ticks of 10 ms at USER_HZ 100).
+pub const STEAL: &str = "host.steal_ns";
+/// The canary's time in ns, timed right after the sample.
+pub const CANARY: &str = "host.canary_ns";
+
+/// Whether a counter name is one of the host's readings.
+pub fn is_host(name: &str) -> bool {
+    name.starts_with("host.")
+}

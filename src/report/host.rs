@@ -1,0 +1,113 @@
+//! What the host did during a run, as `show` and the report say it: one line for the whole
+//! run (stolen time, the canary), a table of the configurations it touched, and the note a
+//! configuration gets when the host stole time during its samples (`analysis::host`).
+
+use crate::analysis::host::{HostFigures, SLOW_CANARY};
+use crate::report::format::{Align, Table, time_ns};
+use crate::report::names::label;
+use crate::report::pool::Pooled;
+
+/// Each configuration's host figures, in the run's order; those without any left out.
+pub fn of_run(pooled: &[Pooled]) -> Vec<(&Pooled, HostFigures)> {
+    pooled
+        .iter()
+        .filter_map(|p| p.host().map(|h| (p, h)))
+        .collect()
+}
+
+/// Stolen time as people read it: "0", "30 ms", "1.2 s".
+pub fn steal_text(ns: f64) -> String {
+    if ns <= 0.0 {
+        "none".into()
+    } else {
+        time_ns(ns)
+    }
+}
+
+/// The whole run in one sentence: "the hypervisor stole 30 ms during 3 of 4,120 samples;
+/// the canary (5.10 µs) ran 25% slow or more after 12 of them".
+pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
+    let samples: usize = figures.iter().map(|(_, h)| h.samples).sum();
+    if samples == 0 {
+        return None;
+    }
+    let slow: usize = figures.iter().map(|(_, h)| h.slow_canaries).sum();
+    let canaries: Vec<f64> = figures.iter().map(|(_, h)| h.canary_median_ns).collect();
+    let canary = crate::analysis::median(&canaries)?;
+    let stolen = figures
+        .iter()
+        .filter_map(|(_, h)| h.stolen_samples.zip(h.steal_ns))
+        .fold(None, |acc: Option<(usize, f64)>, (n, ns)| {
+            let (n0, ns0) = acc.unwrap_or_default();
+            Some((n0 + n, ns0 + ns))
+        });
+    let steal = match stolen {
+        Some((0, _)) => format!("the hypervisor stole no time during the {samples} samples"),
+        Some((n, ns)) => format!(
+            "the hypervisor stole {} during {n} of the {samples} samples",
+            steal_text(ns)
+        ),
+        None => format!("stolen time is not read here ({samples} samples)"),
+    };
+    Some(format!(
+        "{steal}; the canary (a fixed loop timed after every sample, {} typically) ran {:.0}% \
+         slow or more after {slow} of them",
+        time_ns(canary),
+        (SLOW_CANARY - 1.0) * 100.0
+    ))
+}
+
+/// The text `show` prints: the run's line, and a table of the configurations during which
+/// the host stole time or the canary ran slow after more than 2% of the samples.
+pub fn section(pooled: &[Pooled]) -> String {
+    let figures = of_run(pooled);
+    let Some(summary) = summary(&figures) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\nHost\n\n{}\n",
+        crate::report::format::wrap(&summary, 96, "  ", "  ")
+    );
+    let notable: Vec<&(&Pooled, HostFigures)> =
+        figures.iter().filter(|(_, h)| h.notable()).collect();
+    if notable.is_empty() {
+        return out;
+    }
+    let mut table = Table::new(&[
+        ("experiment", Align::Left),
+        ("samples", Align::Right),
+        ("stolen", Align::Right),
+        ("in samples", Align::Right),
+        ("canary", Align::Right),
+        ("slow canaries", Align::Right),
+        ("median without those", Align::Right),
+    ]);
+    for (p, h) in notable {
+        table.row(vec![
+            label(&p.result),
+            h.samples.to_string(),
+            h.steal_ns.map_or("–".into(), steal_text),
+            h.stolen_samples.map_or("–".into(), |n| n.to_string()),
+            time_ns(h.canary_median_ns),
+            h.slow_canaries.to_string(),
+            h.median_shift
+                .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&table.render(2));
+    out
+}
+
+/// What a run-sensitive configuration's note adds when the host stole time during its
+/// samples: "; the hypervisor stole 30 ms during 3 of its 412 samples in this run".
+pub fn during_samples(h: &HostFigures) -> Option<String> {
+    let (n, ns) = h.stolen_samples.zip(h.steal_ns)?;
+    (n > 0).then(|| {
+        format!(
+            "; the hypervisor stole {} during {n} of its {} samples in this run",
+            steal_text(ns),
+            h.samples
+        )
+    })
+}

@@ -1,0 +1,136 @@
+//! The host: for each run, what its hypervisor stole and how its canary ran, as a timeline —
+//! each worker process's typical canary at the time it ran, the processes during which time
+//! was stolen said in their tooltips and the table — and the configurations it touched
+//! (`analysis::host`, `report::host`).
+
+use std::fmt::Write as _;
+
+use crate::analysis::host::of_result;
+use crate::model::Run;
+use crate::report::charts::{self, Point, Unit, XAxis, esc};
+use crate::report::format::time_ns;
+use crate::report::host::{of_run, steal_text, summary};
+use crate::report::names::label;
+use crate::report::pool::Pooled;
+
+/// The section, when some run's samples carry the host's readings.
+pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
+    let mut body = String::new();
+    for (i, (run, configurations)) in runs.iter().zip(pooled).enumerate() {
+        let figures = of_run(configurations);
+        let Some(line) = summary(&figures) else {
+            continue;
+        };
+        let _ = write!(
+            body,
+            "<figure class=\"host\"><figcaption>run {}</figcaption><p class=\"note\">{}.</p>",
+            run.id,
+            esc(&capitalised(&line))
+        );
+        body.push_str(&timeline(&format!("host-{i}"), run));
+        let notable: Vec<_> = figures.iter().filter(|(_, h)| h.notable()).collect();
+        if !notable.is_empty() {
+            body.push_str(
+                "<table><thead><tr><th>configuration</th><th>samples</th><th>stolen</th>\
+                 <th>in samples</th><th>canary</th><th>slow canaries</th>\
+                 <th>median without those</th></tr></thead><tbody>",
+            );
+            for (p, h) in notable {
+                let _ = write!(
+                    body,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                     <td>{}</td></tr>",
+                    esc(&label(&p.result)),
+                    h.samples,
+                    h.steal_ns.map_or("–".into(), steal_text),
+                    h.stolen_samples.map_or("–".into(), |n| n.to_string()),
+                    time_ns(h.canary_median_ns),
+                    h.slow_canaries,
+                    h.median_shift
+                        .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
+                );
+            }
+            body.push_str("</tbody></table>");
+        }
+        body.push_str("</figure>\n");
+    }
+    if body.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<section id=\"host\">\n<h2>Host</h2>\n<p class=\"metric-line\">After every sample \
+         oslab times a canary — a fixed chain of integer work, the same on every run — and \
+         reads the time the hypervisor stole from the worker's CPU (/proc/stat, in ticks of \
+         10 ms). A canary slower than usual means the CPU itself ran slower then (other \
+         tenants, a frequency change); samples taken then are flagged, never dropped: the \
+         table says how far each median would move without them. The timeline shows each \
+         worker process's typical canary when it ran.</p>\n{body}</section>\n"
+    )
+}
+
+/// Whether the report has this section.
+pub(super) fn present(runs: &[Run]) -> bool {
+    runs.iter()
+        .flat_map(|r| &r.results)
+        .any(|r| of_result(r).is_some())
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Each worker process's canary median against the seconds since the run began.
+fn timeline(id: &str, run: &Run) -> String {
+    let start = run
+        .results
+        .iter()
+        .map(|r| r.started_at)
+        .fold(f64::INFINITY, f64::min);
+    let points: Vec<Point> = run
+        .results
+        .iter()
+        .filter_map(|r| {
+            let h = of_result(r)?;
+            let stolen = match h.steal_ns {
+                Some(ns) if ns > 0.0 => format!("; {} stolen", steal_text(ns)),
+                _ => String::new(),
+            };
+            Some(Point {
+                x: r.started_at - start + r.duration_s / 2.0,
+                y: h.canary_median_ns,
+                whisker: None,
+                title: format!(
+                    "{}: canary {}, slow after {} of {} samples{stolen}",
+                    label(r),
+                    time_ns(h.canary_median_ns),
+                    h.slow_canaries,
+                    h.samples
+                ),
+            })
+        })
+        .collect();
+    if points.len() < 2 {
+        return String::new();
+    }
+    let mut sorted = points;
+    sorted.sort_by(|a, b| a.x.total_cmp(&b.x));
+    charts::curve(
+        id,
+        &format!(
+            "run {}: the canary's typical time against the run's time",
+            run.id
+        ),
+        &sorted,
+        &[],
+        &XAxis {
+            name: "seconds since the run began",
+            unit: Unit::Decimal,
+            fmt: &|x| format!("{x}"),
+            linear: true,
+        },
+        &time_ns,
+    )
+}
