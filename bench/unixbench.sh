@@ -17,7 +17,7 @@
 # anything itself.
 #
 # Usage: bench/unixbench.sh [--src DIR] [--rounds R] [--iterations I] [--copies N] [--quick]
-#                           [--binary OSLAB] [--strict] [--halves]
+#                           [--binary OSLAB] [--strict] [--halves] [--only TESTS]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
 #   --rounds R        UnixBench and oslab alternately, R times each (default 1)
 #   --iterations I    UnixBench's -i and oslab's --passes (default 1; UnixBench's own
@@ -27,6 +27,9 @@
 #   --binary OSLAB    the oslab to run (default: cargo build --release)
 #   --strict          exit 1 if a target is missed
 #   --halves          UnixBench's twelve tests in one `Run`, then oslab's in one `oslab run`
+#   --only TESTS      some of the tests, comma-separated, by UnixBench's name or oslab's
+#                     (`shell1,spawn`, `unixbench.shell`); File Copy's three and Shell
+#                     Scripts' two run together; no score then
 #
 # UnixBench takes about six minutes per number of copies with -i 1 (its file copies sync and
 # sleep, its shell tests run a minute each). Neither is pinned; other load on the machine
@@ -46,6 +49,7 @@ QUICK=()
 BINARY=
 STRICT=0
 HALVES=0
+ONLY=
 while (($#)); do
     case $1 in
         --src) SRC=${2:?--src needs a directory}; shift 2 ;;
@@ -72,6 +76,7 @@ while (($#)); do
             ;;
         --strict) STRICT=1; shift ;;
         --halves) HALVES=1; shift ;;
+        --only) ONLY=,${2:?--only needs test names},; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "unixbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -146,12 +151,33 @@ run_both() {
     oslab_busy=$(busy_since "$before")
     echo "round $round, $tag: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
 }
+# Whether test group $1 ("tests:experiment") holds a test --only names.
+chosen() {
+    local name
+    for name in ${1%%:*} ${1##*:}; do
+        [[ $ONLY == *",$name,"* ]] && return 0
+    done
+    return 1
+}
+if [[ -n $ONLY ]]; then
+    ((HALVES)) && { echo "unixbench.sh: --only runs test by test; drop --halves" >&2; exit 2; }
+    for name in ${ONLY//,/ }; do
+        found=0
+        for group in "${TEST_GROUPS[@]}"; do
+            [[ " ${group%%:*} ${group##*:} " == *" $name "* ]] && found=1
+        done
+        ((found)) || { echo "unixbench.sh: --only: no test '$name' (UnixBench's: ${TESTS[*]}; or oslab's unixbench.*)" >&2; exit 2; }
+    done
+fi
 for round in $(seq 1 "$ROUNDS"); do
     if ((HALVES)); then
         run_both "$round" all "${TESTS[*]}" ""
         continue
     fi
     for group in "${TEST_GROUPS[@]}"; do
+        if [[ -n $ONLY ]] && ! chosen "$group"; then
+            continue
+        fi
         run_both "$round" "${group##*:}" "${group%%:*}" "${group##*:}"
     done
 done

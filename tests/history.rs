@@ -126,6 +126,12 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
     assert_eq!(runs.len(), expected.len(), "{doc:#}");
     for (point, run) in runs.iter().zip(&expected) {
         assert_eq!(point["run_id"], run["run_id"], "oldest first");
+        assert!(
+            point["host"]["canary_median_ns"]
+                .as_f64()
+                .is_some_and(|c| c > 0.0),
+            "each run's canary: {point:#}"
+        );
         assert_eq!(
             point["median"],
             by_entry(run, "call")["median"],

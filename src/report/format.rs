@@ -225,6 +225,15 @@ pub fn utc(unix: f64) -> String {
     )
 }
 
+/// Stolen time as people read it: "none", "30 ms", "1.2 s".
+pub fn steal_text(ns: f64) -> String {
+    if ns <= 0.0 {
+        "none".into()
+    } else {
+        time_ns(ns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

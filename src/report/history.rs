@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::analysis::compare::{FieldDiff, environment_diff, settings_diff};
+use crate::analysis::host::HostFigures;
 use crate::model::{ExperimentResult, Run};
 use crate::report::compare::config_name;
-use crate::report::format::{Align, Table, rerun_cell, time_ns};
+use crate::report::format::{Align, Table, rerun_cell, steal_text, time_ns};
 use crate::report::pool::pool;
 
 /// One stored run's figure of the configuration.
@@ -27,6 +28,10 @@ pub struct Point {
     pub ci: Option<(f64, f64)>,
     /// The processes' medians when they differ by more than 2× (no interval then).
     pub unstable: Option<Vec<f64>>,
+    /// What the host did during its samples (`analysis::host`): the canary's median, whose
+    /// move from run to run is the CPU's speed, and the stolen time. `None` for runs stored
+    /// before oslab read them.
+    pub host: Option<HostFigures>,
     /// The environment and settings fields that differ from the previous point's run.
     pub changed: Vec<FieldDiff>,
 }
@@ -101,6 +106,7 @@ pub fn history(runs: &[Run], experiment: &str, key: &Key) -> History {
             median: f.stats.as_ref().map(|s| s.median),
             ci: f.ci,
             unstable: f.unstable.clone(),
+            host: p.host(),
             changed,
         });
         previous = Some(run);
@@ -134,8 +140,10 @@ pub fn render(h: &History) -> String {
     let per = h.unit.strip_prefix("ns/").unwrap_or(&h.unit);
     let mut out = format!(
         "{}: {} run(s), oldest first; time per {per}, pooled median and rerun 95% interval; \
-         × previous: the median against the run before; changed: the machine's description and \
-         the run's settings since the run before\n\n",
+         × previous: the median against the run before; canary: a fixed loop timed after every \
+         sample, whose move is the CPU's speed, and the time the hypervisor stole during the \
+         samples; changed: the machine's description and the run's settings since the run \
+         before\n\n",
         config_name(&h.experiment, h.label.as_deref(), &h.params),
         h.points.len()
     );
@@ -147,6 +155,8 @@ pub fn render(h: &History) -> String {
         ("median", Align::Right),
         ("rerun 95%", Align::Right),
         ("× previous", Align::Right),
+        ("canary", Align::Right),
+        ("stolen", Align::Right),
         ("processes", Align::Right),
         ("status", Align::Left),
         ("changed", Align::Left),
@@ -170,6 +180,13 @@ pub fn render(h: &History) -> String {
             p.median.map_or("–".into(), time_ns),
             rerun_cell(p.ci, p.unstable.as_deref(), median),
             vs,
+            p.host
+                .as_ref()
+                .map_or("–".into(), |h| time_ns(h.canary_median_ns)),
+            p.host
+                .as_ref()
+                .and_then(|h| h.steal_ns)
+                .map_or("–".into(), steal_text),
             p.processes.to_string(),
             p.status.clone(),
             changed_cell(&p.changed),
@@ -201,6 +218,7 @@ pub fn document(h: &History) -> Value {
                 "ci_low": p.ci.and_then(|c| finite(c.0)),
                 "ci_high": p.ci.and_then(|c| finite(c.1)),
                 "unstable": p.unstable.is_some(),
+                "host": p.host,
                 "changed": p.changed.iter().map(|d| json!({
                     "field": d.field, "before": d.a, "after": d.b,
                 })).collect::<Vec<_>>(),

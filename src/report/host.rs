@@ -1,9 +1,9 @@
 //! What the host did during a run, as `show` and the report say it: one line for the whole
-//! run (stolen time, the canary), a table of the configurations it touched, and the note a
-//! configuration gets when the host stole time during its samples (`analysis::host`).
+//! run (stolen time, the canary) and a table of the configurations it touched
+//! (`analysis::host`).
 
 use crate::analysis::host::{HostFigures, SLOW_CANARY};
-use crate::report::format::{Align, Table, time_ns};
+use crate::report::format::{Align, Table, steal_text, time_ns};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
 
@@ -13,15 +13,6 @@ pub fn of_run(pooled: &[Pooled]) -> Vec<(&Pooled, HostFigures)> {
         .iter()
         .filter_map(|p| p.host().map(|h| (p, h)))
         .collect()
-}
-
-/// Stolen time as people read it: "0", "30 ms", "1.2 s".
-pub fn steal_text(ns: f64) -> String {
-    if ns <= 0.0 {
-        "none".into()
-    } else {
-        time_ns(ns)
-    }
 }
 
 /// The whole run in one sentence: "the hypervisor stole 30 ms during 3 of 4,120 samples;
@@ -97,17 +88,4 @@ pub fn section(pooled: &[Pooled]) -> String {
     out.push('\n');
     out.push_str(&table.render(2));
     out
-}
-
-/// What a run-sensitive configuration's note adds when the host stole time during its
-/// samples: "; the hypervisor stole 30 ms during 3 of its 412 samples in this run".
-pub fn during_samples(h: &HostFigures) -> Option<String> {
-    let (n, ns) = h.stolen_samples.zip(h.steal_ns)?;
-    (n > 0).then(|| {
-        format!(
-            "; the hypervisor stole {} during {n} of its {} samples in this run",
-            steal_text(ns),
-            h.samples
-        )
-    })
 }

@@ -17,7 +17,7 @@ use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
 use crate::model::{ExperimentResult, Fact, Status};
-use crate::report::format::{sig3, time_ns};
+use crate::report::format::{sig3, steal_text, time_ns};
 
 /// Runs that differ by more than this (and more than the run's processes do) make a
 /// configuration run-sensitive.
@@ -273,9 +273,7 @@ impl Pooled {
                  it{}",
                 between_runs * 100.0,
                 spread.between * 100.0,
-                host.as_ref()
-                    .and_then(crate::report::host::during_samples)
-                    .unwrap_or_default()
+                host.as_ref().and_then(during_samples).unwrap_or_default()
             ));
         }
         notes
@@ -415,6 +413,19 @@ fn median_facts(results: &[&ExperimentResult]) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
+}
+
+/// What a run-sensitive configuration's note adds when the host stole time during its
+/// samples: "; the hypervisor stole 30 ms during 3 of its 412 samples in this run".
+fn during_samples(h: &HostFigures) -> Option<String> {
+    let (n, ns) = h.stolen_samples.zip(h.steal_ns)?;
+    (n > 0).then(|| {
+        format!(
+            "; the hypervisor stole {} during {n} of its {} samples in this run",
+            steal_text(ns),
+            h.samples
+        )
+    })
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use crate::analysis::host::of_result;
 use crate::model::Run;
 use crate::report::charts::{self, Point, Unit, XAxis, esc};
-use crate::report::format::time_ns;
-use crate::report::host::{of_run, steal_text, summary};
+use crate::report::format::{steal_text, time_ns};
+use crate::report::host::{of_run, summary};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
 
