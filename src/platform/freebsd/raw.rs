@@ -239,7 +239,7 @@ mod tests {
             }
         }
         assert!(
-            seen.iter().any(|regs| *regs == [0, 0, 0]),
+            seen.contains(&[0, 0, 0]),
             "the kernel kept r8–r10 in 100 calls: {:x?}",
             seen[0]
         );
