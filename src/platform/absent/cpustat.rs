@@ -17,20 +17,7 @@ impl CpuTimes {
     }
 }
 
-/// The time a hypervisor stole from a CPU, where the system does not say it: never opens.
-pub struct Steal(());
-
-impl Steal {
-    /// `None`: no steal figure here (the backend's `NO_STEAL` says why).
-    pub fn open(_cpu: Option<usize>) -> Option<Steal> {
-        None
-    }
-
-    /// Never reached: no `Steal` exists here.
-    pub fn read_ns(&mut self) -> Option<u64> {
-        None
-    }
-}
+pub use super::steal::Steal;
 
 /// Why a system cannot say how much time its hypervisor stole.
 pub const NO_STEAL: &str = "this system's CPU statistics give no steal time to oslab yet";

@@ -13,6 +13,7 @@ pub mod maps;
 pub mod memory;
 pub mod reclaim;
 pub mod stacks;
+pub mod steal;
 pub mod swap;
 pub mod symbols;
 pub mod systrace;

@@ -3,21 +3,8 @@
 
 use std::collections::BTreeMap;
 
-/// The time a hypervisor stole from a CPU: kern.cp_times has no steal state, so it never
-/// opens here.
-pub struct Steal(());
-
-impl Steal {
-    /// `None`: no steal figure on FreeBSD (`NO_STEAL`).
-    pub fn open(_cpu: Option<usize>) -> Option<Steal> {
-        None
-    }
-
-    /// Never reached: no `Steal` exists here.
-    pub fn read_ns(&mut self) -> Option<u64> {
-        None
-    }
-}
+/// kern.cp_times has no steal state: the hypervisor's share is not seen from inside.
+pub use crate::platform::absent::steal::Steal;
 
 /// Why FreeBSD cannot say how much time its hypervisor stole.
 pub const NO_STEAL: &str = "FreeBSD's kern.cp_times counts no steal time";
