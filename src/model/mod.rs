@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub mod copies;
 pub mod env;
 pub mod equivalence;
+pub mod errno;
 pub mod error;
 pub mod host;
 pub mod identity;

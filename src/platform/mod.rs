@@ -45,6 +45,9 @@ pub use windows::*;
 #[cfg(unix)]
 mod unix;
 
+#[cfg(unix)]
+mod trap;
+
 #[cfg(not(target_os = "linux"))]
 mod absent;
 

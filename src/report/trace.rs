@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::analysis::trace::claims::{self, Check, Claim, MAX_UNCLAIMED, MIN_CLAIMED};
 use crate::analysis::trace::{BUCKETS, CallStats, Summary, explain};
+use crate::model::errno::linux_text;
 use crate::report::format::{Align, Table, time_ns};
 
 /// Histograms drawn in the text, for the calls with the most time.
@@ -74,7 +75,7 @@ pub fn render(summary: &Summary, heading: &Heading) -> String {
 fn errors_text(c: &CallStats) -> String {
     c.errors
         .iter()
-        .map(|(errno, n)| format!("{n} {}", errno_name(*errno)))
+        .map(|(errno, n)| format!("{n} {}", linux_text(*errno)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -114,7 +115,7 @@ pub fn json(summary: &Summary, heading: &Heading, exit_code: Option<i32>) -> Val
             let errors: serde_json::Map<String, Value> = c
                 .errors
                 .iter()
-                .map(|(e, n)| (errno_name(*e).to_string(), json!(n)))
+                .map(|(e, n)| (linux_text(*e), json!(n)))
                 .collect();
             json!({
                 "syscall": c.name,
@@ -305,47 +306,4 @@ pub fn check_json(check: &Check, heading: &CheckHeading) -> Value {
         "matches": check.matches(),
         "differences": check.differences.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
     })
-}
-
-/// The symbolic name of an errno, as strace prints it.
-pub fn errno_name(errno: i32) -> &'static str {
-    match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::ESRCH => "ESRCH",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::ENXIO => "ENXIO",
-        libc::E2BIG => "E2BIG",
-        libc::ENOEXEC => "ENOEXEC",
-        libc::EBADF => "EBADF",
-        libc::ECHILD => "ECHILD",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::EBUSY => "EBUSY",
-        libc::EEXIST => "EEXIST",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::EMFILE => "EMFILE",
-        libc::ENOTTY => "ENOTTY",
-        libc::ENOSPC => "ENOSPC",
-        libc::ESPIPE => "ESPIPE",
-        libc::EROFS => "EROFS",
-        libc::EPIPE => "EPIPE",
-        libc::ERANGE => "ERANGE",
-        libc::ENOSYS => "ENOSYS",
-        libc::ENOTEMPTY => "ENOTEMPTY",
-        libc::ELOOP => "ELOOP",
-        // FreeBSD has no ENODATA; the traces named here are Linux's.
-        #[cfg(not(target_os = "freebsd"))]
-        libc::ENODATA => "ENODATA",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::ECONNREFUSED => "ECONNREFUSED",
-        libc::EINPROGRESS => "EINPROGRESS",
-        _ => "errno",
-    }
 }

@@ -162,9 +162,8 @@ mod arch;
 
 pub use arch::*;
 
-#[path = "../raw_paths.rs"]
-mod paths;
-pub use paths::*;
+// The two paths to the trap instruction over this module's calls (`platform::trap`).
+pub use crate::platform::trap::*;
 
 /// FreeBSD's numbers of the calls the ladder makes (syscalls.master: the same on every
 /// architecture). `NEWFSTATAT` keeps Linux's name for the path lookup: here it is fstatat

@@ -18,6 +18,7 @@ use std::io;
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 
+use crate::model::errno::linux_text;
 use crate::model::{CounterStatus, CounterValue};
 
 /// One event oslab knows how to count.
@@ -514,17 +515,17 @@ fn open_error(member: Option<&'static str>, e: &io::Error, what: &str) -> OpenEr
             if std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
                 || std::path::Path::new("/sys/bus/event_source/devices/armv8_pmuv3_0").exists()
             {
-                format!("this PMU does not count {what} ({})", errno_name(errno))
+                format!("this PMU does not count {what} ({})", linux_text(errno))
             } else {
                 format!(
                     "no hardware PMU is exposed here ({}; /sys/bus/event_source/devices/cpu is absent, as in most VMs)",
-                    errno_name(errno)
+                    linux_text(errno)
                 )
             }
         }
         libc::EACCES | libc::EPERM => format!(
             "not permitted: perf_event_paranoid is {paranoid} ({}); run as root or set it to 1 or lower",
-            errno_name(errno)
+            linux_text(errno)
         ),
         libc::ENOSYS => "perf_event_open is not available in this kernel (ENOSYS)".into(),
         libc::EMFILE => "too many open files (EMFILE); raise `ulimit -n`".into(),
@@ -534,17 +535,6 @@ fn open_error(member: Option<&'static str>, e: &io::Error, what: &str) -> OpenEr
         member,
         reason,
         permission,
-    }
-}
-
-fn errno_name(errno: i32) -> &'static str {
-    match errno {
-        libc::ENOENT => "ENOENT",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ENODEV => "ENODEV",
-        libc::EACCES => "EACCES",
-        libc::EPERM => "EPERM",
-        _ => "error",
     }
 }
 

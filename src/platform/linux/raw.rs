@@ -272,9 +272,8 @@ mod arch;
 
 pub use arch::*;
 
-#[path = "../raw_paths.rs"]
-mod paths;
-pub use paths::*;
+// The two paths to the trap instruction over this module's calls (`platform::trap`).
+pub use crate::platform::trap::*;
 
 /// The numbers of the system calls the ladder makes, as this architecture numbers them
 /// (libc supplies each target's table: getppid is 110 on x86_64, 173 on aarch64, where the

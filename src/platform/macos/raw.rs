@@ -7,9 +7,8 @@
 mod none;
 pub use none::*;
 
-#[path = "../raw_paths.rs"]
-mod paths;
-pub use paths::*;
+// The two paths to the trap instruction over this module's calls (`platform::trap`).
+pub use crate::platform::trap::*;
 
 /// macOS's BSD call numbers (xnu's syscalls.master), for messages and libc's syscall():
 /// never trapped into directly here.

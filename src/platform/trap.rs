@@ -1,8 +1,8 @@
-//! The two paths to the trap instruction, shared by every backend's `raw` module (included
-//! there with `#[path]`, so `super` is that backend's `raw` and its `syscall0`…`syscall4`):
-//! inline in the caller ([`Inline`]) or from a function that is never inlined ([`Called`]).
+//! The two paths to the trap instruction over this system's `raw::syscall0`…`syscall4`, which
+//! every Unix backend's `raw` module re-exports: inline in the caller ([`Inline`]) or from a
+//! function that is never inlined ([`Called`]).
 
-use super::{syscall0, syscall1, syscall2, syscall3, syscall4};
+use super::raw::{syscall0, syscall1, syscall2, syscall3, syscall4};
 
 /// How the trap instruction is reached: written inline in the caller's loop ([`Inline`], the
 /// floor) or from a function of its own that is never inlined ([`Called`], what a program
@@ -97,39 +97,39 @@ impl Trap for Called {
 /// whose body is the trap instruction, like a libc wrapper without errno handling.
 pub mod called {
     /// # Safety
-    /// As [`super::super::syscall0`].
+    /// As [`super::syscall0`].
     #[inline(never)]
     pub unsafe fn syscall0(n: i64) -> i64 {
         // SAFETY: the caller upholds syscall0's contract.
-        unsafe { super::super::syscall0(n) }
+        unsafe { super::syscall0(n) }
     }
     /// # Safety
-    /// As [`super::super::syscall1`].
+    /// As [`super::syscall1`].
     #[inline(never)]
     pub unsafe fn syscall1(n: i64, a1: i64) -> i64 {
         // SAFETY: the caller upholds syscall1's contract.
-        unsafe { super::super::syscall1(n, a1) }
+        unsafe { super::syscall1(n, a1) }
     }
     /// # Safety
-    /// As [`super::super::syscall2`].
+    /// As [`super::syscall2`].
     #[inline(never)]
     pub unsafe fn syscall2(n: i64, a1: i64, a2: i64) -> i64 {
         // SAFETY: the caller upholds syscall2's contract.
-        unsafe { super::super::syscall2(n, a1, a2) }
+        unsafe { super::syscall2(n, a1, a2) }
     }
     /// # Safety
-    /// As [`super::super::syscall3`].
+    /// As [`super::syscall3`].
     #[inline(never)]
     pub unsafe fn syscall3(n: i64, a1: i64, a2: i64, a3: i64) -> i64 {
         // SAFETY: the caller upholds syscall3's contract.
-        unsafe { super::super::syscall3(n, a1, a2, a3) }
+        unsafe { super::syscall3(n, a1, a2, a3) }
     }
     /// # Safety
-    /// As [`super::super::syscall4`].
+    /// As [`super::syscall4`].
     #[inline(never)]
     pub unsafe fn syscall4(n: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 {
         // SAFETY: the caller upholds syscall4's contract.
-        unsafe { super::super::syscall4(n, a1, a2, a3, a4) }
+        unsafe { super::syscall4(n, a1, a2, a3, a4) }
     }
 }
 
