@@ -27,6 +27,10 @@
 #                  oslab without the pooled `configurations` of its JSON is read through its
 #                  per-process `results` (one process per configuration)
 #   --strict       exit 1 if a target is missed
+#   --first K      also score the same runs as if every configuration had stopped at its first
+#                  K processes (each run exported, the later processes dropped, imported into a
+#                  second database and shown): what the processes added after K
+#                  (--max-processes) bought, on the same runs and the same machine state
 #   -- RUN ARGS    what each run measures instead of the default:
 #                  syscall.getppid syscall.read syscall.stat syscall.open_close
 #                  ctxswitch.pipe --param placement=same pagefault.anon
@@ -45,6 +49,7 @@ HISTORY=0
 QUICK=()
 BINARY=""
 STRICT=0
+FIRST=0
 RUN_ARGS=(syscall.getppid syscall.read syscall.stat syscall.open_close
     ctxswitch.pipe --param placement=same pagefault.anon)
 while (($#)); do
@@ -66,6 +71,11 @@ while (($#)); do
             shift 2
             ;;
         --strict) STRICT=1; shift ;;
+        --first)
+            [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1)) || { echo "calibration.sh: --first takes a number of processes >= 1" >&2; exit 2; }
+            FIRST=$2
+            shift 2
+            ;;
         --) shift; RUN_ARGS=("$@"); break ;;
         -h | --help) usage; exit 0 ;;
         *) echo "calibration.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -105,7 +115,24 @@ for ((i = 1; i <= RUNS; i++)); do
     echo "  run $i: ${took} s; other CPUs $(busy_since "$before")% busy; other oslab processes before: $others"
 done
 
-python3 - "$STRICT" "$WORK"/run*.json <<'PY'
+# The same runs with only each configuration's first $FIRST processes (--first): exported,
+# trimmed, imported into a database of their own and shown as oslab pools them.
+if ((FIRST > 0)); then
+    command -v jq >/dev/null || die "jq is needed for --first"
+    for ((i = 1; i <= RUNS; i++)); do
+        id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$WORK/run$i.json")
+        oslab_to "$WORK/export$i.log" export "$id" --format json -o "$WORK/export$i.json"
+        jq --argjson k "$FIRST" '.run.results |= (reduce .[] as $r ({out: [], n: {}};
+                ($r | [.experiment, .params, .label] | tojson) as $key
+                | if (.n[$key] // 0) < $k then .out += [$r] | .n[$key] = ((.n[$key] // 0) + 1)
+                  else . end) | .out)' "$WORK/export$i.json" >"$WORK/trim$i.json"
+        DB=$WORK/first.db oslab_to "$WORK/first$i.import" import "$WORK/trim$i.json"
+        DB=$WORK/first.db oslab_to "$WORK/first$i.json" show --json "$i"
+    done
+fi
+
+analyse() {
+python3 - "$STRICT" "$@" <<'PY'
 import json, sys
 
 strict = sys.argv[1] == "1"
@@ -157,6 +184,8 @@ print()
 print(f"{'configuration':<36} {'processes':>9} {'medians (ns)':<44} {'spread':>7} {'coverage':>9}  verdict")
 covered = pairs = 0
 misses = []
+all_halves = []
+worst = (0.0, "")
 for k in keys:
     meds = [r[k][0] for r in runs]
     spread = max(meds) / min(meds) - 1 if min(meds) > 0 else float("inf")
@@ -165,6 +194,8 @@ for k in keys:
     pairs += p
     halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None]
     half = median(halves) if halves else float("nan")
+    all_halves.extend(halves)
+    worst = max(worst, (spread, k))
     ok_spread = spread <= TARGET_SPREAD or not k.startswith(families)
     verdict = "ok" if ok_spread else "MISS spread"
     if not ok_spread:
@@ -173,6 +204,9 @@ for k in keys:
     print(f"{k:<36} {runs[0][k][3]:>9} {shown:<44} {spread*100:>6.2f}% {c:>4}/{p:<4}  {verdict} (interval ±{half*100:.2f}%, median of runs)")
 coverage = covered / pairs if pairs else 0.0
 print()
+if all_halves:
+    print(f"median half-width: ±{median(all_halves)*100:.1f}% over {len(all_halves)} intervals; "
+          f"worst spread between runs: {worst[0]*100:.1f}% ({worst[1]})")
 print(f"coverage overall: {covered}/{pairs} = {coverage*100:.1f}% (target >= {TARGET_COVERAGE*100:.0f}%)"
       f" {'PASS' if coverage >= TARGET_COVERAGE else 'MISS'}")
 # Apart: the intervals floored by four or more earlier runs' spread, and the rest.
@@ -208,3 +242,11 @@ print(f"spread <= {TARGET_SPREAD*100:.0f}% (syscall, ctxswitch, pagefault): "
 if strict and (misses or coverage < TARGET_COVERAGE):
     sys.exit(1)
 PY
+}
+
+analyse "$WORK"/run*.json
+if ((FIRST > 0)); then
+    echo
+    echo "The same runs, each configuration's first $FIRST processes only:"
+    analyse "$WORK"/first[0-9]*.json
+fi

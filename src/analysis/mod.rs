@@ -9,10 +9,12 @@
 //! - [`outliers`]: Tukey's fences; outliers are flagged, never dropped.
 //! - [`processes`]: the spread between the worker processes of one configuration, a cold
 //!   first process, and the interval that covers a rerun.
+//! - [`adaptive`]: whether a configuration gets another process, or why it stops.
 //! - [`cpus`]: whether the CPUs a configuration's processes took in turn differ.
 //! - [`rng`]: the small seeded generator that makes the bootstrap reproducible.
 //! - [`special`]: log-gamma, the incomplete beta function and F's upper tail.
 
+pub mod adaptive;
 pub mod bootstrap;
 pub mod compare;
 pub mod cpus;

@@ -342,6 +342,13 @@ pub(super) struct RunArgs {
     /// CPU]
     #[arg(long, visible_alias = "processes", value_name = "N")]
     pub(super) repeat: Option<u32>,
+    /// Add worker processes to a configuration, one at a time up to N, while the spread
+    /// between its processes is what makes its interval widest and the interval is wider than
+    /// the precision target (the time budget is shared among the N); `show` says why each
+    /// configuration stopped, e.g. --max-processes 10. Give --repeat's count for none
+    /// [default: 6; with --quick, --repeat, --cpu-turns, copies or a suite: none]
+    #[arg(long, value_name = "N", conflicts_with_all = ["cpu_turns", "copies", "scale"])]
+    pub(super) max_processes: Option<u32>,
     /// Measure each configuration with this many copies at once, one per CPU: does this
     /// kernel path scale across cores? A comma-separated list, N for the CPUs this process
     /// may use, e.g. --copies 1,2,4,N; each count is a configuration of its own, and the

@@ -57,15 +57,16 @@ pub struct Plan {
 impl Plan {
     /// The plan of the `process`-th worker of each configuration (from 0): its own layout
     /// and, when the CPUs are the harness's choice, the next CPU in turn (the other side of a
-    /// cross-CPU experiment: the highest other one). Only the last process counts the probe
-    /// events: what they count (the system calls and tasks of an operation) is the routine's
+    /// cross-CPU experiment: the highest other one). Only the last of the `processes` every
+    /// configuration starts with counts the probe events (a process added later does not:
+    /// `--max-processes`): what they count (the system calls and tasks of an operation) is the routine's
     /// code, the same in every process, while closing the tracepoint events costs a worker
     /// ~60 ms here (the kernel waits for RCU grace periods to unregister them) — 8 s of the
     /// default suite when every process paid it.
     pub fn for_process(&self, process: u32) -> Plan {
         let mut plan = self.clone();
         plan.layout = Some(Layout::for_process(self.layout_seed, process));
-        plan.probes = process + 1 >= self.processes;
+        plan.probes = process + 1 == self.processes;
         plan.profile = self.profile.filter(|_| plan.probes);
         if let Some(cpu) = cpu_in_turn(&self.cpu_turns, process) {
             plan.cpus = vec![cpu];
@@ -149,11 +150,12 @@ pub(crate) mod tests {
             ]
         );
         assert_eq!(p.for_process(1).layout.map(|l| l.process), Some(1));
-        let probing: Vec<bool> = (0..3).map(|k| p.for_process(k).probes).collect();
+        let probing: Vec<bool> = (0..5).map(|k| p.for_process(k).probes).collect();
         assert_eq!(
             probing,
-            [false, false, true],
-            "the last process of three counts probes"
+            [false, false, true, false, false],
+            "the last process of the three every configuration starts with counts probes, \
+             not one added later"
         );
         let profiling: Vec<bool> = (0..3).map(|k| p.for_process(k).profile.is_some()).collect();
         assert_eq!(profiling, [false, false, true], "and profiles");

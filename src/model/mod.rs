@@ -453,6 +453,10 @@ pub struct RunSettings {
     /// read as 1.
     #[serde(default = "one_process")]
     pub processes: u32,
+    /// The most worker processes a configuration could get, when the run added them as it
+    /// went (`--max-processes`, `analysis::adaptive`); `None`: each had `processes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_processes: Option<u32>,
     /// Minimum sampling time per experiment, seconds.
     pub min_time_s: f64,
     /// Hard time limit per worker, seconds.
@@ -499,6 +503,7 @@ impl RunSettings {
             && self.precision == other.precision
             && self.budget_s == other.budget_s
             && self.processes == other.processes
+            && self.max_processes == other.max_processes
             && self.min_time_s == other.min_time_s
             && self.cpus == other.cpus
             && self.load == other.load

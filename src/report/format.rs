@@ -16,9 +16,20 @@ pub fn time_ns(ns: f64) -> String {
 }
 
 /// A time's rerun interval as a table cell: its range; `unstable: a / b / c` (the processes'
-/// medians) when they differ by more than 2× (`ResultFigures::unstable`); else `–`.
+/// medians) when they differ by more than 2× (`ResultFigures::unstable`), with more than three
+/// processes `unstable: lo … hi (n processes)` (the per-process table lists them); else `–`.
 pub fn rerun_cell(ci: Option<(f64, f64)>, unstable: Option<&[f64]>, median: f64) -> String {
     match (unstable, ci) {
+        (Some(medians), _) if medians.len() > 3 => {
+            let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(
+                "unstable: {} … {} ({} processes)",
+                time_ns(lo),
+                time_ns(hi),
+                medians.len()
+            )
+        }
         (Some(medians), _) => format!(
             "unstable: {}",
             medians
@@ -237,6 +248,19 @@ pub fn steal_text(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unstable_cell_lists_three_medians_and_spans_more() {
+        assert_eq!(
+            rerun_cell(None, Some(&[100.0, 250.0, 90.0]), 100.0),
+            "unstable: 100 ns / 250 ns / 90.0 ns"
+        );
+        let six = [8580.0, 93_400.0, 157_000.0, 263_000.0, 259_000.0, 329_000.0];
+        assert_eq!(
+            rerun_cell(None, Some(&six), 97_800.0),
+            "unstable: 8.58 µs … 329 µs (6 processes)"
+        );
+    }
 
     #[test]
     fn utc_dates() {

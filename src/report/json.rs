@@ -23,7 +23,10 @@ pub fn run_document(run: &Run) -> Value {
         "settings": run.settings,
         "clock": run.clock,
         "environment": run.environment,
-        "configurations": pooled.iter().map(configuration_document).collect::<Vec<_>>(),
+        "configurations": pooled
+            .iter()
+            .map(|p| configuration_document(p, &run.settings))
+            .collect::<Vec<_>>(),
         "scaling": crate::report::scaling::document(run),
         "unixbench": crate::report::peers::unixbench::document(&pooled),
         "results": run
@@ -57,7 +60,7 @@ fn filemicro(_: &[Pooled]) -> Option<Value> {
 
 /// One configuration (experiment, parameters, suite label) over the pooled samples of the
 /// worker processes that measured it: the figure every view of the run shows.
-pub fn configuration_document(p: &Pooled) -> Value {
+pub fn configuration_document(p: &Pooled, settings: &crate::model::RunSettings) -> Value {
     let f = p.figures();
     let r = &p.result;
     let spread = p.spread.as_ref();
@@ -70,6 +73,10 @@ pub fn configuration_document(p: &Pooled) -> Value {
         "partial": crate::report::names::is_partial(r),
         "reason": r.reason,
         "processes": p.processes,
+        // Why no more processes were added (`run --max-processes`); null when fixed.
+        "stopped_adding": crate::report::levels::most_processes(settings).map(|_| {
+            crate::report::levels::stopped(p, settings).map_or("cut-short", |s| s.code())
+        }),
         "samples": r.samples.len(),
         "median": f.stats.as_ref().map(|s| s.median),
         "ci_low": f.ci.map(|c| c.0),

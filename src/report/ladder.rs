@@ -190,13 +190,8 @@ pub fn render(run: &Run) -> String {
     let mut out = String::new();
     out.push_str(&heading(run));
     let pooled = pool(&run.results);
-    let processes = pooled.iter().map(|p| p.processes).max().unwrap_or(1);
-    if processes > 1 {
-        out.push_str(&format!(
-            "processes: each row pools the {processes} worker processes that measured it, each \
-             with its own memory layout (--repeat); its interval is where a rerun's median falls, \
-             95%: it covers the spread between them, and between this machine's earlier runs\n"
-        ));
+    if let Some(line) = crate::report::levels::processes_line(&run.settings, &pooled) {
+        out.push_str(&line);
     }
     let figured = figures_of(&pooled);
     let merged: Vec<ExperimentResult> = pooled.iter().map(|p| p.result.clone()).collect();
@@ -246,7 +241,7 @@ pub fn render(run: &Run) -> String {
     #[cfg(unix)]
     out.push_str(&crate::report::peers::filemicro::render(&pooled));
     out.push_str(&crate::report::peers::unixbench::section(&pooled));
-    out.push_str(&sections::processes(&pooled));
+    out.push_str(&sections::processes(&pooled, &run.settings));
     out.push_str(&counter_table(&measured));
     out.push_str(&sections::facts(&merged));
     out.push_str(&crate::report::reclaim::section(&pooled));

@@ -4,7 +4,9 @@
 //! interval (`analysis::processes::rerun_interval`), so that the widest is the one to spend
 //! time on (more samples, more processes, or a quieter machine).
 
+use crate::analysis::adaptive::{self, Stop, Widths};
 use crate::analysis::processes::{t975, unstable};
+use crate::model::RunSettings;
 use crate::report::format::sig3;
 use crate::report::pool::Pooled;
 
@@ -86,6 +88,67 @@ impl Levels {
         } else {
             Level::Within
         }
+    }
+}
+
+/// The widths the adaptive plan weighs (`analysis::adaptive`), from a configuration's pooled
+/// processes; `None` with fewer than two measuring.
+pub fn widths(p: &Pooled) -> Option<Widths> {
+    let levels = Levels::of(p)?;
+    let rerun = p
+        .figures()
+        .stats
+        .zip(p.figures().ci)
+        .and_then(|(s, (lo, hi))| (s.median > 0.0).then(|| (hi - lo) / 2.0 / s.median));
+    Some(Widths {
+        processes: p.processes,
+        rerun,
+        within: levels.within,
+        between: levels.between,
+        runs: levels.runs.map(|(r, _)| r),
+    })
+}
+
+/// The most processes a run's configurations could have, when it added them as it went
+/// (`run --max-processes`); `None` when each had the fixed number.
+pub fn most_processes(settings: &RunSettings) -> Option<u32> {
+    settings.max_processes.filter(|&m| m > settings.processes)
+}
+
+/// Why a configuration of a run that added processes as it went got no more: the plan's rule
+/// applied to what it stored (the same rule, the same figures); `None` when the run's
+/// processes were fixed. A configuration that wanted more but got none was cut short (Ctrl-C).
+pub fn stopped(p: &Pooled, settings: &RunSettings) -> Option<Stop> {
+    let most = most_processes(settings)?;
+    adaptive::next(widths(p).as_ref(), settings.precision, most as usize)
+}
+
+/// The line under the run's heading that says how its rows pool processes; `None` when every
+/// configuration had one.
+pub fn processes_line(settings: &RunSettings, pooled: &[Pooled]) -> Option<String> {
+    let most = pooled.iter().map(|p| p.processes).max().unwrap_or(1);
+    let fewest = pooled.iter().map(|p| p.processes).min().unwrap_or(1);
+    let common = "each with its own memory layout; its interval is where a rerun's median \
+                  falls, 95%: it covers the spread between them, and between this machine's \
+                  earlier runs";
+    let count = if fewest == most {
+        most.to_string()
+    } else {
+        format!("{fewest} to {most}")
+    };
+    match most_processes(settings) {
+        Some(max) => Some(format!(
+            "processes: each row pools the {count} worker processes that measured it, \
+             {common}; each configuration started with {} and got more (to {max}, \
+             --max-processes) while the spread between them made its interval widest and \
+             wider than the precision target; the per-process table says why each stopped\n",
+            settings.processes
+        )),
+        None if most > 1 => Some(format!(
+            "processes: each row pools the {most} worker processes that measured it, {common} \
+             (--repeat)\n"
+        )),
+        None => None,
     }
 }
 

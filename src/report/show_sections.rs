@@ -1,16 +1,16 @@
 //! The parts of `oslab show` after the ladder and the results: each repeated configuration's
 //! processes, the figures measured besides the timed operation, the background loads.
 
-use crate::model::{ExperimentResult, LoadRecord};
+use crate::model::{ExperimentResult, LoadRecord, RunSettings};
 use crate::report::format::{Align, Table, sig3, time_ns, wrap};
-use crate::report::levels::Levels;
+use crate::report::levels::{self, Levels};
 use crate::report::names::{is_partial, label, status_text};
 use crate::report::pool::{Pooled, process_numbers};
 
 /// The median of each worker process of every configuration measured by more than one
 /// (`run --repeat`), beside the pooled median the tables show, and the levels of its interval
-/// (`report::levels`).
-pub(super) fn processes(pooled: &[Pooled]) -> String {
+/// (`report::levels`); in a run that added processes as it went, why each got no more.
+pub(super) fn processes(pooled: &[Pooled], settings: &RunSettings) -> String {
     let repeated: Vec<&Pooled> = pooled.iter().filter(|p| p.processes > 1).collect();
     if repeated.is_empty() {
         return String::new();
@@ -21,7 +21,8 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
          process: more samples narrow it; between processes: more processes; between runs: \
          only a quieter machine)\n\n",
     );
-    let mut table = Table::new(&[
+    let adaptive = levels::most_processes(settings).is_some();
+    let mut columns = vec![
         ("experiment", Align::Left),
         ("pooled", Align::Right),
         ("processes", Align::Left),
@@ -29,7 +30,11 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
         ("between", Align::Right),
         ("runs", Align::Right),
         ("widest", Align::Left),
-    ]);
+    ];
+    if adaptive {
+        columns.push(("stopped adding", Align::Left));
+    }
+    let mut table = Table::new(&columns);
     for p in repeated {
         let medians = p.process_medians();
         let several = p.on_several_cpus();
@@ -52,7 +57,7 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
                 .and_then(pick)
                 .map_or("–".into(), Levels::percent)
         };
-        table.row(vec![
+        let mut row = vec![
             label(&p.result),
             p.figures().stats.map_or("–".into(), |s| time_ns(s.median)),
             processes,
@@ -62,10 +67,23 @@ pub(super) fn processes(pooled: &[Pooled]) -> String {
             levels
                 .as_ref()
                 .map_or("–".into(), |l| l.widest().as_str().into()),
-        ]);
+        ];
+        if adaptive {
+            row.push(stopped_text(p, settings));
+        }
+        table.row(row);
     }
     out.push_str(&table.render(2));
     out
+}
+
+/// Why a configuration of an adaptive run got no more processes, with how many it had.
+fn stopped_text(p: &Pooled, settings: &RunSettings) -> String {
+    let n = p.processes;
+    match levels::stopped(p, settings) {
+        Some(stop) => format!("{n}: {}", stop.explain()),
+        None => format!("{n}: cut short"),
+    }
 }
 
 /// The figures experiments measured besides their timed operation (`Routine::facts`).

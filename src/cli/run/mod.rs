@@ -5,14 +5,15 @@ use crate::harness::copies;
 use crate::harness::history::{self, Configuration};
 use std::collections::HashMap;
 
-use crate::model::passes::Passes;
 use crate::model::profile::ProfileRequest;
 
 mod cpus;
 mod options;
+mod rounds;
 use cpus::*;
 use options::*;
 pub(super) use options::{check_dir, check_param_names};
+use rounds::{Rounds, run_all};
 
 /// `run`'s options checked as [`run`] checks them, but for `--dir`; nothing is written.
 pub(in crate::cli) fn check_options(args: &RunArgs) -> Result<()> {
@@ -107,13 +108,15 @@ pub(super) fn measure(
         other_cpu,
         load,
         processes,
+        max_processes,
         swap: _,
     } = options;
     let plan = Plan {
         dir,
         other_cpu,
         load,
-        sampler: sampler.per_process(processes),
+        // The budget is shared among the most processes a configuration may get.
+        sampler: sampler.per_process(max_processes.unwrap_or(processes)),
         cpus,
         clock: clock_info,
         timeout,
@@ -129,7 +132,11 @@ pub(super) fn measure(
         emulation: run.environment.emulation.clone(),
     };
     let earlier = earlier_medians(&store, run_id, run, &jobs);
-    run_all(&jobs, &plan, &mut store, run_id, &earlier)?;
+    let rounds = Rounds {
+        most: max_processes.unwrap_or(processes),
+        target: sampler.precision,
+    };
+    run_all(&jobs, &plan, rounds, &mut store, run_id, &earlier)?;
     let interrupted = crate::platform::interrupt::requested();
     if interrupted.is_none() {
         store.finish_run(run_id, runner::unix_now())?;
@@ -179,6 +186,7 @@ fn new_run(
             precision: sampler.precision,
             budget_s: sampler.budget_s,
             processes: options.processes,
+            max_processes: options.max_processes,
             min_time_s: sampler.min_time_s,
             timeout_s: timeout.as_secs_f64(),
             cpus: cpus.clone(),
@@ -222,52 +230,6 @@ fn earlier_medians(
         eprintln!("oslab: earlier runs not read ({e}): intervals rest on this run alone");
         HashMap::new()
     })
-}
-
-/// Every job in `plan.processes` fresh workers, interleaved (each round runs every job once,
-/// with that round's layout and CPU), each result stored as it finishes with what earlier
-/// runs gave for its configuration; an interruption (Ctrl-C) ends the loop before the next
-/// job.
-fn run_all(
-    jobs: &[Planned],
-    plan: &Plan,
-    store: &mut Store,
-    run_id: i64,
-    earlier: &HashMap<Configuration, Vec<f64>>,
-) -> Result<()> {
-    // A configuration sampled in timed passes runs them in one worker, as UnixBench runs its
-    // passes in one process (with copies: one per copy).
-    let runs =
-        |process: u32, job: &Planned| process == 0 || Passes::of(job.params.as_map()).is_none();
-    let total = (0..plan.processes)
-        .map(|process| jobs.iter().filter(|job| runs(process, job)).count())
-        .sum::<usize>();
-    let mut done = 0;
-    let mut progress =
-        report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
-    for process in 0..plan.processes {
-        let plan = plan.for_process(process);
-        for job in jobs.iter().filter(|job| runs(process, job)) {
-            if crate::platform::interrupt::requested().is_some() {
-                return Ok(());
-            }
-            done += 1;
-            let name =
-                report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
-            progress.start(format!("[{done}/{total}] {name}"));
-            let results = copies::run(job, &plan, &mut |samples| progress.sample(samples));
-            for mut result in results.iter().cloned() {
-                result.earlier_medians = earlier
-                    .get(&history::configuration_of(&result))
-                    .cloned()
-                    .unwrap_or_default();
-                store.add_result(run_id, &result)?;
-            }
-            let result = &results[0];
-            progress.finish(&format!("[{done}/{total}] {}", progress_line(result)));
-        }
-    }
-    Ok(())
 }
 
 pub(super) fn progress_line(r: &crate::model::ExperimentResult) -> String {

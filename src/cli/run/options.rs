@@ -20,8 +20,11 @@ pub(super) struct Options {
     pub(super) dir: PathBuf,
     pub(super) other_cpu: Option<usize>,
     pub(super) load: Option<Load>,
-    /// Worker processes per configuration (`--repeat`).
+    /// Worker processes per configuration (`--repeat`): every configuration's at first.
     pub(super) processes: u32,
+    /// The most a configuration may get, added one at a time (`--max-processes`,
+    /// `analysis::adaptive`); `None`: each gets `processes`.
+    pub(super) max_processes: Option<u32>,
     /// Swap to make for the run (`--swap`): its kind and size.
     pub(super) swap: Option<(SwapKind, u64)>,
 }
@@ -38,6 +41,11 @@ const MIN_TIMEOUT_S: f64 = 1.0;
 /// processes (two would give one difference), few enough that each still gets a third of the
 /// time budget.
 pub(super) const DEFAULT_PROCESSES: u32 = 3;
+
+/// The most worker processes a configuration gets without `--max-processes`: from three to six
+/// the factor t(0.975, n − 1)/√n that the spread between processes is multiplied by in its
+/// interval falls from 2.48 to 1.05; each further pair gains less (0.84 at eight).
+pub(super) const DEFAULT_MAX_PROCESSES: u32 = 6;
 
 /// Check every option of `oslab run`; the first mistake is a [`UserError`] naming the fix.
 pub(super) fn options(args: &RunArgs) -> Result<Options> {
@@ -68,6 +76,7 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
     if processes == 0 || processes > 1000 {
         return Err(UserError::BadOption("--repeat takes a number from 1 to 1000".into()).into());
     }
+    let max_processes = max_processes(args, processes, &placement)?;
     let load = match args.load.as_deref() {
         None => None,
         Some(text) => Some(Load::parse(text).ok_or_else(|| {
@@ -97,8 +106,40 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
         other_cpu,
         load,
         processes,
+        max_processes,
         swap,
     })
+}
+
+/// The most processes a configuration may get (`--max-processes`): by default six for a
+/// standard run that leaves the count to oslab on one CPU with one copy; none (`None`) when
+/// the user fixed the count (`--repeat`), asked for speed (`--quick`), takes CPUs in turn
+/// (whose comparison wants equal processes per CPU), measures copies or runs a suite (whose
+/// configurations are long, or timed passes in one process).
+fn max_processes(args: &RunArgs, processes: u32, placement: &Placement) -> Result<Option<u32>> {
+    match args.max_processes {
+        Some(m) if m < processes || m > 1000 => Err(UserError::BadOption(format!(
+            "--max-processes {m}: give a number from the processes each configuration starts \
+             with ({processes}, --repeat) to 1000"
+        ))
+        .into()),
+        Some(m) if m > processes && processes < 2 => Err(UserError::BadOption(format!(
+            "--max-processes {m} adds processes where the spread between them is widest, which \
+             one process cannot show: give --repeat 2 or more with it"
+        ))
+        .into()),
+        Some(m) => Ok((m > processes).then_some(m)),
+        None if args.quick
+            || args.repeat.is_some()
+            || !placement.turns.is_empty()
+            || args.copies.is_some()
+            || args.scale
+            || args.suite.is_some() =>
+        {
+            Ok(None)
+        }
+        None => Ok(Some(DEFAULT_MAX_PROCESSES.max(processes))),
+    }
 }
 
 /// `--swap SIZE` (a file) or `--swap zram:SIZE`.

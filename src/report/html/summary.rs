@@ -7,11 +7,11 @@ use std::fmt::Write as _;
 
 use super::run_name;
 use crate::analysis::compare::{RunComparison, Verdict};
-use crate::model::{Run, Status};
+use crate::model::{Run, RunSettings, Status};
 use crate::report::charts::esc;
 use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
-use crate::report::levels::{Level, Levels};
+use crate::report::levels::{self, Level, Levels};
 use crate::report::pool::Pooled;
 
 /// The biggest changes listed per comparison.
@@ -171,7 +171,10 @@ fn not_ok(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
 fn levels_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
     let mut s = String::new();
     for (run, pooled) in runs.iter().zip(pooled) {
-        let rows: String = pooled.iter().filter_map(level_row).collect();
+        let rows: String = pooled
+            .iter()
+            .filter_map(|p| level_row(p, &run.settings))
+            .collect();
         if rows.is_empty() {
             continue;
         }
@@ -191,8 +194,9 @@ fn levels_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
     s
 }
 
-/// One configuration's row of the levels table; `None` with a single process.
-fn level_row(p: &Pooled) -> Option<String> {
+/// One configuration's row of the levels table; `None` with a single process. In a run that
+/// added processes as it went, the note says why this configuration got no more.
+fn level_row(p: &Pooled, settings: &RunSettings) -> Option<String> {
     let levels = Levels::of(p)?;
     let pct = Levels::percent;
     let runs = levels.runs.map_or("–".to_string(), |(r, k)| {
@@ -220,6 +224,12 @@ fn level_row(p: &Pooled) -> Option<String> {
                 .filter_map(|n| n.split_once(':').map(|(head, _)| head.to_string()))
                 .filter(|head| head != "first-run effect"),
         );
+    }
+    if levels::most_processes(settings).is_some() {
+        notes.push(match levels::stopped(p, settings) {
+            Some(stop) => format!("no more processes: {}", stop.explain()),
+            None => "cut short before its processes were done".into(),
+        });
     }
     let widest = levels.widest();
     let cell = |level: Level, text: String| {

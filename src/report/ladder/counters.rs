@@ -50,8 +50,8 @@ pub(super) fn counter_table(measured: &[&(&ExperimentResult, ResultFigures)]) ->
                    records, where switches are one total over its threads); switches are \
                    voluntary+involuntary; sys % is the system share of CPU time; preempted counts samples with an involuntary switch (part \
                    of the operation in a same-CPU ping-pong, contamination elsewhere); syscalls \
-                   and tasks were counted in untimed batches after the samples (by the last \
-                   process of each configuration), because the tracepoints slow every system \
+                   and tasks were counted in untimed batches after the samples (by one process \
+                   of each configuration: the last of those it started with), because the tracepoints slow every system \
                    call.";
     format!("\n{}\n\n{}", wrap(caption, 96, "", ""), table.render(2))
 }

@@ -286,6 +286,7 @@ pub(crate) fn run(tag: Option<&str>, started_at: f64, results: Vec<ExperimentRes
             precision: 0.01,
             budget_s: 10.0,
             processes: 3,
+            max_processes: Some(6),
             cpu_turns: vec![3, 2],
             cpu_choice: None,
             unpinned: None,

@@ -1,0 +1,155 @@
+//! Processes added as a run goes (`run --max-processes`, `analysis::adaptive`): a configuration
+//! whose processes differ by a known amount (synthetic.spin's `spread`: process k spins
+//! k × spread ns more) gets processes up to the most and says so; one whose interval is within
+//! the precision target at once gets none; the default run allows six; and each mistake in the
+//! option is one line. No timing is asserted: the spread is made, not measured.
+
+// The synthetic experiments run on every system; the process drills are Unix's.
+#![cfg(unix)]
+
+mod common;
+
+use common::{Lab, num, results};
+use serde_json::Value;
+
+fn configurations(doc: &Value) -> &Vec<Value> {
+    doc["configurations"].as_array().expect("configurations")
+}
+
+#[test]
+fn processes_that_differ_by_design_get_processes_up_to_the_most() {
+    let lab = Lab::new();
+    let out = lab.oslab_as_given(&[
+        "run",
+        "synthetic.spin",
+        "--param",
+        "ns=20000",
+        "--param",
+        "spread=2000",
+        "--quick",
+        "--max-processes",
+        "5",
+        "--json",
+    ]);
+    out.assert_code(0);
+    let doc = out.json();
+    assert_eq!(doc["settings"]["processes"], 3);
+    assert_eq!(doc["settings"]["max_processes"], 5);
+    let c = &configurations(&doc)[0];
+    // 20, 22, 24 µs… apart by 10% a process: the spread between processes is the widest level
+    // and far wider than --quick's ±5% until the last.
+    assert_eq!(c["processes"], 5, "{c}");
+    assert_eq!(c["stopped_adding"], "most", "{c}");
+    assert_eq!(results(&doc).len(), 5);
+    let medians: Vec<f64> = c["process_medians"]
+        .as_array()
+        .expect("process medians")
+        .iter()
+        .map(|m| num(m, "median"))
+        .collect();
+    assert!(
+        medians.windows(2).all(|w| w[1] > w[0]),
+        "each added process spun 2 µs more: {medians:?}"
+    );
+    let shown = lab.oslab(&["show"]);
+    shown.assert_code(0);
+    for needle in [
+        "pools the 5 worker processes",
+        "--max-processes",
+        "stopped adding",
+        "5: at the most processes",
+    ] {
+        assert!(shown.stdout.contains(needle), "{needle}\n{shown}");
+    }
+}
+
+#[test]
+fn an_interval_within_the_target_gets_no_more_processes() {
+    let lab = Lab::new();
+    // A ±50% target: three processes of one spin meet it unless they are 2× apart.
+    let doc = lab
+        .oslab_as_given(&[
+            "run",
+            "synthetic.spin",
+            "--param",
+            "ns=20000",
+            "--quick",
+            "--precision",
+            "50",
+            "--max-processes",
+            "6",
+            "--json",
+        ])
+        .assert_code(0)
+        .json();
+    let c = &configurations(&doc)[0];
+    if c["unstable"] == true {
+        // A slow phase of an emulator (qemu-user) can make one process 2× another: then
+        // more processes are what could tell, up to the most.
+        assert_eq!(c["processes"], 6, "{c}");
+        return;
+    }
+    assert_eq!(c["processes"], 3, "{c}");
+    assert_eq!(c["stopped_adding"], "target", "{c}");
+}
+
+#[test]
+fn a_standard_run_may_add_up_to_six_processes_and_a_quick_one_none() {
+    let lab = Lab::new();
+    let standard = lab
+        .oslab_as_given(&[
+            "run",
+            "synthetic.spin",
+            "--param",
+            "ns=20000",
+            "--budget",
+            "0.6",
+            "--precision",
+            "50",
+            "--json",
+        ])
+        .assert_code(0)
+        .json();
+    assert_eq!(standard["settings"]["max_processes"], 6, "{standard:#}");
+    let c = &configurations(&standard)[0];
+    let n = num(&c["processes"], "processes");
+    assert!((3.0..=6.0).contains(&n), "{c}");
+    assert!(c["stopped_adding"].is_string(), "{c}");
+    let quick = lab
+        .oslab_as_given(&["run", "synthetic.spin", "--quick", "--json"])
+        .assert_code(0)
+        .json();
+    assert!(quick["settings"]["max_processes"].is_null(), "{quick:#}");
+    let c = &configurations(&quick)[0];
+    assert_eq!(c["processes"], 3, "{c}");
+    assert!(c["stopped_adding"].is_null(), "{c}");
+}
+
+#[test]
+fn each_mistake_in_max_processes_is_one_line() {
+    let lab = Lab::new();
+    for (args, needles) in [
+        (
+            vec!["--repeat", "4", "--max-processes", "3"],
+            vec!["--max-processes 3", "(4, --repeat) to 1000"],
+        ),
+        (
+            vec!["--max-processes", "1001"],
+            vec!["--max-processes 1001", "to 1000"],
+        ),
+        (
+            vec!["--repeat", "1", "--max-processes", "4"],
+            vec!["--max-processes 4", "--repeat 2 or more"],
+        ),
+        (
+            vec!["--max-processes", "4", "--cpu-turns", "0,1"],
+            vec!["--max-processes", "cannot be used with", "--cpu-turns"],
+        ),
+        (vec!["--max-processes", "x"], vec!["--max-processes", "'x'"]),
+    ] {
+        let mut full = vec!["run", "synthetic.spin", "--quick"];
+        full.extend(args);
+        lab.oslab_as_given(&full).assert_user_error(&needles);
+    }
+    assert!(!lab.db().exists(), "nothing was stored");
+}
