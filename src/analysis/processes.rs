@@ -302,7 +302,10 @@ pub fn hull(a: (f64, f64), b: Option<(f64, f64)>) -> (f64, f64) {
     }
 }
 
-/// The 97.5% quantile of Student's t distribution with `df` degrees of freedom.
+/// The 97.5% quantile of Student's t distribution with `df` degrees of freedom: the published
+/// table to 30, then the normal quantile's expansion, within 0.002 of the exact quantile (the
+/// tests hold it against reference values). Hand-written, as `erfc` and `special` are, rather
+/// than a statistics crate for three functions of a dozen lines each.
 pub fn t975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,

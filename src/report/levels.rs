@@ -95,10 +95,11 @@ impl Levels {
 /// processes; `None` with fewer than two measuring.
 pub fn widths(p: &Pooled) -> Option<Widths> {
     let levels = Levels::of(p)?;
-    let rerun = p
-        .figures()
+    // One call: each resamples the pooled processes for the interval.
+    let f = p.figures();
+    let rerun = f
         .stats
-        .zip(p.figures().ci)
+        .zip(f.ci)
         .and_then(|(s, (lo, hi))| (s.median > 0.0).then(|| (hi - lo) / 2.0 / s.median));
     Some(Widths {
         processes: p.processes,

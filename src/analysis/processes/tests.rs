@@ -55,6 +55,28 @@ fn a_cold_first_process_is_found_and_left_out() {
     assert_eq!(Spread::of(&[&e, &f, &g], 1).unwrap().first_run, None);
 }
 
+/// Against published quantiles of Student's t (qt(0.975, df) in R): the table exactly, past it
+/// within 0.002.
+#[test]
+fn t_quantiles_match_reference_values() {
+    for (df, reference) in [
+        (1, 12.706),
+        (5, 2.571),
+        (10, 2.228),
+        (20, 2.086),
+        (30, 2.042),
+    ] {
+        assert_eq!(t975(df), reference, "df {df}");
+    }
+    for (df, reference) in [(40, 2.021), (60, 2.000), (120, 1.980), (10_000, 1.960)] {
+        assert!(
+            (t975(df) - reference).abs() < 0.002,
+            "df {df}: {}",
+            t975(df)
+        );
+    }
+}
+
 #[test]
 fn t_quantiles() {
     assert_eq!(t975(2), 4.303);

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use procfs::process::{MountInfo, MountInfos};
 use procfs::{FromBufRead, ProcessCGroup, ProcessCGroups};
 
 use super::memory::{Psi, read_psi};
+use super::mount::{MountLine, entries};
 use crate::model::SetupError;
 
 /// The name prefix of every cgroup oslab creates; the rest is `<oslab pid>-<n>`.
@@ -93,18 +93,19 @@ fn cgroup_dir(mount_point: &Path, mount_root: &str, pathname: &str) -> Option<Pa
 
 /// Match this process's cgroups (/proc/self/cgroup) with the mounted hierarchies
 /// (/proc/self/mountinfo).
-fn locate(mounts: &[MountInfo], groups: &[ProcessCGroup]) -> Located {
+fn locate(mounts: &[MountLine], groups: &[ProcessCGroup]) -> Located {
     let mut located = Located::default();
     for group in groups {
         let is_v2 = group.hierarchy == 0 && group.controllers.is_empty();
         let is_memory_v1 = group.controllers.iter().any(|c| c == "memory");
         for mount in mounts {
-            let found = || cgroup_dir(&mount.mount_point, &mount.root, &group.pathname);
-            if is_v2 && mount.fs_type == "cgroup2" && located.v2.is_none() {
-                located.v2 = found().map(|dir| (mount.mount_point.clone(), dir));
+            let mount_point = Path::new(&mount.mount_point);
+            let found = || cgroup_dir(mount_point, &mount.root, &group.pathname);
+            if is_v2 && mount.fstype == "cgroup2" && located.v2.is_none() {
+                located.v2 = found().map(|dir| (mount_point.to_path_buf(), dir));
             } else if is_memory_v1
-                && mount.fs_type == "cgroup"
-                && mount.super_options.contains_key("memory")
+                && mount.fstype == "cgroup"
+                && mount.has_super_option("memory")
                 && located.v1.is_none()
             {
                 located.v1 = found();
@@ -125,19 +126,16 @@ pub fn hierarchy() -> Result<Hierarchy, SetupError> {
     let unsupported = |what: &str, e: &dyn std::fmt::Display| {
         SetupError::Unsupported(format!("cannot read {what} to find the memory cgroup: {e}"))
     };
-    let mounts = std::fs::read("/proc/self/mountinfo")
-        .map_err(|e| unsupported("/proc/self/mountinfo", &e))
-        .and_then(|text| {
-            MountInfos::from_buf_read(text.as_slice())
-                .map_err(|e| unsupported("/proc/self/mountinfo", &e))
-        })?;
+    let mounts: Vec<MountLine> = std::fs::read_to_string("/proc/self/mountinfo")
+        .map(|text| entries(&text).collect())
+        .map_err(|e| unsupported("/proc/self/mountinfo", &e))?;
     let groups = std::fs::read("/proc/self/cgroup")
         .map_err(|e| unsupported("/proc/self/cgroup", &e))
         .and_then(|text| {
             ProcessCGroups::from_buf_read(text.as_slice())
                 .map_err(|e| unsupported("/proc/self/cgroup", &e))
         })?;
-    let located = locate(&mounts.0, &groups.0);
+    let located = locate(&mounts, &groups.0);
     let mut why_not_v2 = None;
     if let Some((mount, own)) = &located.v2 {
         // The nearest cgroup, from oslab's own upwards, whose children get the controller.

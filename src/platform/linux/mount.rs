@@ -1,6 +1,6 @@
-//! Which file system a directory is on: the mount whose mount point is the longest prefix of
-//! the directory's canonical path, read from `/proc/self/mountinfo` (proc(5)). A pure parser,
-//! so it can be tested on any text.
+//! `/proc/self/mountinfo` (proc(5)), the one parser of it: which file system a directory is on
+//! (the mount whose mount point is the longest prefix of the directory's canonical path), and
+//! the lines `cgroup` finds the hierarchies in. Pure, so it can be tested on any text.
 
 use std::path::Path;
 
@@ -34,25 +34,71 @@ fn unescape(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One line of mountinfo, with what the parts of oslab that read it need: the file system a
+/// directory is on ([`Mount`]) and where the cgroup hierarchies are (`cgroup`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountLine {
+    /// The directory of the file system the mount shows from (field 4; `/` but for bind
+    /// mounts and containers).
+    pub root: String,
+    pub mount_point: String,
+    pub fstype: String,
+    pub source: String,
+    /// The mount's own options (field 6), then the super block's (after the separator).
+    pub mount_options: String,
+    pub super_options: String,
+}
+
+impl MountLine {
+    /// The mount as the platform contract describes it: both option lists, in their order.
+    pub fn mount(&self) -> Mount {
+        let mut options = self.mount_options.clone();
+        if !self.super_options.is_empty() {
+            options.push(',');
+            options.push_str(&self.super_options);
+        }
+        Mount {
+            mount_point: self.mount_point.clone(),
+            fstype: self.fstype.clone(),
+            source: self.source.clone(),
+            options,
+        }
+    }
+
+    /// Whether the super block's options include `name` (a cgroup v1 mount's controllers).
+    pub fn has_super_option(&self, name: &str) -> bool {
+        self.super_options
+            .split(',')
+            .any(|o| o.split('=').next() == Some(name))
+    }
+}
+
 /// Parse one mountinfo line; `None` when it is malformed.
-pub fn parse_line(line: &str) -> Option<Mount> {
+pub fn parse_entry(line: &str) -> Option<MountLine> {
     let (left, right) = line.split_once(" - ")?;
     let left: Vec<&str> = left.split(' ').collect();
     let right: Vec<&str> = right.split(' ').collect();
     if left.len() < 6 || right.len() < 2 {
         return None;
     }
-    let mut options = left[5].to_string();
-    if let Some(sb) = right.get(2).filter(|s| !s.is_empty()) {
-        options.push(',');
-        options.push_str(sb);
-    }
-    Some(Mount {
+    Some(MountLine {
+        root: unescape(left[3]),
         mount_point: unescape(left[4]),
         fstype: right[0].to_string(),
         source: unescape(right[1]),
-        options,
+        mount_options: left[5].to_string(),
+        super_options: right.get(2).copied().unwrap_or_default().to_string(),
     })
+}
+
+/// Every well-formed line of a mountinfo text, in order.
+pub fn entries(mountinfo: &str) -> impl Iterator<Item = MountLine> + '_ {
+    mountinfo.lines().filter_map(parse_entry)
+}
+
+/// Parse one mountinfo line into the mount it describes; `None` when it is malformed.
+pub fn parse_line(line: &str) -> Option<Mount> {
+    parse_entry(line).map(|l| l.mount())
 }
 
 /// Whether `mount_point` is `path` or one of its ancestors, by whole components.
@@ -66,7 +112,7 @@ fn covers(mount_point: &str, path: &str) -> bool {
 /// ones (mounts stacked on one point) the last, which is the one visible.
 pub fn mount_of_path(mountinfo: &str, path: &str) -> Option<Mount> {
     let mut best: Option<Mount> = None;
-    for m in mountinfo.lines().filter_map(parse_line) {
+    for m in entries(mountinfo).map(|l| l.mount()) {
         if covers(&m.mount_point, path)
             && best
                 .as_ref()
@@ -133,6 +179,11 @@ mod tests {
         assert!(parse_line("").is_none());
         assert!(parse_line("1 2 3 - ext4").is_none());
         assert!(mount_of_path("garbage\n", "/").is_none());
+        let l =
+            parse_entry("35 31 0:32 /a\\040b /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory")
+                .unwrap();
+        assert_eq!((l.root.as_str(), l.mount_options.as_str()), ("/a b", "rw"));
+        assert!(l.has_super_option("memory") && !l.has_super_option("mem"));
         assert_eq!(unescape("a\\134b\\0"), "a\\b\\0");
         // Found by the fuzz target proc_text: \777 overflowed a byte.
         assert_eq!(unescape("a\\777b\\400"), "a\\777b\\400");

@@ -14,9 +14,9 @@ const CGROUP: &str = "\
 ";
 
 fn parse(mountinfo: &str, cgroup: &str) -> Located {
-    let mounts = MountInfos::from_buf_read(mountinfo.as_bytes()).unwrap();
+    let mounts: Vec<MountLine> = entries(mountinfo).collect();
     let groups = ProcessCGroups::from_buf_read(cgroup.as_bytes()).unwrap();
-    locate(&mounts.0, &groups.0)
+    locate(&mounts, &groups.0)
 }
 
 #[test]
