@@ -140,6 +140,29 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
     Some((ratio * (-half).exp(), ratio * half.exp()))
 }
 
+/// The interval of the ratio `b / a` of two configurations of one run from their rounds: each
+/// round ran one process of every configuration, one after the other, so the two processes of
+/// a round shared the host's state of those seconds, which the ratio of their medians cancels
+/// (duet benchmarking, Bulej et al. 2020, at the level of processes). `a` and `b` hold each
+/// round's process median in round order (`None`: that round's process did not count);
+/// Student's t on the logarithms of the ratios of the rounds both have, around their mean.
+/// `None` with fewer than two such rounds or a median that is not positive.
+pub fn paired_ratio_interval(a: &[Option<f64>], b: &[Option<f64>]) -> Option<(f64, f64)> {
+    let logs: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .filter_map(|(x, y)| x.zip(*y))
+        .map(|(x, y)| (x > 0.0 && y > 0.0).then(|| (y / x).ln()))
+        .collect::<Option<_>>()?;
+    let n = logs.len();
+    if n < 2 {
+        return None;
+    }
+    let s = summarize(&logs)?;
+    let half = t975(n - 1) * s.stddev / (n as f64).sqrt();
+    (half.is_finite() && s.mean.is_finite()).then(|| ((s.mean - half).exp(), (s.mean + half).exp()))
+}
+
 /// The interval of the difference `(a − b) / divisor` of two sides' pooled medians that the
 /// spread between processes alone implies: Welch's t interval on the process medians, around
 /// `center`. `None` unless both sides have two or more processes.

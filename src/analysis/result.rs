@@ -50,6 +50,11 @@ pub struct ResultFigures {
     /// the configuration is unstable here and `ci` is `None` — no interval over so few
     /// disagreeing processes says anything.
     pub unstable: Option<Vec<f64>>,
+    /// Each round's process median in round order when several processes measured (`None`:
+    /// that round's process does not count — it failed, or was a cold first one left out);
+    /// empty for one process. Set by the pooling (`report::pool`), which knows the rounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<Option<f64>>,
 }
 
 /// A counter per operation: from the untimed probe batches when it was counted there, else
@@ -184,6 +189,7 @@ pub fn figures(result: &ExperimentResult) -> ResultFigures {
         children,
         contamination,
         unstable: None,
+        rounds: Vec::new(),
     }
 }
 

@@ -28,6 +28,7 @@ pub fn run_document(run: &Run) -> Value {
             .map(|p| configuration_document(p, &run.settings))
             .collect::<Vec<_>>(),
         "scaling": crate::report::scaling::document(run),
+        "paired": crate::report::paired::document(&pooled),
         "unixbench": crate::report::peers::unixbench::document(&pooled),
         "results": run
             .results

@@ -242,6 +242,7 @@ pub fn render(run: &Run) -> String {
     out.push_str(&crate::report::peers::filemicro::render(&pooled));
     out.push_str(&crate::report::peers::unixbench::section(&pooled));
     out.push_str(&sections::processes(&pooled, &run.settings));
+    out.push_str(&crate::report::paired::section(&pooled));
     out.push_str(&counter_table(&measured));
     out.push_str(&sections::facts(&merged));
     out.push_str(&crate::report::reclaim::section(&pooled));
@@ -303,7 +304,10 @@ fn ladder_table(ladder: &Ladder) -> String {
         let or_dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
         if gap {
             row.push(or_dash(rung.paths.inline.map(time_ns)));
-            row.push(or_dash(rung.paths.gap.as_ref().map(paths::Gap::text)));
+            let inline = rung.paths.inline.unwrap_or(f64::NAN);
+            row.push(or_dash(
+                rung.paths.gap.as_ref().map(|g| g.text_with(inline)),
+            ));
         }
         if libc {
             row.push(or_dash(rung.paths.libc.map(time_ns)));

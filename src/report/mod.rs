@@ -16,6 +16,7 @@ pub mod levels;
 pub mod list;
 pub mod maps;
 pub mod names;
+pub mod paired;
 pub mod peers;
 pub mod plausible;
 pub mod pool;

@@ -334,3 +334,28 @@ fn the_rerun_interval_never_reaches_zero() {
         "{hi}"
     );
 }
+
+#[test]
+fn paired_rounds_cancel_what_a_round_did_to_both() {
+    // Round 2 was 30% slow for both: the ratio 1.1 holds in every round.
+    let a = [Some(100.0), Some(130.0), Some(101.0), Some(99.0)];
+    let b = [Some(110.0), Some(143.0), Some(111.1), Some(108.9)];
+    let (lo, hi) = paired_ratio_interval(&a, &b).unwrap();
+    assert!(lo > 1.09 && hi < 1.11, "{lo} {hi}");
+    // Unpaired, the same medians could not tell 1.1 from 1.0.
+    let flat = |xs: &[Option<f64>]| xs.iter().flatten().copied().collect::<Vec<f64>>();
+    let (ulo, _) = ratio_between_interval(1.1, &flat(&a), &flat(&b)).unwrap();
+    assert!(ulo < 1.0, "{ulo}");
+    // Rounds one side lacks do not pair; one pair is not enough.
+    let (lo2, hi2) = paired_ratio_interval(
+        &[None, Some(100.0), Some(100.0)],
+        &[Some(5.0), Some(110.0), Some(110.0)],
+    )
+    .unwrap();
+    assert!((lo2 - 1.1).abs() < 1e-9 && (hi2 - 1.1).abs() < 1e-9);
+    assert_eq!(paired_ratio_interval(&[Some(1.0)], &[Some(2.0)]), None);
+    assert_eq!(
+        paired_ratio_interval(&[Some(1.0), Some(-1.0)], &[Some(2.0), Some(2.0)]),
+        None
+    );
+}

@@ -80,8 +80,8 @@ fn paths_table(l: &Ladder) -> String {
         "\n<h3>Path into the kernel</h3>\n<p class=\"caption\">call: the system call made from a \
          function, as programs make it (the bars above); inline: the trap instruction inline in \
          the measuring loop, the floor; call − inline: what entering the kernel from inside a \
-         call costs here, with the 95% CI of the difference of medians, and as a share of the \
-         floor; libc: the C library's wrapper, where measured. See docs/syscall-path.md.</p>\n\
+         call costs here, with its 95% interval (from the rounds' pairs where the processes ran \
+         in rounds, else over one process's samples), and as a share of the floor; libc: the C library's wrapper, where measured. See docs/syscall-path.md.</p>\n\
          <table class=\"results\" data-table=\"paths\"><thead><tr><th>experiment</th><th>call</th>\
          <th>inline</th><th>call − inline</th><th>95% CI</th><th>libc</th></tr></thead><tbody>\n",
     );

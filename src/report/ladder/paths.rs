@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::bootstrap::two_sample_ci;
+use crate::analysis::processes::paired_ratio_interval;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures};
 use crate::model::ExperimentResult;
 use crate::model::env::Environment;
@@ -32,8 +33,11 @@ pub struct Gap {
     pub ns: f64,
     /// The gap as a share of the inline figure (0.5 = the called path costs 50% more).
     pub share: f64,
-    /// 95% bootstrap CI of the difference of the medians.
+    /// 95% interval of the difference: from the ratios of the processes each round ran of the
+    /// two paths (`paired`; `analysis::processes::paired_ratio_interval`), else the bootstrap
+    /// of the difference of one process's medians.
     pub ci: Option<(f64, f64)>,
+    pub paired: bool,
 }
 
 impl Gap {
@@ -43,6 +47,22 @@ impl Gap {
         let pct = (100.0 * self.share).abs();
         let digits = if pct >= 10.0 { 0 } else { 1 };
         format!("{sign}{} {sign}{pct:.digits$}%", time_ns(self.ns.abs()))
+    }
+
+    /// [`Gap::text`] and, when it comes from the rounds' pairs, its interval as shares of the
+    /// inline median `inline`: `+4.00 ns +4.0% (+2.0…+6.3%)`.
+    pub fn text_with(&self, inline: f64) -> String {
+        match self.ci {
+            Some((lo, hi)) if self.paired && inline > 0.0 => {
+                let pct = |x: f64| {
+                    let p = 100.0 * x / inline;
+                    let sign = if p >= 0.0 { "+" } else { "−" };
+                    format!("{sign}{:.1}", p.abs())
+                };
+                format!("{} ({}…{}%)", self.text(), pct(lo), pct(hi))
+            }
+            _ => self.text(),
+        }
     }
 }
 
@@ -121,13 +141,21 @@ fn paths_of(call: Figured, inline: Option<Figured>, libc: Option<Figured>) -> Pa
     let median = |f: &ResultFigures| f.stats.as_ref().map(|s| s.median);
     let inline_median = inline.and_then(|(_, f)| median(f));
     let gap = match (median(call.1), inline, inline_median) {
-        (Some(c), Some((inline_result, _)), Some(i)) if i > 0.0 => {
-            let xs: Vec<f64> = call.0.samples.iter().map(|s| s.ns_per_op).collect();
-            let ys: Vec<f64> = inline_result.samples.iter().map(|s| s.ns_per_op).collect();
+        (Some(c), Some((inline_result, inline_figures)), Some(i)) if i > 0.0 => {
+            // From the rounds' pairs where the processes ran in rounds; else (one process)
+            // from that process's samples.
+            let paired = paired_ratio_interval(&inline_figures.rounds, &call.1.rounds)
+                .map(|(lo, hi)| ((lo - 1.0) * i, (hi - 1.0) * i));
+            let samples = || {
+                let xs: Vec<f64> = call.0.samples.iter().map(|s| s.ns_per_op).collect();
+                let ys: Vec<f64> = inline_result.samples.iter().map(|s| s.ns_per_op).collect();
+                two_sample_ci(&xs, &ys, |x, y| x - y, 0.95, CI_RESAMPLES, CI_SEED)
+            };
             Some(Gap {
                 ns: c - i,
                 share: (c - i) / i,
-                ci: two_sample_ci(&xs, &ys, |x, y| x - y, 0.95, CI_RESAMPLES, CI_SEED),
+                paired: paired.is_some(),
+                ci: paired.or_else(samples),
             })
         }
         _ => None,
@@ -161,7 +189,8 @@ pub fn footer(has_gap: bool, mitigations: &[(String, String)]) -> String {
         "median: the called path (entry=call: the system call made from a function, as every \
          program makes it); inline: the trap instruction inline in the measuring loop, the \
          floor; call − inline: what entering the kernel from inside a call costs here, as a \
-         share of the floor (docs/syscall-path.md).",
+         share of the floor, with its 95% interval from the rounds' pairs \
+         (docs/syscall-path.md, docs/measurement.md).",
     );
     if mitigations.is_empty() {
         text.push_str(" The kernel reports no return-stack mitigation state.");

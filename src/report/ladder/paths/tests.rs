@@ -91,8 +91,20 @@ fn a_negative_gap_reads_as_one() {
         ns: -5.0,
         share: -0.05,
         ci: None,
+        paired: false,
     };
     assert_eq!(gap.text(), "−5.00 ns −5.0%");
+}
+
+#[test]
+fn a_paired_gap_gives_its_interval_as_shares() {
+    let gap = Gap {
+        ns: 4.0,
+        share: 0.04,
+        ci: Some((2.0, 6.3)),
+        paired: true,
+    };
+    assert_eq!(gap.text_with(100.0), "+4.00 ns +4.0% (+2.0…+6.3%)");
 }
 
 #[test]

@@ -1,0 +1,63 @@
+//! Configurations of one run that differ in one compared parameter (the system call's path,
+//! THP, the partner's CPU) are paired round by round: `show` has the section and the JSON
+//! document the `paired` list, with the ratio's interval from the rounds and the unpaired one
+//! beside it. No timing is asserted: only that the pairs are found and their figures hang
+//! together.
+
+#![cfg(unix)]
+
+mod common;
+
+use common::{Lab, num};
+
+#[test]
+fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
+    let lab = Lab::new();
+    let doc = lab
+        .oslab_as_given(&["run", "syscall.getppid", "--quick", "--json"])
+        .assert_code(0)
+        .json();
+    let paired = doc["paired"].as_array().expect("paired");
+    assert_eq!(paired.len(), 1, "{doc:#}");
+    let p = &paired[0];
+    assert_eq!(p["configuration"], "syscall.getppid", "{p}");
+    assert_eq!(
+        (p["parameter"].as_str(), p["a"].as_str(), p["b"].as_str()),
+        (Some("entry"), Some("inline"), Some("call"))
+    );
+    // Three rounds of three processes each: none is left out as a cold first one.
+    assert_eq!(p["rounds"], 3, "{p}");
+    let configurations = doc["configurations"].as_array().expect("configurations");
+    let median = |entry: &str| {
+        let c = configurations
+            .iter()
+            .find(|c| c["params"]["entry"] == entry)
+            .expect("both paths measured");
+        num(&c["median"], "median")
+    };
+    let ratio = num(&p["ratio"], "ratio");
+    assert!(
+        (ratio - median("call") / median("inline")).abs() < 1e-9 * ratio,
+        "{p}"
+    );
+    let interval = p["paired"]
+        .as_array()
+        .expect("a paired interval from three rounds");
+    let (lo, hi) = (num(&interval[0], "low"), num(&interval[1], "high"));
+    assert!(0.0 < lo && lo <= hi, "{p}");
+    let shown = lab.oslab(&["show"]);
+    shown.assert_code(0);
+    assert!(shown.stdout.contains("Paired within the run"), "{shown}");
+    assert!(shown.stdout.contains("entry=call / inline"), "{shown}");
+}
+
+#[test]
+fn a_run_of_one_process_has_no_pairs_to_show() {
+    let lab = Lab::new();
+    // Lab::oslab runs one process unless told otherwise: no rounds to pair.
+    let doc = lab.run_json(&["syscall.getppid", "--quick"], 0);
+    let paired = doc["paired"].as_array().expect("paired");
+    assert!(paired.iter().all(|p| p["paired"].is_null()), "{doc:#}");
+    let shown = lab.oslab(&["show"]);
+    assert!(!shown.stdout.contains("Paired within the run"), "{shown}");
+}
