@@ -141,8 +141,9 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
     );
     assert_eq!(side.matches("class=\"process\"").count(), 3, "{side}");
     // Processes 2, 4 and 6 µs apart, each precise: the summary's levels table names the spread
-    // between them as what makes the interval wide, and 3× apart, the configuration unstable
-    // with its processes' medians.
+    // between them as what makes the interval wide, and more than 2× apart (3× natively; under
+    // an emulator the loop's own cost can close the gap), the configuration unstable with its
+    // processes' medians.
     let summary = part(&page, "<section id=\"summary\">", "</section>");
     let levels = part(summary, "data-table=\"levels-run2\"", "</table>");
     let row = part(
@@ -155,10 +156,17 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
         row.contains("<td><strong>±"),
         "the widest level stands out: {row}"
     );
-    assert!(
-        row.contains(&format!("unstable: medians {}", medians.join(" / "))),
-        "{row}"
-    );
+    let (lo, hi) = each.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &m| {
+        (lo.min(m), hi.max(m))
+    });
+    if hi / lo > 2.0 {
+        assert!(
+            row.contains(&format!("unstable: medians {}", medians.join(" / "))),
+            "{row}"
+        );
+    } else {
+        assert!(!row.contains("unstable"), "{each:?} are within 2×: {row}");
+    }
     for (k, m) in each.iter().enumerate() {
         assert!(
             side.contains(&format!("process {} of 3, median {}", k + 1, time_ns(*m))),
