@@ -76,16 +76,16 @@ fn pair(
     parameter: &'static str,
     (a_value, b_value): (&'static str, &'static str),
 ) -> Option<Pair> {
-    let (fa, fb) = (a.figures(), b.figures());
-    let (ma, mb) = (fa.stats.as_ref()?.median, fb.stats.as_ref()?.median);
+    // The pooled medians alone: the intervals `figures` resamples for are not needed here.
+    let (ma, mb) = (a.median()?, b.median()?);
     if ma <= 0.0 || mb <= 0.0 {
         return None;
     }
     let ratio = mb / ma;
-    let rounds = fa
+    let rounds = a
         .rounds
         .iter()
-        .zip(&fb.rounds)
+        .zip(&b.rounds)
         .filter(|(x, y)| x.is_some() && y.is_some())
         .count();
     let mut params = a.result.params.clone();
@@ -100,7 +100,7 @@ fn pair(
         a: a_value,
         b: b_value,
         ratio,
-        paired: paired_ratio_interval(&fa.rounds, &fb.rounds),
+        paired: paired_ratio_interval(&a.rounds, &b.rounds),
         unpaired: ratio_between_interval(ratio, &a.kept(), &b.kept()),
         rounds,
     })

@@ -39,8 +39,8 @@ pub struct Pooled {
     /// Whether those CPUs differ, adjusted for every configuration of the run tested
     /// (`pool`); `None` with fewer than two CPUs or too few processes to tell.
     cpu: Option<CpuEffect>,
-    /// Each round's process median (`ResultFigures::rounds`).
-    rounds: Vec<Option<f64>>,
+    /// Each round's process median (`ResultFigures::rounds`); empty for one process.
+    pub rounds: Vec<Option<f64>>,
 }
 
 impl Pooled {
@@ -53,9 +53,7 @@ impl Pooled {
     /// enough. With one process and no such runs it is that process's confidence interval.
     pub fn figures(&self) -> ResultFigures {
         let mut f = figures(&self.result);
-        if self.processes > 1 {
-            f.rounds.clone_from(&self.rounds);
-        }
+        f.rounds.clone_from(&self.rounds);
         let kept = self.kept();
         if self.sample_counts.len() > 1 && unstable(&kept) {
             // No interval over processes this far apart says anything: none is computed.
@@ -222,10 +220,12 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
             _ => None,
         })
         .collect();
-    // Round by round (the group is in run order): a process that did not count is `None`.
+    // Round by round (the group is in run order): a process that did not count is `None`; one
+    // process has no rounds to pair.
     let mut cold = drop_first;
     let rounds = group
         .iter()
+        .filter(|_| group.len() > 1)
         .map(|r| {
             let values: Vec<f64> = r.samples.iter().map(|s| s.ns_per_op).collect();
             let median = crate::analysis::median(&values)?;

@@ -96,11 +96,6 @@ pub fn entries(mountinfo: &str) -> impl Iterator<Item = MountLine> + '_ {
     mountinfo.lines().filter_map(parse_entry)
 }
 
-/// Parse one mountinfo line into the mount it describes; `None` when it is malformed.
-pub fn parse_line(line: &str) -> Option<Mount> {
-    parse_entry(line).map(|l| l.mount())
-}
-
 /// Whether `mount_point` is `path` or one of its ancestors, by whole components.
 fn covers(mount_point: &str, path: &str) -> bool {
     mount_point == "/"
@@ -176,8 +171,8 @@ mod tests {
 
     #[test]
     fn malformed_lines_are_skipped() {
-        assert!(parse_line("").is_none());
-        assert!(parse_line("1 2 3 - ext4").is_none());
+        assert!(parse_entry("").is_none());
+        assert!(parse_entry("1 2 3 - ext4").is_none());
         assert!(mount_of_path("garbage\n", "/").is_none());
         let l =
             parse_entry("35 31 0:32 /a\\040b /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory")
