@@ -16,8 +16,9 @@
 # Filebench counts them (docs/filemicro.md), their ratio, and PASS within ±10 %, MISS outside
 # (docs/filemicro.md says why a personality misses). Filebench's figure is its IO Summary when
 # the run lasted its time; a personality that ends sooner, on a count or a byte total, gets its
-# ops over the time its flowops took (the Per-Operation Breakdown), since the IO Summary
-# divides by whole seconds of Filebench's polling. rread and rwrite, which would end after a
+# I/O flowops' ops over the time they took (the Per-Operation Breakdown, without the
+# finishoncount and opslimit lines, which count ops the IO Summary leaves out), since the IO
+# Summary divides by whole seconds of Filebench's polling. rread and rwrite, which would end after a
 # tenth of a second, run their time instead ($bytes raised). Without Filebench it says how to get it
 # and exits 0.
 #
@@ -213,28 +214,44 @@ import json, re, statistics, sys
 work, rounds, strict, run_seconds = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
 experiments = sys.argv[5:]
 
+# Flowops that are not I/O (Filebench's FLOW_TYPE_OTHER and FLOW_TYPE_SYNC): they pass
+# through flowop_beginop/endop too, so its Per-Operation Breakdown gives each an op count (a
+# finishoncount after every write doubles the ops there), but its IO Summary leaves them out.
+NOT_IO = {"block", "wakeup", "semblock", "sempost", "hog", "delay", "eventlimit", "bwlimit",
+          "iopslimit", "opslimit", "finishoncount", "finishonbytes", "print", "testrandvar"}
+
 def filebench(path):
     """(ops/s or None, how it was read, seconds the run took) from Filebench's output.
 
     A run that lasted its `run` time: the IO Summary's ops/s. One that finished sooner (a
     count or a byte total reached): Filebench's IO Summary divides by whole seconds of its
-    one-second polling, idle ones included, so the rate is the ops over the time its flowops
-    took (its Per-Operation Breakdown: ops × ms/op, summed)."""
+    one-second polling, idle ones included, so the rate is the I/O flowops' ops over the time
+    they took (its Per-Operation Breakdown: ops × ms/op, summed over the I/O flowops named in
+    the workload file; their ops must add up to the IO Summary's). Filebench prints ms/op to
+    three decimals; "latency ±P%" says how far that rounding can move the rate."""
     text = open(path).read()
-    ops = re.search(r"IO Summary:\s+\d+ ops ([\d.]+) ops/s", text)
+    ops = re.search(r"IO Summary:\s+(\d+) ops ([\d.]+) ops/s", text)
     took = re.search(r"Run took (\d+) seconds", text)
     seconds = int(took.group(1)) if took else None
     if not ops:
         return None, "", "?" if seconds is None else str(seconds)
     if seconds is not None and seconds >= run_seconds:
-        return float(ops.group(1)), "summary", str(seconds)
-    count = busy_ms = 0.0
-    for m in re.finditer(r"^\S+\s+(\d+)ops\s+\d+ops/s\s+[\d.]+mb/s\s+([\d.]+)ms/op", text, re.M):
-        count += int(m.group(1))
-        busy_ms += int(m.group(1)) * float(m.group(2))
+        return float(ops.group(2)), "summary", str(seconds)
+    workload = open(path[: -len(".txt")] + ".f").read()
+    kinds = dict((m.group(2), m.group(1)) for m in re.finditer(r"flowop\s+(\w+)\s+name=([\w-]+)", workload))
+    count = busy_ms = rounding_ms = 0.0
+    for m in re.finditer(r"^(\S+)\s+(\d+)ops\s+\d+ops/s\s+[\d.]+mb/s\s+([\d.]+)ms/op", text, re.M):
+        if kinds.get(m.group(1)) in NOT_IO:
+            continue
+        count += int(m.group(2))
+        busy_ms += int(m.group(2)) * float(m.group(3))
+        rounding_ms += int(m.group(2)) * 0.0005
+    if count != int(ops.group(1)):
+        sys.exit(f"filemicro.sh: {path}: the I/O flowops' ops ({count:.0f}) are not the IO Summary's "
+                 f"({ops.group(1)}); a flowop kind is missing from NOT_IO")
     if busy_ms <= 0:
-        return float(ops.group(1)), "summary", str(seconds)
-    return count / busy_ms * 1000, "latency", str(seconds)
+        return float(ops.group(2)), "summary", str(seconds)
+    return count / busy_ms * 1000, f"latency ±{100 * rounding_ms / busy_ms:.1f}%", str(seconds)
 
 def oslab(round):
     found = {}
@@ -266,8 +283,9 @@ print(f"Filebench's IO Summary beside oslab, one thread each (median of {rounds}
 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 for r in rows:
     print("  ".join(c.ljust(w) if i in (0, 2, 6, 7) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-print("from: summary = Filebench's IO Summary (the run lasted its time); latency = its ops over the time its")
-print("flowops took (the run ended sooner, and the IO Summary counts whole seconds of its polling)")
+print("from: summary = Filebench's IO Summary (the run lasted its time); latency = its I/O flowops' ops over")
+print("the time they took (the run ended sooner, and the IO Summary counts whole seconds of its polling);")
+print("±P% = how far Filebench's ms/op, printed to three decimals, can move that rate")
 print(f"\n{missed} of {checked} personalities outside ±10 % (docs/filemicro.md says why)")
 sys.exit(1 if strict and missed else 0)
 PY
