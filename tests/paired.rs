@@ -49,6 +49,14 @@ fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
     shown.assert_code(0);
     assert!(shown.stdout.contains("Paired within the run"), "{shown}");
     assert!(shown.stdout.contains("entry=call / inline"), "{shown}");
+    // The HTML report has the same pairs, one table per run.
+    let page = lab.dir().join("r.html");
+    lab.oslab(&["report", "-o", page.to_str().expect("utf-8 path")])
+        .assert_code(0);
+    let html = std::fs::read_to_string(&page).expect("report written");
+    assert!(html.contains("data-table=\"paired-run1\""), "{html}");
+    assert_eq!(html.matches("data-pair-row").count(), 1);
+    assert!(html.contains("entry=call / inline"));
 }
 
 #[test]
@@ -60,4 +68,9 @@ fn a_run_of_one_process_has_no_pairs_to_show() {
     assert!(paired.iter().all(|p| p["paired"].is_null()), "{doc:#}");
     let shown = lab.oslab(&["show"]);
     assert!(!shown.stdout.contains("Paired within the run"), "{shown}");
+    let page = lab.dir().join("r.html");
+    lab.oslab(&["report", "-o", page.to_str().expect("utf-8 path")])
+        .assert_code(0);
+    let html = std::fs::read_to_string(&page).expect("report written");
+    assert!(!html.contains("data-pair-row"));
 }

@@ -106,6 +106,11 @@ fn pair(
     })
 }
 
+/// An interval of a ratio as the tables print it (`0.971 – 1.145`), `–` without one.
+pub fn range(r: Option<(f64, f64)>) -> String {
+    r.map_or("–".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}"))
+}
+
 /// The section of `show`; empty without pairs measured in two rounds or more.
 pub fn section(pooled: &[Pooled]) -> String {
     let pairs: Vec<Pair> = pairs(pooled)
@@ -115,8 +120,6 @@ pub fn section(pooled: &[Pooled]) -> String {
     if pairs.is_empty() {
         return String::new();
     }
-    let range =
-        |r: Option<(f64, f64)>| r.map_or("–".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}"));
     let mut table = Table::new(&[
         ("configuration", Align::Left),
         ("b / a", Align::Left),

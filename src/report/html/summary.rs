@@ -1,7 +1,8 @@
 //! The summary the page opens with: which runs, how many results each holds and how many
 //! processes measured them, the verdicts of each comparison with its biggest changes, and
 //! every result that is not plainly `ok` (suspect, failed, unsupported) with its reason, and
-//! one table per run of where each interval's width comes from (`report::levels`).
+//! one table per run of where each interval's width comes from (`report::levels`) and of the
+//! configurations paired round by round (`report::paired`).
 
 use std::fmt::Write as _;
 
@@ -12,6 +13,7 @@ use crate::report::charts::esc;
 use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
 use crate::report::levels::{self, Level, Levels};
+use crate::report::paired;
 use crate::report::pool::Pooled;
 
 /// The biggest changes listed per comparison.
@@ -35,6 +37,7 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunCompariso
     s.push_str("</ul>\n");
     s.push_str(&not_ok(runs, pooled));
     s.push_str(&levels_tables(runs, pooled));
+    s.push_str(&pairs_tables(runs, pooled));
     s.push_str("</section>\n");
     s
 }
@@ -253,4 +256,47 @@ fn level_row(p: &Pooled, settings: &RunSettings) -> Option<String> {
         widest.as_str(),
         esc(&notes.join("; "))
     ))
+}
+
+/// The configurations of each run paired round by round (`report::paired`), one table per run
+/// that has pairs measured in two rounds or more: the ratio, its interval from the rounds'
+/// pairs and the unpaired one the same medians give.
+fn pairs_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
+    let range = paired::range;
+    let mut s = String::new();
+    for (run, pooled) in runs.iter().zip(pooled) {
+        let rows: String = paired::pairs(pooled)
+            .iter()
+            .filter(|p| p.paired.is_some())
+            .map(|p| {
+                format!(
+                    "<tr data-pair-row><td>{}</td><td>{}={} / {}</td><td>{}</td><td>{}</td>\
+                     <td>{}</td><td>{}</td></tr>\n",
+                    esc(&p.configuration),
+                    p.parameter,
+                    p.b,
+                    p.a,
+                    sig3(p.ratio),
+                    range(p.paired),
+                    range(p.unpaired),
+                    p.rounds
+                )
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "<p>Paired within {}: each round ran one process of both configurations, one after \
+             the other, so the ratio of their medians round by round cancels what the host did \
+             in that round; unpaired, the same medians as two independent sets.</p>\n\
+             <table class=\"levels\" data-table=\"paired-run{}\"><thead><tr>\
+             <th>configuration</th><th>b / a</th><th>ratio</th><th>paired 95%</th>\
+             <th>unpaired 95%</th><th>rounds</th></tr></thead><tbody>\n{rows}</tbody></table>",
+            run_name(run),
+            run.id
+        );
+    }
+    s
 }
