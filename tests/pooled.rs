@@ -75,9 +75,11 @@ fn every_view_shows_the_pooled_figure() {
         .map(f)
         .collect();
     assert_eq!(each.len(), 3);
-    // 2, 4 and 6 µs per operation: process k costs more than process k-1 (wide margins).
+    // 2, 4 and 6 µs per operation: process k costs more than process k-1. Natively the
+    // ratios are 2 and 1.5; the FreeBSD guest under TCG (CI) adds its emulated cost to each
+    // op and measured 4.3, 5.4 and 8.1 µs (1.24 and 1.51), so the margin is 10%.
     assert!(
-        each[1] / each[0] > 1.3 && each[2] / each[1] > 1.2,
+        each[1] / each[0] > 1.1 && each[2] / each[1] > 1.1,
         "{each:?}"
     );
     let results = common::results(&doc);
