@@ -197,12 +197,16 @@ fn tested_cpus(spread: Option<&Spread>, process_cpus: &[Option<usize>]) -> Optio
 /// One configuration's processes pooled; a cold first process (`Spread::first_run`) is left
 /// out of the merged samples and figures, and the result says so.
 fn pooled(group: &[&ExperimentResult]) -> Pooled {
+    // Each process's times per op, in run order (empty for a process that measured nothing).
     let values: Vec<Vec<f64>> = group
         .iter()
-        .filter(|r| !r.samples.is_empty())
         .map(|r| r.samples.iter().map(|s| s.ns_per_op).collect())
         .collect();
-    let refs: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+    let refs: Vec<&[f64]> = values
+        .iter()
+        .filter(|v| !v.is_empty())
+        .map(Vec::as_slice)
+        .collect();
     let spread = Spread::of(&refs, CI_SEED);
     let drop_first = spread.as_ref().is_some_and(Spread::drops_first);
     let measured: Vec<&ExperimentResult> = group
@@ -223,15 +227,17 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
     // Round by round (the group is in run order): a process that did not count is `None`; one
     // process has no rounds to pair.
     let mut cold = drop_first;
-    let rounds = group
-        .iter()
-        .filter(|_| group.len() > 1)
-        .map(|r| {
-            let values: Vec<f64> = r.samples.iter().map(|s| s.ns_per_op).collect();
-            let median = crate::analysis::median(&values)?;
-            (!std::mem::take(&mut cold)).then_some(median)
-        })
-        .collect();
+    let rounds = if group.len() > 1 {
+        values
+            .iter()
+            .map(|v| {
+                let median = crate::analysis::median(v)?;
+                (!std::mem::take(&mut cold)).then_some(median)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Pooled {
         rounds,
         processes: group.len(),
@@ -445,155 +451,4 @@ fn during_samples(h: &HostFigures) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn result(experiment: &str, values: &[f64], status: Status) -> ExperimentResult {
-        ExperimentResult {
-            status,
-            reason: (status != Status::Ok).then(|| "broke".to_string()),
-            facts: vec![Fact::new(
-                "f",
-                values.first().copied().unwrap_or(f64::NAN),
-                "x",
-                "n",
-            )],
-            other_cpus_busy: Some(0.5),
-            duration_s: 1.0,
-            ..ExperimentResult::from_values(experiment, &[], values, 100)
-        }
-    }
-
-    /// Twenty samples from `c` to `c + 0.4`: a precise process centred near `c`.
-    fn around(c: f64) -> Vec<f64> {
-        (0..20).map(|i| c + (i % 5) as f64 * 0.1).collect()
-    }
-
-    #[test]
-    fn repeats_of_a_configuration_become_one() {
-        let results = vec![
-            result("syscall.getpid", &[1.0, 2.0], Status::Ok),
-            result("syscall.getppid", &[5.0], Status::Ok),
-            result("syscall.getpid", &[3.0], Status::Ok),
-            result("syscall.getpid", &[7.0, 8.0], Status::Ok),
-        ];
-        let pooled = pool(&results);
-        assert_eq!(pooled.len(), 2);
-        assert_eq!(pooled[0].processes, 3);
-        assert_eq!(pooled[0].result.samples.len(), 5);
-        assert_eq!(pooled[0].result.facts[0].value, 3.0, "median of 1, 3, 7");
-        assert_eq!(pooled[0].result.duration_s, 3.0);
-        assert_eq!(pooled[0].process_medians(), vec![1.5, 3.0, 7.5]);
-        assert_eq!(pooled[0].figures().stats.unwrap().median, 3.0);
-        assert!(pooled[0].is_of(&results[2]) && !pooled[0].is_of(&results[1]));
-        assert_eq!(pooled[1].processes, 1);
-        assert_eq!(
-            process_numbers(&results),
-            vec![(1, 3), (1, 1), (2, 3), (3, 3)]
-        );
-        assert_eq!(pooled[1].result, results[1]);
-        // Processes at 1–2, 3 and 7–8 ns, 5× apart: unstable here, shown with the processes'
-        // medians instead of an interval.
-        let f = pooled[0].figures();
-        assert_eq!(f.ci, None);
-        assert_eq!(f.unstable, Some(vec![1.5, 3.0, 7.5]));
-    }
-
-    #[test]
-    fn a_failed_process_is_said() {
-        let results = vec![
-            result("syscall.getpid", &[1.0], Status::Ok),
-            result("syscall.getpid", &[], Status::Failed),
-        ];
-        let pooled = pool(&results);
-        assert_eq!(pooled[0].result.status, Status::Failed);
-        assert_eq!(
-            pooled[0].result.reason.as_deref(),
-            Some("process 2 of 2: broke")
-        );
-        assert_eq!(
-            pooled[0].result.samples.len(),
-            1,
-            "what was measured is kept"
-        );
-    }
-
-    #[test]
-    fn a_cold_first_process_is_left_out_and_said() {
-        let mut results = vec![
-            result("syscall.stat", &around(130.0), Status::Ok),
-            result("syscall.stat", &around(100.0), Status::Ok),
-            result("syscall.stat", &around(100.3), Status::Ok),
-            result("syscall.stat", &around(100.1), Status::Ok),
-        ];
-        let pooled = &pool(&results)[0];
-        assert_eq!(pooled.processes, 4);
-        assert_eq!(
-            pooled.result.samples.len(),
-            60,
-            "the cold process's samples are out"
-        );
-        let f = pooled.figures();
-        assert!(f.stats.unwrap().median < 101.0);
-        let notes = pooled.process_notes();
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].starts_with("first-run effect"), "{notes:?}");
-        assert!(notes[0].ends_with("is left out"), "{notes:?}");
-        assert_eq!(pooled.process_medians().len(), 4, "its dot is still shown");
-
-        // With three processes two would remain: it is said, and kept.
-        results.pop();
-        let pooled = &pool(&results)[0];
-        assert_eq!(pooled.result.samples.len(), 60);
-        let notes = pooled.process_notes();
-        assert!(notes[0].contains("stays in"), "{notes:?}");
-    }
-
-    #[test]
-    fn earlier_runs_widen_the_interval_and_are_said() {
-        let mut results = vec![
-            result("syscall.stat", &around(100.0), Status::Ok),
-            result("syscall.stat", &around(100.1), Status::Ok),
-            result("syscall.stat", &around(100.2), Status::Ok),
-        ];
-        let alone = pool(&results)[0].figures().ci.unwrap();
-        assert!(alone.0 > 99.0 && alone.1 < 101.0, "{alone:?}");
-        assert_eq!(pool(&results)[0].between_runs(), None);
-        for r in &mut results {
-            r.earlier_medians = vec![90.0, 110.0, 95.0, 105.0, 100.0];
-        }
-        let pooled = &pool(&results)[0];
-        let (spread, earlier) = pooled.between_runs().unwrap();
-        assert_eq!(earlier, 5);
-        assert!((0.06..0.08).contains(&spread), "{spread}");
-        let (lo, hi) = pooled.figures().ci.unwrap();
-        assert!(lo < 85.0 && hi > 115.0, "{lo} – {hi}");
-        let notes = pooled.process_notes();
-        assert!(
-            notes.iter().any(|n| n.starts_with("run-sensitive: ±7.")),
-            "{notes:?}"
-        );
-        assert!(
-            notes.iter().any(|n| n.contains("5 earlier runs")),
-            "{notes:?}"
-        );
-    }
-
-    #[test]
-    fn processes_far_apart_are_said_and_widen_the_interval() {
-        let results = vec![
-            result("syscall.stat", &around(100.0), Status::Ok),
-            result("syscall.stat", &around(108.0), Status::Ok),
-            result("syscall.stat", &around(95.0), Status::Ok),
-        ];
-        let pooled = &pool(&results)[0];
-        let notes = pooled.process_notes();
-        assert!(
-            notes.iter().any(|n| n.starts_with("layout-sensitive")),
-            "{notes:?}"
-        );
-        // Student's t over three medians 6.6 apart (sd): ±16 around the pooled median.
-        let (lo, hi) = pooled.figures().ci.unwrap();
-        assert!(lo < 90.0 && hi > 110.0, "{lo} – {hi}");
-    }
-}
+mod tests;

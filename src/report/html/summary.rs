@@ -262,7 +262,6 @@ fn level_row(p: &Pooled, settings: &RunSettings) -> Option<String> {
 /// that has pairs measured in two rounds or more: the ratio, its interval from the rounds'
 /// pairs and the unpaired one the same medians give.
 fn pairs_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
-    let range = paired::range;
     let mut s = String::new();
     for (run, pooled) in runs.iter().zip(pooled) {
         let rows: String = paired::pairs(pooled)
@@ -277,8 +276,8 @@ fn pairs_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
                     p.b,
                     p.a,
                     sig3(p.ratio),
-                    range(p.paired),
-                    range(p.unpaired),
+                    paired::range(p.paired),
+                    paired::range(p.unpaired),
                     p.rounds
                 )
             })
