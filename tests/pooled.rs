@@ -17,9 +17,9 @@ use serde_json::Value;
 const PARAMS: [&str; 6] = [
     "synthetic.spin",
     "--param",
-    "ns=2000",
+    "ns=1000",
     "--param",
-    "spread=2000",
+    "spread=4000",
     "--quick",
 ];
 
@@ -75,11 +75,11 @@ fn every_view_shows_the_pooled_figure() {
         .map(f)
         .collect();
     assert_eq!(each.len(), 3);
-    // 2, 4 and 6 µs per operation: process k costs more than process k-1. Natively the
-    // ratios are 2 and 1.5; the FreeBSD guest under TCG (CI) adds its emulated cost to each
-    // op and measured 4.3, 5.4 and 8.1 µs (1.24 and 1.51), so the margin is 10%.
+    // 1, 5 and 9 µs per operation: process k costs more than process k-1 (wide margins:
+    // natively 5× and 1.8×; the FreeBSD guest under TCG (CI) adds about 1.4–2.3 µs of its
+    // own to every op, which left 2, 4 and 6 µs only 1.24× and 1.51× apart).
     assert!(
-        each[1] / each[0] > 1.1 && each[2] / each[1] > 1.1,
+        each[1] / each[0] > 1.3 && each[2] / each[1] > 1.2,
         "{each:?}"
     );
     let results = common::results(&doc);
@@ -142,33 +142,22 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
         "{side}"
     );
     assert_eq!(side.matches("class=\"process\"").count(), 3, "{side}");
-    // Processes 2, 4 and 6 µs apart, each precise: the summary's levels table names the spread
-    // between them as what makes the interval wide, and more than 2× apart (3× natively; under
-    // an emulator the loop's own cost can close the gap), the configuration unstable with its
-    // processes' medians.
+    // Processes at 1, 5 and 9 µs, each precise: the summary's levels table names the spread
+    // between them as what makes the interval wide, and more than 2× apart (9× natively, over
+    // 3× under an emulator's added cost), the configuration unstable with its processes'
+    // medians.
     let summary = part(&page, "<section id=\"summary\">", "</section>");
     let levels = part(summary, "data-table=\"levels-run2\"", "</table>");
-    let row = part(
-        levels,
-        "<td>synthetic.spin ns=2000 spread=2000</td>",
-        "</tr>",
-    );
+    let row = part(levels, "<td>synthetic.spin spread=4000</td>", "</tr>");
     assert!(row.contains("<td>between processes</td>"), "{row}");
     assert!(
         row.contains("<td><strong>±"),
         "the widest level stands out: {row}"
     );
-    let (lo, hi) = each.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &m| {
-        (lo.min(m), hi.max(m))
-    });
-    if hi / lo > 2.0 {
-        assert!(
-            row.contains(&format!("unstable: medians {}", medians.join(" / "))),
-            "{row}"
-        );
-    } else {
-        assert!(!row.contains("unstable"), "{each:?} are within 2×: {row}");
-    }
+    assert!(
+        row.contains(&format!("unstable: medians {}", medians.join(" / "))),
+        "{row}"
+    );
     for (k, m) in each.iter().enumerate() {
         assert!(
             side.contains(&format!("process {} of 3, median {}", k + 1, time_ns(*m))),
@@ -195,7 +184,7 @@ fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64]) {
         .unwrap_or_else(|| panic!("the per-process table\n{show}"));
     assert!(per_process.contains(shown));
     assert!(
-        show.stdout.contains("spread=2000 layout-sensitive: ±"),
+        show.stdout.contains("spread=4000 layout-sensitive: ±"),
         "the notes say the processes differ\n{show}"
     );
     for m in each {
