@@ -169,3 +169,21 @@ fn naming_an_experiment_runs_only_the_suites_configurations_of_it() {
         .collect();
     assert_eq!(sizes, ["1024", "256", "4096"], "UnixBench's order");
 }
+
+/// fstime's `-m` is KiB of file: a source smaller than one buffer is refused in one line
+/// before anything runs.
+#[test]
+fn a_file_copy_source_smaller_than_its_buffer_is_one_line() {
+    let lab = Lab::new();
+    lab.oslab_as_given(&[
+        "run",
+        "unixbench.file_copy",
+        "--quick",
+        "-p",
+        "bufsize=4096",
+        "-p",
+        "maxblocks=2",
+    ])
+    .assert_user_error(&["bufsize 4096", "2 KiB", "--param maxblocks="]);
+    assert!(!lab.db().exists(), "nothing was stored");
+}

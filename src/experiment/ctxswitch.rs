@@ -28,6 +28,7 @@
 //! ([`Metric::BothSidesSwitches`]): exactly two per round trip when the switches happen, one
 //! or none when they do not.
 
+use crate::experiment::RoutineError;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -190,7 +191,7 @@ struct PipeNoSwitch {
 
 impl Routine for PipeNoSwitch {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         use std::os::fd::AsRawFd;
         let [(a_r, a_w), (b_r, b_w)] = &self.pipes;
         let (a_r, a_w, b_r, b_w) = (

@@ -10,6 +10,7 @@
 //! - `ipc.unix_latency`: a one-byte round trip over a connected pair of Unix stream sockets,
 //!   the same ping-pong as `ctxswitch.pipe` over another channel.
 
+use crate::experiment::RoutineError;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::ctxswitch::{byte_round_trip_expectations, no_faults, syscalls_near};
@@ -79,7 +80,7 @@ struct PipeStream {
 
 impl Routine for PipeStream {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let mut done = 0;
             while done < self.buf.len() {
@@ -90,7 +91,7 @@ impl Routine for PipeStream {
                     if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                         continue;
                     }
-                    return Err(pingpong::os_error("write to the partner's pipe"));
+                    return Err(RoutineError::last_os("write to the partner's pipe"));
                 }
                 done += n as usize;
             }

@@ -41,7 +41,7 @@ pub use params::{ParamKind, ParamSpec, Params};
 
 pub use crate::analysis::trace::claims::{Claim, each};
 use crate::analysis::validate::Expectation;
-pub use crate::model::routine::{Partner, Routine};
+pub use crate::model::routine::{Partner, Routine, RoutineError};
 pub use crate::model::{Fact, Os, SetupError};
 
 /// Runs on Linux only.

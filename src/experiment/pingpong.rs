@@ -8,6 +8,7 @@
 //! prctl, close_range and plain loads and stores over memory mapped before the fork. It never
 //! allocates and never returns into Rust code that could unwind.
 
+use crate::experiment::RoutineError;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -280,7 +281,7 @@ pub const MIN_BATCH: u64 = 128;
 
 impl Routine for PingPong {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let mut byte = 0x5au8;
         for _ in 0..ops {
             write_byte(self.out, byte, self.what)?;
@@ -300,7 +301,7 @@ impl Routine for PingPong {
         Some(MIN_BATCH)
     }
 
-    fn run_baseline(&mut self, ops: u64) -> Option<Result<(), String>> {
+    fn run_baseline(&mut self, ops: u64) -> Option<Result<(), RoutineError>> {
         let (mine, theirs) = self.working_sets.as_ref()?;
         for _ in 0..ops {
             mine.touch();

@@ -199,10 +199,6 @@ fn os_error(what: &str, errno: i32) -> String {
     format!("{what} failed: {}", io::Error::from_raw_os_error(errno))
 }
 
-fn last_os_error(what: &str) -> String {
-    format!("{what} failed: {}", io::Error::last_os_error())
-}
-
 /// Reap `pid` and check it exited with status 0: a child that failed (127 after a failed
 /// execve, a signal) makes the operation an error, not a measurement.
 pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), String> {

@@ -15,6 +15,7 @@
 //! with `--copy-mode threads` and without; fork from N processes is `process.fork` with
 //! `--copies`; pipe ping-pong pairs are `ctxswitch.pipe` with `--copies` (each copy a pair).
 
+use crate::experiment::RoutineError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -77,7 +78,7 @@ fn setup_mmap_munmap(params: &Params, _: &Context) -> Result<Box<dyn Routine>, S
 }
 
 impl Routine for MmapMunmap {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             // SAFETY: a fresh anonymous private mapping, unmapped at once, never accessed.
             let ptr = unsafe {
@@ -91,11 +92,11 @@ impl Routine for MmapMunmap {
                 )
             };
             if ptr == libc::MAP_FAILED {
-                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+                return Err(RoutineError::last_os("mmap"));
             }
             // SAFETY: `ptr` is the mapping of `bytes` just made.
             if unsafe { libc::munmap(ptr, self.bytes) } != 0 {
-                return Err(format!("munmap: {}", std::io::Error::last_os_error()));
+                return Err(RoutineError::last_os("munmap"));
             }
         }
         Ok(())
@@ -171,7 +172,7 @@ fn setup_open_close(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, 
 }
 
 impl Routine for OpenClose {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         self.open_close.run(ops)
     }
 }

@@ -3,6 +3,7 @@
 //! hyperfine's mock executor does, and lets tests provoke each way a worker can end: a crash,
 //! a hang, an error, an unsupported setup, and a counter that contradicts the expectation.
 
+use crate::experiment::RoutineError;
 use std::hint::black_box;
 
 use super::mapping::Anon;
@@ -61,7 +62,7 @@ fn now_ns() -> u64 {
 }
 
 impl Routine for Spin {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         self.calls += 1;
         // Misbehave only after batch sizing and warm-up have called `run` a few dozen times
         // (with a tight --precision, sampling is under way by then).

@@ -11,6 +11,7 @@
 //! measured by default and the ladder shows the gap (docs/syscall-path.md). The routines are
 //! in `routines.rs`.
 
+use crate::experiment::RoutineError;
 use std::hint::black_box;
 
 use super::{Context, ExperimentInfo, Params, Routine, SetupError};
@@ -68,7 +69,7 @@ struct FunctionCall {
 
 impl Routine for FunctionCall {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for i in 0..ops {
             black_box((self.f)(black_box(i)));
         }

@@ -331,11 +331,13 @@ fn traced_pass(job: &Job, info: &ExperimentInfo, ops: u64) -> Result<Message, Se
     let params = Params::from_map(job.params.clone());
     let mut routine = (info.setup)(&params, &context(job))?;
     let ops = crate::model::routine::bounded(routine.as_ref(), ops);
-    routine.prepare(ops).map_err(SetupError::Failed)?;
+    routine
+        .prepare(ops)
+        .map_err(|e| SetupError::Failed(e.into()))?;
     crate::platform::systrace::mark();
     let ran = routine.run(ops);
     crate::platform::systrace::mark();
-    ran.map_err(SetupError::Failed)?;
+    ran.map_err(|e| SetupError::Failed(e.into()))?;
     Ok(Message::Traced { ops })
 }
 

@@ -184,7 +184,7 @@ mod tests {
 
     struct Count;
     impl Routine for Count {
-        fn run(&mut self, ops: u64) -> Result<(), String> {
+        fn run(&mut self, ops: u64) -> Result<(), routine::RoutineError> {
             for i in 0..ops {
                 std::hint::black_box(i);
             }

@@ -439,7 +439,7 @@ fn baseline_ns_per_op(
     ops: u64,
 ) -> Option<Result<f64, String>> {
     if let Err(e) = routine.run_baseline(ops)? {
-        return Some(Err(e));
+        return Some(Err(e.into()));
     }
     let mut timings = Vec::with_capacity(9);
     for _ in 0..9 {
@@ -447,7 +447,7 @@ fn baseline_ns_per_op(
         let outcome = routine.run_baseline(ops)?;
         let t1 = clock.stop();
         if let Err(e) = outcome {
-            return Some(Err(e));
+            return Some(Err(e.into()));
         }
         timings.push(clock.ns(t0, t1) / ops as f64);
     }
@@ -489,7 +489,7 @@ mod tests {
     }
 
     impl Routine for Bounded {
-        fn run(&mut self, ops: u64) -> Result<(), String> {
+        fn run(&mut self, ops: u64) -> Result<(), routine::RoutineError> {
             self.largest = self.largest.max(ops);
             Ok(())
         }

@@ -4,11 +4,56 @@
 
 use super::Fact;
 
+/// Why a routine's operation failed: the configuration fails with it. A system call refused
+/// is [`RoutineError::Os`], with the call and the OS's error as its source; anything else the
+/// routine checks (a short read, a counter out of step, a child's status) is a
+/// [`RoutineError::Check`], made from its message (`"…".into()`, `format!(…).into()`).
+#[derive(Debug, thiserror::Error)]
+pub enum RoutineError {
+    #[error("{call} failed: {source}")]
+    Os {
+        call: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Check(String),
+}
+
+impl RoutineError {
+    /// `call` failed just now: the thread's `errno` (Windows: `GetLastError`).
+    pub fn last_os(call: impl Into<String>) -> RoutineError {
+        RoutineError::Os {
+            call: call.into(),
+            source: std::io::Error::last_os_error(),
+        }
+    }
+}
+
+impl From<String> for RoutineError {
+    fn from(message: String) -> RoutineError {
+        RoutineError::Check(message)
+    }
+}
+
+impl From<&str> for RoutineError {
+    fn from(message: &str) -> RoutineError {
+        RoutineError::Check(message.to_string())
+    }
+}
+
+/// The harness's layers above still carry a failure as its message.
+impl From<RoutineError> for String {
+    fn from(e: RoutineError) -> String {
+        e.to_string()
+    }
+}
+
 /// The timed routine of one experiment, built by the experiment's `setup` in the worker.
 pub trait Routine {
     /// Perform `ops` operations back to back. Called with growing counts while the harness
     /// sizes the batch, then once per sample. Only this call is timed.
-    fn run(&mut self, ops: u64) -> Result<(), String>;
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError>;
 
     /// The other process of a two-process experiment, whose switches and faults the harness
     /// reads around every sample (`platform::rusage` of that task) (a partner thread needs no such help: the
@@ -21,7 +66,7 @@ pub trait Routine {
     /// besides what is measured (lmbench's `lat_ctx -s` touches N KiB between hops and
     /// subtracts the cost of touching them without switching). The harness times it like the
     /// empty loop and subtracts its cost per operation. `None`: no baseline.
-    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), RoutineError>> {
         None
     }
 
@@ -36,7 +81,7 @@ pub trait Routine {
     /// Get ready for the next `run(ops)`, outside the timed region and the sample's rusage:
     /// create the files a deletion will remove, remove those a creation made. Called before
     /// every timed call of `run` (batch sizing, warm-up, samples, probe batches).
-    fn prepare(&mut self, _ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, _ops: u64) -> Result<(), RoutineError> {
         Ok(())
     }
 
@@ -44,7 +89,7 @@ pub trait Routine {
     /// the pass's time and rusage: what the peer's program does each time it starts, before
     /// its timed loop (fstime creates its files, writes and reads them for 2 s each, and syncs
     /// and sleeps between). Called once before every pass; nothing by default.
-    fn before_pass(&mut self, _seconds: f64) -> Result<(), String> {
+    fn before_pass(&mut self, _seconds: f64) -> Result<(), RoutineError> {
         Ok(())
     }
 

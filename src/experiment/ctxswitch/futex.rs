@@ -1,6 +1,7 @@
 //! ctxswitch.futex: the ping-pong with futex wait and wake, between processes or threads.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- ctxswitch.futex ---
 
@@ -84,13 +85,13 @@ impl FutexPingPong {
 
 impl Routine for FutexPingPong {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let mut next = self.next;
         let turns = self.turns();
         let mut outcome = Ok(());
         for _ in 0..ops {
             if let Err(e) = turns.worker_round_trip(&mut next) {
-                outcome = Err(e);
+                outcome = Err(e.into());
                 break;
             }
         }

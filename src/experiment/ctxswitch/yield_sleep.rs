@@ -1,6 +1,7 @@
 //! ctxswitch.yield and ctxswitch.nanosleep0: giving up the CPU without a partner to wake.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- ctxswitch.yield ---
 
@@ -100,11 +101,11 @@ pub(super) struct Yield {
 
 impl Routine for Yield {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             // SAFETY: sched_yield has no preconditions.
             if unsafe { libc::sched_yield() } != 0 {
-                return Err(pingpong::os_error("sched_yield"));
+                return Err(RoutineError::last_os("sched_yield"));
             }
         }
         Ok(())
@@ -223,7 +224,7 @@ pub(super) struct NanoSleep0 {
 
 impl Routine for NanoSleep0 {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let zero = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -231,7 +232,7 @@ impl Routine for NanoSleep0 {
         for _ in 0..ops {
             // SAFETY: `zero` is a valid timespec; no remaining time is asked for.
             if unsafe { libc::nanosleep(&zero, std::ptr::null_mut()) } != 0 {
-                return Err(pingpong::os_error("nanosleep"));
+                return Err(RoutineError::last_os("nanosleep"));
             }
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! at the end of a growing file, fsyncing every `iters` appends where the workload does.
 
 use super::*;
+use crate::experiment::RoutineError;
 use crate::experiment::mapping::Anon;
 
 /// The size of each append: Filebench's `iosize`, a constant or a random variable.
@@ -125,12 +126,12 @@ impl Routine for Appender {
     /// workload's `count`, `bytes` or `fsynccount`), outside the timed region and the sample's
     /// rusage; then fsync, so that committing the truncation (and, on a `discard` mount,
     /// discarding the freed blocks) is done here and not by the next timed fsync.
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         let next = self.len as f64 + ops as f64 * self.plan.sizes.mean();
         if self.len > 0 && next > self.plan.limit as f64 {
             // SAFETY: ftruncate on our own open descriptor.
             if unsafe { libc::ftruncate(self.fd.0, 0) } != 0 {
-                return Err(fs::os_err("ftruncate"));
+                return Err(RoutineError::last_os("ftruncate"));
             }
             self.fd.fsync()?;
             self.len = 0;
@@ -146,7 +147,7 @@ impl Routine for Appender {
         self.plan.fsync_every
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let n = self.plan.sizes.draw(&mut self.rng);
             if n > 0 {

@@ -2,6 +2,7 @@
 //! Filebench's counts and sizes), statfile and openfiles (one call on a random file of a
 //! fileset created in setup).
 
+use crate::experiment::RoutineError;
 use std::ffi::CString;
 
 use super::*;
@@ -150,7 +151,7 @@ struct Fileset {
 }
 
 impl Routine for Fileset {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let path = &self.paths[self.rng.below(self.paths.len() as u64) as usize];
             match self.call {
@@ -159,14 +160,14 @@ impl Routine for Fileset {
                     let mut st: libc::stat = unsafe { std::mem::zeroed() };
                     // SAFETY: a valid path and a writable stat.
                     if unsafe { libc::stat(path.as_ptr(), &mut st) } != 0 {
-                        return Err(fs::os_err("stat"));
+                        return Err(RoutineError::last_os("stat"));
                     }
                 }
                 Call::OpenClose => {
                     // SAFETY: a valid path; the descriptor is closed right after.
                     let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
                     if fd < 0 {
-                        return Err(fs::os_err("open"));
+                        return Err(RoutineError::last_os("open"));
                     }
                     // SAFETY: our own descriptor, closed once.
                     unsafe { libc::close(fd) };

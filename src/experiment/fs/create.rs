@@ -1,6 +1,7 @@
 //! fs.create and fs.delete: files made or removed in a directory of `files` files, the other half prepared outside the timed region.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- fs.create ---
 
@@ -71,7 +72,7 @@ impl Lifecycle {
 /// deletions are neither timed nor in the sample's rusage (lmbench's lat_fs times creation
 /// and deletion as separate passes for the same reason).
 impl Routine for Lifecycle {
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         while !self.live.is_empty() && self.live.len() as u64 + ops > self.files as u64 {
             if let Some(old) = self.live.pop_front() {
                 unlink_file(&self.dir, old)?;
@@ -80,7 +81,7 @@ impl Routine for Lifecycle {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.create_next()?;
         }
@@ -99,7 +100,7 @@ pub(crate) struct Deleter {
 }
 
 impl Routine for Deleter {
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         while (self.pending.len() as u64) < ops {
             create_file(&self.dir, self.next, &self.data)?;
             self.pending.push_back(self.next);
@@ -108,7 +109,7 @@ impl Routine for Deleter {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let Some(n) = self.pending.pop_front() else {
                 return Err("fs.delete: no file prepared to delete".into());

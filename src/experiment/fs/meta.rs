@@ -1,6 +1,7 @@
 //! Metadata operations: fs.fsync after a small write, stat, open+close, rename, mkdir+rmdir.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- fs.fsync ---
 
@@ -13,7 +14,7 @@ pub(super) struct WriteFsync {
 }
 
 impl Routine for WriteFsync {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.fd
                 .transfer(true, self.buf.ptr(), self.bufsize, 0)
@@ -102,7 +103,7 @@ pub(super) enum MetaOp {
 pub(super) struct Meta(MetaOp);
 
 impl Routine for Meta {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             // SAFETY: every pointer is a valid NUL-terminated path owned by `self`; `st` is
             // a writable stat buffer.
@@ -111,29 +112,29 @@ impl Routine for Meta {
                     MetaOp::Stat(p) => {
                         let mut st: libc::stat = std::mem::zeroed();
                         if libc::stat(p.as_ptr(), &mut st) != 0 {
-                            return Err(os_err("stat"));
+                            return Err(RoutineError::last_os("stat"));
                         }
                     }
                     MetaOp::OpenClose(p) => {
                         let fd = libc::open(p.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
                         if fd < 0 {
-                            return Err(os_err("open"));
+                            return Err(RoutineError::last_os("open"));
                         }
                         libc::close(fd);
                     }
                     MetaOp::Rename { a, b, flip } => {
                         let (from, to) = if *flip { (&*b, &*a) } else { (&*a, &*b) };
                         if libc::rename(from.as_ptr(), to.as_ptr()) != 0 {
-                            return Err(os_err("rename"));
+                            return Err(RoutineError::last_os("rename"));
                         }
                         *flip = !*flip;
                     }
                     MetaOp::MkdirRmdir(p) => {
                         if libc::mkdir(p.as_ptr(), 0o700) != 0 {
-                            return Err(os_err("mkdir"));
+                            return Err(RoutineError::last_os("mkdir"));
                         }
                         if libc::rmdir(p.as_ptr()) != 0 {
-                            return Err(os_err("rmdir"));
+                            return Err(RoutineError::last_os("rmdir"));
                         }
                     }
                 }

@@ -1,6 +1,7 @@
 //! The transfers: one buffer of a sequential or random pass over a file (write, read, copy, random_read, random_write).
 
 use super::*;
+use crate::experiment::RoutineError;
 use crate::model::Fact;
 use crate::platform::rusage;
 
@@ -112,7 +113,7 @@ impl Routine for Transfer {
         }
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let block = match &mut self.order {
                 Order::Sequential => self.step,

@@ -1,6 +1,7 @@
 //! The routine of mmap.access: one pass of the working-set walk per sample, with its costs as facts.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- the routine ---
 
@@ -97,7 +98,7 @@ impl Access {
 }
 
 impl Routine for Access {
-    fn prepare(&mut self, _ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, _ops: u64) -> Result<(), RoutineError> {
         self.remap()?;
         if self.random {
             let mut rng = Rng::new(ORDER_SEED.wrapping_add(self.pass));
@@ -113,12 +114,12 @@ impl Routine for Access {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let expected = self.order.len() as u64 * OPS_PER_BLOCK;
         if ops != expected {
-            return Err(format!(
+            return Err(RoutineError::Check(format!(
                 "a sample is one pass of {expected} accesses, asked for {ops}"
-            ));
+            )));
         }
         let map = self.map.as_ref().ok_or("run without prepare: no mapping")?;
         let mut sum = 0u64;

@@ -1,6 +1,7 @@
 //! pagefault.anon's routine (touch every page of a fresh region, time munmap) and its registry entry.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 pub(super) struct AnonTouch {
     pub(super) pages: usize,
@@ -83,19 +84,19 @@ pub(super) fn median_or_nan(values: &[f64]) -> f64 {
 }
 
 impl Routine for AnonTouch {
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         if ops > self.pages as u64 {
-            return Err(format!(
+            return Err(RoutineError::Check(format!(
                 "a batch of {ops} pages does not fit the region of {} pages",
                 self.pages
-            ));
+            )));
         }
         self.retire();
         self.region = Some(self.map_region()?);
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let region = self
             .region
             .as_ref()

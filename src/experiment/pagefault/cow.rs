@@ -1,6 +1,7 @@
 //! pagefault.cow: a forked child's write to each inherited page, one copy-on-write fault per page.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- pagefault.cow ---
 
@@ -46,7 +47,7 @@ pub(super) const MIN_BATCH_PAGES: u64 = 4096;
 
 impl Cow {
     /// Fork a child that writes one byte to each of the first `pages` pages and exits.
-    pub(super) fn fork_writing(&self, pages: usize) -> Result<(), String> {
+    pub(super) fn fork_writing(&self, pages: usize) -> Result<(), RoutineError> {
         let base = self.region.base;
         // SAFETY: fork has no memory-safety preconditions. The child only stores to the
         // inherited region (plain memory writes) and calls `_exit`: no allocator, lock or
@@ -61,14 +62,14 @@ impl Cow {
             unsafe { libc::_exit(0) };
         }
         if pid < 0 {
-            return Err(format!("fork failed: {}", io::Error::last_os_error()));
+            return Err(RoutineError::last_os("fork"));
         }
-        crate::experiment::process::reap(pid, "writing")
+        Ok(crate::experiment::process::reap(pid, "writing")?)
     }
 }
 
 impl Routine for Cow {
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         let ops = ops as usize;
         if ops > self.region.pages {
             self.region = touched_region(ops).map_err(setup_error)?;
@@ -76,7 +77,7 @@ impl Routine for Cow {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let pages = ops as usize;
         if pages > self.region.pages {
             return Err("run with more pages than prepared".into());
@@ -84,7 +85,7 @@ impl Routine for Cow {
         self.fork_writing(pages)
     }
 
-    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), RoutineError>> {
         Some(self.fork_writing(0))
     }
 

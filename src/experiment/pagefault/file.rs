@@ -35,6 +35,7 @@
 //! Each pass times itself with `Instant` and reads getrusage around the touch (two clock reads
 //! and two system calls per pass of thousands of pages) for the per-fault figures.
 
+use crate::experiment::RoutineError;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -325,12 +326,12 @@ struct FileFaults {
 }
 
 impl Routine for FileFaults {
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         if ops as usize * PAGE != self.len {
-            return Err(format!(
+            return Err(RoutineError::Check(format!(
                 "a pass is {} pages, asked for {ops}",
                 self.len / PAGE
-            ));
+            )));
         }
         // Unmapped first: DONTNEED leaves mapped pages in the cache.
         self.map = None;
@@ -350,7 +351,7 @@ impl Routine for FileFaults {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let map = self.map.as_ref().ok_or("run without prepare: no mapping")?;
         if !self.fresh || ops as usize * PAGE != map.len {
             return Err("run without a fresh mapping of the whole file from prepare".into());

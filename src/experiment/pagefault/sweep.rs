@@ -18,6 +18,7 @@
 //! two phases with `Instant` and counts the touch phase's faults with getrusage: three clock
 //! reads and two system calls per pass of thousands of pages, well under 0.1 ns per page.
 
+use crate::experiment::RoutineError;
 use std::time::Instant;
 
 use super::{PAGE, minflt_now, permutation};
@@ -118,7 +119,7 @@ impl PrefaultSweep {
 }
 
 impl Routine for PrefaultSweep {
-    fn prepare(&mut self, ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         let pages = ops as usize;
         // Unmap the previous region first, so both never coexist.
         self.region = None;
@@ -143,7 +144,7 @@ impl Routine for PrefaultSweep {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let pages = ops as usize;
         let region = self
             .region

@@ -1,6 +1,7 @@
 //! process.fork_exec and process.posix_spawn: a child that executes the program, reaped.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- process.fork_exec ---
 
@@ -11,7 +12,7 @@ pub(super) struct ForkExec {
 }
 
 impl Routine for ForkExec {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let path = self.program.path.as_ptr();
         let argv = self.program.argv.as_ptr() as *const *const c_char;
         let envp = self.program.envp.as_ptr() as *const *const c_char;
@@ -28,7 +29,7 @@ impl Routine for ForkExec {
                 }
             }
             if pid < 0 {
-                return Err(last_os_error("fork"));
+                return Err(RoutineError::last_os("fork"));
             }
             reap(pid, "fork+exec")?;
         }
@@ -160,7 +161,7 @@ pub(super) struct Spawn {
 }
 
 impl Routine for Spawn {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.program.spawn_and_reap()?;
         }

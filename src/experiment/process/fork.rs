@@ -1,6 +1,7 @@
 //! process.fork and process.vfork: a child that exits at once, reaped with waitpid.
 
 use super::*;
+use crate::experiment::RoutineError;
 use crate::platform::raw;
 
 // --- process.fork ---
@@ -24,7 +25,7 @@ pub(crate) struct Fork {
 }
 
 impl Routine for Fork {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             // SAFETY: fork has no memory-safety preconditions; what the child may do is in
             // `exit_child`.
@@ -33,7 +34,7 @@ impl Routine for Fork {
                 exit_child(self.exit);
             }
             if pid < 0 {
-                return Err(last_os_error("fork"));
+                return Err(RoutineError::last_os("fork"));
             }
             reap(pid, self.label)?;
         }
@@ -93,11 +94,14 @@ pub static FORK: ExperimentInfo = ExperimentInfo {
 pub(super) struct Vfork;
 
 impl Routine for Vfork {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let pid = raw::vfork_exit0();
             if pid < 0 {
-                return Err(os_error("vfork", -pid as i32));
+                return Err(RoutineError::Os {
+                    call: "vfork".into(),
+                    source: std::io::Error::from_raw_os_error(-pid as i32),
+                });
             }
             reap(pid as libc::pid_t, "vfork")?;
         }

@@ -235,6 +235,6 @@ fn a_failing_child_is_an_error_that_says_why() {
         assert!(e.contains("No such file"), "{e}");
     }
     let mut fork_exec = ForkExec { program: missing };
-    let e = fork_exec.run(1).unwrap_err();
+    let e = fork_exec.run(1).unwrap_err().to_string();
     assert!(e.contains("127"), "{e}");
 }

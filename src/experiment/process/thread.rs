@@ -1,6 +1,7 @@
 //! process.thread: pthread_create and join of a thread that returns at once.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 // --- process.thread ---
 
@@ -15,7 +16,7 @@ pub(super) extern "C" fn thread_body(_: *mut c_void) -> *mut c_void {
 pub(super) struct Thread;
 
 impl Routine for Thread {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             let mut thread = std::mem::MaybeUninit::<libc::pthread_t>::uninit();
             // SAFETY: `thread` is writable storage for the id; null attributes mean the
@@ -29,13 +30,19 @@ impl Routine for Thread {
                 )
             };
             if rc != 0 {
-                return Err(os_error("pthread_create", rc));
+                return Err(RoutineError::Os {
+                    call: "pthread_create".into(),
+                    source: std::io::Error::from_raw_os_error(rc),
+                });
             }
             // SAFETY: pthread_create succeeded, so `thread` holds a joinable thread id that
             // is joined exactly once.
             let rc = unsafe { libc::pthread_join(thread.assume_init(), std::ptr::null_mut()) };
             if rc != 0 {
-                return Err(os_error("pthread_join", rc));
+                return Err(RoutineError::Os {
+                    call: "pthread_join".into(),
+                    source: std::io::Error::from_raw_os_error(rc),
+                });
             }
         }
         Ok(())

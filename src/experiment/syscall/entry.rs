@@ -4,6 +4,7 @@
 //! floor) or `entry=libc` (the C library's own wrapper, where it has one). The ladder measures
 //! `call` and `inline` by default and shows the gap between them (docs/syscall-path.md).
 
+use crate::experiment::RoutineError;
 use std::hint::black_box;
 
 use super::super::{ParamKind, ParamSpec, Params, Routine};
@@ -69,11 +70,15 @@ struct Calls<F: FnMut(u64) -> i64> {
 
 impl<F: FnMut(u64) -> i64> Routine for Calls<F> {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for i in 0..ops {
             let ret = (self.call)(black_box(i));
             if ret < 0 {
-                return Err(format!("{} failed: {}", self.what, raw::errno_text(ret)));
+                return Err(RoutineError::Check(format!(
+                    "{} failed: {}",
+                    self.what,
+                    raw::errno_text(ret)
+                )));
             }
         }
         Ok(())

@@ -7,6 +7,7 @@
 //! default); `same` pins both to the worker's CPU and `cross` to two CPUs (oslab's own
 //! measurements, `ctxswitch.pipe`'s, whose one-byte ping-pong this is not).
 
+use crate::experiment::RoutineError;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::*;
@@ -82,19 +83,19 @@ impl Context1 {
 
 impl Routine for Context1 {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             if !write_u64(self.out, self.iter) {
-                return Err(pingpong::os_error("write to the partner's pipe"));
+                return Err(RoutineError::last_os("write to the partner's pipe"));
             }
             let check = read_u64(self.inp).ok_or_else(|| {
                 pingpong::os_error("read from the partner's pipe (has the partner gone?)")
             })?;
             if check != self.iter {
-                return Err(format!(
+                return Err(RoutineError::Check(format!(
                     "the partner answered {check} to loop {}: the pipes are out of step",
                     self.iter
-                ));
+                )));
             }
             self.iter = self.iter.wrapping_add(1);
         }

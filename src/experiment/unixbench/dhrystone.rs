@@ -12,6 +12,7 @@
 //! UnixBench's flags (`-O3 -ffast-math` and the machine's gcc): the score is comparable in
 //! kind to UnixBench's, not to the digit.
 
+use crate::experiment::RoutineError;
 use std::hint::black_box;
 
 use super::*;
@@ -297,7 +298,7 @@ fn func_3(enum_par_val: Ident) -> bool {
 }
 
 impl Routine for Dhrystone {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.run_once();
         }

@@ -17,6 +17,7 @@
 //! helper). A batch of N loops is one fork of the worker whose child execs the program with
 //! a count of N-1, so N execs in all; the fork and the wait are paid once per batch.
 
+use crate::experiment::RoutineError;
 use std::ffi::CString;
 
 use super::program::Program;
@@ -105,15 +106,15 @@ struct Execl {
 
 /// Fork; the child execs the countdown for `execs` execs, with `rest` after the count;
 /// wait for the last image to exit.
-fn chain(program: &Program, rest: &[CString], execs: u64) -> Result<(), String> {
+fn chain(program: &Program, rest: &[CString], execs: u64) -> Result<(), RoutineError> {
     let count = CString::new(counter(execs)).expect("digits have no NUL");
     let mut args = vec![&count];
     args.extend(rest);
-    program.run(&args)
+    Ok(program.run(&args)?)
 }
 
 impl Routine for Execl {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         if ops == 0 {
             return Ok(());
         }
@@ -154,7 +155,7 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
     // The dynamic program gets the worker's environment (the loader reads it, as UnixBench's
     // execl passes it on); the static one an empty one.
     let program = Program::install(ctx, &image, dynamic, "execl countdown", |program| {
-        chain(program, &rest, 3)
+        chain(program, &rest, 3).map_err(String::from)
     })?;
     Ok(Box::new(Execl { program, rest }))
 }

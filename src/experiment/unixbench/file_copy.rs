@@ -1,9 +1,14 @@
 //! unixbench.file_copy: UnixBench's "File Copy" tests (`fstime.c -c`): read `bufsize` bytes
-//! from one file and write them to another, per loop; when the source reaches its end
-//! (`maxblocks` blocks), both files are rewound. The index runs three of them: 1024 bytes ×
-//! 2000 blocks, 256 × 500, 4096 × 8000 (`Run`'s `fstime`, `fsbuffer` and `fsdisk`).
+//! from one file and write them to another, per loop; when the source reaches its end, both
+//! files are rewound. The source is `maxblocks` KiB, as fstime's `-m` counts it (`max_buffs =
+//! max_blocks * 1024 / bufsize` buffers): the index runs 1024 bytes × 2000 KiB, 256 × 500 and
+//! 4096 × 8000 (`Run`'s `fstime`, `fsbuffer` and `fsdisk`), files of 2,000 buffers each.
+//! Until 2026-11-29 oslab read `maxblocks` as a count of buffers, so its File Copy 4096 copied
+//! a 32 MiB file where fstime copies 8 MiB (a C loop of the same copy, Intel VM: 1.7–1.8 µs a
+//! loop with 32 MiB, 1.0–1.1 with 8 MiB, fstime 0.95–0.99) and File Copy 256 a quarter of
+//! fstime's file (docs/unixbench.md).
 //!
-//! As fstime does, setup writes the source (`maxblocks` blocks of the bytes 0, 1, 2…) and
+//! As fstime does, setup writes the source (its buffers of the bytes 0, 1, 2…) and
 //! reads it once, so it is in the page cache before the copy starts; the copy then measures
 //! the page cache, as UnixBench's does, unless memory is short. In timed passes (`--suite
 //! unixbench`) every pass starts as fstime starts each time `Run` runs it: new files, a sync
@@ -15,6 +20,7 @@
 //! ran, 8–15% slower (docs/unixbench.md). KBps = bufsize / 1024 × loops per second,
 //! UnixBench's count (it credits whole buffers copied).
 
+use crate::experiment::RoutineError;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
@@ -40,9 +46,29 @@ pub(super) const MAXBLOCKS_PARAM: ParamSpec = ParamSpec {
         max: 1 << 20,
     },
     default: "2000",
-    help: "blocks in the source file before both files are rewound (UnixBench: 2000, 500 or \
-           8000)",
+    help: "KiB in the source file, fstime's -m: the copy rewinds both files after \
+           maxblocks × 1024 / bufsize buffers (UnixBench: 2000, 500 or 8000)",
 };
+
+/// fstime's `max_buffs`: the buffers in the source, `maxblocks` KiB of `bufsize` each
+/// (rounded down, as fstime's integer division does).
+pub(super) fn buffers(params: &Params) -> u64 {
+    params.u64("maxblocks") * 1024 / params.u64("bufsize").max(1)
+}
+
+/// A source smaller than one buffer would leave nothing to copy (fstime would loop on
+/// rewinds).
+fn preflight(params: &Params, _: &Context) -> Result<(), String> {
+    if buffers(params) == 0 {
+        return Err(format!(
+            "bufsize {} is more than the {} KiB of the source file (maxblocks); pass a larger \
+             --param maxblocks= or a smaller --param bufsize=",
+            params.u64("bufsize"),
+            params.u64("maxblocks")
+        ));
+    }
+    Ok(())
+}
 
 /// The files, fstime's names (it appends its pid).
 const SOURCE: &str = "dummy0";
@@ -113,11 +139,11 @@ impl FileCopy {
         Ok(())
     }
 
-    fn rewind(&mut self) -> Result<(), String> {
+    fn rewind(&mut self) -> Result<(), RoutineError> {
         for (file, what) in [(&self.source, "source"), (&self.target, "target")] {
             // SAFETY: lseek on an open descriptor has no memory-safety preconditions.
             if unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_SET) } < 0 {
-                return Err(last_os_error(&format!("lseek of the {what} file")));
+                return Err(RoutineError::last_os(format!("lseek of the {what} file")));
             }
         }
         Ok(())
@@ -126,7 +152,7 @@ impl FileCopy {
 
 impl Routine for FileCopy {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let out = self.target.as_raw_fd();
         for _ in 0..ops {
             let mut n = self.read_block()?;
@@ -135,15 +161,15 @@ impl Routine for FileCopy {
                 self.rewind()?;
                 n = self.read_block()?;
                 if n != self.buf.len() {
-                    return Err(format!(
+                    return Err(RoutineError::Check(format!(
                         "short read of {n} bytes after rewinding the source"
-                    ));
+                    )));
                 }
             }
             // SAFETY: `buf` holds `n` readable bytes.
             let written = unsafe { libc::write(out, self.buf.as_ptr().cast(), n) };
             if written != n as isize {
-                return Err(last_os_error("write of the target file"));
+                return Err(RoutineError::last_os("write of the target file"));
             }
         }
         Ok(())
@@ -151,7 +177,7 @@ impl Routine for FileCopy {
 
     /// fstime's start (`main` and `-c`): new files, then `w_test(2)`, `r_test(2)` and the
     /// copy's own sync and sleep, each time scaled by `seconds` / 30 for shorter passes.
-    fn before_pass(&mut self, seconds: f64) -> Result<(), String> {
+    fn before_pass(&mut self, seconds: f64) -> Result<(), RoutineError> {
         let scale = (seconds / FSTIME_SECONDS).clamp(0.0, 1.0);
         let secs = |s: f64| Duration::from_secs_f64(s * scale);
         let create = |name: &str| {
@@ -174,7 +200,8 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
         SetupError::Failed("the file copy needs a work directory, and none was created".into())
     })?;
     let bufsize = params.u64("bufsize") as usize;
-    let blocks = params.u64("maxblocks");
+    preflight(params, ctx).map_err(SetupError::Failed)?;
+    let blocks = buffers(params);
     let failed = |what: &str, e: std::io::Error| SetupError::Failed(format!("{what}: {e}"));
     let open = |name: &str| {
         std::fs::OpenOptions::new()
@@ -207,14 +234,14 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
         dir: dir.clone(),
         blocks,
     };
-    copy.rewind().map_err(SetupError::Failed)?;
+    copy.rewind().map_err(|e| SetupError::Failed(e.into()))?;
     Ok(Box::new(copy))
 }
 
 /// The worker's calls per loop: a read and a write, plus once per pass of the source the
 /// short read at its end and two lseeks.
 pub(super) fn calls_per_loop(params: &Params) -> f64 {
-    2.0 + 3.0 / params.u64("maxblocks").max(1) as f64
+    2.0 + 3.0 / buffers(params).max(1) as f64
 }
 
 fn expectations(params: &Params) -> Vec<Expectation> {
@@ -242,7 +269,7 @@ pub static FILE_COPY: ExperimentInfo = ExperimentInfo {
     name: "unixbench.file_copy",
     os: crate::experiment::UNIX,
     summary: "UnixBench's File Copy: read bufsize bytes from one file and write them to \
-              another, per loop, both rewound every maxblocks blocks",
+              another, per loop, both rewound at the end of the maxblocks-KiB source",
     op: "loop",
     path: "libc read() and write() on two regular files in the work directory (page cache)",
     params: &[BUFSIZE_PARAM, MAXBLOCKS_PARAM],
@@ -254,7 +281,7 @@ pub static FILE_COPY: ExperimentInfo = ExperimentInfo {
     work_dir: true,
     expectations,
     setup,
-    preflight: None,
+    preflight: Some(preflight),
     batch: crate::experiment::Batch::Sized,
     sweep: &[],
     quick_params: &[],

@@ -7,6 +7,7 @@
 //! uses them.
 
 use super::*;
+use crate::experiment::RoutineError;
 
 mod program;
 pub(super) use program::in_program_routine;
@@ -107,7 +108,7 @@ mod built {
     struct CWhetstone;
 
     impl Routine for CDhrystone {
-        fn run(&mut self, ops: u64) -> Result<(), String> {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
             // SAFETY: initialised in `dhrystone()`; the globals are this process's alone.
             unsafe { ffi::oslab_dhry_run(ops) };
             Ok(())
@@ -115,7 +116,7 @@ mod built {
     }
 
     impl Routine for CWhetstone {
-        fn run(&mut self, ops: u64) -> Result<(), String> {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
             // SAFETY: plain computation on the C file's own globals.
             unsafe { ffi::oslab_whets_pass(ops) };
             Ok(())

@@ -2,6 +2,7 @@
 //! into a pipe and reads them back, per loop). Its partner test, context1, is in
 //! `context1.rs`.
 
+use crate::experiment::RoutineError;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::*;
@@ -18,18 +19,18 @@ struct PipeThroughput {
 
 impl Routine for PipeThroughput {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let (r, w) = (self.read.as_raw_fd(), self.write.as_raw_fd());
         for _ in 0..ops {
             // SAFETY: `buf` is PIPE_BYTES readable and writable bytes.
             let n = unsafe { libc::write(w, self.buf.as_ptr().cast(), PIPE_BYTES) };
             if n != PIPE_BYTES as isize {
-                return Err(last_os_error("write of 512 bytes into the pipe"));
+                return Err(RoutineError::last_os("write of 512 bytes into the pipe"));
             }
             // SAFETY: as above.
             let n = unsafe { libc::read(r, self.buf.as_mut_ptr().cast(), PIPE_BYTES) };
             if n != PIPE_BYTES as isize {
-                return Err(last_os_error("read of 512 bytes from the pipe"));
+                return Err(RoutineError::last_os("read of 512 bytes from the pipe"));
             }
         }
         Ok(())

@@ -3,6 +3,7 @@
 //! helper directory, started from the worker with fork and exec, reaped; and the routine of
 //! the programs that run a batch's loops themselves (`Counted`).
 
+use crate::experiment::RoutineError;
 use std::ffi::{CString, c_char};
 
 use super::*;
@@ -112,25 +113,27 @@ impl Counted {
             .iter()
             .map(|a| CString::new(*a).expect("an argument has no NUL"))
             .collect::<Vec<_>>();
-        let program = Program::install(ctx, image, true, what, |program| loops(program, &args, 3))?;
+        let program = Program::install(ctx, image, true, what, |program| {
+            loops(program, &args, 3).map_err(String::from)
+        })?;
         Ok(Counted { program, args, min })
     }
 }
 
 /// Start the program for `count` loops and wait for it.
-fn loops(program: &Program, args: &[CString], count: u64) -> Result<(), String> {
+fn loops(program: &Program, args: &[CString], count: u64) -> Result<(), RoutineError> {
     let count = CString::new(count.to_string()).expect("digits have no NUL");
     let mut all: Vec<&CString> = args.iter().collect();
     all.push(&count);
-    program.run(&all)
+    Ok(program.run(&all)?)
 }
 
 impl Routine for Counted {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         loops(&self.program, &self.args, ops)
     }
 
-    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), String>> {
+    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), RoutineError>> {
         Some(loops(&self.program, &self.args, 0))
     }
 

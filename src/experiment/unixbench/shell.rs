@@ -20,6 +20,7 @@
 //! looper execs `multi.sh` through its `#!` line, oslab runs `/bin/sh multi.sh` (one
 //! interpreter lookup fewer), and oslab spawns it with posix_spawn where looper forks.
 
+use crate::experiment::RoutineError;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -170,7 +171,7 @@ impl Shell {
 }
 
 impl Routine for Shell {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.once()?;
         }

@@ -4,6 +4,7 @@
 //! `syscall(SYS_getpid)` to get past a C library that caches it; glibc has not cached getpid
 //! since 2.25, so `getpid()` enters the kernel here as well (the syscall counter checks it).
 
+use crate::experiment::RoutineError;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::*;
@@ -14,13 +15,13 @@ struct Mix {
 
 impl Routine for Mix {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let fd = self.fd.as_raw_fd();
         for _ in 0..ops {
             // SAFETY: `fd` is open for the routine's life; the duplicate is closed at once.
             let copy = unsafe { libc::dup(fd) };
             if copy < 0 {
-                return Err(last_os_error("dup"));
+                return Err(RoutineError::last_os("dup"));
             }
             // SAFETY: `copy` is the descriptor dup just returned, owned here.
             unsafe { libc::close(copy) };

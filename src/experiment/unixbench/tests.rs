@@ -102,6 +102,26 @@ fn the_sort_input_has_sort_srcs_shape() {
 fn file_copy_claims_a_read_and_a_write_per_loop_and_the_rewinds() {
     let p = Params::from_pairs(&[("bufsize", "1024"), ("maxblocks", "2000")]);
     assert!((file_copy::calls_per_loop(&p) - 2.0015).abs() < 1e-9);
+    // fstime's -m is KiB of file: every test of the index copies 2,000 buffers.
+    for (bufsize, maxblocks) in [("1024", "2000"), ("256", "500"), ("4096", "8000")] {
+        let p = Params::from_pairs(&[("bufsize", bufsize), ("maxblocks", maxblocks)]);
+        assert_eq!(file_copy::buffers(&p), 2000, "{bufsize} × {maxblocks}");
+    }
+    let p = Params::from_pairs(&[("bufsize", "1000"), ("maxblocks", "3")]);
+    assert_eq!(
+        file_copy::buffers(&p),
+        3,
+        "rounded down as fstime's integer division"
+    );
+}
+
+#[test]
+fn a_file_copy_source_smaller_than_its_buffer_is_refused_before_the_run() {
+    let p = Params::from_pairs(&[("bufsize", "4096"), ("maxblocks", "2")]);
+    let why = (FILE_COPY.preflight.unwrap())(&p, &Context::default()).unwrap_err();
+    assert!(why.contains("--param maxblocks="), "{why}");
+    let p = Params::from_pairs(&[("bufsize", "2048"), ("maxblocks", "2")]);
+    assert!((FILE_COPY.preflight.unwrap())(&p, &Context::default()).is_ok());
 }
 
 /// A pass starts as fstime does: new files (other inodes), the source written whole and the
@@ -117,16 +137,20 @@ fn a_file_copy_pass_starts_with_new_files_as_fstime_does() {
     };
     let params = Params::from_pairs(&[("bufsize", "256"), ("maxblocks", "4")]);
     let mut routine = (FILE_COPY.setup)(&params, &ctx).unwrap();
-    routine.run(6).unwrap();
+    routine.run(20).unwrap();
     let inode = |name: &str| std::fs::metadata(dir.join(name)).unwrap().ino();
     let before = (inode("dummy0"), inode("dummy1"));
     // A pass of 0.03 s: fstime's 15 s of start scaled by 0.03 / 30 (15 ms).
     routine.before_pass(0.03).unwrap();
     assert_ne!((inode("dummy0"), inode("dummy1")), before, "new files");
     let len = |name: &str| std::fs::metadata(dir.join(name)).unwrap().len();
-    assert_eq!((len("dummy0"), len("dummy1")), (1024, 0));
+    assert_eq!((len("dummy0"), len("dummy1")), (4096, 0), "maxblocks KiB");
     routine.run(5).unwrap();
-    assert_eq!(len("dummy1"), 1024, "the copy starts at both files' start");
+    assert_eq!(
+        len("dummy1"),
+        5 * 256,
+        "the copy starts at both files' start"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

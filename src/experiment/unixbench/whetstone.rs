@@ -12,6 +12,7 @@
 //! carry over. A Rust port is not C compiled with UnixBench's `-O3 -ffast-math`: comparable
 //! in kind, not to the digit (`black_box` keeps every section's result alive).
 
+use crate::experiment::RoutineError;
 use std::hint::black_box;
 
 use super::*;
@@ -146,7 +147,7 @@ fn p3(x: &mut f64, y: &mut f64, z: &mut f64, t: f64, t1: f64, t2: f64) {
 }
 
 impl Routine for Whetstone {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.pass();
         }

@@ -1,6 +1,7 @@
 //! The routines of `winapi.rs` that ask the kernel for an object: a file opened and closed, a
 //! process created and waited for, fresh memory touched page by page.
 
+use crate::experiment::RoutineError;
 use std::path::PathBuf;
 
 use windows_sys::Win32::Foundation::{CloseHandle, GENERIC_READ, INVALID_HANDLE_VALUE};
@@ -27,7 +28,7 @@ struct OpenClose {
 
 impl Routine for OpenClose {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             // SAFETY: a NUL-terminated path; no security attributes or template.
             let file = unsafe {
@@ -42,11 +43,11 @@ impl Routine for OpenClose {
                 )
             };
             if file == INVALID_HANDLE_VALUE {
-                return Err(last_error("CreateFileW"));
+                return Err(RoutineError::last_os("CreateFileW"));
             }
             // SAFETY: the handle opened above.
             if unsafe { CloseHandle(file) } == 0 {
-                return Err(last_error("CloseHandle"));
+                return Err(RoutineError::last_os("CloseHandle"));
             }
         }
         Ok(())
@@ -122,7 +123,7 @@ impl CreateProcess {
 }
 
 impl Routine for CreateProcess {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.once()?;
         }
@@ -152,7 +153,7 @@ struct FirstTouch {
 }
 
 impl Routine for FirstTouch {
-    fn prepare(&mut self, _ops: u64) -> Result<(), String> {
+    fn prepare(&mut self, _ops: u64) -> Result<(), RoutineError> {
         // The old region goes first, so two never coexist.
         self.region = None;
         let region = Anon::private(self.size).map_err(|e| match e {
@@ -162,7 +163,7 @@ impl Routine for FirstTouch {
         Ok(())
     }
 
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         let region = self.region.as_ref().ok_or("no region prepared")?;
         let pages = (region.len() / 4096) as u64;
         for page in 0..ops.min(pages) {

@@ -1,6 +1,7 @@
 //! The routines of `winapi.rs` that are about threads: the sleeps and yields with their
 //! competitor thread, the event hand-over between two threads, and thread creation.
 
+use crate::experiment::RoutineError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -84,7 +85,7 @@ struct Yield {
 
 impl Routine for Yield {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             (self.call)();
         }
@@ -149,7 +150,7 @@ unsafe extern "system" fn empty_thread(_: *mut std::ffi::c_void) -> u32 {
 struct Thread;
 
 impl Routine for Thread {
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             // SAFETY: default security and stack size, a valid thread function that touches
             // nothing, no argument; the handle is waited on and closed below.
@@ -164,10 +165,7 @@ impl Routine for Thread {
                 )
             };
             if thread.is_null() {
-                return Err(format!(
-                    "CreateThread failed: {}",
-                    std::io::Error::last_os_error()
-                ));
+                return Err(RoutineError::last_os("CreateThread"));
             }
             // Closed at the end of the statement, waited for or not.
             Waitable(thread).wait()?;
@@ -243,7 +241,7 @@ struct HandOver {
 
 impl Routine for HandOver {
     #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), String> {
+    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
         for _ in 0..ops {
             self.ping.set()?;
             self.pong.wait()?;
