@@ -2,9 +2,12 @@
 # bench/filemicro.sh — oslab's `--suite filemicro` beside Filebench itself, personality by
 # personality, on one file system.
 #
-# A benchmark, not a test: it measures and reports. It needs a built Filebench 1.5 (the
-# `filebench` binary, from github.com/filebench/filebench built as its README says; oslab does
-# not ship it) and its `workloads/` folder. Round after round it runs each personality's
+# A benchmark, not a test: it measures and reports. It needs Filebench 1.5: its source
+# (FILEBENCH_SRC or --src DIR, a clone of github.com/filebench/filebench; oslab does not ship
+# it), which it copies to a temporary directory and builds there as Filebench's README says
+# (libtoolize, aclocal, autoheader, automake, autoconf, configure, make: needs cc, make,
+# autoconf, automake, libtool, flex and bison, installed with apt-get when missing and run as
+# root), or a built `filebench` binary and its `workloads/` folder. Round after round it runs each personality's
 # workload file under Filebench (its defaults, but $dir and one thread: `set $nthreads=1`,
 # since oslab measures one thread; `set mode quit firstdone` and `run SECONDS` appended, so
 # a personality that ends on a count reports its figures; the `cached` attribute, which
@@ -22,8 +25,10 @@
 # tenth of a second, run their time instead ($bytes raised). Without Filebench it says how to get it
 # and exits 0.
 #
-# Usage: bench/filemicro.sh [--filebench PATH] [--workloads DIR] [--dir DIR] [--seconds S]
-#                           [--rounds R] [--only LIST] [--quick] [--binary OSLAB] [--strict]
+# Usage: bench/filemicro.sh [--src DIR | --filebench PATH] [--workloads DIR] [--dir DIR]
+#                           [--seconds S] [--rounds R] [--only LIST] [--quick] [--binary OSLAB]
+#                           [--strict]
+#   --src DIR         Filebench's source, built before the rounds (default: $FILEBENCH_SRC)
 #   --filebench PATH  the filebench binary (default: $FILEBENCH, else `filebench` on PATH)
 #   --workloads DIR   its workload files (default: $FILEBENCH_WORKLOADS, else workloads/ beside
 #                     the binary, else /usr/local/share/filebench/workloads)
@@ -44,6 +49,7 @@ set -euo pipefail
 usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 FB=${FILEBENCH:-}
+SRC=${FILEBENCH_SRC:-}
 WORKLOADS=${FILEBENCH_WORKLOADS:-}
 DIR=
 SECONDS_RUN=60
@@ -56,6 +62,7 @@ number() { [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "filemicro.sh: $1 needs a who
 while (($#)); do
     case $1 in
         --filebench) FB=${2:?--filebench needs a path}; shift 2 ;;
+        --src) SRC=${2:?--src needs a directory}; shift 2 ;;
         --workloads) WORKLOADS=${2:?--workloads needs a directory}; shift 2 ;;
         --dir) DIR=${2:?--dir needs a directory}; shift 2 ;;
         --seconds) number "$1" "${2:-}"; SECONDS_RUN=$2; shift 2 ;;
@@ -78,14 +85,42 @@ die() {
     exit 1
 }
 
+# Filebench built from its source in a directory of its own, removed on exit; its binary and
+# workloads/ then sit side by side, as the lookup below expects.
+BUILD=
+build_filebench() {
+    [[ -f $SRC/configure.ac && -f $SRC/parser_gram.y ]] ||
+        die "--src $SRC is not Filebench's source (no configure.ac and parser_gram.y there)"
+    local missing=() tool
+    for tool in cc make autoconf automake libtoolize flex bison; do
+        command -v "$tool" >/dev/null || missing+=("$tool")
+    done
+    if ((${#missing[@]})); then
+        ((EUID == 0)) && command -v apt-get >/dev/null ||
+            die "Filebench's build needs ${missing[*]} (Debian: apt-get install gcc make autoconf automake libtool flex bison)"
+        echo "filemicro.sh: installing Filebench's build tools (${missing[*]})" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc make autoconf automake libtool \
+            flex bison >/dev/null || die "apt-get install of Filebench's build tools failed"
+    fi
+    BUILD=$(mktemp -d "${TMPDIR:-/tmp}/oslab-filebench.XXXXXX")
+    trap 'rm -rf "$BUILD"' EXIT
+    cp -r "$SRC/." "$BUILD/"
+    echo "filemicro.sh: building Filebench from $SRC in $BUILD" >&2
+    (cd "$BUILD" && libtoolize && aclocal && autoheader && automake --add-missing && autoconf &&
+        ./configure && make -j"$(nproc)") >"$BUILD/build.log" 2>&1 ||
+        { tail -n 20 "$BUILD/build.log" >&2; die "Filebench's build failed (the end of its log is above)"; }
+    FB=$BUILD/filebench
+}
+[[ -n $SRC ]] && build_filebench
 [[ -z $FB ]] && FB=$(command -v filebench || true)
 if [[ -z $FB || ! -x $FB ]]; then
     cat <<'HOW'
-filemicro.sh: no filebench binary here, so there is nothing to compare with.
-  Build Filebench 1.5 from its source as its README says (it needs autoconf, automake,
-  libtool, flex and bison; it is CDDL-licensed, and oslab does not ship it):
-    https://github.com/filebench/filebench
-  then put `filebench` on PATH or point to it:
+filemicro.sh: no Filebench here, so there is nothing to compare with.
+  Clone Filebench 1.5's source (CDDL-licensed; oslab does not ship it) and point to it; the
+  script builds it (it needs autoconf, automake, libtool, flex and bison):
+    git clone https://github.com/filebench/filebench
+    FILEBENCH_SRC=filebench bench/filemicro.sh
+  or put a built `filebench` on PATH or point to it:
     FILEBENCH=/path/to/filebench bench/filemicro.sh
   oslab's own figures need no Filebench: oslab run --suite filemicro --dir DIR
 HOW
@@ -111,10 +146,10 @@ OSLAB=$BINARY
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-filemicro.XXXXXX")
 if [[ -z $DIR ]]; then
     DIR=$(mktemp -d /var/tmp/oslab-filemicro.XXXXXX)
-    trap 'rm -rf "$WORK" "$DIR"' EXIT
+    trap 'rm -rf "$WORK" "$DIR" ${BUILD:+"$BUILD"}' EXIT
 else
     [[ -d $DIR && -w $DIR ]] || die "--dir $DIR is not a writable directory"
-    trap 'rm -rf "$WORK"' EXIT
+    trap 'rm -rf "$WORK" ${BUILD:+"$BUILD"}' EXIT
 fi
 DB=$WORK/filemicro.db
 # shellcheck source=bench/lib.sh
