@@ -49,7 +49,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::mapping::Anon;
-use super::{Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{
+    Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
+};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::params::format_size;
@@ -142,13 +144,9 @@ pub(crate) fn page_size() -> u64 {
     crate::platform::memory::page_size()
 }
 
-pub(crate) fn cpath(path: &Path) -> Result<CString, String> {
+pub(crate) fn cpath(path: &Path) -> Result<CString, RoutineError> {
     CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{} contains a NUL byte", path.display()))
-}
-
-pub(crate) fn os_err(what: &str) -> String {
-    format!("{what} failed: {}", io::Error::last_os_error())
+        .map_err(|_| format!("{} contains a NUL byte", path.display()).into())
 }
 
 /// A file descriptor closed on drop.
@@ -166,22 +164,22 @@ impl Fd {
         }
     }
 
-    pub(crate) fn fsync(&self) -> Result<(), String> {
+    pub(crate) fn fsync(&self) -> Result<(), RoutineError> {
         // SAFETY: fsync on our own open descriptor.
         if unsafe { libc::fsync(self.0) } != 0 {
-            return Err(os_err("fsync"));
+            return Err(RoutineError::last_os("fsync"));
         }
         Ok(())
     }
 
     /// Drop the file's clean pages from the cache (`platform::fscache::drop_file_cache`).
-    fn drop_cache(&self) -> Result<(), String> {
-        fscache::drop_file_cache(self.0)
+    fn drop_cache(&self) -> Result<(), RoutineError> {
+        fscache::drop_file_cache(self.0).map_err(RoutineError::from)
     }
 
     /// Turn the file's readahead off (`platform::fscache::advise_random`).
-    fn advise_random(&self) -> Result<(), String> {
-        fscache::advise_random(self.0)
+    fn advise_random(&self) -> Result<(), RoutineError> {
+        fscache::advise_random(self.0).map_err(RoutineError::from)
     }
 
     /// One pread/pwrite of exactly `len` bytes at `offset`; a short transfer is an error.
@@ -286,7 +284,7 @@ pub(crate) fn lay_out(path: &Path, len: u64, chunk: u64, sync: bool) -> Result<(
         off += n as u64;
     }
     if sync {
-        fd.fsync().map_err(SetupError::Failed)?;
+        fd.fsync()?;
     }
     Ok(())
 }
@@ -306,13 +304,16 @@ fn warm(fd: &Fd, len: u64) -> Result<(), SetupError> {
 }
 
 /// Bytes free to an unprivileged user on the file system holding `dir`.
-pub(super) fn statvfs_free(dir: &Path) -> Result<u64, String> {
+pub(super) fn statvfs_free(dir: &Path) -> Result<u64, RoutineError> {
     let c = cpath(dir)?;
     // SAFETY: an all-zero statvfs is a valid value to be overwritten.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is a valid path and `st` a writable statvfs.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(os_err(&format!("statvfs of {}", dir.display())));
+        return Err(RoutineError::last_os(format!(
+            "statvfs of {}",
+            dir.display()
+        )));
     }
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }

@@ -118,28 +118,28 @@ pub fn socketpair() -> Result<(OwnedFd, OwnedFd), SetupError> {
 
 /// Write one byte; `Err` with the reason when it was not written.
 #[inline]
-pub fn write_byte(fd: RawFd, byte: u8, what: &str) -> Result<(), String> {
+pub fn write_byte(fd: RawFd, byte: u8, what: &str) -> Result<(), RoutineError> {
     // SAFETY: one readable byte at `&byte`.
     let n = unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
     if n == 1 {
         Ok(())
     } else {
-        Err(os_error(&format!("write to {what}")))
+        Err(RoutineError::last_os(format!("write to {what}")))
     }
 }
 
 /// Read one byte; `Err` with the reason on end of file or error.
 #[inline]
-pub fn read_byte(fd: RawFd, what: &str) -> Result<u8, String> {
+pub fn read_byte(fd: RawFd, what: &str) -> Result<u8, RoutineError> {
     let mut byte = 0u8;
     // SAFETY: one writable byte at `&mut byte`.
     let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
     match n {
         1 => Ok(byte),
-        0 => Err(format!(
+        0 => Err(RoutineError::Check(format!(
             "read from {what}: end of file (the partner has gone)"
-        )),
-        _ => Err(os_error(&format!("read from {what}"))),
+        ))),
+        _ => Err(RoutineError::last_os(format!("read from {what}"))),
     }
 }
 

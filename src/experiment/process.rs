@@ -52,7 +52,9 @@ use std::ffi::{CString, c_char, c_void};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{
+    Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
+};
 use crate::analysis::validate::{Bound, Expectation, Metric};
 
 mod fork;
@@ -195,13 +197,17 @@ fn thread_expectations(_: &Params) -> Vec<Expectation> {
 
 // --- shared pieces ---
 
-fn os_error(what: &str, errno: i32) -> String {
-    format!("{what} failed: {}", io::Error::from_raw_os_error(errno))
+/// `what` failed with `errno` (a call that returns its error rather than setting errno).
+fn os_error(what: &str, errno: i32) -> RoutineError {
+    RoutineError::Os {
+        call: what.to_string(),
+        source: io::Error::from_raw_os_error(errno),
+    }
 }
 
 /// Reap `pid` and check it exited with status 0: a child that failed (127 after a failed
 /// execve, a signal) makes the operation an error, not a measurement.
-pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), String> {
+pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), RoutineError> {
     let mut status: libc::c_int = 0;
     loop {
         // SAFETY: `status` is a valid, writable int; `pid` is our own unreaped child.
@@ -213,30 +219,30 @@ pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), String> {
         if ret < 0 && err.kind() == io::ErrorKind::Interrupted {
             continue;
         }
-        return Err(format!("waitpid after {what} failed: {err}"));
+        return Err(RoutineError::Os {
+            call: format!("waitpid after {what}"),
+            source: err,
+        });
     }
     exit_status(status, what)
 }
 
-fn exit_status(status: libc::c_int, what: &str) -> Result<(), String> {
-    if libc::WIFEXITED(status) {
+fn exit_status(status: libc::c_int, what: &str) -> Result<(), RoutineError> {
+    let why = if libc::WIFEXITED(status) {
         match libc::WEXITSTATUS(status) {
-            0 => Ok(()),
-            127 => Err(format!(
-                "the {what} child exited with status 127: its execve failed"
-            )),
-            code => Err(format!("the {what} child exited with status {code}")),
+            0 => return Ok(()),
+            127 => format!("the {what} child exited with status 127: its execve failed"),
+            code => format!("the {what} child exited with status {code}"),
         }
     } else if libc::WIFSIGNALED(status) {
-        Err(format!(
+        format!(
             "the {what} child was killed by {}",
             crate::platform::interrupt::signal_name(libc::WTERMSIG(status))
-        ))
+        )
     } else {
-        Err(format!(
-            "the {what} child ended with wait status {status:#x}"
-        ))
-    }
+        format!("the {what} child ended with wait status {status:#x}")
+    };
+    Err(RoutineError::Check(why))
 }
 
 /// The smallest static executables that exit with status 0, and a reader of just enough of

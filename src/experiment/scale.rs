@@ -163,7 +163,7 @@ fn setup_open_close(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, 
     let file = dir.join(format!("{name}.file"));
     std::fs::write(&file, b"oslab")
         .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", file.display())))?;
-    let path = crate::experiment::fs::cpath(&file).map_err(SetupError::Failed)?;
+    let path = crate::experiment::fs::cpath(&file)?;
     Ok(Box::new(OpenClose {
         open_close: crate::experiment::fs::open_close_routine(path),
         file,

@@ -132,9 +132,5 @@ fn children_fault() -> Expectation {
     )
 }
 
-fn last_os_error(what: &str) -> String {
-    format!("{what} failed: {}", std::io::Error::last_os_error())
-}
-
 #[cfg(test)]
 mod tests;

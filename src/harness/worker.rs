@@ -139,13 +139,20 @@ pub fn main() -> i32 {
         Err(SetupError::Unsupported(reason)) => Message::Unsupported { reason },
         Err(SetupError::Failed(reason)) => Message::Failed { reason },
     };
-    let ok = send(&mut out, &last).and_then(|()| out.flush().map_err(|e| e.to_string()));
+    let ok = send(&mut out, &last).and_then(|()| out.flush());
     if ok.is_err() { 1 } else { 0 }
 }
 
-fn send(out: &mut impl Write, message: &Message) -> Result<(), String> {
-    let line = serde_json::to_string(message).map_err(|e| e.to_string())?;
-    writeln!(out, "{line}").map_err(|e| format!("cannot write to the parent: {e}"))
+/// One message to the parent, a line of JSON (a message that cannot be serialised is an
+/// error of the same write).
+fn send(out: &mut impl Write, message: &Message) -> std::io::Result<()> {
+    let line = serde_json::to_string(message).map_err(std::io::Error::other)?;
+    writeln!(out, "{line}")
+}
+
+/// What a failed write to the parent tells the configuration's record (if it gets there).
+fn unsent(e: std::io::Error) -> SetupError {
+    SetupError::Failed(format!("cannot write to the parent: {e}"))
 }
 
 /// The job's work; `Ok` is the last message to send (`None`: sent already, see `Job::synced`).
@@ -186,7 +193,7 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
         )),
     };
     let statuses = counters.statuses();
-    send(out, &Message::Counters { counters: statuses }).map_err(SetupError::Failed)?;
+    send(out, &Message::Counters { counters: statuses }).map_err(unsent)?;
 
     let mut routine = (info.setup)(&params, &context(&job))?;
     if job.synced {
@@ -216,7 +223,7 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
     if !job.synced {
         return Ok(Some(done));
     }
-    send(out, &done).map_err(SetupError::Failed)?;
+    send(out, &done).map_err(unsent)?;
     out.flush().map_err(|e| SetupError::Failed(e.to_string()))?;
     hold(routine.as_mut(), sampled.ops_per_sample);
     Ok(None)
@@ -241,17 +248,17 @@ fn after_samples(
             sampled.ops_per_sample,
             fixed_ops.is_some(),
         )
-        .map_err(SetupError::Failed)?;
+        .map_err(|e| SetupError::Failed(e.to_string()))?;
         let message = Message::Probes {
             counters: probes.statuses().to_vec(),
             probes: counts,
         };
-        send(out, &message).map_err(SetupError::Failed)?;
+        send(out, &message).map_err(unsent)?;
     }
     let mut facts = routine.facts();
     facts.append(companions);
     if !facts.is_empty() {
-        send(out, &Message::Facts { facts }).map_err(SetupError::Failed)?;
+        send(out, &Message::Facts { facts }).map_err(unsent)?;
     }
     if let Some(request) = &job.profile {
         let profile = crate::measure::profile::profile_pass(
@@ -260,7 +267,7 @@ fn after_samples(
             fixed_ops.is_some(),
             request,
         );
-        send(out, &Message::Profile(profile)).map_err(SetupError::Failed)?;
+        send(out, &Message::Profile(profile)).map_err(unsent)?;
     }
     Ok(())
 }
@@ -276,11 +283,7 @@ fn start_companions(
         return Ok(None);
     }
     let (params, context) = (params.clone(), context(job));
-    let build: companions::Build = std::sync::Arc::new(move || {
-        (info.setup)(&params, &context).map_err(|e| match e {
-            SetupError::Unsupported(why) | SetupError::Failed(why) => why,
-        })
-    });
+    let build: companions::Build = std::sync::Arc::new(move || (info.setup)(&params, &context));
     Companions::start(&job.copy_cpus[1..], fixed_ops, &build)
         .map(Some)
         .map_err(|why| SetupError::Failed(format!("a copy's thread could not start: {why}")))
@@ -289,8 +292,8 @@ fn start_companions(
 /// Say ready and wait for the parent's `go` (every copy is set up): a closed stdin without it
 /// means the parent gave up on the copies.
 fn await_go(out: &mut impl Write) -> Result<(), SetupError> {
-    send(out, &Message::Ready).map_err(SetupError::Failed)?;
-    out.flush().map_err(|e| SetupError::Failed(e.to_string()))?;
+    send(out, &Message::Ready).map_err(unsent)?;
+    out.flush().map_err(unsent)?;
     let mut line = String::new();
     match std::io::stdin().read_line(&mut line) {
         Ok(_) if line.trim() == "go" => Ok(()),
@@ -396,14 +399,14 @@ fn sample(
     counters: &mut Counting,
 ) -> Result<sampler::Sampled, SetupError> {
     let clock = Clock::from_info(&job.clock);
-    let mut report = |progress: Progress| -> Result<(), String> {
+    let mut report = |progress: Progress| -> std::io::Result<()> {
         let message = match progress {
             Progress::Calibrated(c) => Message::Calibration(c.clone()),
             Progress::Sample(s) => Message::Sample(s.clone()),
         };
         send(out, &message)?;
         // Each sample reaches the parent at once, so a crash later loses nothing.
-        out.flush().map_err(|e| e.to_string())
+        out.flush()
     };
     sampler::sample(
         info.subtract_loop_overhead,
@@ -415,5 +418,5 @@ fn sample(
         &job.sampler,
         &mut report,
     )
-    .map_err(SetupError::Failed)
+    .map_err(|e| SetupError::Failed(e.to_string()))
 }

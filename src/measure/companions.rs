@@ -15,11 +15,27 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::model::Fact;
-use crate::model::routine::{self, Routine};
+use crate::model::SetupError;
+use crate::model::routine::{self, Routine, RoutineError};
 use crate::platform::cpu;
 
 /// Builds one copy's routine, in the thread that runs it.
-pub type Build = Arc<dyn Fn() -> Result<Box<dyn Routine>, String> + Send + Sync>;
+pub type Build = Arc<dyn Fn() -> Result<Box<dyn Routine>, SetupError> + Send + Sync>;
+
+/// Why a copy's thread did not start or did not run to the end.
+#[derive(Debug, thiserror::Error)]
+pub enum CompanionError {
+    /// Its pinning or its routine's setup failed.
+    #[error(transparent)]
+    Setup(SetupError),
+    /// An operation of its routine failed.
+    #[error(transparent)]
+    Routine(#[from] RoutineError),
+    #[error("a copy's thread panicked")]
+    Panicked,
+    #[error("a copy's thread ended in setup")]
+    EndedInSetup,
+}
 
 /// What one companion did while it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,7 +49,7 @@ pub struct Ran {
 /// Running companion threads; [`Companions::stop`] ends them.
 pub struct Companions {
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<Result<Ran, String>>>,
+    threads: Vec<JoinHandle<Result<Ran, CompanionError>>>,
 }
 
 /// A companion's `run` calls last at least this long each, so checking the stop flag and
@@ -48,9 +64,9 @@ impl Companions {
         cpus: &[Option<usize>],
         fixed_ops: Option<u64>,
         build: &Build,
-    ) -> Result<Companions, String> {
+    ) -> Result<Companions, CompanionError> {
         let stop = Arc::new(AtomicBool::new(false));
-        let (ready_tx, ready) = mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready) = mpsc::channel::<Result<(), SetupError>>();
         let mut threads = Vec::new();
         for &cpu in cpus {
             let (stop, build, ready_tx) = (stop.clone(), build.clone(), ready_tx.clone());
@@ -65,12 +81,12 @@ impl Companions {
                 Ok(Ok(())) => {}
                 Ok(Err(why)) => {
                     companions.stop_all();
-                    return Err(why);
+                    return Err(CompanionError::Setup(why));
                 }
                 Err(_) => {
                     // A companion ended before saying: its join says why.
                     let why = companions.stop().err();
-                    return Err(why.unwrap_or_else(|| "a copy's thread ended in setup".into()));
+                    return Err(why.unwrap_or(CompanionError::EndedInSetup));
                 }
             }
         }
@@ -85,14 +101,14 @@ impl Companions {
     }
 
     /// Stop every companion and say what each did, in order; the first error if one failed.
-    pub fn stop(mut self) -> Result<Vec<Ran>, String> {
+    pub fn stop(mut self) -> Result<Vec<Ran>, CompanionError> {
         self.stop.store(true, Ordering::Relaxed);
         let mut ran = Vec::new();
         for thread in self.threads.drain(..) {
             match thread.join() {
                 Ok(Ok(r)) => ran.push(r),
                 Ok(Err(why)) => return Err(why),
-                Err(_) => return Err("a copy's thread panicked".into()),
+                Err(_) => return Err(CompanionError::Panicked),
             }
         }
         Ok(ran)
@@ -111,11 +127,13 @@ fn companion(
     fixed_ops: Option<u64>,
     build: &Build,
     stop: &AtomicBool,
-    ready: &mpsc::Sender<Result<(), String>>,
-) -> Result<Ran, String> {
+    ready: &mpsc::Sender<Result<(), SetupError>>,
+) -> Result<Ran, CompanionError> {
     let built = cpu
         .map_or(Ok(()), |c| {
-            cpu::pin(&[c]).map_err(|e| format!("cannot pin a copy's thread to CPU {c}: {e}"))
+            cpu::pin(&[c]).map_err(|e| {
+                SetupError::Failed(format!("cannot pin a copy's thread to CPU {c}: {e}"))
+            })
         })
         .and_then(|()| build());
     let mut routine = match built {
@@ -125,7 +143,7 @@ fn companion(
         }
         Err(why) => {
             let _ = ready.send(Err(why.clone()));
-            return Err(why);
+            return Err(CompanionError::Setup(why));
         }
     };
     let mut ops = fixed_ops.unwrap_or(1).max(1);
@@ -208,10 +226,10 @@ mod tests {
 
     #[test]
     fn a_failed_build_is_the_error() {
-        let build: Build = Arc::new(|| Err("no memory".to_string()));
+        let build: Build = Arc::new(|| Err(SetupError::Failed("no memory".into())));
         let Err(why) = Companions::start(&[None], Some(4), &build) else {
             panic!("started");
         };
-        assert_eq!(why, "no memory");
+        assert_eq!(why.to_string(), "no memory");
     }
 }

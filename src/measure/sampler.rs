@@ -18,7 +18,7 @@ use super::clock::Clock;
 use super::counting::Counting;
 use crate::analysis;
 use crate::model::passes::Passes;
-use crate::model::routine::{self, Partner, Routine};
+use crate::model::routine::{self, Partner, Routine, RoutineError};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::rusage;
@@ -111,6 +111,16 @@ pub enum Progress<'a> {
     Sample(&'a Sample),
 }
 
+/// Why sampling ended early: the routine failed, or what reports the samples could not pass
+/// one on. The caller decides what the configuration's failure says.
+#[derive(Debug, thiserror::Error)]
+pub enum SampleError {
+    #[error(transparent)]
+    Routine(#[from] RoutineError),
+    #[error("cannot pass a sample on: {0}")]
+    Report(#[source] std::io::Error),
+}
+
 /// How sampling ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sampled {
@@ -131,8 +141,8 @@ pub fn sample(
     counters: &mut Counting,
     cpus: &[usize],
     cfg: &SamplerConfig,
-    report: &mut dyn FnMut(Progress) -> Result<(), String>,
-) -> Result<Sampled, String> {
+    report: &mut dyn FnMut(Progress) -> std::io::Result<()>,
+) -> Result<Sampled, SampleError> {
     let timer_overhead_ns = clock.overhead_ns();
     let target_ns = (clock.resolution_ns() * 1000.0).max(cfg.min_sample_ns);
 
@@ -150,7 +160,7 @@ pub fn sample(
         warmup_ns,
         cpus: cpus.to_vec(),
     };
-    report(Progress::Calibrated(&calibration))?;
+    report(Progress::Calibrated(&calibration)).map_err(SampleError::Report)?;
 
     let partner = routine.partner();
     // Per-operation overheads each sample's time has taken off.
@@ -170,7 +180,7 @@ pub fn sample(
                 (timer_overhead_ns, subtract_ns),
                 (partner, own_usage(cfg)),
             )?;
-            report(Progress::Sample(&sample))?;
+            report(Progress::Sample(&sample)).map_err(SampleError::Report)?;
         }
         return Ok(Sampled {
             stop_reason: StopReason::Passes,
@@ -191,7 +201,7 @@ pub fn sample(
             (partner, own_usage(cfg)),
         )?;
         let ns_per_op = sample.ns_per_op;
-        report(Progress::Sample(&sample))?;
+        report(Progress::Sample(&sample)).map_err(SampleError::Report)?;
         values.push(ns_per_op);
 
         let n = values.len();
@@ -228,7 +238,7 @@ fn size_batch(
     clock: Clock,
     fixed_ops: Option<u64>,
     target_ns: f64,
-) -> Result<u64, String> {
+) -> Result<u64, RoutineError> {
     // Batch sizing. Each candidate batch is timed three times and judged by its fastest
     // timing, so one interrupt or cold miss cannot stop the growth early.
     let mut ops: u64 = fixed_ops
@@ -266,7 +276,7 @@ fn warm_up(
     ops: u64,
     fixed: bool,
     warmup_ns: f64,
-) -> Result<f64, String> {
+) -> Result<f64, RoutineError> {
     let min_batches = if fixed { 1 } else { 3 };
     let warm_start = clock.start();
     let mut batches = 0;
@@ -299,7 +309,7 @@ fn take_sample(
     ops: u64,
     overheads: (f64, f64),
     usage: (Option<Partner>, fn() -> Rusage),
-) -> Result<Sample, String> {
+) -> Result<Sample, RoutineError> {
     routine.prepare(ops)?;
     measured(counters, overheads, usage, || {
         let t0 = clock.start();
@@ -316,8 +326,8 @@ fn measured(
     counters: &mut Counting,
     (timer_overhead_ns, subtract_ns): (f64, f64),
     (partner, own): (Option<Partner>, fn() -> Rusage),
-    timed: impl FnOnce() -> Result<(u64, f64, u32), String>,
-) -> Result<Sample, String> {
+    timed: impl FnOnce() -> Result<(u64, f64, u32), RoutineError>,
+) -> Result<Sample, RoutineError> {
     let partner_rusage = || partner.and_then(|p| rusage::of_task(p.pid, p.tid));
     // The partner's usage is read from /proc, which allocates: outside this process's own
     // window, whose faults would otherwise be charged to the operation (one every two or
@@ -384,7 +394,7 @@ pub fn count_probes(
     probes: &mut CounterSet,
     ops_per_sample: u64,
     fixed_batch: bool,
-) -> Result<Vec<ProbeCount>, String> {
+) -> Result<Vec<ProbeCount>, RoutineError> {
     // What the reads themselves count (the syscall probe sees its own read(2)s), over an
     // empty window: subtracted from every batch, so the figure is the routine's alone.
     let before = probes.read_before();
@@ -437,9 +447,9 @@ fn baseline_ns_per_op(
     routine: &mut dyn Routine,
     clock: Clock,
     ops: u64,
-) -> Option<Result<f64, String>> {
+) -> Option<Result<f64, RoutineError>> {
     if let Err(e) = routine.run_baseline(ops)? {
-        return Some(Err(e.into()));
+        return Some(Err(e));
     }
     let mut timings = Vec::with_capacity(9);
     for _ in 0..9 {
@@ -447,7 +457,7 @@ fn baseline_ns_per_op(
         let outcome = routine.run_baseline(ops)?;
         let t1 = clock.stop();
         if let Err(e) = outcome {
-            return Some(Err(e.into()));
+            return Some(Err(e));
         }
         timings.push(clock.ns(t0, t1) / ops as f64);
     }
@@ -531,7 +541,7 @@ mod tests {
             most: 3,
             largest: 0,
         };
-        assert_eq!(size_batch(&mut routine, clock, Some(3), 1e12), Ok(3));
+        assert_eq!(size_batch(&mut routine, clock, Some(3), 1e12).ok(), Some(3));
     }
 
     #[test]

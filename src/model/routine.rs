@@ -42,6 +42,13 @@ impl From<&str> for RoutineError {
     }
 }
 
+/// A routine's helper that failed while the experiment was set up: the setup failed with it.
+impl From<RoutineError> for crate::model::SetupError {
+    fn from(e: RoutineError) -> crate::model::SetupError {
+        crate::model::SetupError::Failed(e.to_string())
+    }
+}
+
 /// The harness's layers above still carry a failure as its message.
 impl From<RoutineError> for String {
     fn from(e: RoutineError) -> String {

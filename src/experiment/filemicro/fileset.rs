@@ -191,8 +191,8 @@ fn setup_fileset(p: &Params, ctx: &Context, call: Call) -> Result<Box<dyn Routin
     let data = vec![0xa5u8; p.u64("filesize") as usize];
     let mut paths = Vec::with_capacity(tree.files.len());
     for f in &tree.files {
-        let path = fs::cpath(&dir.join(f)).map_err(SetupError::Failed)?;
-        fs::create_file_at(&path, &data).map_err(SetupError::Failed)?;
+        let path = fs::cpath(&dir.join(f))?;
+        fs::create_file_at(&path, &data)?;
         paths.push(path);
     }
     let d = Fd::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY)

@@ -14,16 +14,16 @@ pub(crate) struct Lifecycle {
     pub(crate) data: Vec<u8>,
 }
 
-pub(crate) fn name(dir: &Path, n: u64) -> Result<CString, String> {
+pub(crate) fn name(dir: &Path, n: u64) -> Result<CString, RoutineError> {
     cpath(&dir.join(format!("f{n:08}")))
 }
 
-pub(crate) fn create_file(dir: &Path, n: u64, data: &[u8]) -> Result<(), String> {
+pub(crate) fn create_file(dir: &Path, n: u64, data: &[u8]) -> Result<(), RoutineError> {
     create_file_at(&name(dir, n)?, data)
 }
 
 /// Creates the file `p` (which must not exist) with `data` in it.
-pub(crate) fn create_file_at(p: &CStr, data: &[u8]) -> Result<(), String> {
+pub(crate) fn create_file_at(p: &CStr, data: &[u8]) -> Result<(), RoutineError> {
     // SAFETY: a valid path; O_EXCL makes the call fail if the name exists, so success
     // proves a new file was created.
     let fd = unsafe {
@@ -34,14 +34,14 @@ pub(crate) fn create_file_at(p: &CStr, data: &[u8]) -> Result<(), String> {
         )
     };
     if fd < 0 {
-        return Err(os_err("open(O_CREAT|O_EXCL)"));
+        return Err(RoutineError::last_os("open(O_CREAT|O_EXCL)"));
     }
     let mut result = Ok(());
     if !data.is_empty() {
         // SAFETY: `data` is a live slice of that length.
         let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
         if n != data.len() as isize {
-            result = Err(os_err("write"));
+            result = Err(RoutineError::last_os("write"));
         }
     }
     // SAFETY: our own descriptor, closed once.
@@ -49,17 +49,17 @@ pub(crate) fn create_file_at(p: &CStr, data: &[u8]) -> Result<(), String> {
     result
 }
 
-pub(crate) fn unlink_file(dir: &Path, n: u64) -> Result<(), String> {
+pub(crate) fn unlink_file(dir: &Path, n: u64) -> Result<(), RoutineError> {
     let p = name(dir, n)?;
     // SAFETY: a valid path.
     if unsafe { libc::unlink(p.as_ptr()) } != 0 {
-        return Err(os_err("unlink"));
+        return Err(RoutineError::last_os("unlink"));
     }
     Ok(())
 }
 
 impl Lifecycle {
-    pub(crate) fn create_next(&mut self) -> Result<(), String> {
+    pub(crate) fn create_next(&mut self) -> Result<(), RoutineError> {
         create_file(&self.dir, self.next, &self.data)?;
         self.live.push_back(self.next);
         self.next += 1;
@@ -127,7 +127,7 @@ pub(crate) fn setup_delete(params: &Params, ctx: &Context) -> Result<Box<dyn Rou
     // The files that stay, named from the top of the range, apart from those prepared for
     // deletion (numbered from 0).
     for n in 0..params.u64("files").max(1) {
-        create_file(&dir, u64::MAX - n, &data).map_err(SetupError::Failed)?;
+        create_file(&dir, u64::MAX - n, &data)?;
     }
     Ok(Box::new(Deleter {
         dir,
@@ -189,7 +189,7 @@ pub(crate) fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Rou
     };
     // The steady state from the first op: the directory already holds `files` files.
     for _ in 0..routine.files {
-        routine.create_next().map_err(SetupError::Failed)?;
+        routine.create_next()?;
     }
     Ok(Box::new(routine))
 }

@@ -146,16 +146,16 @@ impl Routine for Meta {
 
 pub(super) fn meta_setup(
     ctx: &Context,
-    make: fn(&Path) -> Result<MetaOp, String>,
+    make: fn(&Path) -> Result<MetaOp, SetupError>,
 ) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?;
-    Ok(Box::new(Meta(make(dir).map_err(SetupError::Failed)?)))
+    Ok(Box::new(Meta(make(dir)?)))
 }
 
-pub(super) fn touch(path: &Path) -> Result<(), String> {
+pub(super) fn touch(path: &Path) -> Result<(), SetupError> {
     Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)
         .map(drop)
-        .map_err(|e| format!("creating {}: {e}", path.display()))
+        .map_err(|e| SetupError::Failed(format!("creating {}: {e}", path.display())))
 }
 
 pub(super) fn setup_stat(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {

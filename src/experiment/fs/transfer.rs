@@ -63,7 +63,7 @@ impl Transfer {
     /// period (another process's syncfs of the file system, background writeback) is charged
     /// again when it is dirtied again, so a disturbed period can only count more: 3.924 for
     /// 1.999 once while other test suites ran. `None`: the routine has no such period.
-    fn period_oublock(&mut self) -> Result<Option<f64>, String> {
+    fn period_oublock(&mut self) -> Result<Option<f64>, RoutineError> {
         let Some(period) = self
             .every
             .filter(|_| self.period_fact && self.fsync_at_event)
@@ -83,7 +83,7 @@ impl Transfer {
         Ok(Some(fewest))
     }
 
-    pub(super) fn event(&self) -> Result<(), String> {
+    pub(super) fn event(&self) -> Result<(), RoutineError> {
         if self.fsync_at_event {
             self.fd.fsync()?;
         }
@@ -316,9 +316,9 @@ fn open_data(
 fn prepare_read(fd: &Fd, len: u64, cold: bool, random: bool) -> Result<(), SetupError> {
     if cold {
         if random {
-            fd.advise_random().map_err(SetupError::Failed)?;
+            fd.advise_random()?;
         }
-        fd.drop_cache().map_err(SetupError::Failed)?;
+        fd.drop_cache()?;
     } else {
         warm(fd, len)?;
     }

@@ -82,7 +82,9 @@ fn forked_echo_partner_answers_and_is_reaped() {
     // SAFETY: waitpid on a pid that is no longer ours fails with ECHILD; no side effect.
     let rc = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
     assert_eq!(rc, -1);
-    let eof = read_byte(from_r.as_raw_fd(), "partner").unwrap_err();
+    let eof = read_byte(from_r.as_raw_fd(), "partner")
+        .unwrap_err()
+        .to_string();
     assert!(eof.contains("end of file"), "{eof}");
 }
 

@@ -52,7 +52,7 @@ impl Program {
     }
 
     /// posix_spawn it and reap it: Ok when it exited with 0.
-    pub(super) fn spawn_and_reap(&self) -> Result<(), String> {
+    pub(super) fn spawn_and_reap(&self) -> Result<(), RoutineError> {
         let pid = self
             .spawn()
             .map_err(|errno| os_error("posix_spawn", errno))?;
@@ -81,16 +81,16 @@ impl Program {
     /// open for writing still exists, which can only be a copy inherited by a child that
     /// another thread forked while the file was being written (never in a worker, which
     /// has one thread; possible in a multi-threaded test binary).
-    pub(super) fn check_runs(&self) -> Result<(), String> {
+    pub(super) fn check_runs(&self) -> Result<(), RoutineError> {
         for _ in 0..100 {
             match self.spawn() {
                 Ok(pid) => return reap(pid, "posix_spawn"),
                 Err(libc::ETXTBSY) => std::thread::sleep(std::time::Duration::from_millis(10)),
                 Err(libc::EACCES) => {
-                    return Err(format!(
+                    return Err(RoutineError::Check(format!(
                         "{} (mounted noexec?)",
                         os_error("posix_spawn", libc::EACCES)
-                    ));
+                    )));
                 }
                 Err(errno) => return Err(os_error("posix_spawn", errno)),
             }

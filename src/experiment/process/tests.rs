@@ -216,18 +216,19 @@ fn headline_figures_join_the_ladder_and_all_run_by_default() {
 #[test]
 fn a_failing_child_is_an_error_that_says_why() {
     let code127 = 127 << 8;
-    let e = exit_status(code127, "fork+exec").unwrap_err();
+    let e = exit_status(code127, "fork+exec").unwrap_err().to_string();
     assert!(e.contains("127") && e.contains("execve"), "{e}");
     assert!(exit_status(0, "fork").is_ok());
     let killed = libc::SIGKILL;
     assert!(
         exit_status(killed, "fork")
             .unwrap_err()
+            .to_string()
             .contains("killed by SIGKILL")
     );
     // A missing program makes posix_spawn itself fail with the errno.
     let missing = Program::new(Path::new("/nonexistent/oslab-x"), "x", None).unwrap();
-    let e = missing.spawn_and_reap().unwrap_err();
+    let e = missing.spawn_and_reap().unwrap_err().to_string();
     if crate::platform::unsupported_under_emulation("posix_spawn's errno") {
         // qemu-user runs posix_spawn's vfork as a fork: the failed execve is exit 127.
         assert!(e.contains("127"), "{e}");

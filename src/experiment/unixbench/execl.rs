@@ -155,7 +155,7 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
     // The dynamic program gets the worker's environment (the loader reads it, as UnixBench's
     // execl passes it on); the static one an empty one.
     let program = Program::install(ctx, &image, dynamic, "execl countdown", |program| {
-        chain(program, &rest, 3).map_err(String::from)
+        chain(program, &rest, 3)
     })?;
     Ok(Box::new(Execl { program, rest }))
 }

@@ -101,25 +101,28 @@ fn fresh(dir: &Path, name: &str) -> std::io::Result<File> {
 }
 
 impl FileCopy {
-    fn read_block(&mut self) -> Result<usize, String> {
+    fn read_block(&mut self) -> Result<usize, RoutineError> {
         let fd = self.source.as_raw_fd();
         // SAFETY: `buf` is writable for its length.
         let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), self.buf.len()) };
         if n < 0 {
-            return Err(last_os_error("read of the source file"));
+            return Err(RoutineError::last_os("read of the source file"));
         }
         Ok(n as usize)
     }
 
     /// fstime's `w_test`: whole-file passes of writes to the source, rewinding after each,
     /// until `time` has passed (checked after each pass, as fstime's alarm flag is).
-    fn write_for(&mut self, time: Duration) -> Result<(), String> {
+    fn write_for(&mut self, time: Duration) -> Result<(), RoutineError> {
         let start = Instant::now();
         loop {
             for _ in 0..self.blocks {
                 self.source
                     .write_all(&self.buf)
-                    .map_err(|e| format!("write of the source file: {e}"))?;
+                    .map_err(|source| RoutineError::Os {
+                        call: "write of the source file".into(),
+                        source,
+                    })?;
             }
             self.rewind()?;
             if start.elapsed() >= time {
@@ -129,7 +132,7 @@ impl FileCopy {
     }
 
     /// fstime's `r_test`: reads of the source, rewinding at its end, until `time` has passed.
-    fn read_for(&mut self, time: Duration) -> Result<(), String> {
+    fn read_for(&mut self, time: Duration) -> Result<(), RoutineError> {
         let start = Instant::now();
         while start.elapsed() < time {
             if self.read_block()? != self.buf.len() {

@@ -28,7 +28,7 @@ impl Program {
         image: &[u8],
         environment: bool,
         what: &'static str,
-        check: impl Fn(&Program) -> Result<(), String>,
+        check: impl Fn(&Program) -> Result<(), RoutineError>,
     ) -> Result<Program, SetupError> {
         let mut refused = Vec::new();
         for dir in helper_dirs(ctx) {
@@ -62,7 +62,7 @@ impl Program {
 
     /// Fork; the child execs the program with `args` after its path; wait for it to exit
     /// with status 0.
-    pub(super) fn run(&self, args: &[&CString]) -> Result<(), String> {
+    pub(super) fn run(&self, args: &[&CString]) -> Result<(), RoutineError> {
         let mut argv: Vec<*const c_char> = vec![self.path.as_ptr()];
         argv.extend(args.iter().map(|a| a.as_ptr()));
         argv.push(std::ptr::null());
@@ -83,7 +83,7 @@ impl Program {
             }
         }
         if pid < 0 {
-            return Err(last_os_error("fork"));
+            return Err(RoutineError::last_os("fork"));
         }
         reap(pid, self.what)
     }
@@ -113,9 +113,7 @@ impl Counted {
             .iter()
             .map(|a| CString::new(*a).expect("an argument has no NUL"))
             .collect::<Vec<_>>();
-        let program = Program::install(ctx, image, true, what, |program| {
-            loops(program, &args, 3).map_err(String::from)
-        })?;
+        let program = Program::install(ctx, image, true, what, |program| loops(program, &args, 3))?;
         Ok(Counted { program, args, min })
     }
 }

@@ -52,7 +52,7 @@ pub(super) fn take_pass(
     (batch, seconds): (u64, f64),
     overheads: (f64, f64),
     usage: (Option<Partner>, fn() -> Rusage),
-) -> Result<Sample, String> {
+) -> Result<Sample, RoutineError> {
     measured(counters, overheads, usage, || {
         let (mut ops, mut elapsed_ns, mut batches) = (0u64, 0.0, 0u32);
         while elapsed_ns < seconds * 1e9 {
