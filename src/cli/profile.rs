@@ -147,7 +147,8 @@ impl Differential {
                 pa.samples(),
                 pb.samples()
             );
-            let svg = flame::diff_svg(pa, pb, &title, &subtitle).map_err(UserError::BadOption)?;
+            let svg = flame::diff_svg(pa, pb, &title, &subtitle)
+                .map_err(|e| UserError::BadOption(e.to_string()))?;
             let file = dir.join(flame::file_name(&name, "-diff"));
             write_file(&file, &svg)?;
             text.push_str(&format!("{title}\n"));

@@ -246,7 +246,7 @@ pub(crate) fn check_device(
     dir: &Path,
     needs_device: Option<&str>,
 ) -> Result<mount::Mount, SetupError> {
-    let m = mount::mount_of(dir).map_err(SetupError::Failed)?;
+    let m = mount::mount_of(dir).map_err(|e| SetupError::Failed(e.to_string()))?;
     if let Some(what) = needs_device
         && m.memory_backed()
     {

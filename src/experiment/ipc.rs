@@ -110,7 +110,8 @@ impl Routine for PipeStream {
 
 /// Set the pipe's capacity to exactly `capacity` bytes, or say why it cannot be.
 fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), SetupError> {
-    crate::platform::pipe::set_capacity(fd, capacity).map_err(SetupError::Unsupported)
+    crate::platform::pipe::set_capacity(fd, capacity)
+        .map_err(|e| SetupError::Unsupported(e.to_string()))
 }
 
 fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {

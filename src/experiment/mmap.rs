@@ -70,7 +70,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::mapping::Anon;
-use super::{Batch, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{
+    Batch, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
+};
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::analysis::{self, rng::Rng};
 use crate::experiment::params::format_size;

@@ -57,7 +57,9 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::mapping::Anon;
-use super::{Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{
+    Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
+};
 use crate::analysis::median;
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
@@ -91,12 +93,6 @@ pub fn permutation(pages: usize, seed: u64) -> Vec<usize> {
         order.swap(i, j);
     }
     order
-}
-
-fn setup_error(e: SetupError) -> String {
-    match e {
-        SetupError::Unsupported(s) | SetupError::Failed(s) => s,
-    }
 }
 
 /// An anonymous region of `pages` pages starting on a 2 MiB boundary.
@@ -152,9 +148,11 @@ impl Region {
     /// Drop the pages (`platform::anon::release_range`: MADV_DONTNEED on Linux, which keeps
     /// the advice; a fresh mapping in place on the BSDs, whose MADV_DONTNEED keeps the pages
     /// and which have no advice to keep).
-    fn dontneed(&self) -> Result<(), String> {
-        platform::anon::release_range(self.base, self.len())
-            .map_err(|e| format!("dropping the region's pages failed: {e}"))
+    fn dontneed(&self) -> Result<(), RoutineError> {
+        platform::anon::release_range(self.base, self.len()).map_err(|source| RoutineError::Os {
+            call: "dropping the region's pages".into(),
+            source,
+        })
     }
 
     /// MADV_POPULATE_WRITE on Linux (`platform::memory::populate_write`); setup refuses
@@ -200,7 +198,7 @@ fn thp_unavailable() -> Option<String> {
     // Touch every page of one aligned 2 MiB range: a huge page faults once for all of them.
     let region = match Region::new(HUGE / PAGE, true) {
         Ok(r) => r,
-        Err(e) => return Some(setup_error(e)),
+        Err(e) => return Some(e.to_string()),
     };
     let before = minflt_now();
     for page in 0..region.pages {

@@ -19,37 +19,39 @@ pub enum ParamKind {
 
 impl ParamKind {
     /// Check a value; the error says what would have been accepted.
-    pub fn check(&self, value: &str) -> Result<(), String> {
+    pub fn check(&self, value: &str) -> Result<(), Mismatch> {
+        let fits = match *self {
+            ParamKind::Int { min, max } => {
+                value.parse::<u64>().is_ok_and(|v| (min..=max).contains(&v))
+            }
+            ParamKind::Size { min, max } => {
+                parse_size(value).is_some_and(|v| (min..=max).contains(&v))
+            }
+            ParamKind::Choice(words) => words.contains(&value),
+            ParamKind::Path => !value.is_empty() && !value.contains('\0'),
+        };
+        if fits { Ok(()) } else { Err(Mismatch(*self)) }
+    }
+
+    /// What a value of this kind is, in the words of an error line.
+    pub fn accepted(&self) -> String {
         match *self {
-            ParamKind::Int { min, max } => match value.parse::<u64>() {
-                Ok(v) if (min..=max).contains(&v) => Ok(()),
-                _ => Err(format!("a whole number from {min} to {max}")),
-            },
-            ParamKind::Size { min, max } => match parse_size(value) {
-                Some(v) if (min..=max).contains(&v) => Ok(()),
-                _ => Err(format!(
-                    "a size from {} to {} (bytes, or with K, M or G)",
-                    format_size(min),
-                    format_size(max)
-                )),
-            },
-            ParamKind::Choice(words) => {
-                if words.contains(&value) {
-                    Ok(())
-                } else {
-                    Err(format!("one of {}", words.join(", ")))
-                }
-            }
-            ParamKind::Path => {
-                if value.is_empty() || value.contains('\0') {
-                    Err("a non-empty path".to_string())
-                } else {
-                    Ok(())
-                }
-            }
+            ParamKind::Int { min, max } => format!("a whole number from {min} to {max}"),
+            ParamKind::Size { min, max } => format!(
+                "a size from {} to {} (bytes, or with K, M or G)",
+                format_size(min),
+                format_size(max)
+            ),
+            ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
+            ParamKind::Path => "a non-empty path".to_string(),
         }
     }
 }
+
+/// A value that does not fit its parameter's kind; it shows what would have been accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.accepted())]
+pub struct Mismatch(pub ParamKind);
 
 /// A parameter an experiment accepts.
 #[derive(Debug)]
@@ -81,11 +83,11 @@ impl Params {
                 .map_or(spec.default, |(_, v)| v.as_str());
             spec.kind
                 .check(value)
-                .map_err(|expected| UserError::BadParam {
+                .map_err(|mismatch| UserError::BadParam {
                     experiment: experiment.to_string(),
                     name: spec.name.to_string(),
                     value: value.to_string(),
-                    expected,
+                    expected: mismatch.to_string(),
                 })?;
             map.insert(spec.name.to_string(), value.to_string());
         }

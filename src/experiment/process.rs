@@ -340,6 +340,23 @@ pub(crate) mod elf {
         pub memsz: u64,
     }
 
+    /// Why a file is not an ELF image this module can read.
+    #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+    pub enum ElfError {
+        #[error("not an ELF file")]
+        NotElf,
+        #[error("not a 64-bit little-endian ELF file")]
+        NotElf64Le,
+        #[error("truncated ELF header")]
+        ShortHeader,
+        #[error("program header entries of {0} bytes")]
+        SmallEntries(usize),
+        #[error("program header offset overflows")]
+        Overflow,
+        #[error("program header {0} lies outside the file")]
+        SegmentOutside(usize),
+    }
+
     /// The parts of an ELF64 little-endian header this module needs.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Header {
@@ -349,12 +366,12 @@ pub(crate) mod elf {
         pub segments: Vec<Segment>,
     }
 
-    pub fn parse(b: &[u8]) -> Result<Header, String> {
+    pub fn parse(b: &[u8]) -> Result<Header, ElfError> {
         if b.len() < EHDR_SIZE || b[..4] != [0x7f, b'E', b'L', b'F'] {
-            return Err("not an ELF file".into());
+            return Err(ElfError::NotElf);
         }
         if b[4] != 2 || b[5] != 1 {
-            return Err("not a 64-bit little-endian ELF file".into());
+            return Err(ElfError::NotElf64Le);
         }
         let u16_at = |o: usize| b.get(o..o + 2).map(|s| u16::from_le_bytes([s[0], s[1]]));
         let u32_at = |o: usize| {
@@ -365,38 +382,36 @@ pub(crate) mod elf {
             b.get(o..o + 8)
                 .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
         };
-        let short = || "truncated ELF header".to_string();
-        let phoff = u64_at(32).ok_or_else(short)? as usize;
-        let phentsize = u16_at(54).ok_or_else(short)? as usize;
-        let phnum = u16_at(56).ok_or_else(short)? as usize;
+        let short = ElfError::ShortHeader;
+        let phoff = u64_at(32).ok_or(short.clone())? as usize;
+        let phentsize = u16_at(54).ok_or(short.clone())? as usize;
+        let phnum = u16_at(56).ok_or(short.clone())? as usize;
         if phentsize < PHDR_SIZE {
-            return Err(format!("program header entries of {phentsize} bytes"));
+            return Err(ElfError::SmallEntries(phentsize));
         }
         let mut segments = Vec::with_capacity(phnum);
         for i in 0..phnum {
-            let at = phoff
-                .checked_add(i * phentsize)
-                .ok_or("program header offset overflows")?;
-            let truncated = || format!("program header {i} lies outside the file");
+            let at = phoff.checked_add(i * phentsize).ok_or(ElfError::Overflow)?;
+            let truncated = ElfError::SegmentOutside(i);
             segments.push(Segment {
-                kind: u32_at(at).ok_or_else(truncated)?,
-                flags: u32_at(at + 4).ok_or_else(truncated)?,
-                offset: u64_at(at + 8).ok_or_else(truncated)?,
-                vaddr: u64_at(at + 16).ok_or_else(truncated)?,
-                filesz: u64_at(at + 32).ok_or_else(truncated)?,
-                memsz: u64_at(at + 40).ok_or_else(truncated)?,
+                kind: u32_at(at).ok_or(truncated.clone())?,
+                flags: u32_at(at + 4).ok_or(truncated.clone())?,
+                offset: u64_at(at + 8).ok_or(truncated.clone())?,
+                vaddr: u64_at(at + 16).ok_or(truncated.clone())?,
+                filesz: u64_at(at + 32).ok_or(truncated.clone())?,
+                memsz: u64_at(at + 40).ok_or(truncated)?,
             });
         }
         Ok(Header {
-            kind: u16_at(16).ok_or_else(short)?,
-            machine: u16_at(18).ok_or_else(short)?,
-            entry: u64_at(24).ok_or_else(short)?,
+            kind: u16_at(16).ok_or(short.clone())?,
+            machine: u16_at(18).ok_or(short.clone())?,
+            entry: u64_at(24).ok_or(short)?,
             segments,
         })
     }
 
     /// Whether the program names a program interpreter (PT_INTERP): dynamically linked.
-    pub fn interpreter(b: &[u8]) -> Result<bool, String> {
+    pub fn interpreter(b: &[u8]) -> Result<bool, ElfError> {
         Ok(parse(b)?.segments.iter().any(|s| s.kind == PT_INTERP))
     }
 }

@@ -29,7 +29,16 @@ pub(super) enum Outcome {
 }
 
 /// What the worker's stdout reader hands over: a message, or the line it could not parse.
-type Line = Result<Message, String>;
+type Line = Result<Message, Garbled>;
+
+/// A line of the worker's output that is not a message of the protocol.
+#[derive(Debug, thiserror::Error)]
+#[error("unreadable worker output ({source}): {line:.200}")]
+struct Garbled {
+    line: String,
+    #[source]
+    source: serde_json::Error,
+}
 
 /// A started worker: its process group, its parsed output and its stderr being collected.
 struct Worker {
@@ -249,8 +258,8 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
 fn read_messages(stdout: ChildStdout, tx: &mpsc::Sender<Line>) {
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
-        let parsed = serde_json::from_str::<Message>(&line)
-            .map_err(|e| format!("unreadable worker output ({e}): {line:.200}"));
+        let parsed =
+            serde_json::from_str::<Message>(&line).map_err(|source| Garbled { line, source });
         if tx.send(parsed).is_err() {
             break;
         }
@@ -289,7 +298,7 @@ fn follow(
                     None
                 }
                 Ok(Ok(message)) => take(message, info, plan, deadline, result, on_sample),
-                Ok(Err(garbled)) => Some(Outcome::Failed(garbled)),
+                Ok(Err(garbled)) => Some(Outcome::Failed(garbled.to_string())),
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ending::Ended(None),
             };

@@ -49,6 +49,14 @@ impl From<RoutineError> for crate::model::SetupError {
     }
 }
 
+/// A setup step a routine repeats while it runs (a new region for a larger batch) failed: the
+/// operation fails with its reason.
+impl From<crate::model::SetupError> for RoutineError {
+    fn from(e: crate::model::SetupError) -> RoutineError {
+        RoutineError::Check(e.to_string())
+    }
+}
+
 /// The harness's layers above still carry a failure as its message.
 impl From<RoutineError> for String {
     fn from(e: RoutineError) -> String {

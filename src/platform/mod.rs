@@ -58,6 +58,7 @@ use unix::anon as this_os_anon;
 use windows::anon as this_os_anon;
 
 mod contract;
+pub use contract::os_error::OsError;
 mod cpu_list;
 #[cfg(not(target_os = "linux"))]
 mod cpuid;

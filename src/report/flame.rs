@@ -31,6 +31,24 @@ fn options(title: &str, subtitle: &str, width: Option<usize>) -> flamegraph::Opt
     options
 }
 
+/// Why no flame graph was drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum FlameError {
+    #[error("the profile has no samples")]
+    NoSamples,
+    #[error("one of the profiles has no samples")]
+    NoSamplesOnOneSide,
+    /// inferno failed: `doing` says at which step.
+    #[error("{doing}: {source}")]
+    Inferno {
+        doing: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the flame graph is not UTF-8: {0}")]
+    NotUtf8(#[from] std::string::FromUtf8Error),
+}
+
 /// The flame graph of `profile`, as wide as its window or `width` pixels; `Err` names why
 /// inferno could not draw it (no samples).
 pub fn svg(
@@ -38,15 +56,19 @@ pub fn svg(
     title: &str,
     subtitle: &str,
     width: Option<usize>,
-) -> Result<String, String> {
+) -> Result<String, FlameError> {
     if profile.samples() == 0 {
-        return Err("the profile has no samples".into());
+        return Err(FlameError::NoSamples);
     }
     let text = folded_text(profile);
     let mut out = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle, width), text.lines(), &mut out)
-        .map_err(|e| format!("cannot draw the flame graph: {e}"))?;
-    String::from_utf8(out).map_err(|e| format!("the flame graph is not UTF-8: {e}"))
+    flamegraph::from_lines(&mut options(title, subtitle, width), text.lines(), &mut out).map_err(
+        |source| FlameError::Inferno {
+            doing: "cannot draw the flame graph",
+            source,
+        },
+    )?;
+    Ok(String::from_utf8(out)?)
 }
 
 /// The differential flame graph from `before` to `after`.
@@ -55,9 +77,9 @@ pub fn diff_svg(
     after: &Profile,
     title: &str,
     subtitle: &str,
-) -> Result<String, String> {
+) -> Result<String, FlameError> {
     if before.samples() == 0 || after.samples() == 0 {
-        return Err("one of the profiles has no samples".into());
+        return Err(FlameError::NoSamplesOnOneSide);
     }
     let (a, b) = (folded_text(before), folded_text(after));
     let mut lines = Vec::new();
@@ -65,13 +87,21 @@ pub fn diff_svg(
         normalize: true,
         strip_hex: false,
     };
-    inferno::differential::from_readers(diff, a.as_bytes(), b.as_bytes(), &mut lines)
-        .map_err(|e| format!("cannot difference the profiles: {e}"))?;
-    let lines = String::from_utf8(lines).map_err(|e| format!("not UTF-8: {e}"))?;
+    inferno::differential::from_readers(diff, a.as_bytes(), b.as_bytes(), &mut lines).map_err(
+        |source| FlameError::Inferno {
+            doing: "cannot difference the profiles",
+            source,
+        },
+    )?;
+    let lines = String::from_utf8(lines)?;
     let mut out = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle, None), lines.lines(), &mut out)
-        .map_err(|e| format!("cannot draw the differential flame graph: {e}"))?;
-    String::from_utf8(out).map_err(|e| format!("the flame graph is not UTF-8: {e}"))
+    flamegraph::from_lines(&mut options(title, subtitle, None), lines.lines(), &mut out).map_err(
+        |source| FlameError::Inferno {
+            doing: "cannot draw the differential flame graph",
+            source,
+        },
+    )?;
+    Ok(String::from_utf8(out)?)
 }
 
 /// A file name for a configuration's graph: its label with anything but letters, digits,

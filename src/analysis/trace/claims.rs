@@ -28,8 +28,14 @@ pub const MIN_CLAIMED: f64 = 0.99;
 /// An unclaimed call made this often per operation (or more) is a difference.
 pub const MAX_UNCLAIMED: f64 = 0.01;
 
-const NO_MARKER: &str = "the trace holds no marker call: the worker never reached its traced pass";
-const NO_SECOND_MARKER: &str = "the trace holds no second marker call: the traced pass did not end";
+/// Why a trace has no window between the markers to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MarkerError {
+    #[error("the trace holds no marker call: the worker never reached its traced pass")]
+    NoMarker,
+    #[error("the trace holds no second marker call: the traced pass did not end")]
+    NoSecondMarker,
+}
 
 /// The span of a trace between the markers, in the records' time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +49,7 @@ pub struct Window {
 
 /// The window between the first marker's exit and the next marker's entry after it; `Err`
 /// says which marker is missing.
-pub fn window(events: &[SysEvent], marker: i64) -> Result<Window, String> {
+pub fn window(events: &[SysEvent], marker: i64) -> Result<Window, MarkerError> {
     let (start, pid, tid) = events
         .iter()
         .find_map(|e| match *e {
@@ -52,14 +58,14 @@ pub fn window(events: &[SysEvent], marker: i64) -> Result<Window, String> {
             } if nr == marker => Some((time, pid, tid)),
             _ => None,
         })
-        .ok_or(NO_MARKER)?;
+        .ok_or(MarkerError::NoMarker)?;
     let end = events
         .iter()
         .find_map(|e| match *e {
             SysEvent::Enter { nr, time, .. } if nr == marker && time >= start => Some(time),
             _ => None,
         })
-        .ok_or(NO_SECOND_MARKER)?;
+        .ok_or(MarkerError::NoSecondMarker)?;
     Ok(Window {
         start,
         end,
@@ -289,7 +295,7 @@ pub fn check(
     ops: u64,
     name: &dyn Fn(i64) -> String,
     claims: &Claims,
-) -> Result<Check, String> {
+) -> Result<Check, MarkerError> {
     let ops_f = ops.max(1) as f64;
     let inside = match &traced.marked {
         Some(marked) => counted_inside(&traced.sites, marked)?,
@@ -343,7 +349,7 @@ struct Inside {
 }
 
 /// From a record per call: the entries between the markers.
-fn recorded_inside(events: &[SysEvent], marker: i64) -> Result<Inside, String> {
+fn recorded_inside(events: &[SysEvent], marker: i64) -> Result<Inside, MarkerError> {
     let w = window(events, marker)?;
     let mut inside = Inside {
         counts: BTreeMap::new(),
@@ -372,10 +378,10 @@ fn recorded_inside(events: &[SysEvent], marker: i64) -> Result<Inside, String> {
 }
 
 /// From the kernel's counts, which held only the window's calls.
-fn counted_inside(sites: &[CallSite], marked: &Marked) -> Result<Inside, String> {
+fn counted_inside(sites: &[CallSite], marked: &Marked) -> Result<Inside, MarkerError> {
     match marked.marks {
-        0 => return Err(NO_MARKER.into()),
-        1 => return Err(NO_SECOND_MARKER.into()),
+        0 => return Err(MarkerError::NoMarker),
+        1 => return Err(MarkerError::NoSecondMarker),
         _ => {}
     }
     let mut inside = Inside {

@@ -82,7 +82,7 @@ pub(super) fn measure(
         .swap
         .map(|(kind, bytes)| crate::platform::swap::TempSwap::create(kind, bytes))
         .transpose()
-        .map_err(|e| UserError::BadOption(format!("--swap: {e}")))?;
+        .map_err(|e| UserError::BadOption(swap_refused(&e)))?;
 
     let path = db_path(db)?;
     let mut store = Store::open(&path)?;
@@ -146,6 +146,18 @@ pub(super) fn measure(
         path,
         interrupted,
     })
+}
+
+/// The line for a swap area `--swap` could not make: the platform's reason, and the option
+/// to change where one helps.
+fn swap_refused(e: &crate::platform::swap::SwapError) -> String {
+    use crate::platform::swap::SwapError;
+    let fix = match e {
+        SwapError::NotRoot => "; run oslab as root, or leave --swap out",
+        SwapError::Swapon { file: true, .. } => ": try --swap zram:SIZE",
+        _ => "",
+    };
+    format!("--swap: {e}{fix}")
 }
 
 /// The CPUs the processes take in turn, as recorded: those of `Plan::for_process`, in the

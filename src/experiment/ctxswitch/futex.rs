@@ -91,7 +91,7 @@ impl Routine for FutexPingPong {
         let mut outcome = Ok(());
         for _ in 0..ops {
             if let Err(e) = turns.worker_round_trip(&mut next) {
-                outcome = Err(e.into());
+                outcome = Err(e);
                 break;
             }
         }
@@ -158,12 +158,16 @@ pub(super) fn spawn_futex_thread(
     cpus: Cpus,
 ) -> Result<FutexSide, SetupError> {
     let shared = Arc::clone(words);
-    let (tx, rx) = mpsc::channel::<Result<(), String>>();
+    let (tx, rx) = mpsc::channel::<Result<(), SetupError>>();
     let handle = std::thread::Builder::new()
         .name("oslab-partner".into())
         .spawn(move || {
-            let pinned = crate::platform::cpu::pin(&[cpus.partner])
-                .map_err(|e| format!("cannot pin the partner thread to CPU {}: {e}", cpus.partner));
+            let pinned = crate::platform::cpu::pin(&[cpus.partner]).map_err(|e| {
+                SetupError::Failed(format!(
+                    "cannot pin the partner thread to CPU {}: {e}",
+                    cpus.partner
+                ))
+            });
             let ok = pinned.is_ok();
             let _ = tx.send(pinned);
             if !ok {
@@ -179,9 +183,9 @@ pub(super) fn spawn_futex_thread(
         .map_err(|e| SetupError::Failed(format!("cannot start the partner thread: {e}")))?;
     match rx.recv() {
         Ok(Ok(())) => Ok(FutexSide::Thread(Some(handle))),
-        Ok(Err(reason)) => {
+        Ok(Err(refused)) => {
             let _ = handle.join();
-            Err(SetupError::Failed(reason))
+            Err(refused)
         }
         Err(_) => {
             let _ = handle.join();

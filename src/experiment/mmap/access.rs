@@ -48,7 +48,11 @@ impl Access {
     }
 
     /// Release the previous pass's mapping and make this pass's.
-    pub(super) fn remap(&mut self) -> Result<(), String> {
+    pub(super) fn remap(&mut self) -> Result<(), RoutineError> {
+        let failed = |call: &str| {
+            let call = call.to_string();
+            move |source| RoutineError::Os { call, source }
+        };
         if let Some(old) = self.map.take() {
             let pages = old.pages();
             let start = Instant::now();
@@ -59,18 +63,16 @@ impl Access {
         }
         let map = Mapping::new(self.backing, self.len, self.file.as_ref())?;
         map.advise(crate::experiment::linux_only::MADV_NOHUGEPAGE)
-            .map_err(|e| format!("madvise(MADV_NOHUGEPAGE) failed: {e}"))?;
+            .map_err(failed("madvise(MADV_NOHUGEPAGE)"))?;
         if self.file.is_some() {
-            let share = map
-                .resident_share()
-                .map_err(|e| format!("mincore failed: {e}"))?;
+            let share = map.resident_share().map_err(failed("mincore"))?;
             self.costs.page_cache_share.push(share);
         }
         if self.populate {
             let before = rusage::this_process();
             let start = Instant::now();
             map.advise(self.populate_advice())
-                .map_err(|e| format!("madvise(MADV_POPULATE_*) failed: {e}"))?;
+                .map_err(failed("madvise(MADV_POPULATE_*)"))?;
             self.costs
                 .populate_ns_per_page
                 .push(ns_per_page(start, map.pages()));
@@ -82,8 +84,7 @@ impl Access {
             let start = Instant::now();
             // SAFETY: [base, base + len) is the walked region, inside the mapping.
             unsafe { std::ptr::write_bytes(map.base, 0x5a, self.len) };
-            map.msync()
-                .map_err(|e| format!("msync(MS_SYNC) failed: {e}"))?;
+            map.msync().map_err(failed("msync(MS_SYNC)"))?;
             self.costs
                 .prepare_ns_per_page
                 .push(ns_per_page(start, map.pages()));

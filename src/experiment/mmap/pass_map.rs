@@ -19,13 +19,13 @@ impl Mapping {
         backing: Backing,
         len: usize,
         file: Option<&File>,
-    ) -> Result<Mapping, String> {
+    ) -> Result<Mapping, RoutineError> {
         let page = page_size();
         if backing == Backing::Malloc {
             // SAFETY: malloc has no preconditions; the block is freed once, by Drop.
             let base = unsafe { libc::malloc(len) }.cast::<u8>();
             if base.is_null() {
-                return Err(format!("malloc({len}) returned NULL"));
+                return Err(RoutineError::Check(format!("malloc({len}) returned NULL")));
             }
             let start = base as usize / page * page;
             let end = (base as usize + len).next_multiple_of(page);
@@ -55,10 +55,7 @@ impl Mapping {
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of {len} bytes failed: {}",
-                io::Error::last_os_error()
-            ));
+            return Err(RoutineError::last_os(format!("mmap of {len} bytes")));
         }
         Ok(Mapping {
             base: ptr.cast(),

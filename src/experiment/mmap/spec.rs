@@ -17,7 +17,8 @@ pub(super) fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, Setup
             SetupError::Failed("no work directory was created for this experiment".into())
         })?;
         if backing == Backing::FileShared && memset_msync {
-            let mount = crate::platform::mount::mount_of(dir).map_err(SetupError::Failed)?;
+            let mount = crate::platform::mount::mount_of(dir)
+                .map_err(|e| SetupError::Failed(e.to_string()))?;
             if mount.memory_backed() {
                 return Err(SetupError::Unsupported(format!(
                     "{}: msync has no device to write back to on a memory-backed file system, \

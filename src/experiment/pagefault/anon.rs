@@ -39,7 +39,7 @@ impl AnonTouch {
     }
 
     /// The next batch's region, populated or warmed as the parameters say.
-    pub(super) fn map_region(&mut self) -> Result<Region, String> {
+    pub(super) fn map_region(&mut self) -> Result<Region, RoutineError> {
         let warm = self.fresh.is_none();
         if let Some(fresh) = &mut self.fresh {
             fresh.make_room(self.pages * PAGE, &mut self.munmap_ns);
@@ -47,16 +47,14 @@ impl AnonTouch {
         if self.populate == Populate::Mmap {
             if warm {
                 // The pages MAP_POPULATE will take: touched and freed just before.
-                Region::new(self.pages, self.thp)
-                    .map_err(setup_error)?
-                    .touch_all();
+                Region::new(self.pages, self.thp)?.touch_all();
             }
             let before = minflt_now();
             let (region, elapsed) = Region::populated(self.pages, self.thp, self.thp_always)?;
             self.note_populate(elapsed, minflt_now() - before);
             return Ok(region);
         }
-        let region = Region::new(self.pages, self.thp).map_err(setup_error)?;
+        let region = Region::new(self.pages, self.thp)?;
         if warm {
             region.touch_all();
             region.dontneed()?;

@@ -64,7 +64,7 @@ impl Cow {
         if pid < 0 {
             return Err(RoutineError::last_os("fork"));
         }
-        Ok(crate::experiment::process::reap(pid, "writing")?)
+        crate::experiment::process::reap(pid, "writing")
     }
 }
 
@@ -72,7 +72,7 @@ impl Routine for Cow {
     fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
         let ops = ops as usize;
         if ops > self.region.pages {
-            self.region = touched_region(ops).map_err(setup_error)?;
+            self.region = touched_region(ops)?;
         }
         Ok(())
     }

@@ -223,7 +223,7 @@ struct FileMap {
 }
 
 impl FileMap {
-    fn new(file: &File, len: usize, shared: bool) -> Result<FileMap, String> {
+    fn new(file: &File, len: usize, shared: bool) -> Result<FileMap, RoutineError> {
         let kind = if shared {
             libc::MAP_SHARED
         } else {
@@ -242,10 +242,9 @@ impl FileMap {
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of the {len}-byte file failed: {}",
-                io::Error::last_os_error()
-            ));
+            return Err(RoutineError::last_os(format!(
+                "mmap of the {len}-byte file"
+            )));
         }
         Ok(FileMap {
             ptr: ptr.cast(),
@@ -255,14 +254,14 @@ impl FileMap {
 
     /// How many of the mapping's pages are in the page cache (mincore(2)); `residency` is
     /// scratch space of one byte per page.
-    fn cached_pages(&self, residency: &mut [u8]) -> Result<usize, String> {
+    fn cached_pages(&self, residency: &mut [u8]) -> Result<usize, RoutineError> {
         if residency.len() != self.len.div_ceil(PAGE) {
             return Err("mincore needs one byte per page of the mapping".into());
         }
         // SAFETY: the range is exactly this mapping; `residency` holds one byte per page.
         let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr().cast()) };
         if rc != 0 {
-            return Err(format!("mincore failed: {}", io::Error::last_os_error()));
+            return Err(RoutineError::last_os("mincore"));
         }
         Ok(residency.iter().filter(|&&b| b & 1 == 1).count())
     }
@@ -285,8 +284,8 @@ fn read_every_page(map: &FileMap) {
     std::hint::black_box(sum);
 }
 
-fn fadvise_dontneed(file: &File) -> Result<(), String> {
-    crate::platform::fscache::drop_file_cache(file.as_raw_fd())
+fn fadvise_dontneed(file: &File) -> Result<(), RoutineError> {
+    Ok(crate::platform::fscache::drop_file_cache(file.as_raw_fd())?)
 }
 
 /// This thread's (minor + major faults, oublock) so far (the process's where the system
@@ -474,7 +473,7 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let dir = ctx.work_dir.as_deref().ok_or_else(|| {
         SetupError::Failed("no work directory was created for this experiment".into())
     })?;
-    let mount = mount_of(dir).map_err(SetupError::Failed)?;
+    let mount = mount_of(dir).map_err(|e| SetupError::Failed(e.to_string()))?;
     let cold = p.str("cache") == "cold";
     if cold && let Some(why) = crate::platform::fscache::cold_cache_unsupported() {
         return Err(SetupError::Unsupported(why));
@@ -493,8 +492,8 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     if !cold {
         // The warm cache as a cold pass would leave it (see the module's notes): the
         // write's folios dropped, the pages faulted back in through a mapping.
-        fadvise_dontneed(&file).map_err(SetupError::Failed)?;
-        read_every_page(&FileMap::new(&file, len, true).map_err(SetupError::Failed)?);
+        fadvise_dontneed(&file)?;
+        read_every_page(&FileMap::new(&file, len, true)?);
     }
     Ok(Box::new(FileFaults {
         file,

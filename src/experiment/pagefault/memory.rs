@@ -28,10 +28,10 @@ impl Region {
         pages: usize,
         thp: bool,
         thp_always: bool,
-    ) -> Result<(Region, Duration), String> {
+    ) -> Result<(Region, Duration), RoutineError> {
         let len = pages * PAGE;
         // An aligned range inside a reservation; the populated mapping replaces it there.
-        let reservation = Anon::private(len + HUGE).map_err(setup_error)?;
+        let reservation = Anon::private(len + HUGE)?;
         let base = (reservation.ptr() as usize).next_multiple_of(HUGE) as *mut u8;
         let map_populate = || {
             let start = Instant::now();
@@ -65,7 +65,10 @@ impl Region {
         } else {
             map_populate()
         };
-        mapped.map_err(|e| format!("mmap(MAP_POPULATE) of {len} bytes failed: {e}"))?;
+        mapped.map_err(|source| RoutineError::Os {
+            call: format!("mmap(MAP_POPULATE) of {len} bytes"),
+            source,
+        })?;
         Ok((
             Region {
                 _map: reservation,
@@ -79,17 +82,14 @@ impl Region {
 
 /// Run `f` with transparent huge pages disabled for this process (PR_SET_THP_DISABLE), then
 /// restore the previous setting.
-pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, RoutineError> {
     let was = crate::experiment::linux_only::prctl(
         crate::experiment::linux_only::PR_GET_THP_DISABLE,
         0,
         0,
     );
     if was < 0 {
-        return Err(format!(
-            "prctl(PR_GET_THP_DISABLE) failed: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(RoutineError::last_os("prctl(PR_GET_THP_DISABLE)"));
     }
     let set = |disable: libc::c_ulong| {
         let rc = crate::experiment::linux_only::prctl(
@@ -100,10 +100,9 @@ pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         if rc == 0 {
             Ok(())
         } else {
-            Err(format!(
-                "prctl(PR_SET_THP_DISABLE, {disable}) failed: {}",
-                io::Error::last_os_error()
-            ))
+            Err(RoutineError::last_os(format!(
+                "prctl(PR_SET_THP_DISABLE, {disable})"
+            )))
         }
     };
     if was == 0 {
@@ -221,7 +220,7 @@ pub(super) fn warm_reference() -> Result<f64, SetupError> {
     region.touch_all();
     let mut timings = Vec::with_capacity(3);
     for _ in 0..3 {
-        region.dontneed().map_err(SetupError::Failed)?;
+        region.dontneed()?;
         let start = Instant::now();
         region.touch_all();
         timings.push(ns_per_page(start.elapsed(), region.pages));

@@ -47,16 +47,13 @@ pub struct Turns<'a> {
 impl Turns<'_> {
     /// One round trip from the worker's side; `next` is the worker's even value.
     #[inline]
-    pub fn worker_round_trip(&self, next: &mut u32) -> Result<(), String> {
+    pub fn worker_round_trip(&self, next: &mut u32) -> Result<(), RoutineError> {
         let ask = next.wrapping_add(1);
         let want = next.wrapping_add(2);
         self.seq.store(ask, Ordering::Release);
         let rc = futex_wake(self.seq, 1, self.private);
         if rc < 0 {
-            return Err(format!(
-                "futex wake failed: {}",
-                std::io::Error::from_raw_os_error(-rc as i32)
-            ));
+            return Err(futex_failed("futex wake", rc));
         }
         loop {
             let v = self.seq.load(Ordering::Acquire);
@@ -64,16 +61,13 @@ impl Turns<'_> {
                 break;
             }
             if v != ask {
-                return Err(format!(
+                return Err(RoutineError::Check(format!(
                     "futex protocol broken: expected {ask} or {want}, found {v}"
-                ));
+                )));
             }
             let rc = futex_wait(self.seq, ask, self.private);
             if rc < 0 && rc != -(libc::EAGAIN as i64) && rc != -(libc::EINTR as i64) {
-                return Err(format!(
-                    "futex wait failed: {}",
-                    std::io::Error::from_raw_os_error(-rc as i32)
-                ));
+                return Err(futex_failed("futex wait", rc));
             }
         }
         *next = want;
@@ -106,5 +100,13 @@ impl Turns<'_> {
         self.stop.store(1, Ordering::Release);
         self.seq.fetch_add(2, Ordering::AcqRel);
         futex_wake(self.seq, i32::MAX, self.private);
+    }
+}
+
+/// A futex call that returned `-errno`.
+fn futex_failed(call: &str, rc: i64) -> RoutineError {
+    RoutineError::Os {
+        call: call.to_string(),
+        source: std::io::Error::from_raw_os_error(-rc as i32),
     }
 }

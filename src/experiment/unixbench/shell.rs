@@ -149,7 +149,7 @@ struct Shell {
 }
 
 impl Shell {
-    fn once(&self) -> Result<(), String> {
+    fn once(&self) -> Result<(), RoutineError> {
         let status = Command::new("/bin/sh")
             .arg("./multi.sh")
             .arg(&self.concurrency)
@@ -161,11 +161,16 @@ impl Shell {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+            .map_err(|source| RoutineError::Os {
+                call: "starting /bin/sh".into(),
+                source,
+            })?;
         if status.success() {
             Ok(())
         } else {
-            Err(format!("/bin/sh multi.sh ended with {status}"))
+            Err(RoutineError::Check(format!(
+                "/bin/sh multi.sh ended with {status}"
+            )))
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+pub use crate::platform::contract::swap::SwapError;
+
 /// What kind of temporary swap to make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SwapKind {
@@ -16,11 +18,11 @@ pub enum TempSwap {}
 
 impl TempSwap {
     /// Refused: see the module.
-    pub fn create(_kind: SwapKind, _bytes: u64) -> Result<TempSwap, String> {
-        Err(super::refusal(
-            "--swap",
-            "oslab makes a temporary swap area with Linux's swapon(2) only",
-        ))
+    pub fn create(_kind: SwapKind, _bytes: u64) -> Result<TempSwap, SwapError> {
+        Err(SwapError::Unsupported {
+            os: crate::platform::CURRENT.title(),
+            why: "oslab makes a temporary swap area with Linux's swapon(2) only",
+        })
     }
 
     pub fn path(&self) -> &Path {

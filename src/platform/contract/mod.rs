@@ -5,5 +5,9 @@
 pub mod cgroup;
 pub mod memory;
 pub mod mount;
+pub mod os_error;
+#[cfg(unix)]
+pub mod pipe;
 pub mod stacks;
+pub mod swap;
 pub mod systrace;

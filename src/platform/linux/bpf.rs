@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
-use aya::maps::{Array, HashMap, MapData};
-use aya::programs::RawTracePoint;
+use aya::maps::{Array, HashMap, MapData, MapError};
+use aya::programs::{ProgramError, RawTracePoint};
 use aya::{Ebpf, EbpfLoader, Pod};
 
 use crate::model::trace::{CallSite, Marked};
@@ -97,6 +97,32 @@ unsafe impl Pod for OpenCall {}
 // SAFETY: as above.
 unsafe impl Pod for Tree {}
 
+/// Why the eBPF counter did not load, attach, follow or read.
+#[derive(Debug, thiserror::Error)]
+pub enum BpfError {
+    /// The kernel refused to load or attach a program: one line, naming the fix where it is a
+    /// permission.
+    #[error("{0}")]
+    Refused(String),
+    /// The embedded object lacks a program or map oslab's code names (a build defect).
+    #[error("the eBPF object has no {kind} {name}")]
+    Missing { kind: &'static str, name: String },
+    /// A program of the object is not of the kind oslab attaches.
+    #[error("{program}: {source}")]
+    Program {
+        program: &'static str,
+        #[source]
+        source: ProgramError,
+    },
+    /// A map could not be opened as its type, updated or read: `doing` says which.
+    #[error("{doing}: {source}")]
+    Map {
+        doing: String,
+        #[source]
+        source: MapError,
+    },
+}
+
 /// The loaded and attached programs; dropping it detaches them.
 pub struct SyscallCounter {
     ebpf: Ebpf,
@@ -116,7 +142,7 @@ pub struct Counted {
 impl SyscallCounter {
     /// Load and attach the programs. `windowed`: count only between the first two calls of
     /// `mark_nr` (a number no kernel implements). `Err`: one line saying why not.
-    pub fn open(execve_nr: i64, mark_nr: i64, windowed: bool) -> Result<SyscallCounter, String> {
+    pub fn open(execve_nr: i64, mark_nr: i64, windowed: bool) -> Result<SyscallCounter, BpfError> {
         let window = u32::from(windowed);
         let mut ebpf = EbpfLoader::new()
             .override_global("ip_offset", &IP_OFFSET, true)
@@ -132,9 +158,12 @@ impl SyscallCounter {
         ] {
             let tp: &mut RawTracePoint = ebpf
                 .program_mut(program)
-                .ok_or_else(|| format!("the eBPF object has no program {program}"))?
+                .ok_or_else(|| BpfError::Missing {
+                    kind: "program",
+                    name: program.to_string(),
+                })?
                 .try_into()
-                .map_err(|e| format!("{program}: {e}"))?;
+                .map_err(|source| BpfError::Program { program, source })?;
             tp.load()
                 .map_err(|e| refusal(&format!("{program}: {e}"), &e))?;
             tp.attach(tracepoint)
@@ -145,24 +174,26 @@ impl SyscallCounter {
 
     /// Count the calls of process `pid` (still held before its execve) and of every process
     /// it starts from now on.
-    pub fn follow(&mut self, pid: u32) -> Result<(), String> {
+    pub fn follow(&mut self, pid: u32) -> Result<(), BpfError> {
         let mut state: Array<&mut MapData, Tree> = map_mut(&mut self.ebpf, "state")?;
         let tree = Tree {
             root: u64::from(pid),
             ..Tree::default()
         };
-        state
-            .set(0, tree, 0)
-            .map_err(|e| format!("cannot seed the eBPF state: {e}"))?;
+        state.set(0, tree, 0).map_err(|source| BpfError::Map {
+            doing: "cannot seed the eBPF state".into(),
+            source,
+        })?;
         let mut tracked: HashMap<&mut MapData, u32, u32> = map_mut(&mut self.ebpf, "tracked")?;
-        tracked
-            .insert(pid, 1, 0)
-            .map_err(|e| format!("cannot follow process {pid}: {e}"))
+        tracked.insert(pid, 1, 0).map_err(|source| BpfError::Map {
+            doing: format!("cannot follow process {pid}"),
+            source,
+        })
     }
 
     /// Everything counted so far, per call site, with the calls still inside (or that never
     /// return, like `exit_group`) as unfinished.
-    pub fn read(&self) -> Result<Counted, String> {
+    pub fn read(&self) -> Result<Counted, BpfError> {
         let calls: HashMap<&MapData, CallKey, CallValue> = map(&self.ebpf, "calls")?;
         let mut sites: BTreeMap<CallKey, CallSite> = BTreeMap::new();
         for entry in calls.iter() {
@@ -229,32 +260,48 @@ fn site(sites: &mut BTreeMap<CallKey, CallSite>, key: CallKey) -> &mut CallSite 
     })
 }
 
-fn map<'a, M>(ebpf: &'a Ebpf, name: &str) -> Result<M, String>
+fn map<'a, M>(ebpf: &'a Ebpf, name: &str) -> Result<M, BpfError>
 where
-    M: TryFrom<&'a aya::maps::Map, Error = aya::maps::MapError>,
+    M: TryFrom<&'a aya::maps::Map, Error = MapError>,
 {
-    let m = ebpf
-        .map(name)
-        .ok_or_else(|| format!("the eBPF object has no map {name}"))?;
-    M::try_from(m).map_err(|e| format!("eBPF map {name}: {e}"))
+    let m = ebpf.map(name).ok_or_else(|| missing_map(name))?;
+    M::try_from(m).map_err(|source| BpfError::Map {
+        doing: format!("eBPF map {name}"),
+        source,
+    })
 }
 
-fn map_mut<'a, M>(ebpf: &'a mut Ebpf, name: &str) -> Result<M, String>
+fn map_mut<'a, M>(ebpf: &'a mut Ebpf, name: &str) -> Result<M, BpfError>
 where
-    M: TryFrom<&'a mut aya::maps::Map, Error = aya::maps::MapError>,
+    M: TryFrom<&'a mut aya::maps::Map, Error = MapError>,
 {
-    let m = ebpf
-        .map_mut(name)
-        .ok_or_else(|| format!("the eBPF object has no map {name}"))?;
-    M::try_from(m).map_err(|e| format!("eBPF map {name}: {e}"))
+    let m = ebpf.map_mut(name).ok_or_else(|| missing_map(name))?;
+    M::try_from(m).map_err(|source| BpfError::Map {
+        doing: format!("eBPF map {name}"),
+        source,
+    })
 }
 
-fn read_error(e: aya::maps::MapError) -> String {
-    format!("cannot read the eBPF counts: {e}")
+fn missing_map(name: &str) -> BpfError {
+    BpfError::Missing {
+        kind: "map",
+        name: name.to_string(),
+    }
+}
+
+fn read_error(source: MapError) -> BpfError {
+    BpfError::Map {
+        doing: "cannot read the eBPF counts".into(),
+        source,
+    }
 }
 
 /// One line for a load or attach that failed: permission problems name the fix.
-fn refusal(what: &str, error: &(dyn std::error::Error + 'static)) -> String {
+fn refusal(what: &str, error: &(dyn std::error::Error + 'static)) -> BpfError {
+    BpfError::Refused(refusal_line(what, error))
+}
+
+fn refusal_line(what: &str, error: &(dyn std::error::Error + 'static)) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
         if let Some(io) = e.downcast_ref::<std::io::Error>()

@@ -50,6 +50,7 @@ mod tests {
         assert!(
             drop_file_cache(-1)
                 .unwrap_err()
+                .to_string()
                 .starts_with("posix_fadvise failed")
         );
         assert!(sync_file_system(-1).is_err());

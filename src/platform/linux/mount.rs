@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-pub use crate::platform::contract::mount::Mount;
+pub use crate::platform::contract::mount::{Mount, MountError};
 
 /// The file systems that keep their files in memory.
 pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
@@ -120,14 +120,18 @@ pub fn mount_of_path(mountinfo: &str, path: &str) -> Option<Mount> {
 }
 
 /// The mount a directory is on, from this process's mountinfo.
-pub fn mount_of(dir: &Path) -> Result<Mount, String> {
-    let canonical = dir
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+pub fn mount_of(dir: &Path) -> Result<Mount, MountError> {
+    let canonical = dir.canonicalize().map_err(|source| MountError::Resolve {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let text =
+        std::fs::read_to_string("/proc/self/mountinfo").map_err(|source| MountError::Query {
+            asking: "cannot read /proc/self/mountinfo".into(),
+            source,
+        })?;
     mount_of_path(&text, &canonical.to_string_lossy())
-        .ok_or_else(|| format!("no mount covers {}", canonical.display()))
+        .ok_or(MountError::Uncovered { path: canonical })
 }
 
 #[cfg(test)]

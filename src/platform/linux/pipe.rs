@@ -3,31 +3,32 @@
 use std::os::fd::RawFd;
 
 pub use super::super::unix::fds::{pipe_cloexec, socketpair_cloexec};
+pub use crate::platform::contract::pipe::CapacityError;
 
 const MAX_SIZE: &str = "/proc/sys/fs/pipe-max-size";
 
 /// Set the capacity of pipe `fd` to exactly `capacity` bytes, or say why it cannot be (the
 /// kernel refused it, or rounded it to another size).
-pub fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), String> {
-    let wanted = libc::c_int::try_from(capacity)
-        .map_err(|_| format!("a pipe capacity of {capacity} bytes is too large"))?;
+pub fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), CapacityError> {
+    let wanted = libc::c_int::try_from(capacity).map_err(|_| CapacityError::TooLarge(capacity))?;
     // SAFETY: fcntl on a descriptor the caller owns, with an integer argument.
     let got = unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, wanted) };
     if got < 0 {
-        let e = std::io::Error::last_os_error();
+        let source = std::io::Error::last_os_error();
         let limit = std::fs::read_to_string(MAX_SIZE)
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|_| "?".into());
-        return Err(format!(
-            "cannot set a pipe capacity of {capacity} bytes: {e} (fs.pipe-max-size is {limit}; \
-             more needs CAP_SYS_RESOURCE)"
-        ));
+        return Err(CapacityError::Refused {
+            capacity,
+            limit,
+            source,
+        });
     }
     if got != wanted {
-        return Err(format!(
-            "the kernel rounds a pipe capacity of {capacity} bytes to {got}: give a power of two \
-             of pages (e.g. 64K)"
-        ));
+        return Err(CapacityError::Rounded {
+            capacity,
+            got: i64::from(got),
+        });
     }
     Ok(())
 }
@@ -46,13 +47,20 @@ mod tests {
     #[test]
     fn capacities() {
         let fds = pipe();
-        assert_eq!(set_capacity(fds[0], 64 << 10), Ok(()));
-        assert_eq!(set_capacity(fds[0], 16 << 10), Ok(()));
+        assert!(set_capacity(fds[0], 64 << 10).is_ok());
+        assert!(set_capacity(fds[0], 16 << 10).is_ok());
         // 5 pages are rounded up to 8.
         let page = super::super::memory::page_size() as usize;
         let rounded = set_capacity(fds[0], 5 * page).unwrap_err();
-        assert!(rounded.contains("rounds"), "{rounded}");
-        assert!(set_capacity(fds[0], usize::MAX).is_err());
+        assert!(
+            matches!(rounded, CapacityError::Rounded { got, .. } if got == 8 * page as i64),
+            "{rounded}"
+        );
+        assert!(rounded.to_string().contains("rounds"), "{rounded}");
+        assert!(matches!(
+            set_capacity(fds[0], usize::MAX),
+            Err(CapacityError::TooLarge(_))
+        ));
         for fd in fds {
             // SAFETY: closing the descriptors this test opened.
             unsafe { libc::close(fd) };

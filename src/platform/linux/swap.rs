@@ -11,6 +11,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::memory::page_size;
+pub use crate::platform::contract::swap::SwapError;
 
 /// Where a swap file is made.
 pub const FILE_DIR: &str = "/var/tmp";
@@ -205,10 +206,10 @@ pub struct TempSwap {
 
 impl TempSwap {
     /// Make and enable `bytes` of swap of `kind`, labelled with this process's pid.
-    pub fn create(kind: SwapKind, bytes: u64) -> Result<TempSwap, String> {
+    pub fn create(kind: SwapKind, bytes: u64) -> Result<TempSwap, SwapError> {
         // SAFETY: geteuid cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            return Err("needs root (swapon(2) needs CAP_SYS_ADMIN); run oslab as root, or leave --swap out".into());
+            return Err(SwapError::NotRoot);
         }
         remove_stale();
         let label = format!("{LABEL_PREFIX}{}", std::process::id());
@@ -216,15 +217,10 @@ impl TempSwap {
             SwapKind::File => TempSwap::file(bytes, &label)?,
             SwapKind::Zram => TempSwap::zram_device(bytes, &label)?,
         };
-        swapon(&swap.path).map_err(|e| {
-            let hint = match kind {
-                SwapKind::File => {
-                    "; its file system may not hold swap files (tmpfs, btrfs without nocow): \
-                     try --swap zram:SIZE"
-                }
-                SwapKind::Zram => "",
-            };
-            format!("swapon {} failed: {e}{hint}", swap.path.display())
+        swapon(&swap.path).map_err(|source| SwapError::Swapon {
+            path: swap.path.clone(),
+            file: kind == SwapKind::File,
+            source,
         })?;
         Ok(swap)
     }
@@ -248,14 +244,18 @@ impl TempSwap {
         )
     }
 
-    fn file(bytes: u64, label: &str) -> Result<TempSwap, String> {
+    fn file(bytes: u64, label: &str) -> Result<TempSwap, SwapError> {
         let path = Path::new(FILE_DIR).join(format!("{FILE_PREFIX}{}", std::process::id()));
         let swap = TempSwap {
             path: path.clone(),
             zram: None,
             bytes,
         };
-        let fail = |e: io::Error| format!("cannot make the swap file {}: {e}", path.display());
+        let fail = |source: io::Error| SwapError::Make {
+            what: format!("cannot make the swap file {}", path.display()),
+            source,
+            hint: "",
+        };
         let file = OpenOptions::new()
             .write(true)
             .read(true)
@@ -273,26 +273,32 @@ impl TempSwap {
         Ok(swap)
     }
 
-    fn zram_device(bytes: u64, label: &str) -> Result<TempSwap, String> {
+    fn zram_device(bytes: u64, label: &str) -> Result<TempSwap, SwapError> {
+        let make = |what: String, hint| move |source| SwapError::Make { what, source, hint };
         let id: u32 = std::fs::read_to_string(Path::new(ZRAM_CONTROL).join("hot_add"))
-            .map_err(|e| format!("cannot add a zram device ({ZRAM_CONTROL}/hot_add): {e}; is the zram module loaded?"))?
+            .map_err(make(
+                format!("cannot add a zram device ({ZRAM_CONTROL}/hot_add)"),
+                "; is the zram module loaded?",
+            ))?
             .trim()
             .parse()
-            .map_err(|e| format!("{ZRAM_CONTROL}/hot_add gave no device number: {e}"))?;
+            .map_err(|e| {
+                SwapError::Zram(format!("{ZRAM_CONTROL}/hot_add gave no device number: {e}"))
+            })?;
         let swap = TempSwap {
             path: PathBuf::from(format!("/dev/zram{id}")),
             zram: Some(id),
             bytes,
         };
         std::fs::write(format!("/sys/block/zram{id}/disksize"), bytes.to_string())
-            .map_err(|e| format!("cannot size /dev/zram{id}: {e}"))?;
+            .map_err(make(format!("cannot size /dev/zram{id}"), ""))?;
         let device = OpenOptions::new()
             .write(true)
             .read(true)
             .open(&swap.path)
-            .map_err(|e| format!("cannot open {}: {e}", swap.path.display()))?;
+            .map_err(make(format!("cannot open {}", swap.path.display()), ""))?;
         write_header(&device, bytes, label)
-            .map_err(|e| format!("cannot write {}: {e}", swap.path.display()))?;
+            .map_err(make(format!("cannot write {}", swap.path.display()), ""))?;
         Ok(swap)
     }
 }
@@ -307,28 +313,31 @@ impl Drop for TempSwap {
 }
 
 /// Switch the area off (if on) and remove it.
-fn remove(path: &Path, zram: Option<u32>) -> Result<(), String> {
+fn remove(path: &Path, zram: Option<u32>) -> Result<(), SwapError> {
+    let left = |what: String, fix: String| move |source| SwapError::Leftover { what, source, fix };
     let on = areas().iter().any(|a| Path::new(&a.path) == path);
     if on {
-        swapoff(path).map_err(|e| {
-            format!(
-                "could not switch off the swap area {}: {e}; run swapoff {0}",
-                path.display()
-            )
-        })?;
+        swapoff(path).map_err(left(
+            format!("could not switch off the swap area {}", path.display()),
+            format!("; run swapoff {}", path.display()),
+        ))?;
     }
     match zram {
         Some(id) => {
             let _ = std::fs::write(format!("/sys/block/zram{id}/reset"), "1");
-            std::fs::write(Path::new(ZRAM_CONTROL).join("hot_remove"), id.to_string())
-                .map_err(|e| format!("could not remove /dev/zram{id}: {e}"))
+            std::fs::write(Path::new(ZRAM_CONTROL).join("hot_remove"), id.to_string()).map_err(
+                left(format!("could not remove /dev/zram{id}"), String::new()),
+            )
         }
         None => std::fs::remove_file(path)
             .or_else(|e| match e.kind() {
                 io::ErrorKind::NotFound => Ok(()),
                 _ => Err(e),
             })
-            .map_err(|e| format!("could not remove the swap file {}: {e}", path.display())),
+            .map_err(left(
+                format!("could not remove the swap file {}", path.display()),
+                String::new(),
+            )),
     }
 }
 

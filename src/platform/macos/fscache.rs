@@ -4,30 +4,29 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use crate::platform::OsError;
+
 /// No open flag bypasses the cache on macOS: F_NOCACHE is set on the open descriptor instead
 /// (see [`drop_file_cache`]). 0: no flag.
 pub const DIRECT_IO: libc::c_int = 0;
 
-fn fcntl(fd: RawFd, cmd: libc::c_int, arg: libc::c_int, what: &str) -> Result<(), String> {
+fn fcntl(fd: RawFd, cmd: libc::c_int, arg: libc::c_int, call: &'static str) -> Result<(), OsError> {
     // SAFETY: fcntl on the caller's open descriptor with an integer argument.
     if unsafe { libc::fcntl(fd, cmd, arg) } == -1 {
-        return Err(format!(
-            "fcntl({what}) failed: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(OsError::last(call));
     }
     Ok(())
 }
 
 /// Stop caching the file open as `fd` from now on (F_NOCACHE): macOS cannot drop the pages
 /// already cached, but reads through this descriptor then bypass the cache.
-pub fn drop_file_cache(fd: RawFd) -> Result<(), String> {
-    fcntl(fd, libc::F_NOCACHE, 1, "F_NOCACHE")
+pub fn drop_file_cache(fd: RawFd) -> Result<(), OsError> {
+    fcntl(fd, libc::F_NOCACHE, 1, "fcntl(F_NOCACHE)")
 }
 
 /// Turn readahead off for `fd` (F_RDAHEAD 0), as random access does elsewhere.
-pub fn advise_random(fd: RawFd) -> Result<(), String> {
-    fcntl(fd, libc::F_RDAHEAD, 0, "F_RDAHEAD")
+pub fn advise_random(fd: RawFd) -> Result<(), OsError> {
+    fcntl(fd, libc::F_RDAHEAD, 0, "fcntl(F_RDAHEAD)")
 }
 
 /// Flush the file to the device, through the drive's own cache (F_FULLFSYNC): macOS's fsync

@@ -13,22 +13,25 @@ use super::text::{from_wide, wide};
 /// GetVolumeInformationW's flag of a read-only volume (winnt.h).
 const FILE_READ_ONLY_VOLUME: u32 = 0x0008_0000;
 
-pub use crate::platform::contract::mount::Mount;
+pub use crate::platform::contract::mount::{Mount, MountError};
 
 /// Windows' RAM disks are third-party drivers with no common name: none is recognised.
 pub const MEMORY_FILE_SYSTEMS: &[&str] = &[];
 
 /// The volume a directory is on.
-pub fn mount_of(dir: &Path) -> Result<Mount, String> {
-    let canonical = dir
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+pub fn mount_of(dir: &Path) -> Result<Mount, MountError> {
+    let canonical = dir.canonicalize().map_err(|source| MountError::Resolve {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let path = wide(canonical.as_os_str());
     let mut root = vec![0u16; 1024];
     // SAFETY: a NUL-terminated path and a buffer of `root.len()` characters.
     if unsafe { GetVolumePathNameW(path.as_ptr(), root.as_mut_ptr(), root.len() as u32) } == 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!("GetVolumePathNameW {}: {e}", canonical.display()));
+        return Err(MountError::Query {
+            asking: format!("GetVolumePathNameW {}", canonical.display()),
+            source: std::io::Error::last_os_error(),
+        });
     }
     let mut fs_name = vec![0u16; 64];
     let mut flags = 0u32;
@@ -47,8 +50,10 @@ pub fn mount_of(dir: &Path) -> Result<Mount, String> {
         )
     };
     if ok == 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!("GetVolumeInformationW {}: {e}", from_wide(&root)));
+        return Err(MountError::Query {
+            asking: format!("GetVolumeInformationW {}", from_wide(&root)),
+            source: std::io::Error::last_os_error(),
+        });
     }
     let mut volume = vec![0u16; 64];
     // SAFETY: the volume root and a buffer of `volume.len()` characters (50 are enough).

@@ -109,13 +109,13 @@ fn parse(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Target, Fle
         .strip_prefix("postgres://")
         .or_else(|| text.strip_prefix("postgresql://"))
     {
-        Some(rest) => parse_url(rest, var).map_err(|r| bad(&r))?,
-        None if text.contains('=') => parse_key_values(text).map_err(|r| bad(&r))?,
+        Some(rest) => parse_url(rest, var).map_err(|r| bad(&r.to_string()))?,
+        None if text.contains('=') => parse_key_values(text).map_err(|r| bad(&r.to_string()))?,
         None => {
             return Err(bad("not a postgres:// URL, nor libpq's key=value form"));
         }
     };
-    fill_from_env(&mut config, var).map_err(|r| bad(&r))?;
+    fill_from_env(&mut config, var).map_err(|r| bad(&r.to_string()))?;
     let mode = ours.mode.or_else(|| var("PGSSLMODE"));
     let tls = match mode.as_deref() {
         Some("disable") => SslMode::Disable,
@@ -137,6 +137,21 @@ fn parse(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Target, Fle
         root_cert: ours.root_cert.or_else(|| var("PGSSLROOTCERT")),
         shown,
     })
+}
+
+/// What is wrong with the text of a store's address; `FleetError::BadUrl` says it with the
+/// address and the forms to give.
+#[derive(Debug, thiserror::Error)]
+enum UrlProblem {
+    #[error("`{0}` is not key=value")]
+    NotKeyValue(String),
+    #[error("the value of {0} has no closing quote")]
+    Unquoted(String),
+    #[error("PGPORT={0} is not a port number")]
+    BadPort(String),
+    /// The PostgreSQL client's own parser refused what was left.
+    #[error("{0}")]
+    Client(#[from] postgres::Error),
 }
 
 /// The settings oslab takes out before the client parses the rest: it knows neither
@@ -163,7 +178,7 @@ impl Ours {
 fn parse_url(
     rest: &str,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(postgres::Config, Ours), String> {
+) -> Result<(postgres::Config, Ours), UrlProblem> {
     let (base, query) = rest.split_once('?').unwrap_or((rest, ""));
     let mut kept = Vec::new();
     let mut ours = Ours::default();
@@ -182,14 +197,14 @@ fn parse_url(
     let config = if base.is_empty() && kept.is_empty() {
         postgres::Config::new()
     } else {
-        postgres::Config::from_str(&url).map_err(|e| e.to_string())?
+        postgres::Config::from_str(&url)?
     };
     Ok((config, ours))
 }
 
 /// libpq's key=value form, `host=H port=P user=U password=W dbname=D` (values quoted with
 /// `'` where they hold blanks), which the client parses once ours are out.
-fn parse_key_values(text: &str) -> Result<(postgres::Config, Ours), String> {
+fn parse_key_values(text: &str) -> Result<(postgres::Config, Ours), UrlProblem> {
     let mut ours = Ours::default();
     let mut kept = Vec::new();
     for (key, value, raw) in key_values(text)? {
@@ -197,23 +212,23 @@ fn parse_key_values(text: &str) -> Result<(postgres::Config, Ours), String> {
             kept.push(raw);
         }
     }
-    let config = postgres::Config::from_str(&kept.join(" ")).map_err(|e| e.to_string())?;
+    let config = postgres::Config::from_str(&kept.join(" "))?;
     Ok((config, ours))
 }
 
 /// The `key = value` pairs of libpq's form: each key, its value unquoted, and the pair's text
 /// as written.
-fn key_values(text: &str) -> Result<Vec<(&str, String, &str)>, String> {
+fn key_values(text: &str) -> Result<Vec<(&str, String, &str)>, UrlProblem> {
     let mut pairs = Vec::new();
     let mut rest = text.trim_start();
     while !rest.is_empty() {
         let start = rest;
         let eq = rest
             .find('=')
-            .ok_or_else(|| format!("`{}` is not key=value", first_word(rest)))?;
+            .ok_or_else(|| UrlProblem::NotKeyValue(first_word(rest).to_string()))?;
         let key = rest[..eq].trim();
         if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(format!("`{}` is not key=value", first_word(rest)));
+            return Err(UrlProblem::NotKeyValue(first_word(rest).to_string()));
         }
         rest = rest[eq + 1..].trim_start();
         let mut value = String::new();
@@ -222,7 +237,7 @@ fn key_values(text: &str) -> Result<Vec<(&str, String, &str)>, String> {
             chars.next();
             loop {
                 match chars.next() {
-                    None => return Err(format!("the value of {key} has no closing quote")),
+                    None => return Err(UrlProblem::Unquoted(key.to_string())),
                     Some((i, '\'')) => break i + 1,
                     Some((_, '\\')) => value.extend(chars.next().map(|(_, c)| c)),
                     Some((_, c)) => value.push(c),
@@ -247,14 +262,14 @@ fn first_word(text: &str) -> &str {
 
 /// The URL's authority and path with PGPORT's port where it names a host without one (the
 /// client would take 5432 for it).
-fn with_env_port(base: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn with_env_port(base: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, UrlProblem> {
     let Some(port) = var("PGPORT") else {
         return Ok(base.to_string());
     };
     let port = port
         .trim()
         .parse::<u16>()
-        .map_err(|_| format!("PGPORT={port} is not a port number"))?;
+        .map_err(|_| UrlProblem::BadPort(port.clone()))?;
     let end = base.find('/').unwrap_or(base.len());
     let (authority, path) = base.split_at(end);
     let host_start = authority.rfind('@').map_or(0, |i| i + 1);
@@ -275,7 +290,7 @@ fn with_env_port(base: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Str
 fn fill_from_env(
     config: &mut postgres::Config,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), String> {
+) -> Result<(), UrlProblem> {
     if config.get_hosts().is_empty() {
         config.host(var("PGHOST").as_deref().unwrap_or("localhost"));
     }
@@ -285,7 +300,7 @@ fn fill_from_env(
         let port = port
             .trim()
             .parse::<u16>()
-            .map_err(|_| format!("PGPORT={port} is not a port number"))?;
+            .map_err(|_| UrlProblem::BadPort(port.clone()))?;
         config.port(port);
     }
     if config.get_user().is_none()

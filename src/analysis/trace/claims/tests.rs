@@ -92,11 +92,16 @@ fn the_window_runs_from_the_first_markers_exit_to_the_seconds_entry() {
     assert_eq!(c.window_ns, 1_000_000 - 4);
 
     let no_end: Vec<SysEvent> = traced.events[..6].to_vec();
-    assert!(window(&no_end, MARK).unwrap_err().contains("second marker"));
+    assert_eq!(window(&no_end, MARK), Err(MarkerError::NoSecondMarker));
     assert!(
-        window(&traced.events[..2], MARK)
+        window(&no_end, MARK)
             .unwrap_err()
-            .contains("no marker")
+            .to_string()
+            .contains("second marker")
+    );
+    assert_eq!(
+        window(&traced.events[..2], MARK),
+        Err(MarkerError::NoMarker)
     );
 }
 
@@ -282,7 +287,7 @@ fn counts_made_in_the_kernel_are_split_by_side_and_checked_alike() {
         ..Marked::default()
     });
     let err = check(&traced, MARK, 1000, &name, &claims).unwrap_err();
-    assert!(err.contains("no second marker"), "{err}");
+    assert_eq!(err, MarkerError::NoSecondMarker, "{err}");
 }
 
 #[test]

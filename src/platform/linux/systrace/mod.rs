@@ -91,7 +91,7 @@ fn either_backend(command: &TraceCommand) -> Result<Traced, TraceError> {
     }
     match SyscallCounter::open(EXECVE, MARK_NR, command.marked) {
         Ok(counter) => counted(command, counter),
-        Err(why) => recorded(command, Some(why.clone())).map_err(|e| match e {
+        Err(why) => recorded(command, Some(why.to_string())).map_err(|e| match e {
             TraceError::Refused(records) => {
                 TraceError::Refused(format!("{why}; nor may it record every call: {records}"))
             }
@@ -103,11 +103,13 @@ fn either_backend(command: &TraceCommand) -> Result<Traced, TraceError> {
 /// The eBPF backend: the counter follows the held command; only its mappings come as records.
 fn counted(command: &TraceCommand, mut counter: SyscallCounter) -> Result<Traced, TraceError> {
     let open = |pid: libc::pid_t| {
-        counter.follow(pid as u32)?;
+        counter.follow(pid as u32).map_err(|e| e.to_string())?;
         records::open_mappings(pid).map_err(|e| super::stacks::refusal(&e))
     };
     let mut traced = run(command, open, None)?;
-    let counted = counter.read().map_err(TraceError::Failed)?;
+    let counted = counter
+        .read()
+        .map_err(|e| TraceError::Failed(e.to_string()))?;
     traced.sites = counted.sites;
     traced.lost += counted.dropped;
     traced.marked = counted.marked;

@@ -5,7 +5,7 @@ use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-pub use crate::platform::contract::mount::Mount;
+pub use crate::platform::contract::mount::{Mount, MountError};
 
 /// The file systems that keep their files in memory.
 pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "mfs", "devfs"];
@@ -42,18 +42,22 @@ fn options(flags: u64) -> String {
 }
 
 /// The mount a directory is on (statfs(2)).
-pub fn mount_of(dir: &Path) -> Result<Mount, String> {
-    let canonical = dir
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
-    let path = CString::new(canonical.as_os_str().as_bytes())
-        .map_err(|_| format!("{} holds a NUL byte", canonical.display()))?;
+pub fn mount_of(dir: &Path) -> Result<Mount, MountError> {
+    let canonical = dir.canonicalize().map_err(|source| MountError::Resolve {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let path = CString::new(canonical.as_os_str().as_bytes()).map_err(|_| MountError::Nul {
+        path: canonical.clone(),
+    })?;
     // SAFETY: an all-zero statfs is a valid value of the plain C struct.
     let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated path and a writable statfs.
     if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!("statfs {}: {e}", canonical.display()));
+        return Err(MountError::Query {
+            asking: format!("statfs {}", canonical.display()),
+            source: std::io::Error::last_os_error(),
+        });
     }
     #[allow(clippy::unnecessary_cast)] // u64 on FreeBSD, u32 on macOS
     let flags = fs.f_flags as u64;

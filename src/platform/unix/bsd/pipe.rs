@@ -4,11 +4,12 @@
 use std::os::fd::RawFd;
 
 pub use super::super::fds::{pipe_cloexec, socketpair_cloexec};
+pub use crate::platform::contract::pipe::CapacityError;
 
 /// Refused: there is no call that sets a pipe's capacity here.
-pub fn set_capacity(_fd: RawFd, capacity: usize) -> Result<(), String> {
-    Err(format!(
-        "pipe capacity cannot be set on {} (no F_SETPIPE_SZ): cannot give a pipe {capacity} bytes",
-        crate::platform::CURRENT.title()
-    ))
+pub fn set_capacity(_fd: RawFd, capacity: usize) -> Result<(), CapacityError> {
+    Err(CapacityError::NoCall {
+        os: crate::platform::CURRENT.title(),
+        capacity,
+    })
 }
