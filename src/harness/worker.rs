@@ -224,7 +224,7 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
         return Ok(Some(done));
     }
     send(out, &done).map_err(unsent)?;
-    out.flush().map_err(|e| SetupError::Failed(e.to_string()))?;
+    out.flush().map_err(unsent)?;
     hold(routine.as_mut(), sampled.ops_per_sample);
     Ok(None)
 }

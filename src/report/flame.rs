@@ -61,13 +61,22 @@ pub fn svg(
         return Err(FlameError::NoSamples);
     }
     let text = folded_text(profile);
+    draw(
+        &mut options(title, subtitle, width),
+        &text,
+        "cannot draw the flame graph",
+    )
+}
+
+/// inferno's SVG of folded `lines`; `doing` names the step if it fails.
+fn draw(
+    options: &mut flamegraph::Options<'_>,
+    lines: &str,
+    doing: &'static str,
+) -> Result<String, FlameError> {
     let mut out = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle, width), text.lines(), &mut out).map_err(
-        |source| FlameError::Inferno {
-            doing: "cannot draw the flame graph",
-            source,
-        },
-    )?;
+    flamegraph::from_lines(options, lines.lines(), &mut out)
+        .map_err(|source| FlameError::Inferno { doing, source })?;
     Ok(String::from_utf8(out)?)
 }
 
@@ -94,14 +103,11 @@ pub fn diff_svg(
         },
     )?;
     let lines = String::from_utf8(lines)?;
-    let mut out = Vec::new();
-    flamegraph::from_lines(&mut options(title, subtitle, None), lines.lines(), &mut out).map_err(
-        |source| FlameError::Inferno {
-            doing: "cannot draw the differential flame graph",
-            source,
-        },
-    )?;
-    Ok(String::from_utf8(out)?)
+    draw(
+        &mut options(title, subtitle, None),
+        &lines,
+        "cannot draw the differential flame graph",
+    )
 }
 
 /// A file name for a configuration's graph: its label with anything but letters, digits,
