@@ -10,9 +10,12 @@
 # the same timed passes (I of 10 s for the short loops, (I+1)/3 of 30 s or 60 s for the
 # others), so that a phase of the host that lasts minutes falls on both tools of a test
 # (--halves: all of UnixBench's tests, then all of oslab's, as `Run` runs them in one go);
-# the score is the geometric mean of the twelve indexes, as `Run` computes it. It prints per number of copies and test oslab's result
-# and UnixBench's in UnixBench's unit (each the median over the rounds), their ratio, and
-# PASS within ±5 % (the score: ±3 %), MISS outside (docs/unixbench.md says why a test
+# the score is the geometric mean of the twelve indexes, as `Run` computes it. It prints per
+# number of copies and test oslab's result and UnixBench's in UnixBench's unit (each the
+# median over the rounds), the median of the rounds' own ratios oslab / UnixBench (a round's
+# two figures were taken minutes apart: their ratio cancels what the host did in those
+# minutes) with their range, and PASS within ±5 % (the score: ±3 %), MISS outside
+# (docs/unixbench.md says why a test
 # misses). Without the source it says how to get it and exits 0; it never downloads
 # anything itself.
 #
@@ -239,25 +242,30 @@ units["score"] = ("", "")
 missed = checked = 0
 for copies in sorted(os_rounds[0]):
     labels = [k for k in os_rounds[0][copies] if k != "score"] + ["score"]
-    rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "status", "")]
+    rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "rounds' ratios", "status", "")]
     for label in labels:
         ours = [t[copies][label][0] for t in os_rounds if copies in t and label in t[copies] and t[copies][label][0]]
         theirs = [t[copies][label][0] for t in ub_rounds if copies in t and label in t[copies] and t[copies][label][0]]
         unit, status = units.get(label, ("", ""))
         mine = statistics.median(ours) if ours else None
         ub = statistics.median(theirs) if theirs else None
-        ratio = mine / ub if mine and ub else None
+        # The rounds' own ratios: a test's two tools ran minutes apart in one round, so a
+        # round's ratio cancels the host's phase of those minutes; their median is the verdict's.
+        pairs = [o[copies][label][0] / u[copies][label][0] for o, u in zip(os_rounds, ub_rounds)
+                 if all(copies in t and label in t[copies] and t[copies][label][0] for t in (o, u))]
+        ratio = statistics.median(pairs) if pairs else None
+        spread = f"{min(pairs):.3f}–{max(pairs):.3f}" if len(pairs) > 1 else ""
         target = 0.03 if label == "score" else 0.05
         verdict = "" if ratio is None else ("PASS" if abs(ratio - 1) <= target else "MISS")
         checked += verdict != ""
         missed += verdict == "MISS"
         name = "System Benchmarks Index Score" if label == "score" else label
         rows.append((name, unit, "–" if mine is None else f"{mine:.1f}", "–" if ub is None else f"{ub:.1f}",
-                     "–" if ratio is None else f"{ratio:.3f}", status, verdict))
+                     "–" if ratio is None else f"{ratio:.3f}", spread, status, verdict))
     print(f"{copies} {'copy' if copies == 1 else 'copies'} (median of {rounds} round{'s' if rounds > 1 else ''} each)")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.ljust(w) if i in (0, 1, 5, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        print("  ".join(c.ljust(w) if i in (0, 1, 6, 7) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
     print()
 print(f"{missed} of {checked} figures outside their target (tests ±5 %, score ±3 %; docs/unixbench.md says why)")
 sys.exit(1 if strict and missed else 0)

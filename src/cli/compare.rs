@@ -53,23 +53,15 @@ pub(super) fn compare(mut source: Source, args: CompareArgs) -> Result<ExitCode>
         if let (Some(d), Some(map)) = (&diffs, doc.as_object_mut()) {
             map.insert("profiles".into(), serde_json::Value::from(d.rows.clone()));
         }
-        // Only where both runs measured a scaling curve: the document is otherwise unchanged.
-        let scaling = report::scaling::compare_document(&a, &b);
-        if scaling.as_array().is_some_and(|c| !c.is_empty()) {
-            doc["scaling"] = scaling;
-        }
-        // Likewise the reclaim counters, where both runs counted them.
-        let reclaim = report::reclaim::compare_document(&a, &b, noise);
-        if reclaim.as_array().is_some_and(|c| !c.is_empty()) {
-            doc["reclaim"] = reclaim;
-        }
+        // Only what both runs measured (scaling curves, reclaim counters): the document is
+        // otherwise unchanged.
+        report::compare_parts::add_to(&mut doc, &a, &b, noise);
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         s
     } else {
         let mut s = report::compare::render(&cmp);
-        s.push_str(&report::scaling::compare_section(&a, &b));
-        s.push_str(&report::reclaim::compare_section(&a, &b, noise));
+        s.push_str(&report::compare_parts::text(&a, &b, noise));
         if let Some(d) = &diffs {
             s.push_str("\nWhere the time moved (differential flame graphs)\n");
             s.push_str(&d.text);

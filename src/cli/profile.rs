@@ -53,8 +53,10 @@ fn measure_and_profile(db: Option<PathBuf>, args: &ProfileArgs) -> Result<ExitCo
     let request = request(args)?;
     // Asked for by name: a profile that cannot be taken is the command's failure, said
     // before anything is measured.
-    crate::platform::stacks::check_sampling(request.frequency_hz)
-        .map_err(|why| UserError::BadOption(format!("cannot profile here: {why}")))?;
+    crate::platform::stacks::check_sampling(request.frequency_hz).map_err(|e| {
+        let why = crate::platform::stacks::refusal(&e);
+        UserError::BadOption(format!("cannot profile here: {why}"))
+    })?;
     let measured = run::measure(db, &args.run, Some(request))?;
     present(&measured.run, args)?;
     Ok(measured.conclude())

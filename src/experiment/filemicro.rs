@@ -31,6 +31,7 @@
 use std::path::Path;
 
 use super::fs::{self, Fd, page_size};
+use super::refusal::Refusal;
 use super::{Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
@@ -119,21 +120,21 @@ fn is_true(params: &Params, name: &str) -> bool {
     params.get(name) == Some("true")
 }
 
-/// One line when `need` bytes (plus fs's slack) do not fit under `--dir`.
-fn room(ctx: &Context, need: u64, what: &str) -> Result<(), String> {
+/// Refused when `need` bytes (plus fs's slack) do not fit in the work directory.
+fn room(ctx: &Context, need: u64, what: &str) -> Result<(), Refusal> {
     let Some(dir) = ctx.work_dir.as_deref() else {
         return Ok(());
     };
     let need = need.saturating_add(fs::SLACK);
     let free = fs::statvfs_free(dir)?;
     if free < need {
-        return Err(format!(
-            "needs {} free in {} for {what} but only {} is free; pass --dir on a larger file \
-             system or smaller parameters (--quick shrinks them)",
-            fs::human(need),
-            dir.display(),
-            fs::human(free)
-        ));
+        return Err(Refusal::Room {
+            need,
+            free,
+            dir: dir.to_path_buf(),
+            what: what.to_string(),
+            shrink: None,
+        });
     }
     Ok(())
 }

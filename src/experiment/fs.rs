@@ -55,6 +55,7 @@ use super::{
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::params::format_size;
+use crate::experiment::refusal::Refusal;
 
 mod transfer;
 use transfer::*;
@@ -320,16 +321,16 @@ pub(super) fn statvfs_free(dir: &Path) -> Result<u64, RoutineError> {
 
 /// The room check of the transfer experiments: `copies` files of `size`, plus slack, must
 /// fit, and a buffer must fit in the file.
-fn room_for(params: &Params, ctx: &Context, copies: u64) -> Result<(), String> {
+fn room_for(params: &Params, ctx: &Context, copies: u64) -> Result<(), Refusal> {
     let size = params.u64("size");
     let bufsize = params.u64("bufsize");
     if bufsize > size {
-        return Err(format!(
-            "bufsize {} is larger than size {}; pass a smaller --param bufsize= or a larger \
-             --param size=",
-            format_size(bufsize),
-            format_size(size)
-        ));
+        return Err(Refusal::Exceeds {
+            param: "bufsize",
+            value: format_size(bufsize),
+            limit: "size",
+            limit_value: format_size(size),
+        });
     }
     let Some(dir) = ctx.work_dir.as_deref() else {
         return Ok(());
@@ -340,32 +341,22 @@ fn room_for(params: &Params, ctx: &Context, copies: u64) -> Result<(), String> {
         .saturating_add(SLACK);
     let free = statvfs_free(dir)?;
     if free < need {
-        return Err(format!(
-            "needs {} free in {} for a {} file but only {} is free; pass --dir on a larger \
-             file system or a smaller --param size=",
-            human(need),
-            dir.display(),
-            format_size(size),
-            human(free)
-        ));
+        return Err(Refusal::Room {
+            need,
+            free,
+            dir: dir.to_path_buf(),
+            what: format!("a {} file", format_size(size)),
+            shrink: Some("size"),
+        });
     }
     Ok(())
 }
 
-pub(crate) fn human(bytes: u64) -> String {
-    let mib = bytes as f64 / (1u64 << 20) as f64;
-    if mib >= 1024.0 {
-        format!("{:.1} GiB", mib / 1024.0)
-    } else {
-        format!("{mib:.1} MiB")
-    }
-}
-
-pub(super) fn preflight_one(params: &Params, ctx: &Context) -> Result<(), String> {
+pub(super) fn preflight_one(params: &Params, ctx: &Context) -> Result<(), Refusal> {
     room_for(params, ctx, 1)
 }
 
-fn preflight_two(params: &Params, ctx: &Context) -> Result<(), String> {
+fn preflight_two(params: &Params, ctx: &Context) -> Result<(), Refusal> {
     room_for(params, ctx, 2)
 }
 

@@ -28,6 +28,7 @@ mod pingpong;
 pub mod plan;
 #[cfg(unix)]
 pub mod process;
+pub mod refusal;
 #[cfg(unix)]
 pub mod scale;
 pub mod suites;
@@ -92,9 +93,9 @@ pub struct Context {
 /// Builds an experiment's routine from its parameters and placement.
 pub type Setup = fn(&Params, &Context) -> Result<Box<dyn Routine>, SetupError>;
 
-/// Checks, before a run, that an experiment can work where the user asked: `Err` is the one
-/// line that tells them what to change.
-pub type Preflight = fn(&Params, &Context) -> Result<(), String>;
+/// Checks, before a run, that an experiment can work where the user asked: `Err` says what
+/// does not fit, in the experiment's parameter names (the command line words the fix).
+pub type Preflight = fn(&Params, &Context) -> Result<(), refusal::Refusal>;
 
 /// One experiment, described as data.
 pub struct ExperimentInfo {

@@ -9,6 +9,46 @@
 //! CLOCK_MONOTONIC_RAW, with the reason stored.
 
 use crate::model::ClockInfo;
+use crate::platform::clock::TscDistrust;
+
+/// Why the CPU's counter is not used (the run is timed with the system's clock then, and this
+/// is the reason stored with it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unusable {
+    #[error("the CPU has no RDTSCP instruction")]
+    NoRdtscp,
+    #[error("CPUID does not report an invariant TSC (0x80000007 EDX bit 8)")]
+    NotInvariant,
+    /// The kernel itself does not trust the TSC.
+    #[error(transparent)]
+    Kernel(#[from] TscDistrust),
+    #[error("CNTFRQ_EL0 reads 0: firmware did not set the generic timer's frequency")]
+    NoFrequency,
+    /// A read costs this many ns: the kernel traps and emulates it.
+    #[error(
+        "reading CNTVCT_EL0 costs {0:.0} ns: the kernel traps and emulates it (an erratum \
+         workaround), so it is no cheaper than CLOCK_MONOTONIC_RAW"
+    )]
+    Trapped(f64),
+    #[error(
+        "CNTFRQ_EL0 says {:.3} MHz but the counter runs at {:.3} MHz against \
+         CLOCK_MONOTONIC_RAW (firmware set the wrong frequency)",
+        architected_hz / 1e6,
+        calibrated_hz / 1e6
+    )]
+    WrongFrequency {
+        architected_hz: f64,
+        calibrated_hz: f64,
+    },
+    /// Consecutive calibration windows still differed by this many ppm.
+    #[error(
+        "its frequency did not calibrate stably (consecutive 20 ms windows differ by {0:.0} ppm)"
+    )]
+    Unstable(f64),
+    /// No counter oslab can read on this architecture.
+    #[error("oslab reads no cycle counter on {0}")]
+    NoCounter(&'static str),
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Clock {
@@ -152,7 +192,7 @@ pub fn counter_name() -> String {
 
 /// Calibrate the counter's frequency in 20 ms windows until two consecutive windows agree within
 /// 20 ppm; returns (Hz, disagreement in ppm).
-fn calibrate() -> Result<(f64, f64), String> {
+fn calibrate() -> Result<(f64, f64), Unusable> {
     const WINDOW_NS: u64 = 20_000_000;
     const AGREE_PPM: f64 = 20.0;
     let mut previous: Option<f64> = None;
@@ -172,9 +212,7 @@ fn calibrate() -> Result<(f64, f64), String> {
         }
         previous = Some(hz);
     }
-    Err(format!(
-        "its frequency did not calibrate stably (consecutive 20 ms windows differ by {last_spread:.0} ppm)"
-    ))
+    Err(Unusable::Unstable(last_spread))
 }
 
 /// A counter reading and a CLOCK_MONOTONIC_RAW reading taken as close together as possible:
@@ -211,14 +249,12 @@ mod counter {
     pub fn stop() -> u64 {
         super::monotonic_raw_ns()
     }
-    pub fn usable() -> Result<(), String> {
-        Err(format!(
-            "oslab reads no cycle counter on {}",
-            std::env::consts::ARCH
-        ))
+    use super::Unusable;
+    pub fn usable() -> Result<(), Unusable> {
+        Err(Unusable::NoCounter(std::env::consts::ARCH))
     }
-    pub fn settle(_: f64, _: f64) -> Result<(f64, String), String> {
-        Err("unreachable: no counter".into())
+    pub fn settle(_: f64, _: f64) -> Result<(f64, String), Unusable> {
+        Err(Unusable::NoCounter(std::env::consts::ARCH))
     }
 }
 

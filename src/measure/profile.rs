@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::analysis::profile::{fold, stacks};
 use crate::model::profile::{PARTNER_FRAME, Profile, ProfileRequest};
-use crate::model::routine::Routine;
+use crate::model::routine::{Routine, RoutineError};
 use crate::platform::stacks::{self, Clock, Drained, StackSampler, Task};
 use crate::platform::symbols::FrameNamer;
 
@@ -35,14 +35,15 @@ pub fn profile_pass(
         Ok(sampler) => (sampler, Clock::Cycles),
         Err(_) => match open(Task::Me, Clock::CpuClock, request) {
             Ok(sampler) => (sampler, Clock::CpuClock),
-            Err(why) => return Profile::refused(request, why),
+            Err(e) => return Profile::refused(request, stacks::refusal(&e)),
         },
     };
     let mut problems = Vec::new();
     let partner = routine.partner();
     let mut theirs = partner.and_then(|p| match open(Task::Thread(p.tid), clock, request) {
         Ok(sampler) => Some(sampler),
-        Err(why) => {
+        Err(e) => {
+            let why = stacks::refusal(&e);
             problems.push(format!("the partner was not sampled: {why}"));
             None
         }
@@ -93,9 +94,9 @@ pub fn profile_pass(
     }
 }
 
-/// A sampler of `task` by `clock`; `Err`: one line saying why not.
-fn open(task: Task, clock: Clock, request: &ProfileRequest) -> Result<StackSampler, String> {
-    StackSampler::open(task, clock, request.frequency_hz).map_err(|e| stacks::refusal(&e))
+/// A sampler of `task` by `clock` (`stacks::refusal` words an `Err`).
+fn open(task: Task, clock: Clock, request: &ProfileRequest) -> std::io::Result<StackSampler> {
+    StackSampler::open(task, clock, request.frequency_hz)
 }
 
 /// One batch with the samplers on around its run (not its preparation); its time per
@@ -105,7 +106,7 @@ fn profiled_batch(
     ops: u64,
     mine: &mut StackSampler,
     mut theirs: Option<&mut StackSampler>,
-) -> Result<f64, String> {
+) -> Result<f64, RoutineError> {
     routine.prepare(ops)?;
     let switch = |sampler: &mut StackSampler, on: bool| {
         let done = if on {
@@ -113,7 +114,10 @@ fn profiled_batch(
         } else {
             sampler.disable()
         };
-        done.map_err(|e| format!("cannot switch the sampler: {e}"))
+        done.map_err(|source| RoutineError::Os {
+            call: "switching the sampler".into(),
+            source,
+        })
     };
     if let Some(sampler) = theirs.as_deref_mut() {
         switch(sampler, true)?;

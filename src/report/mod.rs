@@ -2,6 +2,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod compare_parts;
 pub mod env_table;
 pub mod export;
 pub mod flame;

@@ -2,6 +2,7 @@
 //! run needs: the planned experiments, the sampler, the time limit, CPUs, directory and load.
 
 use super::*;
+use crate::experiment::refusal::Refusal;
 use crate::model::copies;
 use crate::platform::swap::SwapKind;
 
@@ -402,10 +403,31 @@ pub(in crate::cli) fn check_dir(
         if let Some(preflight) = info.preflight
             && let Err(why) = preflight(params, &context)
         {
-            return Err(UserError::BadOption(format!("{}: {why}", info.name)).into());
+            return Err(UserError::BadOption(format!("{}: {}", info.name, refused(&why))).into());
         }
     }
     Ok(dir)
+}
+
+/// A preflight's refusal as the one line the user reads: what does not fit, and the flag
+/// that fixes it.
+fn refused(why: &Refusal) -> String {
+    let fix = match why {
+        Refusal::Exceeds { param, limit, .. } => {
+            format!("pass a smaller --param {param}= or a larger --param {limit}=")
+        }
+        Refusal::Memory { param, .. } => format!("pass a smaller --param {param}="),
+        Refusal::Room {
+            shrink: Some(param),
+            ..
+        } => format!("pass --dir on a larger file system or a smaller --param {param}="),
+        Refusal::Room { shrink: None, .. } => {
+            "pass --dir on a larger file system or smaller parameters (--quick shrinks them)"
+                .to_string()
+        }
+        Refusal::Os(_) => "pass --dir on a file system oslab can read".to_string(),
+    };
+    format!("{why}; {fix}")
 }
 
 /// Whether a new directory can be made in `dir` (it is removed again at once).

@@ -84,7 +84,7 @@ macro_rules! append_fns {
         fn $exp(p: &Params) -> Vec<Expectation> {
             append_expectations(&plan_of($name, p))
         }
-        fn $pre(p: &Params, c: &Context) -> Result<(), String> {
+        fn $pre(p: &Params, c: &Context) -> Result<(), Refusal> {
             room(c, plan_of($name, p).room(), "the file's appends")
         }
     )*};

@@ -46,7 +46,7 @@ fn createfiles_exp(p: &Params) -> Vec<Expectation> {
     fs::lifecycle_expectations(&createfiles_fs(p))
 }
 
-fn createfiles_room(p: &Params, c: &Context) -> Result<(), String> {
+fn createfiles_room(p: &Params, c: &Context) -> Result<(), Refusal> {
     let files = p.u64("nfiles") / 2 + 1;
     room(c, files * in_pages(p.u64("filesize")), "the fileset")
 }
@@ -64,7 +64,7 @@ fn delete_exp(p: &Params) -> Vec<Expectation> {
     fs::delete_expectations(&delete_fs(p))
 }
 
-fn fileset_room(p: &Params, c: &Context) -> Result<(), String> {
+fn fileset_room(p: &Params, c: &Context) -> Result<(), Refusal> {
     let files = p.u64("nfiles") + 1;
     room(c, files * in_pages(p.u64("filesize")), "the fileset")
 }

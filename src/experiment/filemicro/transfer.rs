@@ -86,13 +86,14 @@ macro_rules! transfer_fns {
             let (kind, random) = kind_of($name);
             fs::transfer_expectations(&fs_params($name, p), kind, random)
         }
-        fn $pre(p: &Params, c: &Context) -> Result<(), String> {
-            // fs's line, in this family's parameter names.
+        fn $pre(p: &Params, c: &Context) -> Result<(), Refusal> {
+            // fs's refusal, in this family's parameter names.
             fs::preflight_one(&fs_params($name, p), c).map_err(|e| {
-                e.replace("--param bufsize=", "--param iosize=")
-                    .replace("--param size=", "--param filesize=")
-                    .replace("bufsize ", "iosize ")
-                    .replace(" size ", " filesize ")
+                e.renamed(|name| match name {
+                    "bufsize" => "iosize",
+                    "size" => "filesize",
+                    other => other,
+                })
             })
         }
     )*};

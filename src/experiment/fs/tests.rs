@@ -141,10 +141,30 @@ fn preflight_refuses_what_does_not_fit() {
     let c = ctx(t.path());
     let huge = params(&WRITE, &[("size", "1T")]);
     let e = preflight_one(&huge, &c).unwrap_err();
-    assert!(e.contains("--dir") && e.contains("--param size="), "{e}");
-    assert!(e.contains("free"), "{e}");
+    assert!(
+        matches!(
+            e,
+            Refusal::Room {
+                shrink: Some("size"),
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("free"), "{e}");
     let big_buf = params(&WRITE, &[("size", "64K"), ("bufsize", "1M")]);
-    assert!(preflight_one(&big_buf, &c).unwrap_err().contains("bufsize"));
+    let e = preflight_one(&big_buf, &c).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Refusal::Exceeds {
+                param: "bufsize",
+                limit: "size",
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(preflight_one(&params(&WRITE, &[("size", "64K")]), &c).is_ok());
 }
 

@@ -1,6 +1,7 @@
 //! mmap.access's setup, preflight, expectations and registry entry.
 
 use super::*;
+use crate::experiment::refusal::Refusal;
 
 pub(super) fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let backing = Backing::of(p);
@@ -81,30 +82,29 @@ pub(super) fn set_mmap_threshold() -> Result<(), SetupError> {
 
 /// Refuse, before any worker starts, a region that would crowd the machine's memory (there
 /// may be no swap) or a file that does not fit in `--dir`.
-pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), String> {
+pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), Refusal> {
     let size = p.u64("size");
     if let Ok(available) = crate::platform::memory::meminfo().map(|m| m.available)
         && size > available / 2
     {
-        return Err(format!(
-            "size {} is more than half of MemAvailable ({}); pass a smaller --param size=",
-            format_size(size),
-            mib(available)
-        ));
+        return Err(Refusal::Memory {
+            param: "size",
+            value: format_size(size),
+            available: mib(available),
+        });
     }
     let Some(dir) = ctx.work_dir.as_deref().filter(|_| Backing::of(p).file()) else {
         return Ok(());
     };
     let free = crate::experiment::fs::statvfs_free(dir)?;
     if free < size + SLACK {
-        return Err(format!(
-            "needs {} free in {} for its {} file but only {} is free; pass --dir on a larger \
-             file system or a smaller --param size=",
-            mib(size + SLACK),
-            dir.display(),
-            format_size(size),
-            mib(free)
-        ));
+        return Err(Refusal::Room {
+            need: size + SLACK,
+            free,
+            dir: dir.to_path_buf(),
+            what: format!("its {} file", format_size(size)),
+            shrink: Some("size"),
+        });
     }
     Ok(())
 }

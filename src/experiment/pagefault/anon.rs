@@ -30,7 +30,7 @@ impl AnonTouch {
         };
         match anon_huge_pages_kb(old.base as usize) {
             Ok(kb) => self.huge_kb.push(kb),
-            Err(e) => self.smaps_error = Some(e),
+            Err(e) => self.smaps_error = Some(e.to_string()),
         }
         match &mut self.fresh {
             Some(fresh) => fresh.hold(old),

@@ -116,7 +116,7 @@ pub(super) fn without_thp<T>(f: impl FnOnce() -> T) -> Result<T, RoutineError> {
 }
 
 /// AnonHugePages, in kB, of the mapping that holds `addr`, from this process's memory map.
-pub(super) fn anon_huge_pages_kb(addr: usize) -> Result<f64, String> {
+pub(super) fn anon_huge_pages_kb(addr: usize) -> Result<f64, crate::platform::maps::RegionError> {
     crate::platform::maps::own_region_containing(addr as u64).map(|r| r.anon_huge_pages_kb as f64)
 }
 

@@ -21,6 +21,7 @@
 //! UnixBench's count (it credits whole buffers copied).
 
 use crate::experiment::RoutineError;
+use crate::experiment::refusal::Refusal;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
@@ -58,14 +59,14 @@ pub(super) fn buffers(params: &Params) -> u64 {
 
 /// A source smaller than one buffer would leave nothing to copy (fstime would loop on
 /// rewinds).
-fn preflight(params: &Params, _: &Context) -> Result<(), String> {
+fn preflight(params: &Params, _: &Context) -> Result<(), Refusal> {
     if buffers(params) == 0 {
-        return Err(format!(
-            "bufsize {} is more than the {} KiB of the source file (maxblocks); pass a larger \
-             --param maxblocks= or a smaller --param bufsize=",
-            params.u64("bufsize"),
-            params.u64("maxblocks")
-        ));
+        return Err(Refusal::Exceeds {
+            param: "bufsize",
+            value: format!("{} bytes", params.u64("bufsize")),
+            limit: "maxblocks",
+            limit_value: format!("{} KiB (the source file)", params.u64("maxblocks")),
+        });
     }
     Ok(())
 }
@@ -203,7 +204,7 @@ fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError>
         SetupError::Failed("the file copy needs a work directory, and none was created".into())
     })?;
     let bufsize = params.u64("bufsize") as usize;
-    preflight(params, ctx).map_err(SetupError::Failed)?;
+    preflight(params, ctx).map_err(|e| SetupError::Failed(e.to_string()))?;
     let blocks = buffers(params);
     let failed = |what: &str, e: std::io::Error| SetupError::Failed(format!("{what}: {e}"));
     let open = |name: &str| {

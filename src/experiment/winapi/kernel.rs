@@ -17,10 +17,6 @@ use crate::experiment::mapping::Anon;
 use crate::experiment::{Context, Params, Routine, SetupError};
 use crate::platform::text::wide;
 
-fn last_error(what: &str) -> String {
-    format!("{what} failed: {}", std::io::Error::last_os_error())
-}
-
 /// `syscall.create_file`: a file of the worker's scratch directory opened and closed.
 struct OpenClose {
     path: Vec<u16>,
@@ -74,7 +70,7 @@ struct CreateProcess {
 }
 
 impl CreateProcess {
-    fn once(&self) -> Result<(), String> {
+    fn once(&self) -> Result<(), RoutineError> {
         // SAFETY: an all-zero STARTUPINFOW is valid; cb tells its size, and the standard
         // handles are null.
         let mut startup: STARTUPINFOW = unsafe { std::mem::zeroed() };
@@ -101,7 +97,7 @@ impl CreateProcess {
             )
         };
         if created == 0 {
-            return Err(last_error("CreateProcessW"));
+            return Err(RoutineError::last_os("CreateProcessW"));
         }
         let mut code = 1u32;
         // SAFETY: the process handle just returned; a pointer to a local.
@@ -116,8 +112,10 @@ impl CreateProcess {
         }
         match (ended, code) {
             (true, 0) => Ok(()),
-            (true, code) => Err(format!("the created process exited with code {code}")),
-            (false, _) => Err(last_error("waiting for the created process")),
+            (true, code) => Err(RoutineError::Check(format!(
+                "the created process exited with code {code}"
+            ))),
+            (false, _) => Err(RoutineError::last_os("waiting for the created process")),
         }
     }
 }
@@ -141,7 +139,7 @@ pub fn setup_create_process(_: &Params, _: &Context) -> Result<Box<dyn Routine>,
         exe: wide(exe.as_os_str()),
         command_line: wide(&line),
     };
-    routine.once().map_err(SetupError::Failed)?;
+    routine.once()?;
     Ok(Box::new(routine))
 }
 

@@ -201,24 +201,18 @@ impl Waitable {
         Ok(Waitable(handle))
     }
 
-    fn set(&self) -> Result<(), String> {
+    fn set(&self) -> Result<(), RoutineError> {
         // SAFETY: our open event.
         if unsafe { SetEvent(self.0) } == 0 {
-            return Err(format!(
-                "SetEvent failed: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(RoutineError::last_os("SetEvent"));
         }
         Ok(())
     }
 
-    fn wait(&self) -> Result<(), String> {
+    fn wait(&self) -> Result<(), RoutineError> {
         // SAFETY: our open event.
         if unsafe { WaitForSingleObject(self.0, INFINITE) } != WAIT_OBJECT_0 {
-            return Err(format!(
-                "WaitForSingleObject failed: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(RoutineError::last_os("WaitForSingleObject"));
         }
         Ok(())
     }

@@ -11,6 +11,8 @@
 
 use std::arch::asm;
 
+use super::Unusable;
+
 /// The name stored as the run's clock source.
 pub const NAME: &str = "cntvct_el0";
 
@@ -51,11 +53,9 @@ pub fn frequency() -> u64 {
 }
 
 /// Whether the counter may be used, or why not.
-pub fn usable() -> Result<(), String> {
+pub fn usable() -> Result<(), Unusable> {
     if frequency() == 0 {
-        return Err(
-            "CNTFRQ_EL0 reads 0: firmware did not set the generic timer's frequency".into(),
-        );
+        return Err(Unusable::NoFrequency);
     }
     let reads = 10_000;
     let t0 = super::monotonic_raw_ns();
@@ -64,16 +64,13 @@ pub fn usable() -> Result<(), String> {
     }
     let per_read = (super::monotonic_raw_ns() - t0) as f64 / reads as f64;
     if per_read > MAX_READ_NS {
-        return Err(format!(
-            "reading CNTVCT_EL0 costs {per_read:.0} ns: the kernel traps and emulates it \
-             (an erratum workaround), so it is no cheaper than CLOCK_MONOTONIC_RAW"
-        ));
+        return Err(Unusable::Trapped(per_read));
     }
     Ok(())
 }
 
 /// The architected frequency, once calibration confirms it.
-pub fn settle(calibrated_hz: f64, spread_ppm: f64) -> Result<(f64, String), String> {
+pub fn settle(calibrated_hz: f64, spread_ppm: f64) -> Result<(f64, String), Unusable> {
     check_frequency(frequency() as f64, calibrated_hz, spread_ppm)
 }
 
@@ -81,15 +78,13 @@ fn check_frequency(
     architected_hz: f64,
     calibrated_hz: f64,
     spread_ppm: f64,
-) -> Result<(f64, String), String> {
+) -> Result<(f64, String), Unusable> {
     let error_ppm = (calibrated_hz - architected_hz).abs() / architected_hz * 1e6;
     if error_ppm > MAX_FREQUENCY_ERROR_PPM {
-        return Err(format!(
-            "CNTFRQ_EL0 says {:.3} MHz but the counter runs at {:.3} MHz against \
-             CLOCK_MONOTONIC_RAW (firmware set the wrong frequency)",
-            architected_hz / 1e6,
-            calibrated_hz / 1e6
-        ));
+        return Err(Unusable::WrongFrequency {
+            architected_hz,
+            calibrated_hz,
+        });
     }
     Ok((
         architected_hz,
@@ -113,7 +108,9 @@ mod tests {
         assert!(why.contains("CNTFRQ_EL0 = 25.000 MHz"), "{why}");
         let wrong = check_frequency(50e6, 25e6, 3.0).expect_err("twice the rate");
         assert!(
-            wrong.contains("firmware set the wrong frequency"),
+            wrong
+                .to_string()
+                .contains("firmware set the wrong frequency"),
             "{wrong}"
         );
     }

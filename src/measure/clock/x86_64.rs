@@ -4,6 +4,8 @@
 
 use core::arch::x86_64::{__rdtscp, _mm_lfence, _rdtsc};
 
+use super::Unusable;
+
 /// The name stored as the run's clock source.
 pub const NAME: &str = "tsc";
 
@@ -30,23 +32,23 @@ pub fn stop() -> u64 {
 }
 
 /// Whether the TSC may be used, or why not.
-pub fn usable() -> Result<(), String> {
+pub fn usable() -> Result<(), Unusable> {
     let cpuid = raw_cpuid::CpuId::new();
     let ext = cpuid.get_extended_processor_and_feature_identifiers();
     if !ext.is_some_and(|f| f.has_rdtscp()) {
-        return Err("the CPU has no RDTSCP instruction".into());
+        return Err(Unusable::NoRdtscp);
     }
     let invariant = cpuid
         .get_advanced_power_mgmt_info()
         .is_some_and(|p| p.has_invariant_tsc());
     if !invariant {
-        return Err("CPUID does not report an invariant TSC (0x80000007 EDX bit 8)".into());
+        return Err(Unusable::NotInvariant);
     }
-    crate::platform::clock::kernel_trusts_tsc()
+    Ok(crate::platform::clock::kernel_trusts_tsc()?)
 }
 
 /// The TSC has no architected frequency: the calibrated one is used.
-pub fn settle(calibrated_hz: f64, spread_ppm: f64) -> Result<(f64, String), String> {
+pub fn settle(calibrated_hz: f64, spread_ppm: f64) -> Result<(f64, String), Unusable> {
     Ok((
         calibrated_hz,
         format!(

@@ -5,6 +5,7 @@ use anyhow::Result;
 
 use crate::model::error::UserError;
 use crate::model::maps::{Region, Snapshot};
+pub use crate::platform::contract::maps::RegionError;
 
 fn why() -> String {
     super::refusal("oslab maps", super::super::this_os::why::MAPS)
@@ -21,6 +22,6 @@ pub fn randomize_va_space() -> Option<u8> {
 }
 
 /// Refused: see the module.
-pub fn own_region_containing(_address: u64) -> Result<Region, String> {
-    Err(why())
+pub fn own_region_containing(_address: u64) -> std::result::Result<Region, RegionError> {
+    Err(RegionError::Absent(why()))
 }

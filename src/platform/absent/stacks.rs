@@ -39,8 +39,8 @@ pub fn max_sample_rate() -> Option<u64> {
 }
 
 /// Always refused, with the reason.
-pub fn check_sampling(_frequency_hz: u64) -> Result<(), String> {
-    Err(why())
+pub fn check_sampling(_frequency_hz: u64) -> io::Result<()> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, why()))
 }
 
 /// The refusal in one line.

@@ -3,6 +3,9 @@
 //! absent), so a backend only writes what differs.
 
 pub mod cgroup;
+pub mod clock;
+pub mod killed;
+pub mod maps;
 pub mod memory;
 pub mod mount;
 pub mod os_error;

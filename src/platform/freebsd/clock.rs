@@ -1,5 +1,7 @@
 //! The operating system's clock and what the kernel thinks of the CPU's time-stamp counter.
 
+pub use crate::platform::contract::clock::TscDistrust;
+
 /// The name the system clock of [`monotonic_raw_ns`] is stored under (a run's clock source)
 /// and how it is written in text.
 pub const MONOTONIC_NAME: &str = "clock_monotonic_precise";
@@ -16,14 +18,14 @@ pub fn monotonic_raw_ns() -> u64 {
 /// `kern.timecounter.choice` (`TSC-low(1000) ACPI-fast(900) i8254(0)`), and a negative
 /// quality means it found the TSC unusable (unsynchronised between CPUs, or variable).
 /// Unknown (unreadable) counts as trusted; the CPUID checks come first anyway.
-pub fn kernel_trusts_tsc() -> Result<(), String> {
+pub fn kernel_trusts_tsc() -> Result<(), TscDistrust> {
     match super::super::unix::bsd::sysctl::string("kern.timecounter.choice") {
         Some(choice) => judge(&choice),
         None => Ok(()),
     }
 }
 
-fn judge(choice: &str) -> Result<(), String> {
+fn judge(choice: &str) -> Result<(), TscDistrust> {
     let tsc = choice.split_whitespace().find_map(|entry| {
         let (name, quality) = entry.split_once('(')?;
         name.starts_with("TSC")
@@ -32,12 +34,8 @@ fn judge(choice: &str) -> Result<(), String> {
     });
     match tsc {
         Some(q) if q >= 0 => Ok(()),
-        Some(q) => Err(format!(
-            "FreeBSD rates the TSC unusable (quality {q} in kern.timecounter.choice)"
-        )),
-        None => Err(format!(
-            "the TSC is not among FreeBSD's timecounters (kern.timecounter.choice: {choice})"
-        )),
+        Some(q) => Err(TscDistrust::Unusable(q)),
+        None => Err(TscDistrust::NotATimecounter(choice.to_string())),
     }
 }
 
@@ -51,12 +49,14 @@ mod tests {
             judge("TSC-low(1000) ACPI-fast(900) i8254(0) dummy(-1000000)"),
             Ok(())
         );
-        assert!(
-            judge("TSC-low(-100) HPET(950)")
-                .unwrap_err()
-                .contains("-100")
+        assert_eq!(
+            judge("TSC-low(-100) HPET(950)"),
+            Err(TscDistrust::Unusable(-100))
         );
-        assert!(judge("HPET(950) i8254(0)").is_err());
+        assert!(matches!(
+            judge("HPET(950) i8254(0)"),
+            Err(TscDistrust::NotATimecounter(_))
+        ));
     }
 
     #[test]

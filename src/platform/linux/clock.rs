@@ -1,5 +1,7 @@
 //! The operating system's clock and what the kernel thinks of the CPU's time-stamp counter.
 
+pub use crate::platform::contract::clock::TscDistrust;
+
 /// The name the system clock of [`monotonic_raw_ns`] is stored under (a run's clock source)
 /// and how it is written in text.
 pub const MONOTONIC_NAME: &str = "clock_monotonic_raw";
@@ -21,11 +23,11 @@ const CLOCKSOURCES: &str = "/sys/devices/system/clocksource/clocksource0/availab
 /// Whether the kernel still trusts the TSC, or why not: a kernel that found it unstable
 /// (e.g. it drifts between CPUs) drops it from the available clock sources. Unknown (the
 /// list cannot be read) counts as trusted; the CPUID checks come first anyway.
-pub fn kernel_trusts_tsc() -> Result<(), String> {
+pub fn kernel_trusts_tsc() -> Result<(), TscDistrust> {
     match std::fs::read_to_string(CLOCKSOURCES) {
-        Ok(list) if !list.split_whitespace().any(|c| c == "tsc") => Err(format!(
-            "the kernel marked the TSC unstable (not in {CLOCKSOURCES})"
-        )),
+        Ok(list) if !list.split_whitespace().any(|c| c == "tsc") => {
+            Err(TscDistrust::NotAClockSource { list: CLOCKSOURCES })
+        }
         _ => Ok(()),
     }
 }

@@ -447,7 +447,7 @@ fn builder_for(
         Event::Tracepoint(category, event) => Builder::new(
             super::tracefs::tracepoint(category, event).map_err(|reason| OpenError {
                 member: Some(name),
-                reason,
+                reason: reason.to_string(),
                 permission: false,
             })?,
         ),

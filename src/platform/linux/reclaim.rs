@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::cgroup::read_keyed;
 use super::memory::{PRESSURE_FILE, Psi, read_psi};
-use super::vmscan::VmscanSums;
+use super::vmscan::{VmscanError, VmscanSums};
 use crate::model::reclaim::{COUNTERS, ReclaimCounter, Scope};
 use crate::model::{CounterStatus, CounterValue};
 
@@ -27,7 +27,7 @@ pub struct ReclaimStats {
     counted: Vec<&'static ReclaimCounter>,
     statuses: Vec<CounterStatus>,
     /// The vmscan tracepoints, or why they could not be opened.
-    vmscan: Result<VmscanSums, String>,
+    vmscan: Result<VmscanSums, VmscanError>,
 }
 
 /// One reading: every counted counter's cumulative value.
@@ -128,7 +128,7 @@ impl ReclaimStats {
     /// counter it lacks).
     fn why_absent(&self, c: &ReclaimCounter) -> String {
         if let (Scope::Vmscan, Err(why)) = (c.scope, &self.vmscan) {
-            return why.clone();
+            return why.to_string();
         }
         match (c.scope, self.version, c.stall) {
             (Scope::Cgroup, CgroupVersion::V1, true) => {

@@ -154,12 +154,10 @@ pub fn max_sample_rate() -> Option<u64> {
         .ok()
 }
 
-/// Whether this process may sample its stacks at `frequency_hz`; `Err`: one line saying why
-/// not, and the fix.
-pub fn check_sampling(frequency_hz: u64) -> Result<(), String> {
-    StackSampler::open(Task::Me, Clock::CpuClock, frequency_hz)
-        .map(drop)
-        .map_err(|e| refusal(&e))
+/// Whether this process may sample its stacks at `frequency_hz`; `Err`: why not
+/// ([`refusal`] words it with the fix).
+pub fn check_sampling(frequency_hz: u64) -> io::Result<()> {
+    StackSampler::open(Task::Me, Clock::CpuClock, frequency_hz).map(drop)
 }
 
 /// One line saying why sampling could not start, naming the fix where there is one.

@@ -14,8 +14,19 @@ fn read(category: &str, event: &str, file: &str) -> Option<String> {
     })
 }
 
+/// Why a tracepoint could not be looked up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TracefsError {
+    #[error(
+        "the {category}:{event} tracepoint is not available (no tracefs, or a kernel built without it)"
+    )]
+    Missing { category: String, event: String },
+    #[error("tracefs is not readable without root (mount it and allow access, or run as root)")]
+    NotRoot,
+}
+
 /// A tracepoint `category:event`, looked up in tracefs.
-pub fn tracepoint(category: &str, event: &str) -> Result<Tracepoint, String> {
+pub fn tracepoint(category: &str, event: &str) -> Result<Tracepoint, TracefsError> {
     let read_id = || read(category, event, "id").and_then(|s| s.trim().parse::<u64>().ok());
     if let Some(id) = read_id() {
         return Ok(Tracepoint::with_id(id));
@@ -27,11 +38,12 @@ pub fn tracepoint(category: &str, event: &str) -> Result<Tracepoint, String> {
         return Ok(Tracepoint::with_id(id));
     }
     Err(if is_root() {
-        format!(
-            "the {category}:{event} tracepoint is not available (no tracefs, or a kernel built without it)"
-        )
+        TracefsError::Missing {
+            category: category.to_string(),
+            event: event.to_string(),
+        }
     } else {
-        "tracefs is not readable without root (mount it and allow access, or run as root)".into()
+        TracefsError::NotRoot
     })
 }
 

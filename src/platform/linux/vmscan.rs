@@ -62,13 +62,12 @@ pub struct VmscanSums {
 }
 
 impl VmscanSums {
-    /// Open both tracepoints on every online CPU. `Err`: why not, in one line.
-    pub fn open() -> Result<VmscanSums, String> {
+    /// Open both tracepoints on every online CPU. `Err`: why not.
+    pub fn open() -> Result<VmscanSums, VmscanError> {
         let mut fields = (Vec::new(), Vec::new());
         for (index, (_, event, name)) in FIELDS.iter().enumerate() {
-            let (offset, size) = tracefs::field_layout(CATEGORY, event, name).ok_or_else(|| {
-                format!("the {CATEGORY}:{event} tracepoint has no field {name} on this kernel")
-            })?;
+            let (offset, size) = tracefs::field_layout(CATEGORY, event, name)
+                .ok_or(VmscanError::NoField { event, field: name })?;
             let field = Field {
                 index,
                 offset,
@@ -93,7 +92,8 @@ impl VmscanSums {
                     .sample(SampleFlag::RAW)
                     .include_kernel()
                     .enabled(true);
-                let sampler = sampled_in_largest(&builder, &RINGS).map_err(|e| why(&e))?;
+                let sampler = sampled_in_largest(&builder, &RINGS)
+                    .map_err(|source| VmscanError::Open { source })?;
                 buffers.push((sampler, is_inactive));
             }
         }
@@ -154,15 +154,32 @@ fn add_fields(sums: &mut [u64], fields: &[Field], raw: &[u8]) {
 }
 
 /// Why perf_event_open refused, with what would allow it.
-fn why(e: &io::Error) -> String {
-    let hint = match e.raw_os_error() {
+/// Why the vmscan tracepoints could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum VmscanError {
+    #[error("the {CATEGORY}:{event} tracepoint has no field {field} on this kernel")]
+    NoField {
+        event: &'static str,
+        field: &'static str,
+    },
+    #[error(transparent)]
+    Tracefs(#[from] tracefs::TracefsError),
+    #[error(
+        "perf_event_open of the {CATEGORY} tracepoints: {source}{}",
+        hint(source)
+    )]
+    Open { source: io::Error },
+}
+
+/// What a refused perf_event_open of every task's tracepoints needs.
+fn hint(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => {
             " (tracepoints on every task need root, or CAP_PERFMON with perf_event_paranoid \
              at most 0)"
         }
         _ => "",
-    };
-    format!("perf_event_open of the {CATEGORY} tracepoints: {e}{hint}")
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! What every Unix says alike about another process.
 
+pub use crate::platform::contract::killed::Killed;
+
 /// Whether process `pid` still exists (kill(2) with signal 0; a process of another user
 /// that exists counts as alive).
 pub fn is_alive(pid: u32) -> bool {
@@ -40,14 +42,14 @@ impl Group {
 
 /// How a process that did not say how it ended ended, for a message: `Err` holds what
 /// killed it (`SIGSEGV (signal 11)`).
-pub fn ending(status: std::process::ExitStatus) -> Result<i32, String> {
+pub fn ending(status: std::process::ExitStatus) -> Result<i32, Killed> {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => Ok(code),
-        (None, Some(signal)) => Err(format!(
-            "{} (signal {signal})",
-            super::interrupt::signal_name(signal)
-        )),
-        (None, None) => Err(format!("{status}")),
+        (None, Some(signal)) => Err(Killed::Signal {
+            name: super::interrupt::signal_name(signal),
+            number: signal,
+        }),
+        (None, None) => Err(Killed::Other(status.to_string())),
     }
 }

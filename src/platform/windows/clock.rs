@@ -1,6 +1,8 @@
 //! The operating system's clock on Windows: QueryPerformanceCounter, which Windows backs with
 //! the invariant TSC where it has one (and says so through its frequency).
 
+pub use crate::platform::contract::clock::TscDistrust;
+
 use windows_sys::Win32::System::Performance::{QueryPerformanceCounter, QueryPerformanceFrequency};
 
 /// The counter's frequency, ticks per second (fixed at boot).
@@ -32,7 +34,7 @@ pub fn monotonic_raw_ns() -> u64 {
 
 /// Windows does not say whether it distrusts the TSC (QueryPerformanceCounter falls back to
 /// another timer on its own): the CPUID checks of `measure::clock` decide.
-pub fn kernel_trusts_tsc() -> Result<(), String> {
+pub fn kernel_trusts_tsc() -> Result<(), TscDistrust> {
     Ok(())
 }
 

@@ -3,6 +3,8 @@
 //! its parent keeps a thread waiting on the parent's handle and ends itself when the parent
 //! does. A crash ends a process with an NTSTATUS exception code as its exit code.
 
+pub use crate::platform::contract::killed::Killed;
+
 use std::process::{Child, Command, ExitStatus};
 
 use windows_sys::Win32::Foundation::{
@@ -90,12 +92,18 @@ const EXCEPTIONS: [(u32, &str); 7] = [
 ];
 
 /// How a process ended: `Ok(code)`, or `Err` naming the exception that ended it.
-pub fn ending(status: ExitStatus) -> Result<i32, String> {
+pub fn ending(status: ExitStatus) -> Result<i32, Killed> {
     let code = status.code().unwrap_or(-1);
     let raw = code as u32;
     match EXCEPTIONS.iter().find(|(c, _)| *c == raw) {
-        Some((_, name)) => Err(format!("{name} ({raw:#010X})")),
-        None if raw >= 0xC000_0000 => Err(format!("exception {raw:#010X}")),
+        Some((_, name)) => Err(Killed::Exception {
+            code: raw,
+            name: Some(name),
+        }),
+        None if raw >= 0xC000_0000 => Err(Killed::Exception {
+            code: raw,
+            name: None,
+        }),
         None => Ok(code),
     }
 }

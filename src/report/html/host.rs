@@ -68,13 +68,6 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
     )
 }
 
-/// Whether the report has this section.
-pub(super) fn present(runs: &[Run]) -> bool {
-    runs.iter()
-        .flat_map(|r| &r.results)
-        .any(|r| of_result(r).is_some())
-}
-
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();
     c.next()

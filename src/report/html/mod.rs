@@ -32,6 +32,7 @@ mod metrics;
 mod profiles;
 mod reclaim;
 mod scaling;
+mod section;
 mod summary;
 mod sweeps;
 #[cfg(test)]
@@ -101,7 +102,6 @@ pub fn render(runs: &[Run]) -> String {
                 .collect()
         })
         .collect();
-    let multi = runs.len() > 1;
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
@@ -119,23 +119,21 @@ pub fn render(runs: &[Run]) -> String {
         runs.iter().map(run_name).collect::<Vec<_>>().join("; "),
         esc(env!("CARGO_PKG_VERSION"))
     );
-    out.push_str(&toc(runs));
-    // The answer first (summary, comparison, ladder, families), the machine last.
     let cmps = comparison::compare_all(runs);
-    out.push_str(&summary::section(runs, &pooled, &cmps));
-    if multi {
-        out.push_str(&comparison::section(runs, &pooled, &cmps));
-        out.push_str("<div id=\"ladder\"></div>\n");
+    let page = section::Page {
+        runs,
+        pooled: &pooled,
+        items: &items,
+        cmps: &cmps,
+    };
+    let drawn: Vec<(Vec<(String, String)>, String)> = section::SECTIONS
+        .iter()
+        .map(|s| ((s.links)(&page), (s.html)(&page)))
+        .collect();
+    out.push_str(&toc(&drawn));
+    for (_, html) in &drawn {
+        out.push_str(html);
     }
-    for run in runs {
-        out.push_str(&cost_ladder::section(run, multi));
-    }
-    out.push_str(&family::sections(runs, &items));
-    out.push_str(&scaling::section(runs));
-    out.push_str(&reclaim::section(runs, &pooled));
-    out.push_str(&profiles::section(runs));
-    out.push_str(&host::section(runs, &pooled));
-    out.push_str(&environment::section(runs));
     out.push_str("</main>\n</body>\n</html>\n");
     out
 }
@@ -149,45 +147,15 @@ fn run_name(r: &Run) -> String {
     format!("run {}{tag}", r.id)
 }
 
-fn toc(runs: &[Run]) -> String {
-    let mut s = String::from("<nav><a href=\"#summary\">Summary</a>");
-    if runs.len() > 1 {
-        s.push_str(" · <a href=\"#comparison\">Comparison</a>");
-    }
-    s.push_str(" · <a href=\"#ladder\">Cost ladder</a>");
-    for family in families(runs) {
-        let _ = write!(
-            s,
-            " · <a href=\"#family-{}\">{}</a>",
-            esc(&family),
-            esc(&family)
-        );
-    }
-    if runs
+/// The table of contents: the links of every section drawn (its HTML not empty).
+fn toc(drawn: &[(Vec<(String, String)>, String)]) -> String {
+    let links: Vec<String> = drawn
         .iter()
-        .any(|r| !crate::report::scaling::curves(r).is_empty())
-    {
-        s.push_str(" · <a href=\"#scaling\">Scaling</a>");
-    }
-    if runs.iter().flat_map(|r| &r.results).any(|r| {
-        r.counters
-            .iter()
-            .any(|c| crate::model::reclaim::is_reclaim(&c.name))
-    }) {
-        s.push_str(" · <a href=\"#reclaim\">Reclaim</a>");
-    }
-    if runs
-        .iter()
-        .flat_map(|r| &r.results)
-        .any(|r| r.profile.is_some())
-    {
-        s.push_str(" · <a href=\"#profiles\">Where the time goes</a>");
-    }
-    if host::present(runs) {
-        s.push_str(" · <a href=\"#host\">Host</a>");
-    }
-    s.push_str(" · <a href=\"#environment\">Environment</a></nav>\n");
-    s
+        .filter(|(_, html)| !html.is_empty())
+        .flat_map(|(links, _)| links)
+        .map(|(anchor, title)| format!("<a href=\"#{}\">{}</a>", esc(anchor), esc(title)))
+        .collect();
+    format!("<nav>{}</nav>\n", links.join(" · "))
 }
 
 /// Families in registry order (unknown ones, from imported runs, last in run order).

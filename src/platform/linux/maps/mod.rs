@@ -12,6 +12,7 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::model::error::UserError;
 use crate::model::maps::*;
+pub use crate::platform::contract::maps::RegionError;
 
 mod parse;
 pub use parse::*;

@@ -49,7 +49,7 @@ pub fn parse_smaps(text: &[u8]) -> Result<Vec<Region>, ParseError> {
                 _ => return Err(fail(format!("{key}: expected `N kB`"))),
             };
         } else {
-            regions.push(parse_header(&line).map_err(fail)?);
+            regions.push(parse_header(&line, index + 1)?);
         }
     }
     Ok(regions)
@@ -57,7 +57,8 @@ pub fn parse_smaps(text: &[u8]) -> Result<Vec<Region>, ParseError> {
 
 /// `start-end perms offset major:minor inode [path]`; the kernel pads before the path with
 /// spaces, and everything after the padding is the path, spaces included.
-pub(super) fn parse_header(line: &str) -> Result<Region, String> {
+pub(super) fn parse_header(line: &str, number: usize) -> Result<Region, ParseError> {
+    let fail = |what: String| ParseError { line: number, what };
     let mut rest = line;
     let mut word = || {
         let trimmed = rest.trim_start_matches(' ');
@@ -67,26 +68,29 @@ pub(super) fn parse_header(line: &str) -> Result<Region, String> {
     };
     let (range, perms, offset, dev, inode) = (word(), word(), word(), word(), word());
     let hex = |what: &str, text: &str| {
-        u64::from_str_radix(text, 16).map_err(|_| format!("{what} {text:?} is not hexadecimal"))
+        u64::from_str_radix(text, 16)
+            .map_err(|_| fail(format!("{what} {text:?} is not hexadecimal")))
     };
     let (start, end) = range
         .split_once('-')
-        .ok_or_else(|| format!("{range:?} is not an address range start-end"))?;
+        .ok_or_else(|| fail(format!("{range:?} is not an address range start-end")))?;
     let (start, end) = (hex("start", start)?, hex("end", end)?);
     if end < start {
-        return Err(format!("address range {range} ends before it starts"));
+        return Err(fail(format!("address range {range} ends before it starts")));
     }
     if perms.len() != 4 || !perms.is_ascii() {
-        return Err(format!("permissions {perms:?} are not four characters"));
+        return Err(fail(format!(
+            "permissions {perms:?} are not four characters"
+        )));
     }
     let offset = hex("offset", offset)?;
     match dev.split_once(':') {
         Some((major, minor)) if hex("major", major).is_ok() && hex("minor", minor).is_ok() => {}
-        _ => return Err(format!("device {dev:?} is not major:minor")),
+        _ => return Err(fail(format!("device {dev:?} is not major:minor"))),
     }
     let inode = inode
         .parse()
-        .map_err(|_| format!("inode {inode:?} is not a number"))?;
+        .map_err(|_| fail(format!("inode {inode:?} is not a number")))?;
     let path = rest.trim_start_matches(' ');
     Ok(Region {
         start,

@@ -75,12 +75,21 @@ pub fn randomize_va_space() -> Option<u8> {
 
 /// The mapping of this process that holds `address`, from `/proc/self/smaps` (an experiment
 /// asking what the kernel put behind its region: AnonHugePages after a touch).
-pub fn own_region_containing(address: u64) -> Result<Region, String> {
+pub fn own_region_containing(address: u64) -> std::result::Result<Region, RegionError> {
     const SMAPS: &str = "/proc/self/smaps";
-    let text = std::fs::read(SMAPS).map_err(|e| format!("{SMAPS}: {e}"))?;
+    let text = std::fs::read(SMAPS).map_err(|source| RegionError::Read {
+        path: SMAPS,
+        source,
+    })?;
     parse_smaps(&text)
-        .map_err(|e| format!("{SMAPS}: {e}"))?
+        .map_err(|e| RegionError::Garbled {
+            path: SMAPS,
+            what: e.to_string(),
+        })?
         .into_iter()
         .find(|r| (r.start..r.end).contains(&address))
-        .ok_or_else(|| format!("{SMAPS}: no mapping holds {address:#x}"))
+        .ok_or(RegionError::NoMapping {
+            path: SMAPS,
+            address,
+        })
 }

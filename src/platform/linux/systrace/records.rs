@@ -33,9 +33,10 @@ impl Layout {
                 ))
             })
         };
+        let refused = |e: tracefs::TracefsError| TraceError::Refused(e.to_string());
         Ok(Layout {
-            enter: tracefs::tracepoint("raw_syscalls", "sys_enter").map_err(TraceError::Refused)?,
-            exit: tracefs::tracepoint("raw_syscalls", "sys_exit").map_err(TraceError::Refused)?,
+            enter: tracefs::tracepoint("raw_syscalls", "sys_enter").map_err(refused)?,
+            exit: tracefs::tracepoint("raw_syscalls", "sys_exit").map_err(refused)?,
             enter_id: offset("sys_enter", "id")?,
             exit_id: offset("sys_exit", "id")?,
             exit_ret: offset("sys_exit", "ret")?,
