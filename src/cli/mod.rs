@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::experiment::plan::{self, Planned};
+use crate::experiment::selection::{self, Planned};
 use crate::experiment::{self, ExperimentInfo, params::parse_assignment};
 use crate::harness::plan::Plan;
 use crate::harness::runner;

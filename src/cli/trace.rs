@@ -179,7 +179,7 @@ fn experiment_request(
 
 fn trace_experiment(name: &str, args: &TraceArgs) -> Result<ExitCode> {
     let (info, params, requested) = experiment_request(name, args)?;
-    let planned = plan::Planned {
+    let planned = selection::Planned {
         info,
         params: params.clone(),
         label: None,

@@ -25,12 +25,12 @@ pub mod pagefault;
 pub mod params;
 #[cfg(unix)]
 mod pingpong;
-pub mod plan;
 #[cfg(unix)]
 pub mod process;
 pub mod refusal;
 #[cfg(unix)]
 pub mod scale;
+pub mod selection;
 pub mod suites;
 pub mod synthetic;
 pub mod syscall;

@@ -1,6 +1,6 @@
 //! Suites: named lists of configurations run together (`oslab run --suite NAME`): an
 //! experiment, the parameters that define each configuration, optionally a load, and for some
-//! the counts of copies every configuration is measured with. `plan::expand_suite` turns one
+//! the counts of copies every configuration is measured with. `selection::expand_suite` turns one
 //! into planned runs.
 
 use crate::model::passes::Passes;

@@ -13,42 +13,17 @@
 
 use std::time::Instant;
 
-use crate::experiment::plan::Planned;
+use crate::experiment::selection::Planned;
 use crate::harness::drive::{Outcome, drive_worker};
 use crate::harness::gate::{Gate, Role};
 use crate::harness::plan::Plan;
-use crate::harness::runner::{new_result, refused_here, run_experiment, settle, start_load};
+use crate::harness::runner::{new_result, refused_here, settle, start_load};
 use crate::harness::scratch;
 use crate::measure::load;
-use crate::model::copies::{Copies, Mode};
 use crate::model::{ExperimentResult, Sample};
 use crate::platform::cpu;
 use crate::platform::cpustat::CpuTimes;
 use tempfile::TempDir;
-
-/// Measure one planned configuration with as many copies as its parameters ask (one when
-/// they name none): one result per worker process.
-pub fn run(
-    planned: &Planned,
-    plan: &Plan,
-    on_sample: &mut dyn FnMut(&[Sample]),
-) -> Vec<ExperimentResult> {
-    let copies = Copies::of(planned.params.as_map());
-    let cpus = copy_cpus(plan, copies.count as usize);
-    match copies.mode {
-        _ if copies.count == 1 => vec![run_experiment(planned, plan, Role::default(), on_sample)],
-        Mode::Threads => {
-            let mut plan = plan.clone();
-            plan.sampler.own_thread = true;
-            let role = Role {
-                copy_cpus: cpus,
-                ..Role::default()
-            };
-            vec![run_experiment(planned, &plan, role, on_sample)]
-        }
-        Mode::Processes => in_processes(planned, plan, &cpus, on_sample),
-    }
-}
 
 /// The CPU of each of `count` copies: from the measured CPU on, through the CPUs the run may
 /// use (those it takes in turn, else every allowed one), round again when there are more
@@ -71,12 +46,15 @@ pub fn copy_cpus(plan: &Plan, count: usize) -> Vec<Option<usize>> {
     (0..count).map(|i| Some(pool[i % pool.len()])).collect()
 }
 
-/// Copies in processes: every copy's worker driven on a thread of its own (the first on this
-/// one, which shows the progress), beside one load and one shared directory.
-fn in_processes(
+/// One configuration's workers, measured: one worker process per entry of `cpus` (one: the
+/// plain run, the plan as it is; more: copies in processes, each on its CPU, meeting at the
+/// gate, sharing one directory), beside one load, each judged into a result. `threads` are
+/// the CPUs of `--copy-mode threads` copies that a single worker runs itself.
+pub(super) fn workers(
     planned: &Planned,
     plan: &Plan,
     cpus: &[Option<usize>],
+    threads: Vec<Option<usize>>,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Vec<ExperimentResult> {
     let start = Instant::now();
@@ -93,32 +71,43 @@ fn in_processes(
         return results.iter().map(|_| first.clone()).collect();
     };
     let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
-    let gate = Gate::new(cpus.len());
     let cpu_times = CpuTimes::now();
-    let outcomes = std::thread::scope(|s| {
-        let mut rest = Vec::new();
-        let (first, others) = results.split_first_mut().expect("one copy at least");
-        for (i, result) in others.iter_mut().enumerate() {
-            let plan = copy_plan(plan, cpus[i + 1], false);
-            let role = role(&gate, shared.as_ref());
-            let cgroup_procs = cgroup_procs.clone();
-            rest.push(s.spawn(move || {
-                let (info, params) = (planned.info, &planned.params);
-                drive_worker(info, params, &plan, cgroup_procs, role, result, &mut |_| {})
-            }));
-        }
-        let plan0 = copy_plan(plan, cpus[0], true);
-        let role = role(&gate, shared.as_ref());
+    let busy: Vec<usize> = if cpus.len() == 1 {
+        plan.cpus
+            .iter()
+            .chain(threads.iter().flatten())
+            .copied()
+            .collect()
+    } else {
+        cpus.iter().flatten().copied().collect()
+    };
+    let outcomes = if cpus.len() == 1 {
+        let role = Role {
+            copy_cpus: threads,
+            ..Role::default()
+        };
         let (info, params) = (planned.info, &planned.params);
-        let first = drive_worker(info, params, &plan0, cgroup_procs, role, first, on_sample);
-        let mut outcomes = vec![first];
-        outcomes.extend(rest.into_iter().map(|t| {
-            t.join()
-                .unwrap_or_else(|_| Outcome::Failed("this copy's driver panicked".into()))
-        }));
-        outcomes
-    });
-    let busy: Vec<usize> = cpus.iter().flatten().copied().collect();
+        let first = &mut results[0];
+        vec![drive_worker(
+            info,
+            params,
+            plan,
+            cgroup_procs,
+            role,
+            first,
+            on_sample,
+        )]
+    } else {
+        in_processes(
+            planned,
+            plan,
+            cpus,
+            cgroup_procs,
+            shared.as_ref(),
+            &mut results,
+            on_sample,
+        )
+    };
     let other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &busy);
     let record = running_load.as_ref().map(load::Running::record);
     drop(running_load);
@@ -130,6 +119,43 @@ fn in_processes(
         settle(planned.info, &planned.params, outcome, result);
     }
     results
+}
+
+/// Copies in processes: every copy's worker driven on a thread of its own (the first on this
+/// one, which shows the progress), all meeting at one gate.
+fn in_processes(
+    planned: &Planned,
+    plan: &Plan,
+    cpus: &[Option<usize>],
+    cgroup_procs: Option<std::path::PathBuf>,
+    shared: Option<&TempDir>,
+    results: &mut [ExperimentResult],
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Vec<Outcome> {
+    let gate = Gate::new(cpus.len());
+    std::thread::scope(|s| {
+        let mut rest = Vec::new();
+        let (first, others) = results.split_first_mut().expect("one copy at least");
+        for (i, result) in others.iter_mut().enumerate() {
+            let plan = copy_plan(plan, cpus[i + 1], false);
+            let role = role(&gate, shared);
+            let cgroup_procs = cgroup_procs.clone();
+            rest.push(s.spawn(move || {
+                let (info, params) = (planned.info, &planned.params);
+                drive_worker(info, params, &plan, cgroup_procs, role, result, &mut |_| {})
+            }));
+        }
+        let plan0 = copy_plan(plan, cpus[0], true);
+        let role = role(&gate, shared);
+        let (info, params) = (planned.info, &planned.params);
+        let first = drive_worker(info, params, &plan0, cgroup_procs, role, first, on_sample);
+        let mut outcomes = vec![first];
+        outcomes.extend(rest.into_iter().map(|t| {
+            t.join()
+                .unwrap_or_else(|_| Outcome::Failed("this copy's driver panicked".into()))
+        }));
+        outcomes
+    })
 }
 
 fn role<'a>(gate: &'a Gate, shared: Option<&TempDir>) -> Role<'a> {
@@ -150,14 +176,15 @@ fn copy_plan(plan: &Plan, cpu: Option<usize>, first: bool) -> Plan {
     plan
 }
 
-/// For an experiment with a work directory: the directory its copies share, in `--dir`.
+/// For an experiment with a work directory measured by copies in processes: the directory
+/// they share, in `--dir`.
 /// `Err`: it could not be made, and every result says why.
 fn shared_dir(
     planned: &Planned,
     plan: &Plan,
     results: &mut [ExperimentResult],
 ) -> Result<Option<TempDir>, ()> {
-    if !planned.info.work_dir {
+    if !planned.info.work_dir || results.len() < 2 {
         return Ok(None);
     }
     scratch::create(&plan.dir, scratch::WORK_PREFIX)

@@ -1,8 +1,19 @@
-//! The harness: the parent side of a run (`runner`, which starts and follows each worker in
-//! `drive`), the child that measures one experiment in a fresh process (`worker`), and the
-//! children `oslab maps` maps (`maps`), and one worker's pass under the system-call tracer
-//! (`traced`, for `oslab trace --experiment`). `plan` is what the CLI hands the runner; `layout` is what differs between the processes
-//! that measure one configuration.
+//! The harness: the parent side of a run and the child that measures in a fresh process.
+//!
+//! One entry, [`run`]: a planned configuration ([`Planned`], the selection's) and how to
+//! measure it ([`plan::Plan`]: CPUs, sampler, layout, load) go to its workers — one worker, or
+//! `--copies` N at once (`copies`: in processes, each on its CPU, meeting at a `gate`; in
+//! threads, one worker running them all) — each started and followed in `drive` (its scratch
+//! and work directories from `scratch`, the message stream, the time limit, wait4) and judged
+//! in `runner` (unsupported here, the load, the result's status and checks); the CLI stores
+//! each result with what earlier runs gave (`history`). `worker` is the child's side: the
+//! hidden `oslab worker`. Beside them: `maps` (the children `oslab maps` maps), `traced` (one
+//! worker's pass under the system-call tracer, for `oslab trace --experiment`), `layout` (what
+//! differs between the processes that measure one configuration).
+
+use crate::experiment::selection::Planned;
+use crate::model::copies::{Copies, Mode};
+use crate::model::{ExperimentResult, Sample};
 
 pub mod copies;
 mod drive;
@@ -15,3 +26,23 @@ pub mod runner;
 pub mod scratch;
 pub mod traced;
 pub mod worker;
+
+/// Measure one planned configuration with as many copies as its parameters ask (one when
+/// they name none): one result per worker process, each judged.
+pub fn run(
+    planned: &Planned,
+    plan: &plan::Plan,
+    on_sample: &mut dyn FnMut(&[Sample]),
+) -> Vec<ExperimentResult> {
+    let copies = Copies::of(planned.params.as_map());
+    let cpus = copies::copy_cpus(plan, copies.count as usize);
+    match copies.mode {
+        _ if copies.count == 1 => copies::workers(planned, plan, &[None], Vec::new(), on_sample),
+        Mode::Threads => {
+            let mut plan = plan.clone();
+            plan.sampler.own_thread = true;
+            copies::workers(planned, &plan, &[None], cpus, on_sample)
+        }
+        Mode::Processes => copies::workers(planned, plan, &cpus, Vec::new(), on_sample),
+    }
+}

@@ -1,64 +1,18 @@
-//! The parent side of a run: start one worker per experiment, read its samples, enforce the
-//! time limit, reap it with wait4, judge the result against its expectations, and hand it to
-//! the store at once. A worker that crashes, is killed or times out becomes a failed result
-//! with its reason, and the run goes on.
-
-use std::time::Instant;
+//! The steps around a worker, in the parent: a new result, `unsupported` where the
+//! experiment's `os` list lacks this system, the background load started, and the result
+//! settled from how the worker ended and judged against its expectations. A worker that
+//! crashes, is killed or times out becomes a failed result with its reason, and the run goes
+//! on. `harness::copies::workers` runs them in order around one worker or N.
 
 use crate::analysis::validate;
 use crate::experiment::params::parse_size;
-use crate::experiment::plan::Planned;
+use crate::experiment::selection::Planned;
 use crate::experiment::{ExperimentInfo, Params, SetupError};
-use crate::harness::drive::{Outcome, drive_worker};
-use crate::harness::gate::Role;
+use crate::harness::drive::Outcome;
 use crate::harness::plan::Plan;
 use crate::harness::scratch;
 use crate::measure::load::{self, Load};
-use crate::model::{Calibration, ExperimentResult, Sample, Status};
-use crate::platform::cpustat::CpuTimes;
-
-/// Run one planned experiment in a fresh worker and judge it (`plan.layout` says which of the
-/// configuration's processes it is). A worker of `--copy-mode threads` runs its copies on the
-/// CPUs `role` names; copies in processes are `harness::copies`'.
-pub(super) fn run_experiment(
-    planned: &Planned,
-    plan: &Plan,
-    role: Role,
-    on_sample: &mut dyn FnMut(&[Sample]),
-) -> ExperimentResult {
-    let (info, params) = (planned.info, &planned.params);
-    let start = Instant::now();
-    let mut result = new_result(planned, plan);
-    if refused_here(&mut result, info) {
-        return result;
-    }
-    let Ok(running_load) = start_load(planned, plan, &mut result) else {
-        return result;
-    };
-    let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
-    let cpu_times = CpuTimes::now();
-    let busy: Vec<usize> = plan
-        .cpus
-        .iter()
-        .chain(role.copy_cpus.iter().flatten())
-        .copied()
-        .collect();
-    let outcome = drive_worker(
-        info,
-        params,
-        plan,
-        cgroup_procs,
-        role,
-        &mut result,
-        on_sample,
-    );
-    result.other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &busy);
-    result.load = running_load.as_ref().map(load::Running::record);
-    drop(running_load);
-    result.duration_s = start.elapsed().as_secs_f64();
-    settle(info, params, outcome, &mut result);
-    result
-}
+use crate::model::{Calibration, ExperimentResult, Status};
 
 /// An experiment whose `os` list lacks this system is `unsupported`, with the reason: `true`.
 pub(super) fn refused_here(result: &mut ExperimentResult, info: &ExperimentInfo) -> bool {

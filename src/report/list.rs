@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::experiment::plan::SUITES;
+use crate::experiment::selection::SUITES;
 use crate::experiment::{Batch, ExperimentInfo, ParamKind, REGISTRY};
 use crate::model::{Os, equivalence};
 use crate::report::format::{Align, Table};

@@ -1,7 +1,7 @@
 //! `oslab run`: the options checked and turned into a plan, the experiments run in fresh workers, each result stored as it finishes, the run printed.
 
 use super::*;
-use crate::harness::copies;
+use crate::harness;
 use crate::harness::history::{self, Configuration};
 use std::collections::HashMap;
 

@@ -170,7 +170,7 @@ fn planned_jobs(args: &RunArgs) -> Result<Vec<Planned>> {
     let suite_copies = args
         .suite
         .as_deref()
-        .and_then(plan::find_suite)
+        .and_then(selection::find_suite)
         .and_then(|s| s.copies);
     let counts = match (args.copies.as_deref().or(suite_copies), args.scale) {
         (_, true) => Some(copies::scale_list(cpus)),
@@ -184,7 +184,7 @@ fn planned_jobs(args: &RunArgs) -> Result<Vec<Planned>> {
         })?,
     };
     match counts {
-        Some(counts) => Ok(plan::with_copies(planned, &counts, mode)?),
+        Some(counts) => Ok(selection::with_copies(planned, &counts, mode)?),
         None if args.copy_mode.is_some() => Err(UserError::BadOption(
             "--copy-mode says how copies run: give --copies LIST (or --scale) with it".into(),
         )
@@ -209,12 +209,12 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         }
         let selected = experiment::select(&args.targets)?;
         check_param_names(&given, &selected)?;
-        return Ok(plan::expand(&selected, &given, args.quick)?);
+        return Ok(selection::expand(&selected, &given, args.quick)?);
     };
-    let suite = plan::find_suite(name).ok_or_else(|| {
+    let suite = selection::find_suite(name).ok_or_else(|| {
         UserError::BadOption(format!(
             "--suite {name}: no such suite; there is {}",
-            plan::SUITES
+            selection::SUITES
                 .iter()
                 .map(|s| s.name)
                 .collect::<Vec<_>>()
@@ -231,11 +231,11 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         ))
         .into());
     }
-    let timing = plan::Timing {
+    let timing = selection::Timing {
         quick: args.quick,
         passes: args.passes,
     };
-    let planned = plan::expand_suite(suite, &given, timing, swap)?;
+    let planned = selection::expand_suite(suite, &given, timing, swap)?;
     if args.targets.is_empty() {
         return Ok(planned);
     }
@@ -299,7 +299,7 @@ pub(super) fn choose_clock(arg: ClockArg) -> Result<crate::model::ClockInfo> {
 }
 
 /// The experiments of a suite, each once.
-pub(super) fn planned_infos(suite: &plan::Suite) -> Vec<&'static ExperimentInfo> {
+pub(super) fn planned_infos(suite: &selection::Suite) -> Vec<&'static ExperimentInfo> {
     let mut infos: Vec<&'static ExperimentInfo> = Vec::new();
     for config in suite.configs {
         if let Some(info) = experiment::find(config.experiment)

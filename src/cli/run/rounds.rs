@@ -59,7 +59,7 @@ pub(super) fn run_all(
             let name =
                 report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
             progress.start(format!("[{done}/{total}] {name}"));
-            let results = copies::run(job, &plan, &mut |samples| progress.sample(samples));
+            let results = harness::run(job, &plan, &mut |samples| progress.sample(samples));
             for mut result in results.iter().cloned() {
                 result.earlier_medians = earlier
                     .get(&history::configuration_of(&result))

@@ -1,5 +1,5 @@
 use super::*;
-use crate::experiment::plan::{expand_suite, find_suite};
+use crate::experiment::selection::{expand_suite, find_suite};
 
 #[test]
 fn every_personality_is_registered_and_in_the_suite() {
@@ -63,7 +63,7 @@ fn quick_suite_is_small() {
     let planned = expand_suite(
         find_suite("filemicro").unwrap(),
         &[],
-        crate::experiment::plan::Timing {
+        crate::experiment::selection::Timing {
             quick: true,
             passes: None,
         },

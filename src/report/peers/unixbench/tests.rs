@@ -39,7 +39,7 @@ fn the_table_holds_unixbenchs_twelve_index_tests_and_baselines() {
     assert!(base.contains(&("shell8", 6.0)));
     assert!(base.contains(&("syscall", 15_000.0)));
     // Every suite configuration is a test of the table, once, in the suite's order.
-    let suite = crate::experiment::plan::find_suite("unixbench").unwrap();
+    let suite = crate::experiment::selection::find_suite("unixbench").unwrap();
     assert_eq!(suite.configs.len(), TESTS.len());
     for (c, t) in suite.configs.iter().zip(TESTS) {
         assert_eq!(
