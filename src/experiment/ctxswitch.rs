@@ -158,27 +158,21 @@ fn setup_pipe(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupE
     )?))
 }
 
-pub static PIPE: ExperimentInfo = ExperimentInfo {
-    name: "ctxswitch.pipe",
-    os: crate::experiment::UNIX,
-    summary: "two processes ping-pong one byte over a pair of pipes: two switches per round \
-              trip (lmbench lat_ctx, perf bench sched pipe)",
-    op: "round trip",
-    path: "glibc write()/read() on blocking pipes, partner forked and pinned",
-    params: &[PLACEMENT_PARAM, WORKING_SET_PARAM],
-    syscalls: |_| crate::experiment::each(&["write", "read"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: pipe_expectations,
-    setup: setup_pipe,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static PIPE: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.pipe",
+    crate::experiment::UNIX,
+    "two processes ping-pong one byte over a pair of pipes: two switches per round \
+     trip (lmbench lat_ctx, perf bench sched pipe)",
+    "round trip",
+    "glibc write()/read() on blocking pipes, partner forked and pinned",
+    setup_pipe,
+)
+.params(&[PLACEMENT_PARAM, WORKING_SET_PARAM])
+.syscalls(|_| crate::experiment::each(&["write", "read"]))
+.subtract_loop_overhead()
+.ladder()
+.counters_between_samples()
+.expectations(pipe_expectations);
 
 // --- ctxswitch.pipe_noswitch ---
 
@@ -235,28 +229,21 @@ fn setup_pipe_noswitch(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
     Ok(Box::new(PipeNoSwitch { pipes: [a, b] }))
 }
 
-pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo {
-    name: "ctxswitch.pipe_noswitch",
-    os: crate::experiment::UNIX,
-    summary: "the system calls of one pipe round trip (write+read on each of two pipes) in one \
-              process, non-blocking, without any switch: subtract from ctxswitch.pipe, halve, \
-              and the rest is one switch",
-    op: "round trip",
-    path: "glibc write()/read() on non-blocking pipes, one process",
-    params: &[],
-    syscalls: |_| crate::experiment::each(&["write", "read"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: pipe_noswitch_expectations,
-    setup: setup_pipe_noswitch,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.pipe_noswitch",
+    crate::experiment::UNIX,
+    "the system calls of one pipe round trip (write+read on each of two pipes) in one \
+     process, non-blocking, without any switch: subtract from ctxswitch.pipe, halve, \
+     and the rest is one switch",
+    "round trip",
+    "glibc write()/read() on non-blocking pipes, one process",
+    setup_pipe_noswitch,
+)
+.syscalls(|_| crate::experiment::each(&["write", "read"]))
+.subtract_loop_overhead()
+.ladder()
+.counters_between_samples()
+.expectations(pipe_noswitch_expectations);
 
 #[cfg(test)]
 mod tests;

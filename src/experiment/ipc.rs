@@ -144,27 +144,20 @@ fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routin
     }))
 }
 
-pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo {
-    name: "ipc.pipe_bandwidth",
-    os: crate::experiment::LINUX,
-    summary: "the worker writes `size` bytes (64 KiB) per transfer into a pipe a partner process \
-              drains; bandwidth = size / median; the pipe's capacity is a parameter",
-    op: "transfer",
-    path: "glibc write() of `size` bytes to a blocking pipe; partner read()s up to `capacity`",
-    params: &[SIZE_PARAM, CAPACITY_PARAM, PLACEMENT_PARAM],
-    syscalls: bandwidth_calls,
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: bandwidth_expectations,
-    setup: setup_pipe_bandwidth,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo::new(
+    "ipc.pipe_bandwidth",
+    crate::experiment::LINUX,
+    "the worker writes `size` bytes (64 KiB) per transfer into a pipe a partner process \
+     drains; bandwidth = size / median; the pipe's capacity is a parameter",
+    "transfer",
+    "glibc write() of `size` bytes to a blocking pipe; partner read()s up to `capacity`",
+    setup_pipe_bandwidth,
+)
+.params(&[SIZE_PARAM, CAPACITY_PARAM, PLACEMENT_PARAM])
+.syscalls(bandwidth_calls)
+.subtract_loop_overhead()
+.counters_between_samples()
+.expectations(bandwidth_expectations);
 
 // --- ipc.unix_latency ---
 
@@ -181,27 +174,20 @@ fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>
     )?))
 }
 
-pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo {
-    name: "ipc.unix_latency",
-    os: crate::experiment::UNIX,
-    summary: "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
-              two switches (compare ctxswitch.pipe)",
-    op: "round trip",
-    path: "glibc write()/read() on socketpair(AF_UNIX, SOCK_STREAM), partner forked and pinned",
-    params: &[PLACEMENT_PARAM],
-    syscalls: |_| crate::experiment::each(&["write", "read"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: unix_latency_expectations,
-    setup: setup_unix_latency,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo::new(
+    "ipc.unix_latency",
+    crate::experiment::UNIX,
+    "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
+     two switches (compare ctxswitch.pipe)",
+    "round trip",
+    "glibc write()/read() on socketpair(AF_UNIX, SOCK_STREAM), partner forked and pinned",
+    setup_unix_latency,
+)
+.params(&[PLACEMENT_PARAM])
+.syscalls(|_| crate::experiment::each(&["write", "read"]))
+.subtract_loop_overhead()
+.counters_between_samples()
+.expectations(unix_latency_expectations);
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 // The families whose code is POSIX's (fork, pipes, mmap, raw system calls) build on Unix
 // only; on Windows the registry holds the experiments that run there, and a name from the
 // other systems is refused with the equivalence table's reason (`select`).
+mod builder;
 #[cfg(unix)]
 pub mod ctxswitch;
 #[cfg(unix)]
@@ -186,6 +187,16 @@ impl ExperimentInfo {
     pub fn default_claims(&self) -> Vec<Claim> {
         (self.syscalls)(&Params::resolve(self.name, self.params, &[]).unwrap_or_default())
     }
+}
+
+/// The system calls of an experiment that claims none (the default of `syscalls`).
+pub fn no_claims(_: &Params) -> Vec<Claim> {
+    Vec::new()
+}
+
+/// The expectations of an experiment that states none (the default of `expectations`).
+pub fn no_expectations(_: &Params) -> Vec<Expectation> {
+    Vec::new()
 }
 
 /// The setup of an experiment whose code is another system's: never reached (the runner

@@ -35,35 +35,27 @@ fn two_calls(params: &Params) -> Vec<Expectation> {
         .collect()
 }
 
-pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo {
-    name: "scale.mmap_munmap",
-    os: crate::experiment::UNIX,
-    summary: "mmap() of an anonymous region and munmap() of it, untouched: the mmap lock \
-              taken for writing twice (will-it-scale's mmap1); run it with --copies",
-    op: "mmap+munmap",
-    path: "mmap and munmap system calls: a VMA created and removed under the mmap lock",
-    params: &[ParamSpec {
-        name: "size",
-        kind: ParamKind::Size {
-            min: 4096,
-            max: 1 << 40,
-        },
-        default: "128M",
-        help: "bytes mapped (never touched, so no page is allocated)",
-    }],
-    syscalls: |_| crate::experiment::each(&["mmap", "munmap"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: two_calls,
-    setup: setup_mmap_munmap,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo::new(
+    "scale.mmap_munmap",
+    crate::experiment::UNIX,
+    "mmap() of an anonymous region and munmap() of it, untouched: the mmap lock \
+     taken for writing twice (will-it-scale's mmap1); run it with --copies",
+    "mmap+munmap",
+    "mmap and munmap system calls: a VMA created and removed under the mmap lock",
+    setup_mmap_munmap,
+)
+.params(&[ParamSpec {
+    name: "size",
+    kind: ParamKind::Size {
+        min: 4096,
+        max: 1 << 40,
+    },
+    default: "128M",
+    help: "bytes mapped (never touched, so no page is allocated)",
+}])
+.syscalls(|_| crate::experiment::each(&["mmap", "munmap"]))
+.outside_default_suite()
+.expectations(two_calls);
 
 struct MmapMunmap {
     bytes: usize,
@@ -103,35 +95,29 @@ impl Routine for MmapMunmap {
     }
 }
 
-pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
-    name: "scale.open_close",
-    os: crate::experiment::UNIX,
-    summary: "open() and close() of the copy's own file, in its own directory (private) or in \
-              one directory every copy shares (shared): will-it-scale's open2 and open1; run \
-              it with --copies",
-    op: "open+close",
-    path: "openat and close: a path walk through the directory, a file descriptor allocated \
-           and freed",
-    params: &[ParamSpec {
-        name: "dir",
-        kind: ParamKind::Choice(&["private", "shared"]),
-        default: "private",
-        help: "private: each copy's file in a directory of its own; shared: every copy's file \
-               in one directory",
-    }],
-    syscalls: |_| crate::experiment::each(&["openat", "close"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: two_calls,
-    setup: setup_open_close,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[("dir", &["private", "shared"])],
-    quick_params: &[],
-};
+pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
+    "scale.open_close",
+    crate::experiment::UNIX,
+    "open() and close() of the copy's own file, in its own directory (private) or in \
+     one directory every copy shares (shared): will-it-scale's open2 and open1; run \
+     it with --copies",
+    "open+close",
+    "openat and close: a path walk through the directory, a file descriptor allocated \
+     and freed",
+    setup_open_close,
+)
+.params(&[ParamSpec {
+    name: "dir",
+    kind: ParamKind::Choice(&["private", "shared"]),
+    default: "private",
+    help: "private: each copy's file in a directory of its own; shared: every copy's file \
+           in one directory",
+}])
+.syscalls(|_| crate::experiment::each(&["openat", "close"]))
+.outside_default_suite()
+.work_dir()
+.expectations(two_calls)
+.sweep(&[("dir", &["private", "shared"])]);
 
 /// A name no other copy (process or thread) uses.
 fn copy_name() -> String {

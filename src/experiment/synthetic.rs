@@ -132,55 +132,47 @@ fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     }))
 }
 
-pub static SYNTHETIC: ExperimentInfo = ExperimentInfo {
-    name: "synthetic.spin",
-    os: crate::experiment::ANY_OS,
-    summary: "busy-waits a known time per operation (for tests; not in the default suite)",
-    op: "spin",
-    path: "user space only",
-    params: &[
-        ParamSpec {
-            name: "ns",
-            kind: ParamKind::Int {
-                min: 0,
-                max: 1_000_000_000,
-            },
-            default: "1000",
-            help: "nanoseconds each operation spins",
-        },
-        ParamSpec {
-            name: "mode",
-            kind: ParamKind::Choice(&["ok", "crash", "hang", "fail", "unsupported"]),
-            default: "ok",
-            help: "how the worker behaves once sampling has started",
-        },
-        ParamSpec {
-            name: "pages",
-            kind: ParamKind::Int { min: 0, max: 64 },
-            default: "0",
-            help: "fresh pages touched per operation (breaks its no-fault expectation)",
-        },
-        ParamSpec {
-            name: "spread",
-            kind: ParamKind::Int {
-                min: 0,
-                max: 1_000_000,
-            },
-            default: "0",
-            help: "nanoseconds added per operation for each earlier --repeat process: process \
-                   k (from 0) spins ns + k × spread",
-        },
-    ],
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static SYNTHETIC: ExperimentInfo = ExperimentInfo::new(
+    "synthetic.spin",
+    crate::experiment::ANY_OS,
+    "busy-waits a known time per operation (for tests; not in the default suite)",
+    "spin",
+    "user space only",
     setup,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[
+    ParamSpec {
+        name: "ns",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000_000,
+        },
+        default: "1000",
+        help: "nanoseconds each operation spins",
+    },
+    ParamSpec {
+        name: "mode",
+        kind: ParamKind::Choice(&["ok", "crash", "hang", "fail", "unsupported"]),
+        default: "ok",
+        help: "how the worker behaves once sampling has started",
+    },
+    ParamSpec {
+        name: "pages",
+        kind: ParamKind::Int { min: 0, max: 64 },
+        default: "0",
+        help: "fresh pages touched per operation (breaks its no-fault expectation)",
+    },
+    ParamSpec {
+        name: "spread",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "0",
+        help: "nanoseconds added per operation for each earlier --repeat process: process \
+               k (from 0) spins ns + k × spread",
+    },
+])
+.outside_default_suite()
+.ladder()
+.expectations(expectations);

@@ -83,23 +83,14 @@ fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
     }))
 }
 
-pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo {
-    name: "syscall.function_call",
-    os: crate::experiment::ANY_OS,
-    summary: "an empty function called through a pointer: the baseline of the ladder",
-    op: "call",
-    path: "user space only",
-    params: &[],
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: no_syscall,
-    setup: setup_function_call,
-    preflight: None,
-    batch: super::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo::new(
+    "syscall.function_call",
+    crate::experiment::ANY_OS,
+    "an empty function called through a pointer: the baseline of the ladder",
+    "call",
+    "user space only",
+    setup_function_call,
+)
+.subtract_loop_overhead()
+.ladder()
+.expectations(no_syscall);

@@ -176,130 +176,86 @@ fn first_touch_expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-/// An experiment of one call in a loop (`Batch::Sized`, the empty loop subtracted).
-#[allow(clippy::too_many_arguments)]
-const fn calls(
-    name: &'static str,
-    os: &'static [Os],
-    summary: &'static str,
-    op: &'static str,
-    path: &'static str,
-    params: &'static [ParamSpec],
-    syscalls: fn(&Params) -> Vec<super::Claim>,
-    expectations: fn(&Params) -> Vec<Expectation>,
-    setup: super::Setup,
-) -> ExperimentInfo {
-    ExperimentInfo {
-        name,
-        os,
-        summary,
-        op,
-        path,
-        params,
-        syscalls,
-        subtract_loop_overhead: true,
-        default_suite: true,
-        ladder: false,
-        counters_in_samples: false,
-        work_dir: false,
-        expectations,
-        setup,
-        preflight: None,
-        batch: Batch::Sized,
-        sweep: &[],
-        quick_params: &[],
-    }
-}
+pub static SLEEP: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.sleep",
+    WINDOWS,
+    "Sleep(0) and Sleep(1) in a loop: Sleep(0) alone returns at once (the result says so), \
+     with a competitor thread on the same CPU each call is two switches; Sleep(1) blocks \
+     until the next timer tick",
+    "call",
+    "kernel32 Sleep (NtDelayExecution)",
+    setup_sleep,
+)
+.params(&[MS_PARAM, COMPETITOR_PARAM])
+.syscalls(|_| super::each(&["NtDelayExecution"]))
+.subtract_loop_overhead()
+.counters_between_samples()
+.expectations(sleep_expectations)
+.sweep(&[("ms", &["0", "1"])]);
 
-pub static SLEEP: ExperimentInfo = ExperimentInfo {
-    sweep: &[("ms", &["0", "1"])],
-    ..calls(
-        "ctxswitch.sleep",
-        WINDOWS,
-        "Sleep(0) and Sleep(1) in a loop: Sleep(0) alone returns at once (the result says so), \
-         with a competitor thread on the same CPU each call is two switches; Sleep(1) blocks \
-         until the next timer tick",
-        "call",
-        "kernel32 Sleep (NtDelayExecution)",
-        &[MS_PARAM, COMPETITOR_PARAM],
-        |_| super::each(&["NtDelayExecution"]),
-        sleep_expectations,
-        setup_sleep,
-    )
-};
+pub static EVENT: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.event",
+    WINDOWS,
+    "two threads hand a turn back and forth with auto-reset events: one round trip is two \
+     context switches",
+    "round trip",
+    "kernel32 SetEvent + WaitForSingleObject",
+    setup_event,
+)
+.params(&[PLACEMENT_PARAM])
+// Windows' own system calls: no tracer checks them yet (`oslab trace` is Linux's).
+.syscalls(|_| super::each(&["NtSetEvent", "NtWaitForSingleObject"]))
+.subtract_loop_overhead()
+.ladder()
+.counters_between_samples()
+.expectations(event_expectations);
 
-pub static EVENT: ExperimentInfo = ExperimentInfo {
-    ladder: true,
-    ..calls(
-        "ctxswitch.event",
-        WINDOWS,
-        "two threads hand a turn back and forth with auto-reset events: one round trip is two \
-         context switches",
-        "round trip",
-        "kernel32 SetEvent + WaitForSingleObject",
-        &[PLACEMENT_PARAM],
-        // Windows' own system calls: no tracer checks them yet (`oslab trace` is Linux's).
-        |_| super::each(&["NtSetEvent", "NtWaitForSingleObject"]),
-        event_expectations,
-        setup_event,
-    )
-};
+pub static CREATE_FILE: ExperimentInfo = ExperimentInfo::new(
+    "syscall.create_file",
+    WINDOWS,
+    "CreateFileW of an existing file, then CloseHandle: Windows' open and close",
+    "open+close",
+    "kernel32 CreateFileW (NtCreateFile) + CloseHandle (NtClose)",
+    setup_create_file,
+)
+.syscalls(|_| super::each(&["NtCreateFile", "NtClose"]))
+.subtract_loop_overhead()
+.ladder()
+.counters_between_samples()
+.expectations(open_close_expectations);
 
-pub static CREATE_FILE: ExperimentInfo = ExperimentInfo {
-    ladder: true,
-    ..calls(
-        "syscall.create_file",
-        WINDOWS,
-        "CreateFileW of an existing file, then CloseHandle: Windows' open and close",
-        "open+close",
-        "kernel32 CreateFileW (NtCreateFile) + CloseHandle (NtClose)",
-        &[],
-        |_| super::each(&["NtCreateFile", "NtClose"]),
-        open_close_expectations,
-        setup_create_file,
-    )
-};
-
-pub static CREATE_PROCESS: ExperimentInfo = ExperimentInfo {
-    subtract_loop_overhead: false,
-    ladder: true,
-    ..calls(
-        "process.create_process",
-        WINDOWS,
-        "CreateProcessW of oslab.exe printing its version to nowhere, then a wait for its \
-         end: a whole process, its image loaded and its runtime started",
-        "process",
-        "kernel32 CreateProcessW + WaitForSingleObject + GetExitCodeProcess",
-        &[],
-        |_| super::each(&["NtCreateUserProcess", "NtWaitForSingleObject"]),
-        no_hard_faults,
-        setup_create_process,
-    )
-};
+pub static CREATE_PROCESS: ExperimentInfo = ExperimentInfo::new(
+    "process.create_process",
+    WINDOWS,
+    "CreateProcessW of oslab.exe printing its version to nowhere, then a wait for its \
+     end: a whole process, its image loaded and its runtime started",
+    "process",
+    "kernel32 CreateProcessW + WaitForSingleObject + GetExitCodeProcess",
+    setup_create_process,
+)
+.syscalls(|_| super::each(&["NtCreateUserProcess", "NtWaitForSingleObject"]))
+.ladder()
+.counters_between_samples()
+.expectations(no_hard_faults);
 
 /// One sample touches every page of the region once.
 fn pages(params: &Params) -> u64 {
     (params.u64("size") / 4096).max(1)
 }
 
-pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo {
-    subtract_loop_overhead: false,
-    counters_in_samples: true,
-    batch: Batch::Fixed(pages),
-    quick_params: &[("size", "8M")],
-    ..calls(
-        "pagefault.virtual_alloc",
-        WINDOWS,
-        "the first write to each page of fresh VirtualAlloc memory: one demand-zero fault per \
-         page (the memory is allocated again, untimed, before every sample)",
-        "page",
-        "a write to committed memory (the fault handler, MmAccessFault)",
-        &[SIZE_PARAM],
-        |_| Vec::new(),
-        first_touch_expectations,
-        setup_virtual_alloc,
-    )
-};
+pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo::new(
+    "pagefault.virtual_alloc",
+    WINDOWS,
+    "the first write to each page of fresh VirtualAlloc memory: one demand-zero fault per \
+     page (the memory is allocated again, untimed, before every sample)",
+    "page",
+    "a write to committed memory (the fault handler, MmAccessFault)",
+    setup_virtual_alloc,
+)
+.params(&[SIZE_PARAM])
+.expectations(first_touch_expectations)
+.batch(Batch::Fixed(pages))
+.quick_params(&[("size", "8M")]);
 
 /// The Windows builds of experiments the Unix builds perform their own way: the same name,
 /// parameters and operation, Windows' calls (the equivalence table names both).
@@ -307,34 +263,31 @@ pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo {
 pub mod same_names {
     use super::*;
 
-    pub static YIELD: ExperimentInfo = calls(
+    pub static YIELD: ExperimentInfo = ExperimentInfo::new(
         "ctxswitch.yield",
         super::super::UNIX_AND_WINDOWS,
         "SwitchToThread() in a loop: alone it switches nowhere (the result says so); with a \
          competitor thread on the same CPU each call is two switches",
         "call",
         "kernel32 SwitchToThread() (NtYieldExecution)",
-        &[COMPETITOR_PARAM],
-        |_| super::super::each(&["NtYieldExecution"]),
-        yield_expectations,
         super::threads::setup_switch_to_thread,
-    );
+    )
+    .params(&[COMPETITOR_PARAM])
+    .syscalls(|_| super::super::each(&["NtYieldExecution"]))
+    .subtract_loop_overhead()
+    .counters_between_samples()
+    .expectations(yield_expectations);
 
-    pub static THREAD: ExperimentInfo = ExperimentInfo {
-        subtract_loop_overhead: false,
-        ladder: true,
-        counters_in_samples: true,
-        ..calls(
-            "process.thread",
-            super::super::UNIX_AND_WINDOWS,
-            "CreateThread() of an empty thread, then a wait for its end and CloseHandle: a \
-             task that shares everything",
-            "create+join",
-            "kernel32 CreateThread (NtCreateThreadEx) + WaitForSingleObject + CloseHandle",
-            &[],
-            |_| super::super::each(&["NtCreateThreadEx", "NtWaitForSingleObject", "NtClose"]),
-            no_hard_faults,
-            super::threads::setup_thread,
-        )
-    };
+    pub static THREAD: ExperimentInfo = ExperimentInfo::new(
+        "process.thread",
+        super::super::UNIX_AND_WINDOWS,
+        "CreateThread() of an empty thread, then a wait for its end and CloseHandle: a \
+         task that shares everything",
+        "create+join",
+        "kernel32 CreateThread (NtCreateThreadEx) + WaitForSingleObject + CloseHandle",
+        super::threads::setup_thread,
+    )
+    .syscalls(|_| super::super::each(&["NtCreateThreadEx", "NtWaitForSingleObject", "NtClose"]))
+    .ladder()
+    .expectations(no_hard_faults);
 }

@@ -196,24 +196,17 @@ pub(super) fn spawn_futex_thread(
     }
 }
 
-pub static FUTEX: ExperimentInfo = ExperimentInfo {
-    name: "ctxswitch.futex",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "two threads or processes take turns with futex wait/wake on a shared word: two \
-              switches per round trip, without the pipe's data path",
-    op: "round trip",
-    path: "syscall(SYS_futex) FUTEX_WAKE + FUTEX_WAIT, partner pinned",
-    params: &[MODE_PARAM, PLACEMENT_PARAM],
-    syscalls: |_| crate::experiment::each(&["futex"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: futex_expectations,
-    setup: setup_futex,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static FUTEX: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.futex",
+    crate::experiment::LINUX_FREEBSD,
+    "two threads or processes take turns with futex wait/wake on a shared word: two \
+     switches per round trip, without the pipe's data path",
+    "round trip",
+    "syscall(SYS_futex) FUTEX_WAKE + FUTEX_WAIT, partner pinned",
+    setup_futex,
+)
+.params(&[MODE_PARAM, PLACEMENT_PARAM])
+.syscalls(|_| crate::experiment::each(&["futex"]))
+.subtract_loop_overhead()
+.counters_between_samples()
+.expectations(futex_expectations);

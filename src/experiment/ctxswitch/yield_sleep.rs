@@ -147,28 +147,21 @@ pub(super) fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Rout
     }))
 }
 
-pub static YIELD: ExperimentInfo = ExperimentInfo {
-    name: "ctxswitch.yield",
+pub static YIELD: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.yield",
     // Windows' build calls SwitchToThread (experiment/winapi.rs).
-    os: crate::experiment::UNIX_AND_WINDOWS,
-    summary: "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
-              competitor yielding on the same CPU each call is two switches",
-    op: "call",
-    path: "glibc sched_yield()",
-    params: &[COMPETITOR_PARAM],
-    syscalls: |_| crate::experiment::each(&["sched_yield"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: yield_expectations,
-    setup: setup_yield,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+    crate::experiment::UNIX_AND_WINDOWS,
+    "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
+     competitor yielding on the same CPU each call is two switches",
+    "call",
+    "glibc sched_yield()",
+    setup_yield,
+)
+.params(&[COMPETITOR_PARAM])
+.syscalls(|_| crate::experiment::each(&["sched_yield"]))
+.subtract_loop_overhead()
+.counters_between_samples()
+.expectations(yield_expectations);
 
 // --- ctxswitch.nanosleep0 ---
 
@@ -267,24 +260,17 @@ pub(super) fn setup_nanosleep0(
     Ok(Box::new(NanoSleep0 { old_slack }))
 }
 
-pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo {
-    name: "ctxswitch.nanosleep0",
-    os: crate::experiment::LINUX,
-    summary: "nanosleep() of zero: asking to sleep for nothing still sleeps up to the timer \
-              slack (one voluntary switch per call at the default 50 µs)",
-    op: "call",
-    path: "glibc nanosleep() (clock_nanosleep system call)",
-    params: &[SLACK_PARAM],
-    syscalls: |_| crate::experiment::each(&["clock_nanosleep"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: nanosleep0_expectations,
-    setup: setup_nanosleep0,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo::new(
+    "ctxswitch.nanosleep0",
+    crate::experiment::LINUX,
+    "nanosleep() of zero: asking to sleep for nothing still sleeps up to the timer \
+     slack (one voluntary switch per call at the default 50 µs)",
+    "call",
+    "glibc nanosleep() (clock_nanosleep system call)",
+    setup_nanosleep0,
+)
+.params(&[SLACK_PARAM])
+.syscalls(|_| crate::experiment::each(&["clock_nanosleep"]))
+.subtract_loop_overhead()
+.counters_between_samples()
+.expectations(nanosleep0_expectations);

@@ -166,146 +166,149 @@ pub fn append_expectations(plan: &AppendPlan) -> Vec<Expectation> {
     out
 }
 
-macro_rules! append_info {
-    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal,
-     [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, [$($quick:expr),*]) => {
-        pub static $id: ExperimentInfo = ExperimentInfo {
-            name: $name,
-            os: crate::experiment::LINUX,
-            summary: $summary,
-            op: $op,
-            path: $path,
-            params: &[$($param),*],
-            syscalls: |p| append_calls($name, p),
-            subtract_loop_overhead: false,
-            default_suite: false,
-            ladder: false,
-            // fsync and O_DSYNC sleep on the device: counters are read in untimed batches
-            // (fs.fsync measured ~0.9 µs per switch with perf events open).
-            counters_in_samples: false,
-            work_dir: true,
-            expectations: $exp,
-            setup: $setup,
-            preflight: Some($pre),
-            batch: crate::experiment::Batch::Sized,
-            sweep: &[],
-            quick_params: &[$($quick),*],
-        };
-    };
-}
-
-append_info!(
-    CREATE,
+// Every personality below counts between samples: fsync and O_DSYNC sleep on the device,
+// so counters are read in untimed batches (fs.fsync measured ~0.9 µs per switch with perf
+// events open).
+pub static CREATE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.create",
+    crate::experiment::LINUX,
     "Filebench filemicro_create (the issue's createandalloc): append iosize bytes to a file \
      created empty, allocating its blocks as it grows to count × iosize",
     "append",
     "pwrite at the end of the file (O_DSYNC with sync=true)",
-    [IOSIZE_1M, COUNT_1024, SYNC],
     setup_create,
-    create_exp,
-    create_room,
-    [("count", "16")]
-);
+)
+.params(&[IOSIZE_1M, COUNT_1024, SYNC])
+.syscalls(|p| append_calls("filemicro.create", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(create_exp)
+.preflight(create_room)
+.quick_params(&[("count", "16")]);
 
-append_info!(
-    SEQWRITE,
+pub static SEQWRITE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwrite",
+    crate::experiment::LINUX,
     "Filebench filemicro_seqwrite: append iosize bytes to a file created empty (iters=count \
      appends per pass), growing it to count × iosize",
     "append",
     "pwrite at the end of the file (O_DSYNC with sync=true)",
-    [IOSIZE_1M, COUNT_1024, SYNC],
     setup_seqwrite,
-    seqwrite_exp,
-    seqwrite_room,
-    [("count", "16")]
-);
+)
+.params(&[IOSIZE_1M, COUNT_1024, SYNC])
+.syscalls(|p| append_calls("filemicro.seqwrite", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(seqwrite_exp)
+.preflight(seqwrite_room)
+.quick_params(&[("count", "16")]);
 
-append_info!(
-    SEQWRITERAND,
+pub static SEQWRITERAND: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterand",
+    crate::experiment::LINUX,
     "Filebench filemicro_seqwriterand: append a uniformly random 0..iosize−1 bytes \
      (appendfilerand) to a file created empty, count appends per pass",
     "append",
     "pwrite at the end of the file (O_DSYNC with sync=true)",
-    [RAND_8K, COUNT_128K, SYNC],
     setup_seqwriterand,
-    seqwriterand_exp,
-    seqwriterand_room,
-    [("count", "4096")]
-);
+)
+.params(&[RAND_8K, COUNT_128K, SYNC])
+.syscalls(|p| append_calls("filemicro.seqwriterand", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(seqwriterand_exp)
+.preflight(seqwriterand_room)
+.quick_params(&[("count", "4096")]);
 
-append_info!(
-    SEQWRITERANDVARGAM,
+pub static SEQWRITERANDVARGAM: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterandvargam",
+    crate::experiment::LINUX,
     "Filebench filemicro_seqwriterandvargam: append a gamma-distributed size (min 1K, mean \
      5632, shape 1.5) to a file created empty, count appends per pass",
     "append",
     "pwrite at the end of the file (O_DSYNC with sync=true)",
-    [COUNT_128K, SYNC],
     setup_vargam,
-    vargam_exp,
-    vargam_room,
-    [("count", "4096")]
-);
+)
+.params(&[COUNT_128K, SYNC])
+.syscalls(|p| append_calls("filemicro.seqwriterandvargam", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(vargam_exp)
+.preflight(vargam_room)
+.quick_params(&[("count", "4096")]);
 
-append_info!(
-    SEQWRITERANDVARTAB,
+pub static SEQWRITERANDVARTAB: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterandvartab",
+    crate::experiment::LINUX,
     "Filebench filemicro_seqwriterandvartab: append a size from the workload's table (80% \
      1K–4K, 15% 4K–16K, 5% 16K–64K) to a file created empty, count appends per pass",
     "append",
     "pwrite at the end of the file (O_DSYNC with sync=true)",
-    [COUNT_128K, SYNC],
     setup_vartab,
-    vartab_exp,
-    vartab_room,
-    [("count", "4096")]
-);
+)
+.params(&[COUNT_128K, SYNC])
+.syscalls(|p| append_calls("filemicro.seqwriterandvartab", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(vartab_exp)
+.preflight(vartab_room)
+.quick_params(&[("count", "4096")]);
 
-append_info!(
-    WRITEFSYNC,
+pub static WRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.writefsync",
+    crate::experiment::LINUX,
     "Filebench filemicro_writefsync: append iosize bytes, fsync after every writeiters \
      appends; the file grows for fsynccount fsyncs, then starts again",
     "append",
     "pwrite at the end of the file, + one fsync per writeiters appends (not per op)",
-    [
-        IOSIZE_8K,
-        int("writeiters", "1024", "appends between two fsyncs"),
-        int(
-            "fsynccount",
-            "128",
-            "fsyncs before the file starts again (Filebench: then finish)"
-        )
-    ],
     setup_writefsync,
-    writefsync_exp,
-    writefsync_room,
-    [("fsynccount", "2")]
-);
+)
+.params(&[
+    IOSIZE_8K,
+    int("writeiters", "1024", "appends between two fsyncs"),
+    int(
+        "fsynccount",
+        "128",
+        "fsyncs before the file starts again (Filebench: then finish)",
+    ),
+])
+.syscalls(|p| append_calls("filemicro.writefsync", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(writefsync_exp)
+.preflight(writefsync_room)
+.quick_params(&[("fsynccount", "2")]);
 
-append_info!(
-    CREATERAND,
+pub static CREATERAND: ExperimentInfo = ExperimentInfo::new(
     "filemicro.createrand",
+    crate::experiment::LINUX,
     "Filebench filemicro_createrand: append a uniformly random 0..iosize−1 bytes, fsync every \
      iters appends, until the file holds `bytes`",
     "append",
     "pwrite at the end of the file, + one fsync per iters appends (not per op)",
-    [
-        size(
-            "bytes",
-            "1G",
-            1 << 42,
-            "bytes the file grows to (Filebench: then finish)"
-        ),
-        RAND_1M,
-        int("iters", "10", "appends between two fsyncs"),
-        SYNC
-    ],
     setup_createrand,
-    createrand_exp,
-    createrand_room,
-    [("bytes", "32M")]
-);
+)
+.params(&[
+    size(
+        "bytes",
+        "1G",
+        1 << 42,
+        "bytes the file grows to (Filebench: then finish)",
+    ),
+    RAND_1M,
+    int("iters", "10", "appends between two fsyncs"),
+    SYNC,
+])
+.syscalls(|p| append_calls("filemicro.createrand", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(createrand_exp)
+.preflight(createrand_room)
+.quick_params(&[("bytes", "32M")]);

@@ -77,62 +77,52 @@ fn create_calls(p: &Params) -> Vec<crate::experiment::Claim> {
     }
 }
 
-pub static CREATEFILES: ExperimentInfo = ExperimentInfo {
-    name: "filemicro.createfiles",
-    os: crate::experiment::LINUX,
-    summary: "Filebench filemicro_createfiles: create a file (createfile), write its filesize \
-              bytes in one write (writewholefile, iosize 1M), close it, in a directory holding \
-              nfiles/2 files (the oldest are unlinked between batches, untimed)",
-    op: "file",
-    path: "open(O_CREAT|O_EXCL) + write + close (fs.create's routine)",
-    params: &[
-        int("nfiles", "20000", NFILES_HELP),
-        size(
-            "filesize",
-            "1K",
-            FILESIZE_MAX,
-            "bytes written into each new file",
-        ),
-    ],
-    syscalls: create_calls,
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: createfiles_exp,
-    setup: setup_createfiles,
-    preflight: Some(createfiles_room),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[("nfiles", "2000")],
-};
+pub static CREATEFILES: ExperimentInfo = ExperimentInfo::new(
+    "filemicro.createfiles",
+    crate::experiment::LINUX,
+    "Filebench filemicro_createfiles: create a file (createfile), write its filesize \
+     bytes in one write (writewholefile, iosize 1M), close it, in a directory holding \
+     nfiles/2 files (the oldest are unlinked between batches, untimed)",
+    "file",
+    "open(O_CREAT|O_EXCL) + write + close (fs.create's routine)",
+    setup_createfiles,
+)
+.params(&[
+    int("nfiles", "20000", NFILES_HELP),
+    size(
+        "filesize",
+        "1K",
+        FILESIZE_MAX,
+        "bytes written into each new file",
+    ),
+])
+.syscalls(create_calls)
+.outside_default_suite()
+.work_dir()
+.expectations(createfiles_exp)
+.preflight(createfiles_room)
+.quick_params(&[("nfiles", "2000")]);
 
-pub static DELETE: ExperimentInfo = ExperimentInfo {
-    name: "filemicro.delete",
-    os: crate::experiment::LINUX,
-    summary: "Filebench filemicro_delete: unlink a file of filesize bytes (deletefile) from a \
-              directory of nfiles files; the files a batch deletes are created before it, \
-              untimed",
-    op: "unlink",
-    path: "unlink (fs.delete's routine)",
-    params: &[
-        int("nfiles", "5000", NFILES_HELP),
-        size("filesize", "16K", FILESIZE_MAX, "bytes in each file"),
-    ],
-    syscalls: |_| crate::experiment::each(&["unlink"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: delete_exp,
-    setup: setup_delete,
-    preflight: Some(fileset_room),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[("nfiles", "500")],
-};
+pub static DELETE: ExperimentInfo = ExperimentInfo::new(
+    "filemicro.delete",
+    crate::experiment::LINUX,
+    "Filebench filemicro_delete: unlink a file of filesize bytes (deletefile) from a \
+     directory of nfiles files; the files a batch deletes are created before it, \
+     untimed",
+    "unlink",
+    "unlink (fs.delete's routine)",
+    setup_delete,
+)
+.params(&[
+    int("nfiles", "5000", NFILES_HELP),
+    size("filesize", "16K", FILESIZE_MAX, "bytes in each file"),
+])
+.syscalls(|_| crate::experiment::each(&["unlink"]))
+.outside_default_suite()
+.work_dir()
+.expectations(delete_exp)
+.preflight(fileset_room)
+.quick_params(&[("nfiles", "500")]);
 
 // --- statfile and openfiles ---
 
@@ -221,62 +211,52 @@ fn fileset_exp(calls: f64) -> Vec<Expectation> {
     out
 }
 
-pub static STATFILE: ExperimentInfo = ExperimentInfo {
-    name: "filemicro.statfile",
-    os: crate::experiment::LINUX,
-    summary: "Filebench filemicro_statfile: stat() of a random file of a fileset of nfiles \
-              files of filesize bytes (statfile)",
-    op: "stat",
-    path: "glibc stat (newfstatat)",
-    params: &[
-        int("nfiles", "10000", TREE_NFILES_HELP),
-        size("filesize", "128K", FILESIZE_MAX, "bytes in each file"),
-        meandirwidth("20"),
-    ],
-    syscalls: |_| crate::experiment::each(&["newfstatat"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: |_| fileset_exp(1.0),
-    setup: setup_statfile,
-    preflight: Some(fileset_room),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[("nfiles", "200")],
-};
+pub static STATFILE: ExperimentInfo = ExperimentInfo::new(
+    "filemicro.statfile",
+    crate::experiment::LINUX,
+    "Filebench filemicro_statfile: stat() of a random file of a fileset of nfiles \
+     files of filesize bytes (statfile)",
+    "stat",
+    "glibc stat (newfstatat)",
+    setup_statfile,
+)
+.params(&[
+    int("nfiles", "10000", TREE_NFILES_HELP),
+    size("filesize", "128K", FILESIZE_MAX, "bytes in each file"),
+    meandirwidth("20"),
+])
+.syscalls(|_| crate::experiment::each(&["newfstatat"]))
+.outside_default_suite()
+.work_dir()
+.expectations(|_| fileset_exp(1.0))
+.preflight(fileset_room)
+.quick_params(&[("nfiles", "200")]);
 
-pub static OPENFILES: ExperimentInfo = ExperimentInfo {
-    name: "filemicro.openfiles",
-    os: crate::experiment::LINUX,
-    summary: "Filebench openfiles (workloads/openfiles.f, not a filemicro_ file): open() and \
-              close() of a random empty file of a fileset of nfiles files",
-    op: "open+close",
-    path: "glibc open (openat) + close",
-    params: &[
-        int("nfiles", "50000", TREE_NFILES_HELP),
-        meandirwidth("100"),
-        ParamSpec {
-            name: "filesize",
-            kind: ParamKind::Size {
-                min: 0,
-                max: FILESIZE_MAX,
-            },
-            default: "0",
-            help: "bytes in each file",
+pub static OPENFILES: ExperimentInfo = ExperimentInfo::new(
+    "filemicro.openfiles",
+    crate::experiment::LINUX,
+    "Filebench openfiles (workloads/openfiles.f, not a filemicro_ file): open() and \
+     close() of a random empty file of a fileset of nfiles files",
+    "open+close",
+    "glibc open (openat) + close",
+    setup_openfiles,
+)
+.params(&[
+    int("nfiles", "50000", TREE_NFILES_HELP),
+    meandirwidth("100"),
+    ParamSpec {
+        name: "filesize",
+        kind: ParamKind::Size {
+            min: 0,
+            max: FILESIZE_MAX,
         },
-    ],
-    syscalls: |_| crate::experiment::each(&["openat", "close"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: |_| fileset_exp(2.0),
-    setup: setup_openfiles,
-    preflight: Some(fileset_room),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[("nfiles", "1000")],
-};
+        default: "0",
+        help: "bytes in each file",
+    },
+])
+.syscalls(|_| crate::experiment::each(&["openat", "close"]))
+.outside_default_suite()
+.work_dir()
+.expectations(|_| fileset_exp(2.0))
+.preflight(fileset_room)
+.quick_params(&[("nfiles", "1000")]);

@@ -159,111 +159,98 @@ fn rwritefsync_expectations(p: &Params) -> Vec<Expectation> {
     ]
 }
 
-macro_rules! transfer_info {
-    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal,
-     [$($param:expr),*], $setup:ident, $exp:ident, $pre:ident, $counted:expr,
-     $quick:literal) => {
-        pub static $id: ExperimentInfo = ExperimentInfo {
-            name: $name,
-            os: crate::experiment::LINUX,
-            summary: $summary,
-            op: $op,
-            path: $path,
-            params: &[$($param),*],
-            syscalls: |p| transfer_claims($name, p),
-            subtract_loop_overhead: false,
-            default_suite: false,
-            ladder: false,
-            counters_in_samples: $counted,
-            work_dir: true,
-            expectations: $exp,
-            setup: $setup,
-            preflight: Some($pre),
-            batch: crate::experiment::Batch::Sized,
-            sweep: &[],
-            quick_params: &[("filesize", $quick)],
-        };
-    };
-}
-
-transfer_info!(
-    RREAD,
+pub static RREAD: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rread",
+    crate::experiment::LINUX,
     "Filebench filemicro_rread: pread of iosize bytes at a random offset of a preallocated \
      file; cached=false keeps it nearly uncached (fs.random_read cache=cold)",
     "read",
     "pread (cached=false: POSIX_FADV_RANDOM, + one posix_fadvise DONTNEED every pages/16 reads)",
-    [FILESIZE_1G, iosize("2K"), CACHED],
     setup_rread,
-    rread_exp,
-    rread_room,
-    false,
-    "16M"
-);
+)
+.params(&[FILESIZE_1G, iosize("2K"), CACHED])
+.syscalls(|p| transfer_claims("filemicro.rread", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(rread_exp)
+.preflight(rread_room)
+.quick_params(&[("filesize", "16M")]);
 
-transfer_info!(
-    RWRITE,
+pub static RWRITE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwrite",
+    crate::experiment::LINUX,
     "Filebench filemicro_rwrite: pwrite of iosize bytes at a random offset of a preallocated \
      file, in the page cache (sync=true: O_DSYNC)",
     "write",
     "pwrite (fs.random_write)",
-    [FILESIZE_1G, iosize("2K"), SYNC],
     setup_rwrite,
-    rwrite_exp,
-    rwrite_room,
-    true,
-    "16M"
-);
+)
+.params(&[FILESIZE_1G, iosize("2K"), SYNC])
+.syscalls(|p| transfer_claims("filemicro.rwrite", p))
+.outside_default_suite()
+.work_dir()
+.expectations(rwrite_exp)
+.preflight(rwrite_room)
+.quick_params(&[("filesize", "16M")]);
 
-transfer_info!(
-    RWRITEDSYNC,
+pub static RWRITEDSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwritedsync",
+    crate::experiment::LINUX,
     "Filebench filemicro_rwritedsync: pwrite of iosize bytes at a random offset of a \
      preallocated file opened O_DSYNC",
     "write",
     "pwrite on an O_DSYNC descriptor (fs.random_write sync=each)",
-    [FILESIZE_1G, iosize("2K")],
     setup_rwritedsync,
-    rwritedsync_exp,
-    rwritedsync_room,
-    false,
-    "16M"
-);
+)
+.params(&[FILESIZE_1G, iosize("2K")])
+.syscalls(|p| transfer_claims("filemicro.rwritedsync", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(rwritedsync_exp)
+.preflight(rwritedsync_room)
+.quick_params(&[("filesize", "16M")]);
 
-transfer_info!(
-    RWRITEFSYNC,
+pub static RWRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwritefsync",
+    crate::experiment::LINUX,
     "Filebench filemicro_rwritefsync: pwrite of iosize bytes at a random offset of a \
      preallocated file, fsync after every iters writes",
     "write",
     "pwrite, + one fsync per iters writes (not per op)",
-    [
-        FILESIZE_1G,
-        iosize("8K"),
-        int("iters", "16384", "random writes between two fsyncs")
-    ],
     setup_rwritefsync,
-    rwritefsync_exp,
-    rwritefsync_room,
-    false,
-    "16M"
-);
+)
+.params(&[
+    FILESIZE_1G,
+    iosize("8K"),
+    int("iters", "16384", "random writes between two fsyncs"),
+])
+.syscalls(|p| transfer_claims("filemicro.rwritefsync", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(rwritefsync_exp)
+.preflight(rwritefsync_room)
+.quick_params(&[("filesize", "16M")]);
 
-transfer_info!(
-    SEQREAD,
+pub static SEQREAD: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqread",
+    crate::experiment::LINUX,
     "Filebench filemicro_seqread: read of iosize bytes after the last, wrapping around a \
      preallocated file; cached=false drops its pages before each pass (fs.read cache=cold)",
     "read",
     "pread (cached=false: + one posix_fadvise DONTNEED per pass over the file, not per op)",
-    [FILESIZE_1G, iosize("1M"), CACHED],
     setup_seqread,
-    seqread_exp,
-    seqread_room,
-    false,
-    "64M"
-);
+)
+.params(&[FILESIZE_1G, iosize("1M"), CACHED])
+.syscalls(|p| transfer_claims("filemicro.seqread", p))
+.outside_default_suite()
+.counters_between_samples()
+.work_dir()
+.expectations(seqread_exp)
+.preflight(seqread_room)
+.quick_params(&[("filesize", "64M")]);
 
 #[cfg(test)]
 mod tests {

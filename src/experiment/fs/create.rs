@@ -155,27 +155,19 @@ pub(crate) fn delete_expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static DELETE: ExperimentInfo = ExperimentInfo {
-    name: "fs.delete",
-    os: crate::experiment::LINUX,
-    summary: "unlink a file (created beforehand, untimed, with filesize bytes) in a directory \
-              that holds `files` other files",
-    op: "unlink",
-    path: "glibc unlink",
-    params: &[FILESIZE_PARAM, FILES_PARAM],
-    syscalls: |_| crate::experiment::each(&["unlink"]),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: delete_expectations,
-    setup: setup_delete,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static DELETE: ExperimentInfo = ExperimentInfo::new(
+    "fs.delete",
+    crate::experiment::LINUX,
+    "unlink a file (created beforehand, untimed, with filesize bytes) in a directory \
+     that holds `files` other files",
+    "unlink",
+    "glibc unlink",
+    setup_delete,
+)
+.params(&[FILESIZE_PARAM, FILES_PARAM])
+.syscalls(|_| crate::experiment::each(&["unlink"]))
+.work_dir()
+.expectations(delete_expectations);
 
 pub(crate) fn setup_create(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     let dir = work_dir(ctx)?.join("files");
@@ -226,24 +218,17 @@ fn create_calls(params: &Params) -> Vec<crate::experiment::Claim> {
     }
 }
 
-pub static CREATE: ExperimentInfo = ExperimentInfo {
-    name: "fs.create",
-    os: crate::experiment::LINUX,
-    summary: "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) in a directory \
-              that holds `files` files (the oldest are unlinked between batches, untimed)",
-    op: "create",
-    path: "glibc open(O_CREAT|O_EXCL) + write (filesize above 0) + close",
-    params: &[FILESIZE_PARAM, FILES_PARAM],
-    syscalls: create_calls,
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: lifecycle_expectations,
-    setup: setup_create,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static CREATE: ExperimentInfo = ExperimentInfo::new(
+    "fs.create",
+    crate::experiment::LINUX,
+    "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) in a directory \
+     that holds `files` files (the oldest are unlinked between batches, untimed)",
+    "create",
+    "glibc open(O_CREAT|O_EXCL) + write (filesize above 0) + close",
+    setup_create,
+)
+.params(&[FILESIZE_PARAM, FILES_PARAM])
+.syscalls(create_calls)
+.ladder()
+.work_dir()
+.expectations(lifecycle_expectations);

@@ -56,29 +56,23 @@ pub(super) fn fsync_expectations(params: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static FSYNC: ExperimentInfo = ExperimentInfo {
-    name: "fs.fsync",
-    os: crate::experiment::LINUX,
-    summary: "overwrite bufsize bytes at the start of an allocated file, then fsync \
-              (Filebench writefsync): the cost of making one small write durable",
-    op: "write+fsync",
-    path: "pwrite + fsync",
-    params: &[FSYNC_BUFSIZE_PARAM],
-    syscalls: |_| crate::experiment::each(&["pwrite64", "fsync"]),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    // Every fsync sleeps on the device twice or more; a task with perf events open pays
-    // ~0.9 µs per switch (measured here), so counters are read in untimed batches.
-    counters_in_samples: false,
-    work_dir: true,
-    expectations: fsync_expectations,
-    setup: setup_fsync,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static FSYNC: ExperimentInfo = ExperimentInfo::new(
+    "fs.fsync",
+    crate::experiment::LINUX,
+    "overwrite bufsize bytes at the start of an allocated file, then fsync \
+     (Filebench writefsync): the cost of making one small write durable",
+    "write+fsync",
+    "pwrite + fsync",
+    setup_fsync,
+)
+.params(&[FSYNC_BUFSIZE_PARAM])
+.syscalls(|_| crate::experiment::each(&["pwrite64", "fsync"]))
+.ladder()
+// Every fsync sleeps on the device twice or more; a task with perf events open pays
+// ~0.9 µs per switch (measured here), so counters are read in untimed batches.
+.counters_between_samples()
+.work_dir()
+.expectations(fsync_expectations);
 
 // --- metadata: stat, open_close, rename, mkdir_rmdir ---
 
@@ -215,69 +209,50 @@ pub(super) fn two_calls(_: &Params) -> Vec<Expectation> {
     meta_expectations(2.0)
 }
 
-macro_rules! meta_info {
-    ($id:ident, $name:literal, $summary:literal, $op:literal, $path:literal, $calls:expr,
-     $exp:ident, $setup:ident) => {
-        pub static $id: ExperimentInfo = ExperimentInfo {
-            name: $name,
-            os: crate::experiment::LINUX,
-            summary: $summary,
-            op: $op,
-            path: $path,
-            params: &[],
-            syscalls: |_| crate::experiment::each($calls),
-            subtract_loop_overhead: false,
-            default_suite: true,
-            ladder: false,
-            counters_in_samples: true,
-            work_dir: true,
-            expectations: $exp,
-            setup: $setup,
-            preflight: None,
-            batch: crate::experiment::Batch::Sized,
-            sweep: &[],
-            quick_params: &[],
-        };
-    };
-}
-
-meta_info!(
-    STAT,
+pub static STAT: ExperimentInfo = ExperimentInfo::new(
     "fs.stat",
+    crate::experiment::LINUX,
     "stat() of a file in the directory under test (a cached lookup of one component below it)",
     "call",
     "glibc stat (newfstatat)",
-    &["newfstatat"],
-    one_call,
-    setup_stat
-);
-meta_info!(
-    OPEN_CLOSE,
+    setup_stat,
+)
+.syscalls(|_| crate::experiment::each(&["newfstatat"]))
+.work_dir()
+.expectations(one_call);
+
+pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "fs.open_close",
+    crate::experiment::LINUX,
     "open(O_RDONLY) + close of a file in the directory under test",
     "open+close",
     "glibc open (openat) + close",
-    &["openat", "close"],
-    two_calls,
-    setup_open_close
-);
-meta_info!(
-    RENAME,
+    setup_open_close,
+)
+.syscalls(|_| crate::experiment::each(&["openat", "close"]))
+.work_dir()
+.expectations(two_calls);
+
+pub static RENAME: ExperimentInfo = ExperimentInfo::new(
     "fs.rename",
+    crate::experiment::LINUX,
     "rename() of a file within one directory, back and forth",
     "rename",
     "glibc rename",
-    &["rename"],
-    one_call,
-    setup_rename
-);
-meta_info!(
-    MKDIR_RMDIR,
+    setup_rename,
+)
+.syscalls(|_| crate::experiment::each(&["rename"]))
+.work_dir()
+.expectations(one_call);
+
+pub static MKDIR_RMDIR: ExperimentInfo = ExperimentInfo::new(
     "fs.mkdir_rmdir",
+    crate::experiment::LINUX,
     "mkdir() then rmdir() of one empty directory",
     "mkdir+rmdir",
     "glibc mkdir + rmdir",
-    &["mkdir", "rmdir"],
-    two_calls,
-    setup_mkdir_rmdir
-);
+    setup_mkdir_rmdir,
+)
+.syscalls(|_| crate::experiment::each(&["mkdir", "rmdir"]))
+.work_dir()
+.expectations(two_calls);

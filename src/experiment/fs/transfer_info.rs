@@ -177,114 +177,80 @@ pub(super) fn random_write_expectations(p: &Params) -> Vec<Expectation> {
     transfer_expectations(p, Kind::Write, true)
 }
 
-pub static WRITE: ExperimentInfo = ExperimentInfo {
-    name: "fs.write",
-    os: crate::experiment::LINUX,
-    summary: "sequential pwrite of one buffer, rewriting a file in place and wrapping around it; \
-              sync says which layer it reaches (MB/s = bufsize / median)",
-    op: "buffer",
-    path: "pwrite (sync=each: O_DSYNC; direct: O_DIRECT; end: + one fsync per pass over the \
-           file, not per op)",
-    params: &[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM],
-    syscalls: |p| transfer_claims(p, Kind::Write),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: write_expectations,
-    setup: setup_write,
-    preflight: Some(preflight_one),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static WRITE: ExperimentInfo = ExperimentInfo::new(
+    "fs.write",
+    crate::experiment::LINUX,
+    "sequential pwrite of one buffer, rewriting a file in place and wrapping around it; \
+     sync says which layer it reaches (MB/s = bufsize / median)",
+    "buffer",
+    "pwrite (sync=each: O_DSYNC; direct: O_DIRECT; end: + one fsync per pass over the \
+     file, not per op)",
+    setup_write,
+)
+.params(&[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM])
+.syscalls(|p| transfer_claims(p, Kind::Write))
+.ladder()
+.work_dir()
+.expectations(write_expectations)
+.preflight(preflight_one);
 
-pub static READ: ExperimentInfo = ExperimentInfo {
-    name: "fs.read",
-    os: crate::experiment::LINUX,
-    summary: "sequential pread of one buffer, wrapping around a file; cache=cold drops its \
-              pages before each pass (MB/s = bufsize / median)",
-    op: "buffer",
-    path: "pread (cold: + one posix_fadvise DONTNEED per pass over the file, not per op)",
-    params: &[SIZE_PARAM, BUFSIZE_PARAM, CACHE_PARAM],
-    syscalls: |p| transfer_claims(p, Kind::Read),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: read_expectations,
-    setup: setup_read,
-    preflight: Some(preflight_one),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static READ: ExperimentInfo = ExperimentInfo::new(
+    "fs.read",
+    crate::experiment::LINUX,
+    "sequential pread of one buffer, wrapping around a file; cache=cold drops its \
+     pages before each pass (MB/s = bufsize / median)",
+    "buffer",
+    "pread (cold: + one posix_fadvise DONTNEED per pass over the file, not per op)",
+    setup_read,
+)
+.params(&[SIZE_PARAM, BUFSIZE_PARAM, CACHE_PARAM])
+.syscalls(|p| transfer_claims(p, Kind::Read))
+.work_dir()
+.expectations(read_expectations)
+.preflight(preflight_one);
 
-pub static COPY: ExperimentInfo = ExperimentInfo {
-    name: "fs.copy",
-    os: crate::experiment::LINUX,
-    summary: "sequential copy of one buffer from a cached file into another (UnixBench \
-              fstime's copy), rewriting in place; sync as for fs.write",
-    op: "buffer",
-    path: "pread + pwrite (sync as fs.write: end adds one fsync per pass, not per op)",
-    params: &[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM],
-    syscalls: |p| transfer_claims(p, Kind::Copy),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: copy_expectations,
-    setup: setup_copy,
-    preflight: Some(preflight_two),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static COPY: ExperimentInfo = ExperimentInfo::new(
+    "fs.copy",
+    crate::experiment::LINUX,
+    "sequential copy of one buffer from a cached file into another (UnixBench \
+     fstime's copy), rewriting in place; sync as for fs.write",
+    "buffer",
+    "pread + pwrite (sync as fs.write: end adds one fsync per pass, not per op)",
+    setup_copy,
+)
+.params(&[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM])
+.syscalls(|p| transfer_claims(p, Kind::Copy))
+.work_dir()
+.expectations(copy_expectations)
+.preflight(preflight_two);
 
-pub static RANDOM_READ: ExperimentInfo = ExperimentInfo {
-    name: "fs.random_read",
-    os: crate::experiment::LINUX,
-    summary: "pread of one buffer at a random buffer-aligned offset (seeded); cache=cold \
-              turns readahead off and keeps the file nearly uncached",
-    op: "buffer",
-    path: "pread (cold: POSIX_FADV_RANDOM at setup, + one posix_fadvise DONTNEED every \
-           pages/16 reads)",
-    params: &[SIZE_PARAM, BUFSIZE_PARAM, CACHE_PARAM],
-    syscalls: |p| transfer_claims(p, Kind::Read),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: random_read_expectations,
-    setup: setup_random_read,
-    preflight: Some(preflight_one),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static RANDOM_READ: ExperimentInfo = ExperimentInfo::new(
+    "fs.random_read",
+    crate::experiment::LINUX,
+    "pread of one buffer at a random buffer-aligned offset (seeded); cache=cold \
+     turns readahead off and keeps the file nearly uncached",
+    "buffer",
+    "pread (cold: POSIX_FADV_RANDOM at setup, + one posix_fadvise DONTNEED every \
+     pages/16 reads)",
+    setup_random_read,
+)
+.params(&[SIZE_PARAM, BUFSIZE_PARAM, CACHE_PARAM])
+.syscalls(|p| transfer_claims(p, Kind::Read))
+.work_dir()
+.expectations(random_read_expectations)
+.preflight(preflight_one);
 
-pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo {
-    name: "fs.random_write",
-    os: crate::experiment::LINUX,
-    summary: "pwrite of one buffer at a random buffer-aligned offset (seeded), in place; \
-              sync=end fsyncs every N writes (N = buffers in the file)",
-    op: "buffer",
-    path: "pwrite (sync as fs.write; end: one fsync per N writes, not per op)",
-    params: &[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM],
-    syscalls: |p| transfer_claims(p, Kind::Write),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations: random_write_expectations,
-    setup: setup_random_write,
-    preflight: Some(preflight_one),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo::new(
+    "fs.random_write",
+    crate::experiment::LINUX,
+    "pwrite of one buffer at a random buffer-aligned offset (seeded), in place; \
+     sync=end fsyncs every N writes (N = buffers in the file)",
+    "buffer",
+    "pwrite (sync as fs.write; end: one fsync per N writes, not per op)",
+    setup_random_write,
+)
+.params(&[SIZE_PARAM, BUFSIZE_PARAM, SYNC_PARAM])
+.syscalls(|p| transfer_claims(p, Kind::Write))
+.work_dir()
+.expectations(random_write_expectations)
+.preflight(preflight_one);

@@ -190,28 +190,23 @@ pub(super) fn expectations(p: &Params) -> Vec<Expectation> {
     out
 }
 
-pub static ACCESS: ExperimentInfo = ExperimentInfo {
-    name: "mmap.access",
-    os: crate::experiment::LINUX,
-    summary: "working-set walk over a fresh mapping: blocks of 512 cache lines walked 16 \
-              times (a store to every 8th line), per backing (malloc, anonymous, file) with \
-              populate and memset+msync variants; one sample is one pass. File backings keep \
-              the file's pages in the page cache between passes (only the mapping is fresh), \
-              and pages the walk dirtied stay dirty until written back",
-    op: "access",
-    path: "user loads and stores to a mapping (a page fault at the first touch of each page; \
-           no system call)",
-    params: PARAMS,
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations,
+pub static ACCESS: ExperimentInfo = ExperimentInfo::new(
+    "mmap.access",
+    crate::experiment::LINUX,
+    "working-set walk over a fresh mapping: blocks of 512 cache lines walked 16 \
+     times (a store to every 8th line), per backing (malloc, anonymous, file) with \
+     populate and memset+msync variants; one sample is one pass. File backings keep \
+     the file's pages in the page cache between passes (only the mapping is fresh), \
+     and pages the walk dirtied stay dirty until written back",
+    "access",
+    "user loads and stores to a mapping (a page fault at the first touch of each page; \
+     no system call)",
     setup,
-    preflight: Some(preflight),
-    batch: Batch::Fixed(pass_ops),
-    sweep: &[],
-    quick_params: &[("size", "128M")],
-};
+)
+.params(PARAMS)
+.outside_default_suite()
+.work_dir()
+.expectations(expectations)
+.preflight(preflight)
+.batch(Batch::Fixed(pass_ops))
+.quick_params(&[("size", "128M")]);

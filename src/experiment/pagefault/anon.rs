@@ -238,32 +238,27 @@ pub(super) fn setup_anon(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
     }))
 }
 
-pub static ANON: ExperimentInfo = ExperimentInfo {
-    name: "pagefault.anon",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "first write to each 4 KiB page of a new anonymous mapping (one sample: every \
-              page of `size`): a minor fault that allocates, zeroes and maps a page. \
-              memory=warm (the default) is the figure to compare with bare metal; \
-              memory=fresh adds, on a VM that reports free pages to its host, the host's own \
-              fault (see the facts)",
-    op: "page",
-    path: "user store → page fault → do_anonymous_page (thp=on: do_huge_pmd_anonymous_page, \
-           once per 2 MiB); no system call",
-    params: ANON_PARAMS,
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    // Every fault updates the open page-fault software events: measured here, a C loop
-    // touching 1 GiB took 1475 ns per page alone and 1538 ns under `perf stat` with the
-    // harness's six software events (six interleaved runs each). getrusage counts the faults
-    // exactly without that cost, so the perf groups are counted in the untimed pass instead.
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: anon_expectations,
-    setup: setup_anon,
-    preflight: None,
-    batch: crate::experiment::Batch::Fixed(anon_pages),
-    sweep: &[("thp", &["off", "on"])],
-    quick_params: &[("size", "64M")],
-};
+pub static ANON: ExperimentInfo = ExperimentInfo::new(
+    "pagefault.anon",
+    crate::experiment::LINUX_FREEBSD,
+    "first write to each 4 KiB page of a new anonymous mapping (one sample: every \
+     page of `size`): a minor fault that allocates, zeroes and maps a page. \
+     memory=warm (the default) is the figure to compare with bare metal; \
+     memory=fresh adds, on a VM that reports free pages to its host, the host's own \
+     fault (see the facts)",
+    "page",
+    "user store → page fault → do_anonymous_page (thp=on: do_huge_pmd_anonymous_page, \
+     once per 2 MiB); no system call",
+    setup_anon,
+)
+.params(ANON_PARAMS)
+.ladder()
+// Every fault updates the open page-fault software events: measured here, a C loop
+// touching 1 GiB took 1475 ns per page alone and 1538 ns under `perf stat` with the
+// harness's six software events (six interleaved runs each). getrusage counts the faults
+// exactly without that cost, so the perf groups are counted in the untimed pass instead.
+.counters_between_samples()
+.expectations(anon_expectations)
+.batch(crate::experiment::Batch::Fixed(anon_pages))
+.sweep(&[("thp", &["off", "on"])])
+.quick_params(&[("size", "64M")]);

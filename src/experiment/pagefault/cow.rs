@@ -114,37 +114,28 @@ pub(super) fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Set
     }))
 }
 
-pub static COW: ExperimentInfo = ExperimentInfo {
-    name: "pagefault.cow",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "copy-on-write: a forked child writes one byte to each of N inherited 4 KiB \
-              pages; per page, after subtracting the same fork+exit+wait without writes \
-              (includes freeing the copy at the child's exit); one fork, exit and wait per \
-              batch of at least 4096 pages, so no system call per page",
-    op: "page",
-    path: "fork(), the child stores → page fault → wp_page_copy, _exit; waitpid; minus the \
-           same without stores",
-    params: &[ParamSpec {
-        name: "size",
-        kind: ParamKind::Size {
-            min: 1 << 20,
-            max: 4 << 30,
-        },
-        default: "16M",
-        help: "the region the parent touches in setup and the child inherits (grown when a \
-               batch needs more pages; a batch writes at least 4096)",
-    }],
-    // One fork, exit and wait per batch of pages, not per page: nothing is claimed per op.
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: cow_expectations,
-    setup: setup_cow,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static COW: ExperimentInfo = ExperimentInfo::new(
+    "pagefault.cow",
+    crate::experiment::LINUX_FREEBSD,
+    "copy-on-write: a forked child writes one byte to each of N inherited 4 KiB \
+     pages; per page, after subtracting the same fork+exit+wait without writes \
+     (includes freeing the copy at the child's exit); one fork, exit and wait per \
+     batch of at least 4096 pages, so no system call per page",
+    "page",
+    "fork(), the child stores → page fault → wp_page_copy, _exit; waitpid; minus the \
+     same without stores",
+    setup_cow,
+)
+.params(&[ParamSpec {
+    name: "size",
+    kind: ParamKind::Size {
+        min: 1 << 20,
+        max: 4 << 30,
+    },
+    default: "16M",
+    help: "the region the parent touches in setup and the child inherits (grown when a \
+           batch needs more pages; a batch writes at least 4096)",
+}])
+// One fork, exit and wait per batch of pages, not per page: nothing is claimed per op.
+.syscalls(crate::experiment::no_claims)
+.expectations(cow_expectations);

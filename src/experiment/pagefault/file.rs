@@ -511,31 +511,26 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
     }))
 }
 
-pub static FILE: ExperimentInfo = ExperimentInfo {
-    name: "pagefault.file",
-    os: crate::experiment::LINUX,
-    summary: "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
-              mapping of a cached file (fault-around maps several pages per fault: see \
-              faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \
-              the page) and cache=cold (major faults: the pages come back from the device)",
-    op: "page",
-    path: "user load/store → page fault → filemap_map_pages (fault-around) / filemap_fault; \
-           write: do_shared_fault (page_mkwrite) or do_cow_fault (copy); cold: readahead \
-           from the device",
-    params: PARAMS,
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations,
+pub static FILE: ExperimentInfo = ExperimentInfo::new(
+    "pagefault.file",
+    crate::experiment::LINUX,
+    "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
+     mapping of a cached file (fault-around maps several pages per fault: see \
+     faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \
+     the page) and cache=cold (major faults: the pages come back from the device)",
+    "page",
+    "user load/store → page fault → filemap_map_pages (fault-around) / filemap_fault; \
+     write: do_shared_fault (page_mkwrite) or do_cow_fault (copy); cold: readahead \
+     from the device",
     setup,
-    preflight: Some(crate::experiment::fs::preflight_one),
-    batch: Batch::Fixed(pages_per_pass),
-    sweep: &[],
-    quick_params: &[("size", "16M")],
-};
+)
+.params(PARAMS)
+.ladder()
+.work_dir()
+.expectations(expectations)
+.preflight(crate::experiment::fs::preflight_one)
+.batch(Batch::Fixed(pages_per_pass))
+.quick_params(&[("size", "16M")]);
 
 #[cfg(test)]
 mod tests;

@@ -260,42 +260,37 @@ fn setup(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     }))
 }
 
-pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo {
-    name: "pagefault.prefault_sweep",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "'preallocate N pages per fault' from user space: a fresh anonymous region \
-              populated N pages per MADV_POPULATE_WRITE call (FreeBSD: mlock + munlock), then \
-              touched; time per page \
-              against N (1 … 512), in address and in random batch order",
-    op: "page",
-    path: "madvise(MADV_POPULATE_WRITE) per N pages → faultin_page → do_anonymous_page, then \
-           a user store to each (mapped) page",
-    params: PARAMS,
-    // One MADV_POPULATE_WRITE per batch of N pages (the last batch may be short).
-    syscalls: |p| {
-        vec![crate::experiment::Claim::at_least(
-            crate::platform::memory::POPULATE_WRITE_SYSCALL,
-            1.0 / p.u64("batch").max(1) as f64,
-        )]
-    },
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo::new(
+    "pagefault.prefault_sweep",
+    crate::experiment::LINUX_FREEBSD,
+    "'preallocate N pages per fault' from user space: a fresh anonymous region \
+     populated N pages per MADV_POPULATE_WRITE call (FreeBSD: mlock + munlock), then \
+     touched; time per page \
+     against N (1 … 512), in address and in random batch order",
+    "page",
+    "madvise(MADV_POPULATE_WRITE) per N pages → faultin_page → do_anonymous_page, then \
+     a user store to each (mapped) page",
     setup,
-    preflight: None,
-    batch: Batch::Fixed(pages_per_pass),
-    sweep: &[
-        ("order", &["seq", "random"]),
-        (
-            "batch",
-            &["1", "2", "4", "8", "16", "32", "64", "128", "256", "512"],
-        ),
-    ],
-    quick_params: &[("size", "16M")],
-};
+)
+.params(PARAMS)
+// One MADV_POPULATE_WRITE per batch of N pages (the last batch may be short).
+.syscalls(|p| {
+    vec![crate::experiment::Claim::at_least(
+        crate::platform::memory::POPULATE_WRITE_SYSCALL,
+        1.0 / p.u64("batch").max(1) as f64,
+    )]
+})
+.outside_default_suite()
+.expectations(expectations)
+.batch(Batch::Fixed(pages_per_pass))
+.sweep(&[
+    ("order", &["seq", "random"]),
+    (
+        "batch",
+        &["1", "2", "4", "8", "16", "32", "64", "128", "256", "512"],
+    ),
+])
+.quick_params(&[("size", "16M")]);
 
 #[cfg(test)]
 mod tests {

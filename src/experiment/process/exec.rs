@@ -129,27 +129,19 @@ fn spawn_calls(params: &Params) -> Vec<crate::experiment::Claim> {
     with_target(params, &names)
 }
 
-pub static FORK_EXEC: ExperimentInfo = ExperimentInfo {
-    name: "process.fork_exec",
-    os: crate::experiment::UNIX,
-    summary: "fork(), the child execve()s a tiny program (a static exit(0) unless \
-              target=dynamic), the parent waitpid()s: starting a new program",
-    op: "fork+exec+wait",
-    path: "glibc fork() (clone) + execve + waitpid (wait4), empty environment",
-    params: &[TARGET_PARAM],
-    syscalls: fork_exec_calls,
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: fork_expectations,
-    setup: setup_fork_exec,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static FORK_EXEC: ExperimentInfo = ExperimentInfo::new(
+    "process.fork_exec",
+    crate::experiment::UNIX,
+    "fork(), the child execve()s a tiny program (a static exit(0) unless \
+     target=dynamic), the parent waitpid()s: starting a new program",
+    "fork+exec+wait",
+    "glibc fork() (clone) + execve + waitpid (wait4), empty environment",
+    setup_fork_exec,
+)
+.params(&[TARGET_PARAM])
+.syscalls(fork_exec_calls)
+.ladder()
+.expectations(fork_expectations);
 
 // --- process.posix_spawn ---
 
@@ -178,25 +170,16 @@ pub(super) fn setup_posix_spawn(
     }))
 }
 
-pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo {
-    name: "process.posix_spawn",
-    os: crate::experiment::UNIX,
-    summary: "posix_spawn() of the same tiny program, then waitpid(): a new program without \
-              copying the parent's page tables",
-    op: "spawn+wait",
-    path: "glibc posix_spawn (clone3 CLONE_VM|CLONE_VFORK + execve) + waitpid (wait4), empty \
-           environment",
-    params: &[TARGET_PARAM],
-    syscalls: spawn_calls,
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: spawn_expectations,
-    setup: setup_posix_spawn,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo::new(
+    "process.posix_spawn",
+    crate::experiment::UNIX,
+    "posix_spawn() of the same tiny program, then waitpid(): a new program without \
+     copying the parent's page tables",
+    "spawn+wait",
+    "glibc posix_spawn (clone3 CLONE_VM|CLONE_VFORK + execve) + waitpid (wait4), empty \
+     environment",
+    setup_posix_spawn,
+)
+.params(&[TARGET_PARAM])
+.syscalls(spawn_calls)
+.expectations(spawn_expectations);

@@ -63,28 +63,19 @@ pub(crate) fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
     }))
 }
 
-pub static FORK: ExperimentInfo = ExperimentInfo {
-    name: "process.fork",
-    os: crate::experiment::UNIX,
-    summary: "fork(), the child _exit(0)s, the parent waitpid()s: a process created and reaped \
-              (parent and child share the worker's CPU)",
-    op: "fork+wait",
-    path: "glibc fork() (clone) + _exit + waitpid (wait4)",
-    params: &[],
-    // The child's set_robust_list: glibc's fork registers the child's robust futex list anew.
-    syscalls: |_| crate::experiment::each(&["clone", "set_robust_list", "exit_group", "wait4"]),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: fork_expectations,
-    setup: setup_fork,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static FORK: ExperimentInfo = ExperimentInfo::new(
+    "process.fork",
+    crate::experiment::UNIX,
+    "fork(), the child _exit(0)s, the parent waitpid()s: a process created and reaped \
+     (parent and child share the worker's CPU)",
+    "fork+wait",
+    "glibc fork() (clone) + _exit + waitpid (wait4)",
+    setup_fork,
+)
+// The child's set_robust_list: glibc's fork registers the child's robust futex list anew.
+.syscalls(|_| crate::experiment::each(&["clone", "set_robust_list", "exit_group", "wait4"]))
+.ladder()
+.expectations(fork_expectations);
 
 // --- process.vfork ---
 
@@ -123,25 +114,15 @@ pub(super) fn setup_vfork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, S
 /// aarch64 has no vfork system call: its wrapper makes a clone.
 pub(super) const VFORK_SYSCALLS: &[&str] = &[raw::VFORK_SYSCALL, "exit_group", "wait4"];
 
-pub static VFORK: ExperimentInfo = ExperimentInfo {
-    name: "process.vfork",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "vfork(), the child exits at once, the parent waitpid()s: a process that borrows \
-              the parent's memory instead of copying its page tables",
-    op: "vfork+wait",
-    path: "raw vfork syscall in an asm wrapper (aarch64: clone CLONE_VM|CLONE_VFORK) + \
-           exit_group + waitpid (wait4)",
-    params: &[],
-    syscalls: |_| crate::experiment::each(VFORK_SYSCALLS),
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: vfork_expectations,
-    setup: setup_vfork,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static VFORK: ExperimentInfo = ExperimentInfo::new(
+    "process.vfork",
+    crate::experiment::LINUX_FREEBSD,
+    "vfork(), the child exits at once, the parent waitpid()s: a process that borrows \
+     the parent's memory instead of copying its page tables",
+    "vfork+wait",
+    "raw vfork syscall in an asm wrapper (aarch64: clone CLONE_VM|CLONE_VFORK) + \
+     exit_group + waitpid (wait4)",
+    setup_vfork,
+)
+.syscalls(|_| crate::experiment::each(VFORK_SYSCALLS))
+.expectations(vfork_expectations);

@@ -53,40 +53,31 @@ pub(super) fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, 
     Ok(Box::new(Thread))
 }
 
-pub static THREAD: ExperimentInfo = ExperimentInfo {
-    name: "process.thread",
+pub static THREAD: ExperimentInfo = ExperimentInfo::new(
+    "process.thread",
     // Windows' build calls CreateThread (experiment/winapi.rs).
-    os: crate::experiment::UNIX_AND_WINDOWS,
-    summary: "pthread_create() of an empty thread, then pthread_join(): a task that shares \
-              everything (on the worker's CPU)",
-    op: "create+join",
-    path: "glibc pthread_create (clone3) + pthread_join (futex)",
-    params: &[],
-    // The worker's clone3 between two rt_sigprocmask and its futex wait in join; the new
-    // thread's start-up (rseq, set_robust_list), the madvise that frees its stack's unused
-    // pages at exit, and its exit. The join waits on the futex only while the thread has not
-    // exited yet: a claims run here traced 0.989 per op (the thread finished first the rest).
-    syscalls: |_| {
-        let mut claims = crate::experiment::each(&[
-            "clone3",
-            "rt_sigprocmask",
-            "rseq",
-            "set_robust_list",
-            "madvise",
-            "exit",
-        ]);
-        claims.push(crate::experiment::Claim::at_least("futex", 0.9));
-        claims
-    },
-    subtract_loop_overhead: false,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: thread_expectations,
-    setup: setup_thread,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+    crate::experiment::UNIX_AND_WINDOWS,
+    "pthread_create() of an empty thread, then pthread_join(): a task that shares \
+     everything (on the worker's CPU)",
+    "create+join",
+    "glibc pthread_create (clone3) + pthread_join (futex)",
+    setup_thread,
+)
+// The worker's clone3 between two rt_sigprocmask and its futex wait in join; the new
+// thread's start-up (rseq, set_robust_list), the madvise that frees its stack's unused
+// pages at exit, and its exit. The join waits on the futex only while the thread has not
+// exited yet: a claims run here traced 0.989 per op (the thread finished first the rest).
+.syscalls(|_| {
+    let mut claims = crate::experiment::each(&[
+        "clone3",
+        "rt_sigprocmask",
+        "rseq",
+        "set_robust_list",
+        "madvise",
+        "exit",
+    ]);
+    claims.push(crate::experiment::Claim::at_least("futex", 0.9));
+    claims
+})
+.ladder()
+.expectations(thread_expectations);

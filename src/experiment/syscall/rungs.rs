@@ -72,157 +72,110 @@ fn setup_vdso_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>,
     }))
 }
 
-pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
-    name: "syscall.vdso_clock_gettime",
-    os: crate::experiment::LINUX,
-    summary: "clock_gettime(CLOCK_MONOTONIC) through glibc and the vDSO: no kernel entry",
-    op: "call",
-    path: "glibc → vDSO",
-    params: &[],
-    syscalls: |_| Vec::new(),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: vdso_expectations,
-    setup: setup_vdso_clock_gettime,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
+    "syscall.vdso_clock_gettime",
+    crate::experiment::LINUX,
+    "clock_gettime(CLOCK_MONOTONIC) through glibc and the vDSO: no kernel entry",
+    "call",
+    "glibc → vDSO",
+    setup_vdso_clock_gettime,
+)
+.subtract_loop_overhead()
+.ladder()
+.expectations(vdso_expectations);
 
-pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo {
-    name: "syscall.clock_gettime",
-    os: crate::experiment::LINUX_FREEBSD,
-    summary: "the same clock_gettime forced into the kernel: what the vDSO saves",
-    op: "call",
-    path: entry::PATH,
-    params: &[ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["clock_gettime"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: raw_clock_expectations,
-    setup: setup_clock_gettime,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
+    "syscall.clock_gettime",
+    crate::experiment::LINUX_FREEBSD,
+    "the same clock_gettime forced into the kernel: what the vDSO saves",
+    "call",
+    entry::PATH,
+    setup_clock_gettime,
+)
+.params(&[ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["clock_gettime"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(raw_clock_expectations)
+.sweep(ENTRY_SWEEP);
 
 // --- getpid, getppid ---
 
-pub static GETPID: ExperimentInfo = ExperimentInfo {
-    name: "syscall.getpid",
-    os: crate::experiment::UNIX,
-    summary: "getpid(): the smallest useful system call",
-    op: "call",
-    path: entry::PATH,
-    params: &[ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["getpid"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_getpid,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static GETPID: ExperimentInfo = ExperimentInfo::new(
+    "syscall.getpid",
+    crate::experiment::UNIX,
+    "getpid(): the smallest useful system call",
+    "call",
+    entry::PATH,
+    setup_getpid,
+)
+.params(&[ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["getpid"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall)
+.sweep(ENTRY_SWEEP);
 
-pub static GETPPID: ExperimentInfo = ExperimentInfo {
-    name: "syscall.getppid",
-    os: crate::experiment::UNIX,
-    summary: "getppid(): the classic null system call (never cached by any libc)",
-    op: "call",
-    path: entry::PATH,
-    params: &[ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["getppid"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_getppid,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static GETPPID: ExperimentInfo = ExperimentInfo::new(
+    "syscall.getppid",
+    crate::experiment::UNIX,
+    "getppid(): the classic null system call (never cached by any libc)",
+    "call",
+    entry::PATH,
+    setup_getppid,
+)
+.params(&[ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["getppid"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall)
+.sweep(ENTRY_SWEEP);
 
-pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo {
-    name: "syscall.getppid_libc",
-    os: crate::experiment::UNIX,
-    summary: "getppid() through libc, the path `perf bench syscall basic` and lmbench measure: \
-              the older name of `syscall.getppid --param entry=libc`",
-    op: "call",
-    path: "libc wrapper",
-    params: &[],
-    syscalls: |_| crate::experiment::each(&["getppid"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_getppid_libc,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo::new(
+    "syscall.getppid_libc",
+    crate::experiment::UNIX,
+    "getppid() through libc, the path `perf bench syscall basic` and lmbench measure: \
+     the older name of `syscall.getppid --param entry=libc`",
+    "call",
+    "libc wrapper",
+    setup_getppid_libc,
+)
+.syscalls(|_| crate::experiment::each(&["getppid"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall);
 
 // --- read, write ---
 
-pub static READ: ExperimentInfo = ExperimentInfo {
-    name: "syscall.read",
-    os: crate::experiment::UNIX,
-    summary: "read() of `size` bytes from /dev/zero",
-    op: "call",
-    path: entry::PATH,
-    params: &[SIZE_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["read"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_read,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static READ: ExperimentInfo = ExperimentInfo::new(
+    "syscall.read",
+    crate::experiment::UNIX,
+    "read() of `size` bytes from /dev/zero",
+    "call",
+    entry::PATH,
+    setup_read,
+)
+.params(&[SIZE_PARAM, ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["read"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall)
+.sweep(ENTRY_SWEEP);
 
-pub static WRITE: ExperimentInfo = ExperimentInfo {
-    name: "syscall.write",
-    os: crate::experiment::UNIX,
-    summary: "write() of `size` bytes to /dev/null",
-    op: "call",
-    path: entry::PATH,
-    params: &[SIZE_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["write"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_write,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static WRITE: ExperimentInfo = ExperimentInfo::new(
+    "syscall.write",
+    crate::experiment::UNIX,
+    "write() of `size` bytes to /dev/null",
+    "call",
+    entry::PATH,
+    setup_write,
+)
+.params(&[SIZE_PARAM, ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["write"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall)
+.sweep(ENTRY_SWEEP);
 
 // --- stat, fstat, open+close ---
 
@@ -235,68 +188,50 @@ fn fstat_calls(params: &Params) -> Vec<crate::experiment::Claim> {
     }
 }
 
-pub static FSTAT: ExperimentInfo = ExperimentInfo {
-    name: "syscall.fstat",
-    os: crate::experiment::UNIX,
-    summary: "fstat() of an open file: a system call that copies a struct out",
-    op: "call",
-    path: entry::PATH,
-    params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: fstat_calls,
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_fstat,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static FSTAT: ExperimentInfo = ExperimentInfo::new(
+    "syscall.fstat",
+    crate::experiment::UNIX,
+    "fstat() of an open file: a system call that copies a struct out",
+    "call",
+    entry::PATH,
+    setup_fstat,
+)
+.params(&[PATH_PARAM, ENTRY_PARAM])
+.syscalls(fstat_calls)
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall)
+.sweep(ENTRY_SWEEP);
 
-pub static STAT: ExperimentInfo = ExperimentInfo {
-    name: "syscall.stat",
-    os: crate::experiment::UNIX,
-    summary: "stat() of a path: a lookup through the dentry cache",
-    op: "call",
-    path: entry::PATH,
-    params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["newfstatat"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: one_syscall,
-    setup: setup_stat,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static STAT: ExperimentInfo = ExperimentInfo::new(
+    "syscall.stat",
+    crate::experiment::UNIX,
+    "stat() of a path: a lookup through the dentry cache",
+    "call",
+    entry::PATH,
+    setup_stat,
+)
+.params(&[PATH_PARAM, ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["newfstatat"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(one_syscall)
+.sweep(ENTRY_SWEEP);
 
-pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo {
-    name: "syscall.open_close",
-    os: crate::experiment::UNIX,
-    summary: "open() then close() of a path: allocating and freeing a file descriptor",
-    op: "open+close",
-    path: entry::PATH,
-    params: &[PATH_PARAM, ENTRY_PARAM],
-    syscalls: |_| crate::experiment::each(&["openat", "close"]),
-    subtract_loop_overhead: true,
-    default_suite: true,
-    ladder: true,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: two_syscalls,
-    setup: setup_open_close,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: ENTRY_SWEEP,
-    quick_params: &[],
-};
+pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
+    "syscall.open_close",
+    crate::experiment::UNIX,
+    "open() then close() of a path: allocating and freeing a file descriptor",
+    "open+close",
+    entry::PATH,
+    setup_open_close,
+)
+.params(&[PATH_PARAM, ENTRY_PARAM])
+.syscalls(|_| crate::experiment::each(&["openat", "close"]))
+.subtract_loop_overhead()
+.ladder()
+.expectations(two_syscalls)
+.sweep(ENTRY_SWEEP);
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {

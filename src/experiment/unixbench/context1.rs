@@ -136,28 +136,21 @@ fn context1_expectations(_: &Params) -> Vec<Expectation> {
     crate::experiment::ctxswitch::byte_round_trip_expectations(Channel::Pipes)
 }
 
-pub static CONTEXT1: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.context1",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's Pipe-based Context Switching: a round trip of an 8-byte counter \
-              through two pipes with a forked partner that checks it and echoes its own, per \
-              loop",
-    op: "loop",
-    path: "libc write()/read() on two blocking pipes, partner forked (unpinned by default)",
-    params: &[CONTEXT1_PLACEMENT],
-    syscalls: |_| crate::experiment::each(&["write", "read"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: false,
-    work_dir: false,
-    expectations: context1_expectations,
-    setup: setup_context1,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static CONTEXT1: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.context1",
+    crate::experiment::UNIX,
+    "UnixBench's Pipe-based Context Switching: a round trip of an 8-byte counter \
+     through two pipes with a forked partner that checks it and echoes its own, per \
+     loop",
+    "loop",
+    "libc write()/read() on two blocking pipes, partner forked (unpinned by default)",
+    setup_context1,
+)
+.params(&[CONTEXT1_PLACEMENT])
+.syscalls(|_| crate::experiment::each(&["write", "read"]))
+.outside_default_suite()
+.counters_between_samples()
+.expectations(context1_expectations);
 
 #[cfg(test)]
 mod tests {

@@ -327,25 +327,17 @@ fn expectations(params: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static DHRYSTONE: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.dhrystone",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's Dhrystone 2: one loop of Weicker's Dhrystone 2.1 (integer, string \
-              and record work in user space), in C at UnixBench's -O3 -ffast-math, or oslab's \
-              Rust port",
-    op: "loop",
-    path: "user space only (no system call)",
-    params: &[native::LANGUAGE_PARAM, native::RUNNER_PARAM],
-    syscalls: native::claims,
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static DHRYSTONE: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.dhrystone",
+    crate::experiment::UNIX,
+    "UnixBench's Dhrystone 2: one loop of Weicker's Dhrystone 2.1 (integer, string \
+     and record work in user space), in C at UnixBench's -O3 -ffast-math, or oslab's \
+     Rust port",
+    "loop",
+    "user space only (no system call)",
     setup,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[native::LANGUAGE_PARAM, native::RUNNER_PARAM])
+.syscalls(native::claims)
+.outside_default_suite()
+.expectations(expectations);

@@ -172,30 +172,22 @@ fn expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static EXECL: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.execl",
-    os: &[crate::model::Os::Linux],
-    summary: "UnixBench's Execl Throughput: a dynamically linked C program execs itself, \
-              counting down, as UnixBench's does (variant=static: a 248-byte static program, \
-              the kernel's exec alone); one execve per loop",
-    op: "loop",
-    path: "execve of the program, chained; one fork and waitpid per batch",
-    params: &[VARIANT_PARAM],
-    // Each image of the dynamic program also runs the loader and libc's start-up (its time()
-    // is the vDSO's: no system call).
-    syscalls: |params| match params.get("variant") {
-        Some("static") => crate::experiment::each(&["execve"]),
-        _ => crate::experiment::process::with_dynamic_start_up(&["execve"]),
-    },
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static EXECL: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.execl",
+    &[crate::model::Os::Linux],
+    "UnixBench's Execl Throughput: a dynamically linked C program execs itself, \
+     counting down, as UnixBench's does (variant=static: a 248-byte static program, \
+     the kernel's exec alone); one execve per loop",
+    "loop",
+    "execve of the program, chained; one fork and waitpid per batch",
     setup,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[VARIANT_PARAM])
+// Each image of the dynamic program also runs the loader and libc's start-up (its time()
+// is the vDSO's: no system call).
+.syscalls(|params| match params.get("variant") {
+    Some("static") => crate::experiment::each(&["execve"]),
+    _ => crate::experiment::process::with_dynamic_start_up(&["execve"]),
+})
+.outside_default_suite()
+.expectations(expectations);

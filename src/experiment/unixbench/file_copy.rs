@@ -269,24 +269,18 @@ fn expectations(params: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static FILE_COPY: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.file_copy",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's File Copy: read bufsize bytes from one file and write them to \
-              another, per loop, both rewound at the end of the maxblocks-KiB source",
-    op: "loop",
-    path: "libc read() and write() on two regular files in the work directory (page cache)",
-    params: &[BUFSIZE_PARAM, MAXBLOCKS_PARAM],
-    syscalls: |_| crate::experiment::each(&["read", "write"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations,
+pub static FILE_COPY: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.file_copy",
+    crate::experiment::UNIX,
+    "UnixBench's File Copy: read bufsize bytes from one file and write them to \
+     another, per loop, both rewound at the end of the maxblocks-KiB source",
+    "loop",
+    "libc read() and write() on two regular files in the work directory (page cache)",
     setup,
-    preflight: Some(preflight),
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[BUFSIZE_PARAM, MAXBLOCKS_PARAM])
+.syscalls(|_| crate::experiment::each(&["read", "write"]))
+.outside_default_suite()
+.work_dir()
+.expectations(expectations)
+.preflight(preflight);

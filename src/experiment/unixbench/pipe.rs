@@ -57,24 +57,15 @@ fn pipe_expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static PIPE: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.pipe",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's Pipe Throughput: one process writes 512 bytes into a pipe and reads \
-              them back, per loop",
-    op: "loop",
-    path: "libc write() and read() on one blocking pipe, no partner",
-    params: &[],
-    syscalls: |_| crate::experiment::each(&["write", "read"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations: pipe_expectations,
-    setup: setup_pipe,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+pub static PIPE: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.pipe",
+    crate::experiment::UNIX,
+    "UnixBench's Pipe Throughput: one process writes 512 bytes into a pipe and reads \
+     them back, per loop",
+    "loop",
+    "libc write() and read() on one blocking pipe, no partner",
+    setup_pipe,
+)
+.syscalls(|_| crate::experiment::each(&["write", "read"]))
+.outside_default_suite()
+.expectations(pipe_expectations);

@@ -214,26 +214,19 @@ fn expectations(_: &Params) -> Vec<Expectation> {
     vec![children_fault(), no_major_faults()]
 }
 
-pub static SHELL: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.shell",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's Shell Scripts: /bin/sh runs `concurrency` copies of tst.sh (sort, od, \
-              grep, tee, wc on a generated text) at once and waits, per loop",
-    op: "loop",
-    path: "posix_spawn of /bin/sh, which forks and execs the coreutils of the script",
-    params: &[CONCURRENCY_PARAM, PLACEMENT_FREE_SAME],
-    // The worker's spawn and wait of /bin/sh, and the shell's exec and exit; the script's
-    // programs make many more, which are the system's (sh, sort, od, grep, tee, wc).
-    syscalls: |_| crate::experiment::each(&["clone3", "execve", "exit_group", "wait4"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: true,
-    expectations,
+pub static SHELL: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.shell",
+    crate::experiment::UNIX,
+    "UnixBench's Shell Scripts: /bin/sh runs `concurrency` copies of tst.sh (sort, od, \
+     grep, tee, wc on a generated text) at once and waits, per loop",
+    "loop",
+    "posix_spawn of /bin/sh, which forks and execs the coreutils of the script",
     setup,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[CONCURRENCY_PARAM, PLACEMENT_FREE_SAME])
+// The worker's spawn and wait of /bin/sh, and the shell's exec and exit; the script's
+// programs make many more, which are the system's (sh, sort, od, grep, tee, wc).
+.syscalls(|_| crate::experiment::each(&["clone3", "execve", "exit_group", "wait4"]))
+.outside_default_suite()
+.work_dir()
+.expectations(expectations);

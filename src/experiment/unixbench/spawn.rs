@@ -112,35 +112,27 @@ fn expectations(params: &Params) -> Vec<Expectation> {
     expectations
 }
 
-pub static SPAWN: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.spawn",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's Process Creation: fork(), the child exits, the parent waits, per \
-              loop; forked by a small C program as UnixBench's (forker=c), or by the worker",
-    op: "loop",
-    path: "glibc fork() (clone) + exit + waitpid (wait4), unpinned by default",
-    params: &[PLACEMENT_FREE_SAME, FORKER_PARAM],
-    // The child's set_robust_list is glibc's fork (as process.fork_exec claims it); with
-    // forker=c, the program's execve and start-up once per batch.
-    syscalls: |params| {
-        let names = ["clone", "set_robust_list", "exit_group", "wait4"];
-        if worker_forks(params) {
-            crate::experiment::each(&names)
-        } else {
-            let mut claims = crate::experiment::process::with_dynamic_start_up_per_batch(&names);
-            claims.push(crate::experiment::Claim::any_number("execve"));
-            claims
-        }
-    },
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static SPAWN: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.spawn",
+    crate::experiment::UNIX,
+    "UnixBench's Process Creation: fork(), the child exits, the parent waits, per \
+     loop; forked by a small C program as UnixBench's (forker=c), or by the worker",
+    "loop",
+    "glibc fork() (clone) + exit + waitpid (wait4), unpinned by default",
     setup,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[PLACEMENT_FREE_SAME, FORKER_PARAM])
+// The child's set_robust_list is glibc's fork (as process.fork_exec claims it); with
+// forker=c, the program's execve and start-up once per batch.
+.syscalls(|params| {
+    let names = ["clone", "set_robust_list", "exit_group", "wait4"];
+    if worker_forks(params) {
+        crate::experiment::each(&names)
+    } else {
+        let mut claims = crate::experiment::process::with_dynamic_start_up_per_batch(&names);
+        claims.push(crate::experiment::Claim::any_number("execve"));
+        claims
+    }
+})
+.outside_default_suite()
+.expectations(expectations);

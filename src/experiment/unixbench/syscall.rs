@@ -54,24 +54,15 @@ fn expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static SYSCALL: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.syscall",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's System Call Overhead: close(dup(fd)), getpid(), getuid(), \
-              umask(022) per loop",
-    op: "loop",
-    path: "libc dup, close, getpid, getuid, umask",
-    params: &[],
-    syscalls: |_| crate::experiment::each(&["dup", "close", "getpid", "getuid", "umask"]),
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static SYSCALL: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.syscall",
+    crate::experiment::UNIX,
+    "UnixBench's System Call Overhead: close(dup(fd)), getpid(), getuid(), \
+     umask(022) per loop",
+    "loop",
+    "libc dup, close, getpid, getuid, umask",
     setup,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.syscalls(|_| crate::experiment::each(&["dup", "close", "getpid", "getuid", "umask"]))
+.outside_default_suite()
+.expectations(expectations);

@@ -183,25 +183,17 @@ fn expectations(params: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub static WHETSTONE: ExperimentInfo = ExperimentInfo {
-    name: "unixbench.whetstone",
-    os: crate::experiment::UNIX,
-    summary: "UnixBench's Double-Precision Whetstone: one pass (10 million Whetstone \
-              instructions) of Curnow and Wichmann's Whetstone as in Longbottom's whets.c, in C \
-              at UnixBench's -O3 -ffast-math, or oslab's Rust port",
-    op: "pass",
-    path: "user space only (libm's sin, cos, atan, exp, log, sqrt)",
-    params: &[native::LANGUAGE_PARAM, native::RUNNER_PARAM],
-    syscalls: native::claims,
-    subtract_loop_overhead: false,
-    default_suite: false,
-    ladder: false,
-    counters_in_samples: true,
-    work_dir: false,
-    expectations,
+pub static WHETSTONE: ExperimentInfo = ExperimentInfo::new(
+    "unixbench.whetstone",
+    crate::experiment::UNIX,
+    "UnixBench's Double-Precision Whetstone: one pass (10 million Whetstone \
+     instructions) of Curnow and Wichmann's Whetstone as in Longbottom's whets.c, in C \
+     at UnixBench's -O3 -ffast-math, or oslab's Rust port",
+    "pass",
+    "user space only (libm's sin, cos, atan, exp, log, sqrt)",
     setup,
-    preflight: None,
-    batch: crate::experiment::Batch::Sized,
-    sweep: &[],
-    quick_params: &[],
-};
+)
+.params(&[native::LANGUAGE_PARAM, native::RUNNER_PARAM])
+.syscalls(native::claims)
+.outside_default_suite()
+.expectations(expectations);
