@@ -25,9 +25,25 @@ fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
         (p["parameter"].as_str(), p["a"].as_str(), p["b"].as_str()),
         (Some("entry"), Some("inline"), Some("call"))
     );
-    // Three rounds of three processes each: none is left out as a cold first one.
+    // Three rounds of three processes each: none is left out as a cold first one. Each round
+    // measured both in one worker, their samples in turn (a duet).
     assert_eq!(p["rounds"], 3, "{p}");
+    assert_eq!(p["in_one_process"], 3, "{p}");
     let configurations = doc["configurations"].as_array().expect("configurations");
+    for c in configurations {
+        let duet = c["facts"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["name"] == "duet_pairs"))
+            .unwrap_or_else(|| panic!("a duet's fact: {c:#}"));
+        assert!(num(&duet["value"], "pairs") >= 1.0, "{duet}");
+        let other = if c["params"]["entry"] == "call" {
+            "inline"
+        } else {
+            "call"
+        };
+        let note = duet["note"].as_str().unwrap_or_default();
+        assert!(note.contains(&format!("entry={other}")), "{note}");
+    }
     let median = |entry: &str| {
         let c = configurations
             .iter()
@@ -57,6 +73,26 @@ fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
     assert!(html.contains("data-table=\"paired-run1\""), "{html}");
     assert_eq!(html.matches("data-pair-row").count(), 1);
     assert!(html.contains("entry=call / inline"));
+}
+
+#[test]
+fn without_duets_each_configuration_has_workers_of_its_own() {
+    let lab = Lab::new();
+    let doc = lab
+        .oslab_as_given(&["run", "syscall.getppid", "--quick", "--no-duet", "--json"])
+        .assert_code(0)
+        .json();
+    let paired = doc["paired"].as_array().expect("paired");
+    assert_eq!(paired.len(), 1, "{doc:#}");
+    assert_eq!(paired[0]["rounds"], 3, "{doc:#}");
+    assert_eq!(paired[0]["in_one_process"], 0, "{doc:#}");
+    let configurations = doc["configurations"].as_array().expect("configurations");
+    assert!(
+        configurations
+            .iter()
+            .all(|c| !c["facts"].to_string().contains("duet_pairs")),
+        "{doc:#}"
+    );
 }
 
 #[test]

@@ -349,6 +349,12 @@ pub(super) struct RunArgs {
     /// [default: 6; with --quick, --repeat, --cpu-turns, copies or a suite: none]
     #[arg(long, value_name = "N", conflicts_with_all = ["cpu_turns", "copies", "scale"])]
     pub(super) max_processes: Option<u32>,
+    /// Measure each pair of configurations made to be compared (entry=inline and call,
+    /// thp=off and on, placement=same and cross) in workers of their own, one after the other,
+    /// instead of in one worker taking their samples in turn (a duet: their ratio then shares
+    /// every second of the host's)
+    #[arg(long)]
+    pub(super) no_duet: bool,
     /// Measure each configuration with this many copies at once, one per CPU: does this
     /// kernel path scale across cores? A comma-separated list, N for the CPUs this process
     /// may use, e.g. --copies 1,2,4,N; each count is a configuration of its own, and the

@@ -158,6 +158,10 @@ fn setup_pipe(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupE
     )?))
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&PIPE, &PIPE_NOSWITCH, &FUTEX, &YIELD, &NANOSLEEP0];
+
 pub static PIPE: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.pipe",
     crate::experiment::UNIX,

@@ -47,7 +47,7 @@ pub use transfer::*;
 mod tree;
 
 /// Every filemicro experiment, in the suite's order (Filebench's workload names).
-pub static ALL: &[&ExperimentInfo] = &[
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[
     &CREATE,
     &CREATEFILES,
     &CREATERAND,
@@ -148,7 +148,7 @@ fn in_pages(len: u64) -> u64 {
 /// parameters as stored: the mean append, the I/O size, the new file's size, or nothing for
 /// the metadata personalities. `None` for a name that is not a personality here.
 pub fn bytes_per_op(experiment: &str, params: &Params) -> Option<f64> {
-    let info = ALL.iter().find(|e| e.name == experiment)?;
+    let info = EXPERIMENTS.iter().find(|e| e.name == experiment)?;
     Some(match info.name {
         "filemicro.rread"
         | "filemicro.rwrite"
@@ -170,7 +170,7 @@ pub fn flowops_per_op(experiment: &str, params: &Params) -> Option<f64> {
         let n = params.u64(group).max(1) as f64;
         (n + extra) / n
     };
-    ALL.iter().find(|e| e.name == experiment)?;
+    EXPERIMENTS.iter().find(|e| e.name == experiment)?;
     Some(match experiment {
         "filemicro.createfiles" => 3.0,
         "filemicro.openfiles" => 2.0,
@@ -185,7 +185,7 @@ pub fn flowops_per_op(experiment: &str, params: &Params) -> Option<f64> {
 
 /// Filebench's name for the workload `experiment` reproduces (its `workloads/NAME.f`).
 pub fn filebench_workload(experiment: &str) -> Option<String> {
-    ALL.iter().find(|e| e.name == experiment)?;
+    EXPERIMENTS.iter().find(|e| e.name == experiment)?;
     let name = experiment.strip_prefix("filemicro.")?;
     Some(if name == "openfiles" {
         name.to_string()

@@ -360,5 +360,22 @@ fn preflight_two(params: &Params, ctx: &Context) -> Result<(), Refusal> {
     room_for(params, ctx, 2)
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[
+    &WRITE,
+    &READ,
+    &COPY,
+    &RANDOM_READ,
+    &RANDOM_WRITE,
+    &CREATE,
+    &DELETE,
+    &STAT,
+    &OPEN_CLOSE,
+    &RENAME,
+    &FSYNC,
+    &MKDIR_RMDIR,
+];
+
 #[cfg(test)]
 mod tests;

@@ -144,6 +144,10 @@ fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routin
     }))
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&PIPE_BANDWIDTH, &UNIX_LATENCY];
+
 pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo::new(
     "ipc.pipe_bandwidth",
     crate::experiment::LINUX,

@@ -211,5 +211,9 @@ fn per_page() -> f64 {
     1.0 / (page_size() / LINE * WALKS) as f64
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&ACCESS];
+
 #[cfg(test)]
 mod tests;

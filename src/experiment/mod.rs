@@ -2,7 +2,8 @@
 //! ([`ExperimentInfo`]) plus the code of one timed routine ([`Routine`]). Experiments never
 //! print, never parse command lines and never time themselves: the harness in `measure` does.
 //!
-//! Adding an experiment is one entry in its family file plus one line in [`REGISTRY`].
+//! Adding an experiment is one entry in its family file and one line in the family's
+//! `EXPERIMENTS` list there; [`REGISTRY`] is the families' lists.
 
 // The families whose code is POSIX's (fork, pipes, mmap, raw system calls) build on Unix
 // only; on Windows the registry holds the experiments that run there, and a name from the
@@ -40,6 +41,8 @@ pub mod unixbench;
 pub mod winapi;
 
 pub use params::{ParamKind, ParamSpec, Params};
+
+use std::sync::LazyLock;
 
 pub use crate::analysis::trace::claims::{Claim, each};
 use crate::analysis::validate::Expectation;
@@ -208,162 +211,46 @@ pub fn elsewhere(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError
     )))
 }
 
-/// Every experiment oslab knows, in the order the default suite runs them.
-pub static REGISTRY: &[&ExperimentInfo] = &[
-    &syscall::FUNCTION_CALL,
-    #[cfg(unix)]
-    &syscall::VDSO_CLOCK_GETTIME,
-    #[cfg(unix)]
-    &syscall::CLOCK_GETTIME,
-    #[cfg(unix)]
-    &syscall::GETPID,
-    #[cfg(unix)]
-    &syscall::GETPPID,
-    #[cfg(unix)]
-    &syscall::GETPPID_LIBC,
-    #[cfg(unix)]
-    &syscall::READ,
-    #[cfg(unix)]
-    &syscall::WRITE,
-    #[cfg(unix)]
-    &syscall::FSTAT,
-    #[cfg(unix)]
-    &syscall::STAT,
-    #[cfg(unix)]
-    &syscall::OPEN_CLOSE,
-    &winapi::CREATE_FILE,
-    // ctxswitch (experiment/ctxswitch.rs)
-    #[cfg(unix)]
-    &ctxswitch::PIPE,
-    #[cfg(unix)]
-    &ctxswitch::PIPE_NOSWITCH,
-    #[cfg(unix)]
-    &ctxswitch::FUTEX,
-    #[cfg(unix)]
-    &ctxswitch::YIELD,
-    #[cfg(unix)]
-    &ctxswitch::NANOSLEEP0,
-    #[cfg(windows)]
-    &winapi::same_names::YIELD,
-    // Windows' sleeps and event hand-over (experiment/winapi.rs)
-    &winapi::SLEEP,
-    &winapi::EVENT,
-    // ipc (experiment/ipc.rs)
-    #[cfg(unix)]
-    &ipc::PIPE_BANDWIDTH,
-    #[cfg(unix)]
-    &ipc::UNIX_LATENCY,
-    // process: fork, vfork, exec, spawn, threads
-    #[cfg(unix)]
-    &process::FORK,
-    #[cfg(unix)]
-    &process::VFORK,
-    #[cfg(unix)]
-    &process::FORK_EXEC,
-    #[cfg(unix)]
-    &process::POSIX_SPAWN,
-    #[cfg(unix)]
-    &process::THREAD,
-    #[cfg(windows)]
-    &winapi::same_names::THREAD,
-    &winapi::CREATE_PROCESS,
-    // pagefault (experiment/pagefault.rs)
-    #[cfg(unix)]
-    &pagefault::ANON,
-    #[cfg(unix)]
-    &pagefault::COW,
-    #[cfg(unix)]
-    &pagefault::PREFAULT_SWEEP,
-    #[cfg(unix)]
-    &pagefault::FILE,
-    &winapi::VIRTUAL_ALLOC,
-    // mmap (experiment/mmap.rs)
-    #[cfg(unix)]
-    &mmap::ACCESS,
-    // fs (experiment/fs.rs)
-    #[cfg(unix)]
-    &fs::WRITE,
-    #[cfg(unix)]
-    &fs::READ,
-    #[cfg(unix)]
-    &fs::COPY,
-    #[cfg(unix)]
-    &fs::RANDOM_READ,
-    #[cfg(unix)]
-    &fs::RANDOM_WRITE,
-    #[cfg(unix)]
-    &fs::CREATE,
-    #[cfg(unix)]
-    &fs::DELETE,
-    #[cfg(unix)]
-    &fs::STAT,
-    #[cfg(unix)]
-    &fs::OPEN_CLOSE,
-    #[cfg(unix)]
-    &fs::RENAME,
-    #[cfg(unix)]
-    &fs::FSYNC,
-    #[cfg(unix)]
-    &fs::MKDIR_RMDIR,
-    // scale (experiment/scale.rs): for --copies
-    #[cfg(unix)]
-    &scale::MMAP_MUNMAP,
-    #[cfg(unix)]
-    &scale::OPEN_CLOSE,
-    // filemicro: Filebench's personalities (experiment/filemicro.rs), in --suite filemicro
-    #[cfg(unix)]
-    &filemicro::CREATE,
-    #[cfg(unix)]
-    &filemicro::CREATEFILES,
-    #[cfg(unix)]
-    &filemicro::CREATERAND,
-    #[cfg(unix)]
-    &filemicro::DELETE,
-    #[cfg(unix)]
-    &filemicro::OPENFILES,
-    #[cfg(unix)]
-    &filemicro::RREAD,
-    #[cfg(unix)]
-    &filemicro::RWRITE,
-    #[cfg(unix)]
-    &filemicro::RWRITEDSYNC,
-    #[cfg(unix)]
-    &filemicro::RWRITEFSYNC,
-    #[cfg(unix)]
-    &filemicro::SEQREAD,
-    #[cfg(unix)]
-    &filemicro::SEQWRITE,
-    #[cfg(unix)]
-    &filemicro::SEQWRITERAND,
-    #[cfg(unix)]
-    &filemicro::SEQWRITERANDVARGAM,
-    #[cfg(unix)]
-    &filemicro::SEQWRITERANDVARTAB,
-    #[cfg(unix)]
-    &filemicro::STATFILE,
-    #[cfg(unix)]
-    &filemicro::WRITEFSYNC,
-    // unixbench (experiment/unixbench.rs): `--suite unixbench`
-    #[cfg(unix)]
-    &unixbench::DHRYSTONE,
-    #[cfg(unix)]
-    &unixbench::WHETSTONE,
-    #[cfg(unix)]
-    &unixbench::EXECL,
-    #[cfg(unix)]
-    &unixbench::FILE_COPY,
-    #[cfg(unix)]
-    &unixbench::PIPE,
-    #[cfg(unix)]
-    &unixbench::CONTEXT1,
-    #[cfg(unix)]
-    &unixbench::SPAWN,
-    #[cfg(unix)]
-    &unixbench::SHELL,
-    #[cfg(unix)]
-    &unixbench::SYSCALL,
-    &synthetic::SYNTHETIC,
-];
+/// Every family's experiments, in the order the default suite runs them: each family's module
+/// lists its own (`EXPERIMENTS`; the system calls' Unix rungs are `syscall::RUNGS`), and
+/// `winapi` those of Windows by the family they belong to. A family whose code is POSIX's is
+/// listed where it is built.
+fn families() -> Vec<&'static [&'static ExperimentInfo]> {
+    vec![
+        syscall::EXPERIMENTS,
+        #[cfg(unix)]
+        syscall::RUNGS,
+        winapi::SYSCALL,
+        #[cfg(unix)]
+        ctxswitch::EXPERIMENTS,
+        winapi::CTXSWITCH,
+        #[cfg(unix)]
+        ipc::EXPERIMENTS,
+        #[cfg(unix)]
+        process::EXPERIMENTS,
+        winapi::PROCESS,
+        #[cfg(unix)]
+        pagefault::EXPERIMENTS,
+        winapi::PAGEFAULT,
+        #[cfg(unix)]
+        mmap::EXPERIMENTS,
+        #[cfg(unix)]
+        fs::EXPERIMENTS,
+        // scale: for --copies; filemicro: Filebench's personalities (--suite filemicro);
+        // unixbench: --suite unixbench.
+        #[cfg(unix)]
+        scale::EXPERIMENTS,
+        #[cfg(unix)]
+        filemicro::EXPERIMENTS,
+        #[cfg(unix)]
+        unixbench::EXPERIMENTS,
+        synthetic::EXPERIMENTS,
+    ]
+}
+
+/// Every experiment oslab knows, in the order the default suite runs them: the families'
+/// lists one after the other.
+pub static REGISTRY: LazyLock<Vec<&'static ExperimentInfo>> = LazyLock::new(|| families().concat());
 
 /// The experiments whose copies may run as threads of one worker (`--copy-mode threads`):
 /// several instances of their routine live side by side in one process, touch nothing
@@ -467,7 +354,7 @@ mod tests {
 
     #[test]
     fn every_experiment_has_a_row_and_runs_exactly_where_it_says() {
-        for e in REGISTRY {
+        for e in REGISTRY.iter() {
             let row = equivalence::row(e.name).unwrap_or_else(|| panic!("{} has no row", e.name));
             for os in equivalence::SYSTEMS {
                 assert_eq!(

@@ -214,5 +214,9 @@ fn thp_unavailable() -> Option<String> {
     })
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&ANON, &COW, &PREFAULT_SWEEP, &FILE];
+
 #[cfg(test)]
 mod tests;

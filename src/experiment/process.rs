@@ -416,5 +416,9 @@ pub(crate) mod elf {
     }
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&FORK, &VFORK, &FORK_EXEC, &POSIX_SPAWN, &THREAD];
+
 #[cfg(test)]
 mod tests;

@@ -20,11 +20,12 @@ pub enum Refusal {
     },
     /// Parameter `param` asks for more memory than the machine can spare (there may be no
     /// swap): more than half of what is available.
-    #[error("{param} {value} is more than half of MemAvailable ({available})")]
+    #[error("{param} {value} is more than half of MemAvailable ({})", human(*available))]
     Memory {
         param: &'static str,
         value: String,
-        available: String,
+        /// MemAvailable, bytes.
+        available: u64,
     },
     /// The work directory's file system has too little room for `what`. `shrink` is the
     /// parameter that makes it smaller (`None`: several do).

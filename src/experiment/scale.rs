@@ -35,6 +35,10 @@ fn two_calls(params: &Params) -> Vec<Expectation> {
         .collect()
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&MMAP_MUNMAP, &OPEN_CLOSE];
+
 pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo::new(
     "scale.mmap_munmap",
     crate::experiment::UNIX,

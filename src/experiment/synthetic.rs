@@ -132,6 +132,10 @@ fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     }))
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&SYNTHETIC];
+
 pub static SYNTHETIC: ExperimentInfo = ExperimentInfo::new(
     "synthetic.spin",
     crate::experiment::ANY_OS,

@@ -83,6 +83,10 @@ fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
     }))
 }
 
+/// The family's experiments that run everywhere (the system calls' own are `RUNGS`, Unix's);
+/// the registry is the families' lists (`experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[&FUNCTION_CALL];
+
 pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo::new(
     "syscall.function_call",
     crate::experiment::ANY_OS,

@@ -132,5 +132,11 @@ fn children_fault() -> Expectation {
     )
 }
 
+/// The family's experiments, in the order the default suite runs them (the registry is the
+/// families' lists, `experiment::REGISTRY`).
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[
+    &DHRYSTONE, &WHETSTONE, &EXECL, &FILE_COPY, &PIPE, &CONTEXT1, &SPAWN, &SHELL, &SYSCALL,
+];
+
 #[cfg(test)]
 mod tests;

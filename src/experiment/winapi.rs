@@ -257,6 +257,30 @@ pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo::new(
 .batch(Batch::Fixed(pages))
 .quick_params(&[("size", "8M")]);
 
+// Windows' experiments by the family they belong to, each list where the family's own stands
+// in the registry (`experiment::REGISTRY`); the same names' Windows builds first.
+
+/// Windows' system calls.
+pub static SYSCALL: &[&ExperimentInfo] = &[&CREATE_FILE];
+
+/// Windows' context switches.
+pub static CTXSWITCH: &[&ExperimentInfo] = &[
+    #[cfg(windows)]
+    &same_names::YIELD,
+    &SLEEP,
+    &EVENT,
+];
+
+/// Windows' processes and threads.
+pub static PROCESS: &[&ExperimentInfo] = &[
+    #[cfg(windows)]
+    &same_names::THREAD,
+    &CREATE_PROCESS,
+];
+
+/// Windows' page faults.
+pub static PAGEFAULT: &[&ExperimentInfo] = &[&VIRTUAL_ALLOC];
+
 /// The Windows builds of experiments the Unix builds perform their own way: the same name,
 /// parameters and operation, Windows' calls (the equivalence table names both).
 #[cfg(windows)]

@@ -53,52 +53,57 @@ pub fn copy_cpus(plan: &Plan, count: usize) -> Vec<Option<usize>> {
 pub(super) fn workers(
     planned: &Planned,
     plan: &Plan,
-    cpus: &[Option<usize>],
-    threads: Vec<Option<usize>>,
+    (cpus, threads): (&[Option<usize>], Vec<Option<usize>>),
+    partner: Option<&Planned>,
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Vec<ExperimentResult> {
     let start = Instant::now();
     let mut results: Vec<ExperimentResult> =
         cpus.iter().map(|_| new_result(planned, plan)).collect();
+    // A duet's partner (`harness::duet`): measured by the one worker, its result last.
+    results.extend(partner.map(|p| new_result(p, plan)));
     let refused = refused_here(&mut results[0], planned.info);
     let running_load = match refused {
         true => Err(()),
         false => start_load(planned, plan, &mut results[0]),
     };
-    let (Ok(running_load), Ok(shared)) = (running_load, shared_dir(planned, plan, &mut results))
-    else {
-        let first = results[0].clone();
-        return results.iter().map(|_| first.clone()).collect();
+    let copies = &mut results[..cpus.len()];
+    let (Ok(running_load), Ok(shared)) = (running_load, shared_dir(planned, plan, copies)) else {
+        // Every result says what stopped the first, each with its own parameters.
+        let (first, rest) = results.split_first_mut().expect("one result at least");
+        for result in rest {
+            result.status = first.status;
+            result.reason.clone_from(&first.reason);
+        }
+        return results;
     };
     let cgroup_procs = running_load.as_ref().and_then(load::Running::cgroup_procs);
     let cpu_times = CpuTimes::now();
-    let busy: Vec<usize> = if cpus.len() == 1 {
-        plan.cpus
+    let (busy, outcomes): (Vec<usize>, Vec<Outcome>) = if cpus.len() == 1 {
+        // One worker (with its copies' threads, or a duet's partner).
+        let busy: Vec<usize> = plan
+            .cpus
             .iter()
             .chain(threads.iter().flatten())
             .copied()
-            .collect()
-    } else {
-        cpus.iter().flatten().copied().collect()
-    };
-    let outcomes = if cpus.len() == 1 {
+            .collect();
         let role = Role {
             copy_cpus: threads,
             ..Role::default()
         };
         let (info, params) = (planned.info, &planned.params);
-        let first = &mut results[0];
-        vec![drive_worker(
+        let outcome = drive_worker(
             info,
             params,
             plan,
             cgroup_procs,
             role,
-            first,
+            &mut results,
             on_sample,
-        )]
+        );
+        (busy, vec![outcome; results.len()])
     } else {
-        in_processes(
+        let outcomes = in_processes(
             planned,
             plan,
             cpus,
@@ -106,17 +111,19 @@ pub(super) fn workers(
             shared.as_ref(),
             &mut results,
             on_sample,
-        )
+        );
+        (cpus.iter().flatten().copied().collect(), outcomes)
     };
     let other_cpus_busy = cpu_times.busy_since(&CpuTimes::now(), &busy);
     let record = running_load.as_ref().map(load::Running::record);
     drop(running_load);
     drop(shared);
-    for (result, outcome) in results.iter_mut().zip(outcomes) {
+    let params = std::iter::repeat_n(&planned.params, cpus.len()).chain(partner.map(|p| &p.params));
+    for ((result, outcome), params) in results.iter_mut().zip(outcomes).zip(params) {
         result.other_cpus_busy = other_cpus_busy;
         result.load = record.clone();
         result.duration_s = start.elapsed().as_secs_f64();
-        settle(planned.info, &planned.params, outcome, result);
+        settle(planned.info, params, outcome, result);
     }
     results
 }
@@ -142,12 +149,14 @@ fn in_processes(
             let cgroup_procs = cgroup_procs.clone();
             rest.push(s.spawn(move || {
                 let (info, params) = (planned.info, &planned.params);
+                let result = std::slice::from_mut(result);
                 drive_worker(info, params, &plan, cgroup_procs, role, result, &mut |_| {})
             }));
         }
         let plan0 = copy_plan(plan, cpus[0], true);
         let role = role(&gate, shared);
         let (info, params) = (planned.info, &planned.params);
+        let first = std::slice::from_mut(first);
         let first = drive_worker(info, params, &plan0, cgroup_procs, role, first, on_sample);
         let mut outcomes = vec![first];
         outcomes.extend(rest.into_iter().map(|t| {

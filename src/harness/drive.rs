@@ -22,6 +22,7 @@ use crate::model::{Calibration, ExperimentResult, Sample, StopReason};
 use crate::platform::process::{Group, ending};
 
 /// How a worker ended, as far as the runner's verdict is concerned.
+#[derive(Clone)]
 pub(super) enum Outcome {
     Done(StopReason),
     Unsupported(String),
@@ -72,15 +73,16 @@ enum Ending {
     Ended(Option<Outcome>),
 }
 
-/// Run one experiment in a fresh worker, filling `result` with what it streams; `role` says
-/// how it takes part in its configuration's copies.
+/// Run one experiment in a fresh worker, filling `results[0]` with what it streams; `role`
+/// says how it takes part in its configuration's copies. A second result is a duet's partner
+/// (`harness::duet`): the worker measures its parameters too, in turn with the first's.
 pub(super) fn drive_worker(
     info: &ExperimentInfo,
     params: &Params,
     plan: &Plan,
     cgroup_procs: Option<PathBuf>,
     role: Role,
-    result: &mut ExperimentResult,
+    results: &mut [ExperimentResult],
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Outcome {
     let exe = match std::env::current_exe() {
@@ -117,6 +119,7 @@ pub(super) fn drive_worker(
         synced: role.gate.is_some(),
         copy_cpus: role.copy_cpus,
         shared_dir: role.shared_dir,
+        partner: results.get(1).map(|r| r.params.clone()),
     };
     let mut place = role.gate.map(Gate::place);
     let mut worker = match spawn(&exe, &job) {
@@ -137,7 +140,7 @@ pub(super) fn drive_worker(
         (info, plan),
         &mut deadline,
         copy.as_mut(),
-        result,
+        results,
         on_sample,
     );
     // A copy that finished waits for the others, then releases its worker from its hold.
@@ -146,7 +149,7 @@ pub(super) fn drive_worker(
     }
     drop(place);
     worker.stdin = None;
-    collect(worker, dirs, ending, &deadline, result.samples.len())
+    collect(worker, dirs, ending, &deadline, results[0].samples.len())
 }
 
 /// A synced copy's side of the meetings: its place, and the worker's stdin to say `go` on.
@@ -266,14 +269,14 @@ fn read_messages(stdout: ChildStdout, tx: &mpsc::Sender<Line>) {
     }
 }
 
-/// Take the worker's messages into `result` until it says how it ended, its output closes,
-/// the time limit passes or the user interrupts the run.
+/// Take the worker's messages into `results` (its own, and a duet's partner's) until it says
+/// how it ended, its output closes, the time limit passes or the user interrupts the run.
 fn follow(
     messages: &mpsc::Receiver<Line>,
     (info, plan): (&ExperimentInfo, &Plan),
     deadline: &mut Deadline,
     mut copy: Option<&mut Copy>,
-    result: &mut ExperimentResult,
+    results: &mut [ExperimentResult],
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Ending {
     loop {
@@ -285,7 +288,7 @@ fn follow(
             return Ending::Ended(Some(Outcome::Failed(format!(
                 "interrupted by {} ({} samples kept)",
                 crate::platform::interrupt::signal_name(signal),
-                result.samples.len()
+                results[0].samples.len()
             ))));
         }
         // Wake at least every 100 ms to notice an interruption.
@@ -297,7 +300,7 @@ fn follow(
                     }
                     None
                 }
-                Ok(Ok(message)) => take(message, info, plan, deadline, result, on_sample),
+                Ok(Ok(message)) => take(message, (info, plan), deadline, results, on_sample),
                 Ok(Err(garbled)) => Some(Outcome::Failed(garbled.to_string())),
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ending::Ended(None),
@@ -308,15 +311,16 @@ fn follow(
     }
 }
 
-/// One message into `result`; the worker's last message is its outcome.
+/// One message into `results[0]` (a partner's into the next); the worker's last message is its
+/// outcome.
 fn take(
     message: Message,
-    info: &ExperimentInfo,
-    plan: &Plan,
+    (info, plan): (&ExperimentInfo, &Plan),
     deadline: &mut Deadline,
-    result: &mut ExperimentResult,
+    results: &mut [ExperimentResult],
     on_sample: &mut dyn FnMut(&[Sample]),
 ) -> Option<Outcome> {
+    let (result, partner) = results.split_first_mut()?;
     match message {
         Message::Counters { counters } => result.counters = counters,
         // Only a synced copy says it, and `follow` answers it.
@@ -344,6 +348,14 @@ fn take(
             return Some(Outcome::Failed(
                 "the worker ran a traced pass instead of sampling".into(),
             ));
+        }
+        Message::Partner { message } if partner.is_empty() => {
+            return Some(Outcome::Failed(format!(
+                "the worker sent a partner's message without a partner: {message:?}"
+            )));
+        }
+        Message::Partner { message } => {
+            return take(*message, (info, plan), deadline, partner, &mut |_| {});
         }
     }
     None

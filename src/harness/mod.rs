@@ -17,6 +17,7 @@ use crate::model::{ExperimentResult, Sample};
 
 pub mod copies;
 mod drive;
+pub mod duet;
 mod gate;
 pub mod history;
 pub mod layout;
@@ -37,12 +38,14 @@ pub fn run(
     let copies = Copies::of(planned.params.as_map());
     let cpus = copies::copy_cpus(plan, copies.count as usize);
     match copies.mode {
-        _ if copies.count == 1 => copies::workers(planned, plan, &[None], Vec::new(), on_sample),
+        _ if copies.count == 1 => {
+            copies::workers(planned, plan, (&[None], vec![]), None, on_sample)
+        }
         Mode::Threads => {
             let mut plan = plan.clone();
             plan.sampler.own_thread = true;
-            copies::workers(planned, &plan, &[None], cpus, on_sample)
+            copies::workers(planned, &plan, (&[None], cpus), None, on_sample)
         }
-        Mode::Processes => copies::workers(planned, plan, &cpus, Vec::new(), on_sample),
+        Mode::Processes => copies::workers(planned, plan, (&cpus, vec![]), None, on_sample),
     }
 }

@@ -52,6 +52,9 @@ pub struct Plan {
     /// The user-mode emulator this run measures under (`Environment::emulation`), carried by
     /// every result: its expectations are then not checked.
     pub emulation: Option<String>,
+    /// Measure each pair of configurations made to be compared (`model::pairs`) in one worker,
+    /// their samples in turn (`harness::duet`); `--no-duet`: each in workers of its own.
+    pub duet: bool,
 }
 
 impl Plan {
@@ -128,6 +131,7 @@ pub(crate) mod tests {
                 seconds: 0.1,
             }),
             emulation: None,
+            duet: true,
         }
     }
 

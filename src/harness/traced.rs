@@ -105,6 +105,7 @@ fn job(info: &ExperimentInfo, params: &Params, ops: u64, dirs: &Dirs) -> Job {
         synced: false,
         copy_cpus: Vec::new(),
         shared_dir: None,
+        partner: None,
     }
 }
 

@@ -13,7 +13,8 @@ use crate::measure::clock::Clock;
 use crate::measure::companions::{self, Companions};
 use crate::measure::counting::Counting;
 use crate::measure::host::HostWatch;
-use crate::measure::sampler::{self, Progress, SamplerConfig};
+use crate::measure::sampler::{self, Progress, SamplerConfig, Side};
+use crate::model::pairs::DUET_FACT;
 use crate::model::profile::{Profile, ProfileRequest};
 use crate::model::{Calibration, ClockInfo, CounterStatus, Fact, ProbeCount, Sample, StopReason};
 use crate::platform::counters::CounterSet;
@@ -71,6 +72,11 @@ pub struct Job {
     /// A directory every copy of the configuration shares (`Context::shared_dir`).
     #[serde(default)]
     pub shared_dir: Option<std::path::PathBuf>,
+    /// A duet (`harness::duet`): the parameters of the paired configuration, which the worker
+    /// sets up beside the job's own and samples in turn with it (`sampler::sample_duet`);
+    /// everything it sends of the partner comes as [`Message::Partner`].
+    #[serde(default)]
+    pub partner: Option<BTreeMap<String, String>>,
 }
 
 fn counts_probes() -> bool {
@@ -112,6 +118,10 @@ pub enum Message {
     },
     Failed {
         reason: String,
+    },
+    /// A duet partner's calibration, sample, probes or facts (`Job::partner`).
+    Partner {
+        message: Box<Message>,
     },
 }
 
@@ -165,13 +175,10 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
         return traced_pass(&job, info, ops).map(Some);
     }
     let params = Params::from_map(job.params.clone());
-    let fixed_ops = match info.batch {
-        experiment::Batch::Fixed(ops) => Some(ops(&params)),
-        experiment::Batch::Sized => None,
-    };
+    let fixed_ops = fixed_ops(info, &params);
     // Before the counters open, so they do not inherit the other copies' threads.
     let companions = start_companions(&job, info, &params, fixed_ops)?;
-    let mut counters = Counting {
+    let counters = Counting {
         perf: if info.counters_in_samples {
             CounterSet::open()
         } else {
@@ -195,11 +202,36 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
     let statuses = counters.statuses();
     send(out, &Message::Counters { counters: statuses }).map_err(unsent)?;
 
-    let mut routine = (info.setup)(&params, &context(&job))?;
+    let routine = (info.setup)(&params, &context(&job))?;
+    match &job.partner {
+        None => solo(out, &job, info, routine, fixed_ops, counters, companions),
+        Some(partner) => in_duet(out, &job, info, routine, partner, counters),
+    }
+}
+
+/// The batch an experiment with `Batch::Fixed` asks for at `params`.
+fn fixed_ops(info: &ExperimentInfo, params: &Params) -> Option<u64> {
+    match info.batch {
+        experiment::Batch::Fixed(ops) => Some(ops(params)),
+        experiment::Batch::Sized => None,
+    }
+}
+
+/// One routine sampled alone (with its copies' threads, if any): the samples, what follows
+/// them, and for a synced copy the hold until the parent releases it.
+fn solo(
+    out: &mut impl Write,
+    job: &Job,
+    info: &ExperimentInfo,
+    mut routine: Box<dyn experiment::Routine>,
+    fixed_ops: Option<u64>,
+    mut counters: Counting,
+    companions: Option<Companions>,
+) -> Result<Option<Message>, SetupError> {
     if job.synced {
         await_go(out)?;
     }
-    let sampled = sample(out, &job, info, routine.as_mut(), fixed_ops, &mut counters)?;
+    let sampled = sample(out, job, info, routine.as_mut(), fixed_ops, &mut counters)?;
     let copies = job.copy_cpus.len();
     let mut facts = match companions.map(Companions::stop).transpose() {
         Ok(ran) => companions::facts(&ran.unwrap_or_default(), copies),
@@ -208,15 +240,13 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
 
     // Only now, with the timed samples done, the events that would have slowed them.
     drop(counters);
-    after_samples(
-        out,
-        &job,
-        info,
-        routine.as_mut(),
-        &sampled,
+    let done = Measured {
+        routine: routine.as_mut(),
+        sampled,
         fixed_ops,
-        &mut facts,
-    )?;
+        partner: false,
+    };
+    after_samples(out, job, info, done, &mut facts)?;
     let done = Message::Done {
         stop_reason: sampled.stop_reason,
     };
@@ -229,17 +259,98 @@ fn run(out: &mut impl Write) -> Result<Option<Message>, SetupError> {
     Ok(None)
 }
 
+/// A duet (`Job::partner`): the partner set up beside `routine`, their samples taken in turn,
+/// then what follows the samples for each, the job's own first.
+fn in_duet(
+    out: &mut impl Write,
+    job: &Job,
+    info: &ExperimentInfo,
+    mut routine: Box<dyn experiment::Routine>,
+    partner: &BTreeMap<String, String>,
+    mut counters: Counting,
+) -> Result<Option<Message>, SetupError> {
+    let params = [job.params.clone(), partner.clone()].map(Params::from_map);
+    let mut other = (info.setup)(&params[1], &context(job))?;
+    let fixed = [0, 1].map(|i| fixed_ops(info, &params[i]));
+    let sides: [&mut dyn experiment::Routine; 2] = [routine.as_mut(), other.as_mut()];
+    let (sampled, pairs) = duet(out, job, info, sides, fixed, &mut counters)?;
+    drop(counters);
+    let facts = duet_facts(&job.params, partner, pairs);
+    let sides: [&mut dyn experiment::Routine; 2] = [routine.as_mut(), other.as_mut()];
+    for (i, (routine, mut facts)) in sides.into_iter().zip(facts).enumerate() {
+        let done = Measured {
+            routine,
+            sampled: sampled[i],
+            fixed_ops: fixed[i],
+            partner: i == 1,
+        };
+        after_samples(out, job, info, done, &mut facts)?;
+    }
+    Ok(Some(Message::Done {
+        stop_reason: sampled[0].stop_reason,
+    }))
+}
+
+/// The fact each side of a duet carries (`model::pairs::DUET_FACT`): the sample pairs taken,
+/// and the parameters of the other side's that differ.
+fn duet_facts(
+    own: &BTreeMap<String, String>,
+    partner: &BTreeMap<String, String>,
+    pairs: usize,
+) -> [Vec<Fact>; 2] {
+    let differing = |of: &BTreeMap<String, String>, from: &BTreeMap<String, String>| {
+        let named: Vec<String> = of
+            .iter()
+            .filter(|(k, v)| from.get(*k) != Some(*v))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        named.join(" ")
+    };
+    let fact = |other: String| {
+        vec![Fact::new(
+            DUET_FACT,
+            pairs as f64,
+            "pairs",
+            format!("samples taken in turn with {other}'s, in one process"),
+        )]
+    };
+    [fact(differing(partner, own)), fact(differing(own, partner))]
+}
+
+/// A routine whose samples are taken: how, and whether it is a duet's partner.
+struct Measured<'r> {
+    routine: &'r mut dyn experiment::Routine,
+    sampled: sampler::Sampled,
+    fixed_ops: Option<u64>,
+    partner: bool,
+}
+
+/// One message of `partner`'s (`Message::Partner`), else as it is.
+fn of(partner: bool, message: Message) -> Message {
+    match partner {
+        true => Message::Partner {
+            message: Box::new(message),
+        },
+        false => message,
+    }
+}
+
 /// What follows the samples: the probe pass, the facts (the routine's and `companions`'),
 /// the profile pass last, so neither the samples, the probes nor the facts see the sampler.
 fn after_samples(
     out: &mut impl Write,
     job: &Job,
     info: &ExperimentInfo,
-    routine: &mut dyn experiment::Routine,
-    sampled: &sampler::Sampled,
-    fixed_ops: Option<u64>,
+    measured: Measured,
     companions: &mut Vec<Fact>,
 ) -> Result<(), SetupError> {
+    let Measured {
+        routine,
+        sampled,
+        fixed_ops,
+        partner,
+    } = measured;
+    let sampled = &sampled;
     if job.probes {
         let mut probes = CounterSet::open_probes(!info.counters_in_samples);
         let counts = sampler::count_probes(
@@ -253,12 +364,12 @@ fn after_samples(
             counters: probes.statuses().to_vec(),
             probes: counts,
         };
-        send(out, &message).map_err(unsent)?;
+        send(out, &of(partner, message)).map_err(unsent)?;
     }
     let mut facts = routine.facts();
     facts.append(companions);
     if !facts.is_empty() {
-        send(out, &Message::Facts { facts }).map_err(unsent)?;
+        send(out, &of(partner, Message::Facts { facts })).map_err(unsent)?;
     }
     if let Some(request) = &job.profile {
         let profile = crate::measure::profile::profile_pass(
@@ -267,7 +378,7 @@ fn after_samples(
             fixed_ops.is_some(),
             request,
         );
-        send(out, &Message::Profile(profile)).map_err(unsent)?;
+        send(out, &of(partner, Message::Profile(profile))).map_err(unsent)?;
     }
     Ok(())
 }
@@ -389,6 +500,54 @@ fn prepare(job: &Job) -> Result<&'static ExperimentInfo, SetupError> {
     Ok(info)
 }
 
+/// What the sampler reports, as the message that carries it.
+fn message_of(progress: Progress) -> Message {
+    match progress {
+        Progress::Calibrated(c) => Message::Calibration(c.clone()),
+        Progress::Sample(s) => Message::Sample(s.clone()),
+    }
+}
+
+/// A duet's samples, the partner's sent as `Message::Partner`, each as soon as it is taken;
+/// with the number of sample pairs.
+fn duet(
+    out: &mut impl Write,
+    job: &Job,
+    info: &ExperimentInfo,
+    [a, b]: [&mut dyn experiment::Routine; 2],
+    fixed: [Option<u64>; 2],
+    counters: &mut Counting,
+) -> Result<([sampler::Sampled; 2], usize), SetupError> {
+    let clock = Clock::from_info(&job.clock);
+    let mut pairs = 0;
+    let mut report = |side: usize, progress: Progress| -> std::io::Result<()> {
+        pairs += usize::from(side == 1 && matches!(progress, Progress::Sample(_)));
+        send(out, &of(side == 1, message_of(progress)))?;
+        out.flush()
+    };
+    let sides = [
+        Side {
+            routine: a,
+            fixed_ops: fixed[0],
+        },
+        Side {
+            routine: b,
+            fixed_ops: fixed[1],
+        },
+    ];
+    let sampled = sampler::sample_duet(
+        info.subtract_loop_overhead,
+        sides,
+        clock,
+        counters,
+        &job.cpus,
+        &job.sampler,
+        &mut report,
+    )
+    .map_err(|e| SetupError::Failed(e.to_string()))?;
+    Ok((sampled, pairs))
+}
+
 /// The timed samples, each sent to the parent as soon as it is taken.
 fn sample(
     out: &mut impl Write,
@@ -400,11 +559,7 @@ fn sample(
 ) -> Result<sampler::Sampled, SetupError> {
     let clock = Clock::from_info(&job.clock);
     let mut report = |progress: Progress| -> std::io::Result<()> {
-        let message = match progress {
-            Progress::Calibrated(c) => Message::Calibration(c.clone()),
-            Progress::Sample(s) => Message::Sample(s.clone()),
-        };
-        send(out, &message)?;
+        send(out, &message_of(progress))?;
         // Each sample reaches the parent at once, so a crash later loses nothing.
         out.flush()
     };

@@ -30,24 +30,28 @@ pub fn profile_pass(
     request: &ProfileRequest,
 ) -> Profile {
     // Cycles where a PMU counts them (a sample every so many cycles of the CPU's own
-    // work), else the kernel's CPU-time clock.
-    let (mut mine, clock) = match open(Task::Me, Clock::Cycles, request) {
+    // work), else the kernel's CPU-time clock (`stacks::refusal` words an `Err`).
+    let hz = request.frequency_hz;
+    let (mut mine, clock) = match StackSampler::open(Task::Me, Clock::Cycles, hz) {
         Ok(sampler) => (sampler, Clock::Cycles),
-        Err(_) => match open(Task::Me, Clock::CpuClock, request) {
+        Err(_) => match StackSampler::open(Task::Me, Clock::CpuClock, hz) {
             Ok(sampler) => (sampler, Clock::CpuClock),
             Err(e) => return Profile::refused(request, stacks::refusal(&e)),
         },
     };
     let mut problems = Vec::new();
     let partner = routine.partner();
-    let mut theirs = partner.and_then(|p| match open(Task::Thread(p.tid), clock, request) {
-        Ok(sampler) => Some(sampler),
-        Err(e) => {
-            let why = stacks::refusal(&e);
-            problems.push(format!("the partner was not sampled: {why}"));
-            None
-        }
-    });
+    let mut theirs =
+        partner.and_then(
+            |p| match StackSampler::open(Task::Thread(p.tid), clock, hz) {
+                Ok(sampler) => Some(sampler),
+                Err(e) => {
+                    let why = stacks::refusal(&e);
+                    problems.push(format!("the partner was not sampled: {why}"));
+                    None
+                }
+            },
+        );
 
     let (mut my_stacks, mut their_stacks) = (Drained::default(), Drained::default());
     let mut batch_ns_per_op = Vec::new();
@@ -92,11 +96,6 @@ pub fn profile_pass(
         batch_ns_per_op,
         problem: (!problems.is_empty()).then(|| problems.join("; ")),
     }
-}
-
-/// A sampler of `task` by `clock` (`stacks::refusal` words an `Err`).
-fn open(task: Task, clock: Clock, request: &ProfileRequest) -> std::io::Result<StackSampler> {
-    StackSampler::open(task, clock, request.frequency_hz)
 }
 
 /// One batch with the samplers on around its run (not its preparation); its time per

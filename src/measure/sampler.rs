@@ -10,20 +10,24 @@
 //!   bootstrap confidence interval of the median has a half-width under `precision × median`
 //!   (checked at growing intervals), or when the time budget is spent.
 
-use std::hint::black_box;
-
 use serde::{Deserialize, Serialize};
 
 use super::clock::Clock;
 use super::counting::Counting;
 use crate::analysis;
 use crate::model::passes::Passes;
-use crate::model::routine::{self, Partner, Routine, RoutineError};
+use crate::model::routine::{Partner, Routine, RoutineError};
 use crate::model::{Calibration, ProbeCount, Rusage, Sample, StopReason};
 use crate::platform::counters::CounterSet;
 use crate::platform::rusage;
 
+mod calibrate;
+mod duet;
 mod passes;
+#[cfg(test)]
+use calibrate::size_batch;
+use calibrate::{calibrate, target_ns};
+pub use duet::{Side, sample_duet};
 use passes::{pass_baseline, pass_batch, settle_before_pass, take_pass};
 
 /// How long and how precisely to sample.
@@ -143,28 +147,18 @@ pub fn sample(
     cfg: &SamplerConfig,
     report: &mut dyn FnMut(Progress) -> std::io::Result<()>,
 ) -> Result<Sampled, SampleError> {
-    let timer_overhead_ns = clock.overhead_ns();
-    let target_ns = (clock.resolution_ns() * 1000.0).max(cfg.min_sample_ns);
-
-    let ops = size_batch(routine, clock, fixed_ops, target_ns)?;
-    let loop_overhead_ns = subtract_loop_overhead.then(|| empty_loop_ns_per_op(clock, ops));
-    let baseline_ns = baseline_ns_per_op(routine, clock, ops).transpose()?;
-
-    let warmup_ns = warm_up(routine, clock, ops, fixed_ops.is_some(), cfg.warmup_ns)?;
-
-    let calibration = Calibration {
+    let target_ns = target_ns(clock, cfg);
+    let calibrated = calibrate(subtract_loop_overhead, routine, fixed_ops, clock, cpus, cfg)?;
+    report(Progress::Calibrated(&calibrated.calibration)).map_err(SampleError::Report)?;
+    let Calibration {
         ops_per_sample: ops,
         timer_overhead_ns,
         loop_overhead_ns,
         baseline_ns,
-        warmup_ns,
-        cpus: cpus.to_vec(),
-    };
-    report(Progress::Calibrated(&calibration)).map_err(SampleError::Report)?;
-
+        ..
+    } = calibrated.calibration;
     let partner = routine.partner();
-    // Per-operation overheads each sample's time has taken off.
-    let subtract_ns = loop_overhead_ns.unwrap_or(0.0) + baseline_ns.unwrap_or(0.0);
+    let subtract_ns = calibrated.subtract_ns;
     if let Some(passes) = cfg.passes {
         let batch = pass_batch(ops, target_ns, passes.seconds, routine.max_batch());
         let baseline_ns = pass_baseline(baseline_ns, routine.baseline_per_batch(), ops, batch);
@@ -187,10 +181,9 @@ pub fn sample(
             ops_per_sample: ops,
         });
     }
-    let budget_ns = cfg.budget_s * 1e9;
     let sampling_start = clock.start();
     let mut values: Vec<f64> = Vec::new();
-    let mut next_check = cfg.min_samples.max(2);
+    let mut stopping = Stopping::new(cfg);
     loop {
         let sample = take_sample(
             routine,
@@ -200,92 +193,53 @@ pub fn sample(
             (timer_overhead_ns, subtract_ns),
             (partner, own_usage(cfg)),
         )?;
-        let ns_per_op = sample.ns_per_op;
         report(Progress::Sample(&sample)).map_err(SampleError::Report)?;
-        values.push(ns_per_op);
-
-        let n = values.len();
-        if n >= cfg.max_samples {
+        values.push(sample.ns_per_op);
+        let spent = clock.ns(sampling_start, clock.stop());
+        if let Some(stop_reason) = stopping.check(&[&values], spent, cfg) {
             return Ok(Sampled {
-                stop_reason: StopReason::MaxSamples,
+                stop_reason,
                 ops_per_sample: ops,
             });
         }
-        let spent = clock.ns(sampling_start, clock.stop());
-        if n >= next_check && spent >= cfg.min_time_s * 1e9 {
-            next_check = n + (n / 10).max(5);
-            if precise_enough(&values, cfg) {
-                return Ok(Sampled {
-                    stop_reason: StopReason::Precision,
-                    ops_per_sample: ops,
-                });
+    }
+}
+
+/// The stopping rule, over the samples of one routine or of a duet's two (each side has the
+/// whole configuration's budget, so a duet's time is theirs together).
+struct Stopping {
+    /// The sample count at which the precision is checked next (at growing intervals).
+    next_check: usize,
+}
+
+impl Stopping {
+    fn new(cfg: &SamplerConfig) -> Stopping {
+        Stopping {
+            next_check: cfg.min_samples.max(2),
+        }
+    }
+
+    /// Why to stop after `spent_ns` of sampling that gave `sides`' values, if it is time.
+    fn check(
+        &mut self,
+        sides: &[&[f64]],
+        spent_ns: f64,
+        cfg: &SamplerConfig,
+    ) -> Option<StopReason> {
+        let n = sides.iter().map(|v| v.len()).min().unwrap_or(0);
+        if n >= cfg.max_samples {
+            return Some(StopReason::MaxSamples);
+        }
+        let share = sides.len().max(1) as f64 * 1e9;
+        if n >= self.next_check && spent_ns >= cfg.min_time_s * share {
+            self.next_check = n + (n / 10).max(5);
+            if sides.iter().all(|v| precise_enough(v, cfg)) {
+                return Some(StopReason::Precision);
             }
         }
-        if spent >= budget_ns && n >= cfg.min_samples.min(3) {
-            return Ok(Sampled {
-                stop_reason: StopReason::Budget,
-                ops_per_sample: ops,
-            });
-        }
+        (spent_ns >= cfg.budget_s * share && n >= cfg.min_samples.min(3))
+            .then_some(StopReason::Budget)
     }
-}
-
-/// The batch size: `fixed_ops`, or the smallest count from the routine's `min_batch` up whose
-/// fastest of three timings reaches `target_ns`, or the routine's `max_batch` when that comes
-/// first.
-fn size_batch(
-    routine: &mut dyn Routine,
-    clock: Clock,
-    fixed_ops: Option<u64>,
-    target_ns: f64,
-) -> Result<u64, RoutineError> {
-    // Batch sizing. Each candidate batch is timed three times and judged by its fastest
-    // timing, so one interrupt or cold miss cannot stop the growth early.
-    let mut ops: u64 = fixed_ops
-        .unwrap_or_else(|| routine::smallest(routine))
-        .max(1);
-    while fixed_ops.is_none() {
-        ops = routine::bounded(routine, ops);
-        let mut elapsed = f64::INFINITY;
-        for _ in 0..3 {
-            routine.prepare(ops)?;
-            let t0 = clock.start();
-            routine.run(ops)?;
-            let t1 = clock.stop();
-            elapsed = elapsed.min(clock.ns(t0, t1));
-        }
-        let at_bound = routine::bounded(routine, ops.saturating_add(1)) == ops;
-        if elapsed >= target_ns || ops >= 1 << 40 || at_bound {
-            break;
-        }
-        let factor = if elapsed <= 0.0 {
-            10.0
-        } else {
-            (target_ns / elapsed * 1.2).clamp(2.0, 10.0)
-        };
-        ops = ((ops as f64) * factor).ceil() as u64;
-    }
-    Ok(ops)
-}
-
-/// Run discarded batches, at least three (one of a fixed batch: a whole pass) and for at
-/// least `warmup_ns`; returns the time spent.
-fn warm_up(
-    routine: &mut dyn Routine,
-    clock: Clock,
-    ops: u64,
-    fixed: bool,
-    warmup_ns: f64,
-) -> Result<f64, RoutineError> {
-    let min_batches = if fixed { 1 } else { 3 };
-    let warm_start = clock.start();
-    let mut batches = 0;
-    while batches < min_batches || clock.ns(warm_start, clock.stop()) < warmup_ns {
-        routine.prepare(ops)?;
-        routine.run(ops)?;
-        batches += 1;
-    }
-    Ok(clock.ns(warm_start, clock.stop()))
 }
 
 /// Where a sample's own rusage comes from: the process, or the sampling thread alone
@@ -441,51 +395,6 @@ fn precise_enough(values: &[f64], cfg: &SamplerConfig) -> bool {
     median != 0.0 && (hi - lo) / 2.0 <= cfg.precision * median.abs()
 }
 
-/// Per-operation cost of the routine's own baseline, if it has one: the median of nine
-/// timings of `ops` baseline operations (after one untimed warm-up run).
-fn baseline_ns_per_op(
-    routine: &mut dyn Routine,
-    clock: Clock,
-    ops: u64,
-) -> Option<Result<f64, RoutineError>> {
-    if let Err(e) = routine.run_baseline(ops)? {
-        return Some(Err(e));
-    }
-    let mut timings = Vec::with_capacity(9);
-    for _ in 0..9 {
-        let t0 = clock.start();
-        let outcome = routine.run_baseline(ops)?;
-        let t1 = clock.stop();
-        if let Err(e) = outcome {
-            return Some(Err(e));
-        }
-        timings.push(clock.ns(t0, t1) / ops as f64);
-    }
-    timings.sort_by(f64::total_cmp);
-    Some(Ok(timings[timings.len() / 2]))
-}
-
-/// Per-iteration cost of an empty loop of `ops` iterations: the median of nine timings.
-fn empty_loop_ns_per_op(clock: Clock, ops: u64) -> f64 {
-    let mut timings: Vec<f64> = (0..9)
-        .map(|_| {
-            let t0 = clock.start();
-            empty_loop(ops);
-            let t1 = clock.stop();
-            clock.ns(t0, t1) / ops as f64
-        })
-        .collect();
-    timings.sort_by(f64::total_cmp);
-    timings[timings.len() / 2]
-}
-
-#[inline(never)]
-fn empty_loop(ops: u64) {
-    for i in 0..ops {
-        black_box(i);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,7 +408,7 @@ mod tests {
     }
 
     impl Routine for Bounded {
-        fn run(&mut self, ops: u64) -> Result<(), routine::RoutineError> {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
             self.largest = self.largest.max(ops);
             Ok(())
         }

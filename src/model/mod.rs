@@ -16,6 +16,7 @@ pub mod identity;
 pub mod maps;
 pub mod midr;
 pub mod os;
+pub mod pairs;
 pub mod passes;
 pub mod profile;
 pub mod reclaim;

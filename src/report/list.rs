@@ -57,7 +57,7 @@ fn implementations(e: &ExperimentInfo) -> Value {
 pub fn render() -> String {
     let mut out = String::new();
     let mut family = "";
-    for e in REGISTRY {
+    for e in REGISTRY.iter() {
         if e.family() != family {
             family = e.family();
             out.push_str(&format!("\n{family}\n"));
@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn list_names_every_experiment() {
         let text = super::render();
-        for e in crate::experiment::REGISTRY {
+        for e in crate::experiment::REGISTRY.iter() {
             assert!(text.contains(e.name), "{}", e.name);
         }
     }

@@ -1,23 +1,17 @@
 //! Configurations of one run that differ in one parameter made to be compared — the path into
 //! the kernel (`entry`: inline against call), transparent huge pages (`thp`: off against on),
 //! where the partner runs (`placement`: same against cross CPU) — and their ratio's interval
-//! from the rounds' pairs (`analysis::processes::paired_ratio_interval`): each round ran one
-//! process of both, one after the other, so what the host did in that round cancels in their
-//! ratio. Beside it the unpaired interval the same process medians give, so the table shows
+//! from the rounds' pairs (`analysis::processes::paired_ratio_interval`): each round measured
+//! both, in one process taking their samples in turn (`harness::duet`) or in two processes one
+//! after the other, so what the host did in that round cancels in their ratio. Beside it the unpaired interval the same process medians give, so the table shows
 //! what pairing bought. `show` prints it; the JSON document has it as `paired`.
 
 use serde::Serialize;
 
 use crate::analysis::processes::{paired_ratio_interval, ratio_between_interval};
+use crate::model::pairs::{Compared, compared};
 use crate::report::format::{Align, Table, sig3};
 use crate::report::pool::Pooled;
-
-/// The parameters whose values are compared within a run, each with its baseline value first.
-const PAIRS: &[(&str, &str, &str)] = &[
-    ("entry", "inline", "call"),
-    ("thp", "off", "on"),
-    ("placement", "same", "cross"),
-];
 
 /// One pair of configurations and their ratio.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,73 +30,59 @@ pub struct Pair {
     pub unpaired: Option<(f64, f64)>,
     /// The rounds both measured.
     pub rounds: usize,
+    /// Of those, the rounds that measured both in one process, their samples taken in turn
+    /// (`harness::duet`).
+    pub in_one_process: usize,
 }
 
-/// Every pair of `pooled` configurations that differ only in one of [`PAIRS`]'s parameters.
+/// Every pair of `pooled` configurations of one experiment and label that differ only in one
+/// of `model::pairs::PAIRS`'s parameters.
 pub fn pairs(pooled: &[Pooled]) -> Vec<Pair> {
     let mut out = Vec::new();
     for a in pooled {
-        for &(parameter, a_value, b_value) in PAIRS {
-            if a.result.params.get(parameter).map(String::as_str) != Some(a_value) {
-                continue;
-            }
-            let Some(b) = pooled.iter().find(|b| partner(a, b, parameter, b_value)) else {
-                continue;
-            };
-            if let Some(pair) = pair(a, b, parameter, (a_value, b_value)) {
-                out.push(pair);
-            }
+        let found = pooled.iter().find_map(|b| {
+            let (ra, rb) = (&a.result, &b.result);
+            (ra.experiment == rb.experiment && ra.label == rb.label)
+                .then(|| compared(&ra.params, &rb.params))
+                .flatten()
+                .map(|c| (b, c))
+        });
+        if let Some(pair) = found.and_then(|(b, c)| pair(a, b, c)) {
+            out.push(pair);
         }
     }
     out
 }
 
-/// Whether `b` is `a` with `parameter` set to `value` instead.
-fn partner(a: &Pooled, b: &Pooled, parameter: &str, value: &str) -> bool {
-    let (ra, rb) = (&a.result, &b.result);
-    ra.experiment == rb.experiment
-        && ra.label == rb.label
-        && rb.params.get(parameter).map(String::as_str) == Some(value)
-        && ra.params.len() == rb.params.len()
-        && ra
-            .params
-            .iter()
-            .all(|(k, v)| k == parameter || rb.params.get(k) == Some(v))
-}
-
-fn pair(
-    a: &Pooled,
-    b: &Pooled,
-    parameter: &'static str,
-    (a_value, b_value): (&'static str, &'static str),
-) -> Option<Pair> {
+fn pair(a: &Pooled, b: &Pooled, c: Compared) -> Option<Pair> {
     // The pooled medians alone: the intervals `figures` resamples for are not needed here.
     let (ma, mb) = (a.median()?, b.median()?);
     if ma <= 0.0 || mb <= 0.0 {
         return None;
     }
     let ratio = mb / ma;
-    let rounds = a
-        .rounds
-        .iter()
-        .zip(&b.rounds)
-        .filter(|(x, y)| x.is_some() && y.is_some())
-        .count();
+    let both: Vec<usize> = (0..a.rounds.len().min(b.rounds.len()))
+        .filter(|&i| a.rounds[i].is_some() && b.rounds[i].is_some())
+        .collect();
     let mut params = a.result.params.clone();
-    params.remove(parameter);
+    params.remove(c.parameter);
     Some(Pair {
         configuration: crate::report::names::label_of(
             &a.result.experiment,
             &params,
             a.result.label.as_deref(),
         ),
-        parameter,
-        a: a_value,
-        b: b_value,
+        parameter: c.parameter,
+        a: c.a,
+        b: c.b,
         ratio,
         paired: paired_ratio_interval(&a.rounds, &b.rounds),
         unpaired: ratio_between_interval(ratio, &a.kept(), &b.kept()),
-        rounds,
+        rounds: both.len(),
+        in_one_process: both
+            .iter()
+            .filter(|&&i| a.duet.get(i) == Some(&true) && b.duet.get(i) == Some(&true))
+            .count(),
     })
 }
 
@@ -127,6 +107,7 @@ pub fn section(pooled: &[Pooled]) -> String {
         ("paired 95%", Align::Right),
         ("unpaired 95%", Align::Right),
         ("rounds", Align::Right),
+        ("in one process", Align::Right),
     ]);
     for p in &pairs {
         table.row(vec![
@@ -136,12 +117,14 @@ pub fn section(pooled: &[Pooled]) -> String {
             range(p.paired),
             range(p.unpaired),
             p.rounds.to_string(),
+            p.in_one_process.to_string(),
         ]);
     }
     format!(
-        "\nPaired within the run (each round ran one process of both, one after the other: the \
-         ratio of their medians, round by round, cancels what the host did in that round; \
-         unpaired: the same medians as two independent sets)\n\n{}",
+        "\nPaired within the run (each round measured both, in one process taking their samples \
+         in turn, or in two processes one after the other: the ratio of their medians, round \
+         by round, cancels what the host did in that round; unpaired: the same medians as two \
+         independent sets)\n\n{}",
         table.render(2)
     )
 }

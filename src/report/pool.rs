@@ -16,6 +16,7 @@ use crate::analysis::processes::{
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate;
 use crate::experiment::{self, Params};
+use crate::model::pairs::DUET_FACT;
 use crate::model::{ExperimentResult, Fact, Status};
 use crate::report::format::{sig3, steal_text, time_ns};
 
@@ -41,6 +42,9 @@ pub struct Pooled {
     cpu: Option<CpuEffect>,
     /// Each round's process median (`ResultFigures::rounds`); empty for one process.
     pub rounds: Vec<Option<f64>>,
+    /// Round by round, beside `rounds`: whether that process measured this configuration and
+    /// its pair's in turn (`model::pairs::DUET_FACT`).
+    pub duet: Vec<bool>,
 }
 
 impl Pooled {
@@ -238,8 +242,14 @@ fn pooled(group: &[&ExperimentResult]) -> Pooled {
     } else {
         Vec::new()
     };
+    let duet = group
+        .iter()
+        .map(|r| r.facts.iter().any(|f| f.name == DUET_FACT))
+        .take(rounds.len())
+        .collect();
     Pooled {
         rounds,
+        duet,
         processes: group.len(),
         sample_counts: measured.iter().map(|r| r.samples.len()).collect(),
         cpu: tested_cpus(spread.as_ref(), &process_cpus),

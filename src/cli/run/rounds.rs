@@ -50,29 +50,84 @@ pub(super) fn run_all(
             total += chosen.len();
         }
         let plan = plan.for_process(process);
-        for j in chosen {
+        for step in steps(jobs, &chosen, plan.duet) {
             if crate::platform::interrupt::requested().is_some() {
                 return Ok(());
             }
-            let job = &jobs[j];
-            done += 1;
-            let name =
-                report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref());
-            progress.start(format!("[{done}/{total}] {name}"));
-            let results = harness::run(job, &plan, &mut |samples| progress.sample(samples));
-            for mut result in results.iter().cloned() {
-                result.earlier_medians = earlier
-                    .get(&history::configuration_of(&result))
-                    .cloned()
-                    .unwrap_or_default();
-                store.add_result(run_id, &result)?;
-                measured[j].push(result);
+            let name = |j: usize| {
+                let job = &jobs[j];
+                report::ladder::label_of(job.info.name, job.params.as_map(), job.label.as_deref())
+            };
+            let measured_now = match step {
+                Step::Alone(j) => {
+                    done += 1;
+                    progress.start(format!("[{done}/{total}] {}", name(j)));
+                    let on_sample = &mut |samples: &[_]| progress.sample(samples);
+                    vec![(j, harness::run(&jobs[j], &plan, on_sample))]
+                }
+                Step::Duet(a, b) => {
+                    done += 2;
+                    let both = format!("{} with {}", name(a), name(b));
+                    progress.start(format!("[{}-{done}/{total}] {both}", done - 1));
+                    let on_sample = &mut |samples: &[_]| progress.sample(samples);
+                    let mut results = harness::duet::run(&jobs[a], &jobs[b], &plan, on_sample);
+                    let partner = results.split_off(1);
+                    vec![(a, results), (b, partner)]
+                }
+            };
+            let mut lines = Vec::new();
+            for (j, results) in measured_now {
+                for mut result in results.iter().cloned() {
+                    result.earlier_medians = earlier
+                        .get(&history::configuration_of(&result))
+                        .cloned()
+                        .unwrap_or_default();
+                    store.add_result(run_id, &result)?;
+                    measured[j].push(result);
+                }
+                lines.extend(results.first().map(progress_line));
             }
-            let result = &results[0];
-            progress.finish(&format!("[{done}/{total}] {}", progress_line(result)));
+            progress.finish(&format!("[{done}/{total}] {}", lines.join("; ")));
         }
     }
     Ok(())
+}
+
+/// One worker's share of a round: a configuration alone, or a pair of them in one worker
+/// (`harness::duet`), the baseline first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Alone(usize),
+    Duet(usize, usize),
+}
+
+/// The round's workers, in the jobs' order: each of `chosen` alone, but (with `duet`) a pair of
+/// configurations made to be compared goes together, where the first of the two stands.
+fn steps(jobs: &[Planned], chosen: &[usize], duet: bool) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut taken = vec![false; jobs.len()];
+    for &j in chosen {
+        if taken[j] {
+            continue;
+        }
+        taken[j] = true;
+        let partner = chosen.iter().copied().find(|&k| {
+            duet && !taken[k]
+                && (harness::duet::pairable(&jobs[j], &jobs[k])
+                    || harness::duet::pairable(&jobs[k], &jobs[j]))
+        });
+        steps.push(match partner {
+            Some(k) => {
+                taken[k] = true;
+                match harness::duet::pairable(&jobs[j], &jobs[k]) {
+                    true => Step::Duet(j, k),
+                    false => Step::Duet(k, j),
+                }
+            }
+            None => Step::Alone(j),
+        });
+    }
+    steps
 }
 
 /// Whether a process of `job` runs in round `process`: every round, but a configuration sampled
@@ -88,4 +143,48 @@ fn wants_more(measured: &Measured, rounds: Rounds) -> bool {
     let pooled = report::pool::pool(measured);
     let widths = pooled.first().and_then(report::levels::widths);
     adaptive::next(widths.as_ref(), rounds.target, rounds.most as usize).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::Params;
+
+    fn job(entry: &str, size: &str) -> Planned {
+        let map = [("entry", entry), ("size", size)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Planned {
+            info: crate::experiment::REGISTRY[0],
+            params: Params::from_map(map),
+            label: None,
+            load: None,
+        }
+    }
+
+    #[test]
+    fn a_round_pairs_what_is_compared_the_baseline_first() {
+        let jobs = [
+            job("call", "1"),
+            job("inline", "2"),
+            job("inline", "1"),
+            job("call", "3"),
+        ];
+        let all = [0, 1, 2, 3];
+        assert_eq!(
+            steps(&jobs, &all, true),
+            [Step::Duet(2, 0), Step::Alone(1), Step::Alone(3)]
+        );
+        assert_eq!(
+            steps(&jobs, &all, false),
+            all.map(Step::Alone),
+            "--no-duet: each alone"
+        );
+        // A round that did not choose the partner (an added process) runs it alone.
+        assert_eq!(
+            steps(&jobs, &[0, 1], true),
+            [Step::Alone(0), Step::Alone(1)]
+        );
+    }
 }

@@ -4,7 +4,7 @@ use crate::experiment::selection::{expand_suite, find_suite};
 #[test]
 fn every_personality_is_registered_and_in_the_suite() {
     let suite = find_suite("filemicro").expect("the filemicro suite");
-    for info in ALL {
+    for info in EXPERIMENTS {
         assert!(
             crate::experiment::find(info.name).is_some(),
             "{}",
@@ -21,7 +21,7 @@ fn every_personality_is_registered_and_in_the_suite() {
             info.name
         );
     }
-    assert_eq!(suite.configs.len(), ALL.len());
+    assert_eq!(suite.configs.len(), EXPERIMENTS.len());
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn quick_suite_is_small() {
         false,
     )
     .unwrap();
-    assert_eq!(planned.len(), ALL.len());
+    assert_eq!(planned.len(), EXPERIMENTS.len());
     for run in &planned {
         let p = &run.params;
         let name = run.info.name;

@@ -90,7 +90,7 @@ pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), Refusal> {
         return Err(Refusal::Memory {
             param: "size",
             value: format_size(size),
-            available: mib(available),
+            available,
         });
     }
     let Some(dir) = ctx.work_dir.as_deref().filter(|_| Backing::of(p).file()) else {
@@ -107,10 +107,6 @@ pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), Refusal> {
         });
     }
     Ok(())
-}
-
-pub(super) fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
 pub(super) fn expectations(p: &Params) -> Vec<Expectation> {

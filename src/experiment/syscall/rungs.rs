@@ -72,6 +72,20 @@ fn setup_vdso_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>,
     }))
 }
 
+/// The system calls' rungs of the ladder, in the order the default suite runs them.
+pub static RUNGS: &[&ExperimentInfo] = &[
+    &VDSO_CLOCK_GETTIME,
+    &CLOCK_GETTIME,
+    &GETPID,
+    &GETPPID,
+    &GETPPID_LIBC,
+    &READ,
+    &WRITE,
+    &FSTAT,
+    &STAT,
+    &OPEN_CLOSE,
+];
+
 pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
     "syscall.vdso_clock_gettime",
     crate::experiment::LINUX,

@@ -270,7 +270,7 @@ fn pairs_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
             .map(|p| {
                 format!(
                     "<tr data-pair-row><td>{}</td><td>{}={} / {}</td><td>{}</td><td>{}</td>\
-                     <td>{}</td><td>{}</td></tr>\n",
+                     <td>{}</td><td>{}</td><td>{}</td></tr>\n",
                     esc(&p.configuration),
                     p.parameter,
                     p.b,
@@ -278,7 +278,8 @@ fn pairs_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
                     sig3(p.ratio),
                     paired::range(p.paired),
                     paired::range(p.unpaired),
-                    p.rounds
+                    p.rounds,
+                    p.in_one_process
                 )
             })
             .collect();
@@ -287,12 +288,13 @@ fn pairs_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
         }
         let _ = writeln!(
             s,
-            "<p>Paired within {}: each round ran one process of both configurations, one after \
-             the other, so the ratio of their medians round by round cancels what the host did \
-             in that round; unpaired, the same medians as two independent sets.</p>\n\
+            "<p>Paired within {}: each round measured both configurations, in one process \
+             taking their samples in turn or in two processes one after the other, so the \
+             ratio of their medians round by round cancels what the host did in that round; \
+             unpaired, the same medians as two independent sets.</p>\n\
              <table class=\"levels\" data-table=\"paired-run{}\"><thead><tr>\
              <th>configuration</th><th>b / a</th><th>ratio</th><th>paired 95%</th>\
-             <th>unpaired 95%</th><th>rounds</th></tr></thead><tbody>\n{rows}</tbody></table>",
+             <th>unpaired 95%</th><th>rounds</th><th>in one process</th></tr></thead><tbody>\n{rows}</tbody></table>",
             run_name(run),
             run.id
         );
