@@ -14,7 +14,7 @@ use common::{Lab, num};
 fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
     let lab = Lab::new();
     let doc = lab
-        .oslab_as_given(&["run", "syscall.getppid", "--quick", "--json"])
+        .oslab_as_given(&["run", "syscall.getppid", "--quick", "--duet", "--json"])
         .assert_code(0)
         .json();
     let paired = doc["paired"].as_array().expect("paired");
@@ -76,10 +76,10 @@ fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
 }
 
 #[test]
-fn without_duets_each_configuration_has_workers_of_its_own() {
+fn without_duet_each_configuration_has_workers_of_its_own() {
     let lab = Lab::new();
     let doc = lab
-        .oslab_as_given(&["run", "syscall.getppid", "--quick", "--no-duet", "--json"])
+        .oslab_as_given(&["run", "syscall.getppid", "--quick", "--json"])
         .assert_code(0)
         .json();
     let paired = doc["paired"].as_array().expect("paired");

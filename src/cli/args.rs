@@ -350,11 +350,11 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "N", conflicts_with_all = ["cpu_turns", "copies", "scale"])]
     pub(super) max_processes: Option<u32>,
     /// Measure each pair of configurations made to be compared (entry=inline and call,
-    /// thp=off and on, placement=same and cross) in workers of their own, one after the other,
-    /// instead of in one worker taking their samples in turn (a duet: their ratio then shares
-    /// every second of the host's)
+    /// thp=off and on, placement=same and cross) in one worker that takes their samples in
+    /// turn (a duet: their ratio shares the process's layout and every second of the host's),
+    /// instead of in workers of their own one after the other
     #[arg(long)]
-    pub(super) no_duet: bool,
+    pub(super) duet: bool,
     /// Measure each configuration with this many copies at once, one per CPU: does this
     /// kernel path scale across cores? A comma-separated list, N for the CPUs this process
     /// may use, e.g. --copies 1,2,4,N; each count is a configuration of its own, and the

@@ -53,7 +53,7 @@ pub struct Plan {
     /// every result: its expectations are then not checked.
     pub emulation: Option<String>,
     /// Measure each pair of configurations made to be compared (`model::pairs`) in one worker,
-    /// their samples in turn (`harness::duet`); `--no-duet`: each in workers of its own.
+    /// their samples in turn (`harness::duet`, `--duet`); else each in workers of its own.
     pub duet: bool,
 }
 

@@ -130,7 +130,7 @@ pub(super) fn measure(
         probes: true,
         profile,
         emulation: run.environment.emulation.clone(),
-        duet: !args.no_duet,
+        duet: args.duet,
     };
     let earlier = earlier_medians(&store, run_id, run, &jobs);
     let rounds = Rounds {

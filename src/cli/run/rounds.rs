@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(
             steps(&jobs, &all, false),
             all.map(Step::Alone),
-            "--no-duet: each alone"
+            "without --duet: each alone"
         );
         // A round that did not choose the partner (an added process) runs it alone.
         assert_eq!(

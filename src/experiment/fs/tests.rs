@@ -170,20 +170,7 @@ fn preflight_refuses_what_does_not_fit() {
 
 #[test]
 fn registered_with_ladder_headliners() {
-    let all = [
-        &WRITE,
-        &READ,
-        &COPY,
-        &RANDOM_READ,
-        &RANDOM_WRITE,
-        &CREATE,
-        &STAT,
-        &OPEN_CLOSE,
-        &RENAME,
-        &FSYNC,
-        &MKDIR_RMDIR,
-    ];
-    for e in all {
+    for e in EXPERIMENTS {
         assert!(
             super::super::find(e.name).is_some(),
             "{} registered",
@@ -191,6 +178,10 @@ fn registered_with_ladder_headliners() {
         );
         assert!(e.work_dir && e.default_suite, "{}", e.name);
     }
-    let ladder: Vec<&str> = all.iter().filter(|e| e.ladder).map(|e| e.name).collect();
+    let ladder: Vec<&str> = EXPERIMENTS
+        .iter()
+        .filter(|e| e.ladder)
+        .map(|e| e.name)
+        .collect();
     assert_eq!(ladder, ["fs.write", "fs.create", "fs.fsync"]);
 }
