@@ -7,6 +7,7 @@
 //! - [`stats`]: the descriptive summary of one sample set (median, mean, spread, percentiles).
 //! - [`bootstrap`]: seeded percentile-bootstrap confidence intervals.
 //! - [`outliers`]: Tukey's fences; outliers are flagged, never dropped.
+//! - [`pool`]: a configuration's processes merged into one result and its figures.
 //! - [`processes`]: the spread between the worker processes of one configuration, a cold
 //!   first process, and the interval that covers a rerun.
 //! - [`adaptive`]: whether a configuration gets another process, or why it stops.
@@ -21,6 +22,7 @@ pub mod cpus;
 pub mod fleet;
 pub mod host;
 pub mod outliers;
+pub mod pool;
 pub mod processes;
 pub mod profile;
 pub mod reclaim;

@@ -291,8 +291,8 @@ pub(super) struct RunArgs {
     /// Sampling time budget per experiment, in seconds [default: 5, quick: 0.7]
     #[arg(long, value_name = "SECONDS")]
     pub(super) budget: Option<f64>,
-    /// Kill a worker after this many seconds, from 1 to 604800 (a week) [default: twice the
-    /// budget plus 20]
+    /// Kill a worker after this many seconds, from 1 to 604800 (a week); a duet's worker
+    /// (--duet) gets twice it [default: twice the budget plus 20]
     #[arg(long, value_name = "SECONDS")]
     pub(super) timeout: Option<f64>,
     /// The CPU to pin workers to, then optionally the one for the other side of cross-CPU
@@ -352,7 +352,8 @@ pub(super) struct RunArgs {
     /// Measure each pair of configurations made to be compared (entry=inline and call,
     /// thp=off and on, placement=same and cross) in one worker that takes their samples in
     /// turn (a duet: their ratio shares the process's layout and every second of the host's),
-    /// instead of in workers of their own one after the other
+    /// instead of in workers of their own one after the other; such a worker measures two
+    /// configurations, and may run for twice --timeout
     #[arg(long)]
     pub(super) duet: bool,
     /// Measure each configuration with this many copies at once, one per CPU: does this

@@ -288,6 +288,16 @@ pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
     REGISTRY.iter().copied().find(|e| e.name == name)
 }
 
+/// What the experiment of `result` expects of its counters at the result's parameters (what
+/// `analysis::pool` checks again over a configuration's pooled processes); `None` for an
+/// experiment this build does not know.
+pub fn expectations_of(result: &crate::model::ExperimentResult) -> Option<Vec<Expectation>> {
+    let info = find(&result.experiment)?;
+    Some((info.expectations)(&Params::from_map(
+        result.params.clone(),
+    )))
+}
+
 /// Resolve command-line targets (experiment names or family names) to experiments, in
 /// registry order without duplicates. No target means the default suite.
 pub fn select(

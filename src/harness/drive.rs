@@ -351,7 +351,8 @@ fn take(
         }
         Message::Partner { message } if partner.is_empty() => {
             return Some(Outcome::Failed(format!(
-                "the worker sent a partner's message without a partner: {message:?}"
+                "the worker sent a partner's {} message, but it measures no partner",
+                message.kind()
             )));
         }
         Message::Partner { message } => {

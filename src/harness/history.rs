@@ -7,9 +7,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::analysis::pool::pool;
 use crate::analysis::processes::MAX_EARLIER_RUNS;
+use crate::experiment;
 use crate::model::{ExperimentResult, Run, Status};
-use crate::report::pool::pool;
 use crate::store::{Store, StoreError};
 
 /// Earlier runs looked at, newest first, before giving up on finding more that match.
@@ -63,7 +64,7 @@ pub fn earlier_medians(
         }
         read += 1;
         let earlier = store.load_run(id)?;
-        for pooled in pool(&earlier.results) {
+        for pooled in pool(&earlier.results, &experiment::expectations_of) {
             let Some(medians) = found.get_mut(&configuration_of(&pooled.result)) else {
                 continue;
             };

@@ -70,10 +70,8 @@ pub(super) fn result_rows(
     run_id: i64,
 ) -> Result<Vec<(i64, ExperimentResult)>, StoreError> {
     const OP: &str = "reading results";
-    let rows: Vec<(i64, ExperimentResult)> = conn
-        .prepare_cached(schema::SELECT_RESULTS)
-        .during(path, OP)?
-        .query_map([run_id], |row| {
+    let rows: Vec<(i64, ExperimentResult)> =
+        rows(conn, path, (schema::SELECT_RESULTS, OP), [run_id], |row| {
             let result = ExperimentResult {
                 experiment: row.get(1)?,
                 params: json(row, 2)?,
@@ -104,10 +102,7 @@ pub(super) fn result_rows(
                 duration_s: real(row, 13)?,
             };
             Ok((row.get(0)?, result))
-        })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)?;
+        })?;
     Ok(rows)
 }
 
@@ -141,10 +136,12 @@ pub(super) fn complete(
 
 fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>, StoreError> {
     const OP: &str = "reading samples";
-    let rows: Vec<(i64, Sample)> = conn
-        .prepare_cached(schema::SELECT_SAMPLES)
-        .during(path, OP)?
-        .query_map([result_id], |row| {
+    let rows: Vec<(i64, Sample)> = rows(
+        conn,
+        path,
+        (schema::SELECT_SAMPLES, OP),
+        [result_id],
+        |row| {
             let sample = Sample {
                 ops: count(row, 1)?,
                 elapsed_ns: real(row, 2)?,
@@ -155,10 +152,8 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
                 counters: BTreeMap::new(),
             };
             Ok((row.get(0)?, sample))
-        })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)?;
+        },
+    )?;
     let (indices, mut samples): (Vec<i64>, Vec<Sample>) = rows.into_iter().unzip();
 
     attach_counters(conn, path, result_id, &indices, &mut samples)?;
@@ -167,7 +162,7 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
 }
 
 /// The nine getrusage-shaped columns of a row, from column `first` on.
-fn rusage_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<Rusage> {
+fn rusage_at(row: &Row<'_>, first: usize) -> rusqlite::Result<Rusage> {
     Ok(Rusage {
         utime_us: row.get(first)?,
         stime_us: row.get(first + 1)?,
@@ -209,32 +204,22 @@ fn attach_counters(
     indices: &[i64],
     samples: &mut [Sample],
 ) -> Result<(), StoreError> {
-    // One query per result for all its counters, rather than one per sample: a result can
-    // have thousands of samples. Rows come sorted by sample index, as `indices` is.
-    const COUNTERS_OP: &str = "reading counter values";
-    let mut stmt = conn
-        .prepare_cached(schema::SELECT_SAMPLE_COUNTERS)
-        .during(path, COUNTERS_OP)?;
-    let counters = stmt
-        .query_map([result_id], |row| {
-            let value = CounterValue {
-                value: row.get(2)?,
-                raw: count(row, 3)?,
-                enabled_ns: count(row, 4)?,
-                running_ns: count(row, 5)?,
-            };
-            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, value))
-        })
-        .during(path, COUNTERS_OP)?;
-    for counter in counters {
-        let (sample_idx, name, value) = counter.during(path, COUNTERS_OP)?;
-        let position = sample_position(indices, sample_idx, path, COUNTERS_OP, || {
-            format!("counter {name} of result {result_id} has no sample {sample_idx}")
-        })?;
-        samples[position].counters.insert(name, value);
-    }
-
-    Ok(())
+    let query = (schema::SELECT_SAMPLE_COUNTERS, "reading counter values");
+    let at = Attach {
+        result_id,
+        indices,
+        missing: |name| format!("counter {name}"),
+    };
+    at.rows(
+        conn,
+        path,
+        query,
+        samples,
+        counter_value_at,
+        |sample, name, value| {
+            sample.counters.insert(name, value);
+        },
+    )
 }
 
 /// Put the partner's and the children's figures of result `result_id` into its samples.
@@ -245,27 +230,74 @@ fn attach_others(
     indices: &[i64],
     samples: &mut [Sample],
 ) -> Result<(), StoreError> {
-    const OTHERS_OP: &str = "reading partner and children figures";
-    let mut stmt = conn
-        .prepare_cached(schema::SELECT_SAMPLE_RUSAGE)
-        .during(path, OTHERS_OP)?;
-    let others = stmt
-        .query_map([result_id], |row| {
-            let rusage = rusage_at(row, 2)?;
-            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, rusage))
-        })
-        .during(path, OTHERS_OP)?;
-    for other in others {
-        let (sample_idx, who, rusage) = other.during(path, OTHERS_OP)?;
-        let position = sample_position(indices, sample_idx, path, OTHERS_OP, || {
-            format!("{who} figures of result {result_id} have no sample {sample_idx}")
-        })?;
-        match who.as_str() {
-            "partner" => samples[position].partner = Some(rusage),
-            _ => samples[position].children = Some(rusage),
+    let query = (
+        schema::SELECT_SAMPLE_RUSAGE,
+        "reading partner and children figures",
+    );
+    let at = Attach {
+        result_id,
+        indices,
+        missing: |who| format!("the {who}'s figures"),
+    };
+    at.rows(
+        conn,
+        path,
+        query,
+        samples,
+        rusage_at,
+        |sample, who, rusage| match who.as_str() {
+            "partner" => sample.partner = Some(rusage),
+            _ => sample.children = Some(rusage),
+        },
+    )
+}
+
+/// Rows of one result's samples, each filed into its sample by the stored index.
+struct Attach<'a> {
+    result_id: i64,
+    /// Each sample's stored index, ascending.
+    indices: &'a [i64],
+    /// What a row of this name is, for the error of one without its sample.
+    missing: fn(&str) -> String,
+}
+
+impl Attach<'_> {
+    /// Every row of `query` for the result, whose columns are the sample's index, a name
+    /// and what `value` reads from column 2 on, given to `put` with the sample it belongs
+    /// to. One query per result for all its rows, rather than one per sample: a result can
+    /// have thousands of samples. Rows come sorted by sample index, as `indices` is.
+    fn rows<V>(
+        &self,
+        conn: &Connection,
+        path: &Path,
+        (sql, op): (&str, &'static str),
+        samples: &mut [Sample],
+        value: impl Fn(&Row<'_>, usize) -> rusqlite::Result<V>,
+        mut put: impl FnMut(&mut Sample, String, V),
+    ) -> Result<(), StoreError> {
+        let mut stmt = conn.prepare_cached(sql).during(path, op)?;
+        let rows = stmt
+            .query_map([self.result_id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    value(row, 2)?,
+                ))
+            })
+            .during(path, op)?;
+        for row in rows {
+            let (sample_idx, name, value) = row.during(path, op)?;
+            let position = sample_position(self.indices, sample_idx, path, op, || {
+                format!(
+                    "{} of result {} has no sample {sample_idx}",
+                    (self.missing)(&name),
+                    self.result_id
+                )
+            })?;
+            put(&mut samples[position], name, value);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 fn counter_statuses(
@@ -274,18 +306,19 @@ fn counter_statuses(
     result_id: i64,
 ) -> Result<Vec<CounterStatus>, StoreError> {
     const OP: &str = "reading counter statuses";
-    conn.prepare_cached(schema::SELECT_COUNTER_STATUS)
-        .during(path, OP)?
-        .query_map([result_id], |row| {
+    rows(
+        conn,
+        path,
+        (schema::SELECT_COUNTER_STATUS, OP),
+        [result_id],
+        |row| {
             Ok(CounterStatus {
                 name: row.get(0)?,
                 supported: row.get(1)?,
                 reason: row.get(2)?,
             })
-        })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)
+        },
+    )
 }
 
 fn probe_counts(
@@ -294,79 +327,65 @@ fn probe_counts(
     result_id: i64,
 ) -> Result<Vec<ProbeCount>, StoreError> {
     const OP: &str = "reading probe counts";
-    conn.prepare_cached(schema::SELECT_PROBE_COUNTS)
-        .during(path, OP)?
-        .query_map([result_id], |row| {
+    rows(
+        conn,
+        path,
+        (schema::SELECT_PROBE_COUNTS, OP),
+        [result_id],
+        |row| {
             Ok(ProbeCount {
                 name: row.get(0)?,
                 ops: count(row, 1)?,
-                count: CounterValue {
-                    value: row.get(2)?,
-                    raw: count(row, 3)?,
-                    enabled_ns: count(row, 4)?,
-                    running_ns: count(row, 5)?,
-                },
+                count: counter_value_at(row, 2)?,
             })
-        })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)
+        },
+    )
 }
 
 fn facts(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Fact>, StoreError> {
     const OP: &str = "reading facts";
-    conn.prepare_cached(schema::SELECT_FACTS)
-        .during(path, OP)?
-        .query_map([result_id], |row| {
-            Ok(Fact {
-                name: row.get(0)?,
-                value: real(row, 1)?,
-                unit: row.get(2)?,
-                note: row.get(3)?,
-            })
+    rows(conn, path, (schema::SELECT_FACTS, OP), [result_id], |row| {
+        Ok(Fact {
+            name: row.get(0)?,
+            value: real(row, 1)?,
+            unit: row.get(2)?,
+            note: row.get(3)?,
         })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)
+    })
 }
 
 fn validations(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Check>, StoreError> {
     const OP: &str = "reading validation checks";
-    conn.prepare_cached(schema::SELECT_VALIDATIONS)
-        .during(path, OP)?
-        .query_map([result_id], |row| {
+    rows(
+        conn,
+        path,
+        (schema::SELECT_VALIDATIONS, OP),
+        [result_id],
+        |row| {
             Ok(Check {
                 check: row.get(0)?,
                 ok: row.get(1)?,
                 detail: row.get(2)?,
             })
-        })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)
+        },
+    )
 }
 
 pub(super) fn summaries(conn: &Connection, path: &Path) -> Result<Vec<RunSummary>, StoreError> {
     const OP: &str = "listing runs";
-    conn.prepare_cached(schema::LIST_RUNS)
-        .during(path, OP)?
-        .query_map([], |row| {
-            Ok(RunSummary {
-                id: row.get(0)?,
-                started_at: real(row, 1)?,
-                finished_at: row.get(2)?,
-                tag: row.get(3)?,
-                results: count(row, 4)?.try_into().unwrap_or(usize::MAX),
-                hostname: row.get(5)?,
-                kernel_release: row.get(6)?,
-            })
+    rows(conn, path, (schema::LIST_RUNS, OP), [], |row| {
+        Ok(RunSummary {
+            id: row.get(0)?,
+            started_at: real(row, 1)?,
+            finished_at: row.get(2)?,
+            tag: row.get(3)?,
+            results: count(row, 4)?.try_into().unwrap_or(usize::MAX),
+            hostname: row.get(5)?,
+            kernel_release: row.get(6)?,
         })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)
+    })
 }
 
-/// The single id a query like `LATEST_RUN` returns, if any.
 /// The ids a query of one id column returns, in its order.
 pub(super) fn ids(
     conn: &Connection,
@@ -375,14 +394,10 @@ pub(super) fn ids(
     params: impl rusqlite::Params,
 ) -> Result<Vec<i64>, StoreError> {
     const OP: &str = "looking up runs";
-    conn.prepare_cached(sql)
-        .during(path, OP)?
-        .query_map(params, |row| row.get(0))
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)
+    rows(conn, path, (sql, OP), params, |row| row.get(0))
 }
 
+/// The single id a query like `LATEST_RUN` returns, if any.
 pub(super) fn optional_id(
     conn: &Connection,
     path: &Path,
@@ -395,6 +410,33 @@ pub(super) fn optional_id(
         .query_row(params, |row| row.get(0))
         .optional()
         .during(path, OP)
+}
+
+/// Every row `sql` returns for `params`, each made by `row_to`; `op` names the reading in an
+/// error.
+fn rows<T>(
+    conn: &Connection,
+    path: &Path,
+    (sql, op): (&str, &'static str),
+    params: impl rusqlite::Params,
+    row_to: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    conn.prepare_cached(sql)
+        .during(path, op)?
+        .query_map(params, row_to)
+        .during(path, op)?
+        .collect::<rusqlite::Result<_>>()
+        .during(path, op)
+}
+
+/// The four columns of a counter's value, from column `first` on.
+fn counter_value_at(row: &Row<'_>, first: usize) -> rusqlite::Result<CounterValue> {
+    Ok(CounterValue {
+        value: row.get(first)?,
+        raw: count(row, first + 1)?,
+        enabled_ns: count(row, first + 2)?,
+        running_ns: count(row, first + 3)?,
+    })
 }
 
 /// A non-optional `f64` column. SQLite stores NaN as NULL, so NULL reads back as NaN.

@@ -161,41 +161,40 @@ fn insert_counters(
     result_id: i64,
     result: &ExperimentResult,
 ) -> Result<(), StoreError> {
-    let mut insert_status = conn
-        .prepare_cached(schema::INSERT_COUNTER_STATUS)
-        .during(path, "storing counter statuses")?;
-    for (position, status) in result.counters.iter().enumerate() {
-        insert_status
-            .execute(params![
+    insert_each(
+        conn,
+        path,
+        (schema::INSERT_COUNTER_STATUS, "storing counter statuses"),
+        &result.counters,
+        |position, status| {
+            Ok((
                 result_id,
-                position_of(position),
-                status.name,
+                position,
+                &status.name,
                 status.supported,
-                status.reason
-            ])
-            .during(path, "storing counter statuses")?;
-    }
-
-    let mut insert_probe = conn
-        .prepare_cached(schema::INSERT_PROBE_COUNT)
-        .during(path, "storing probe counts")?;
-    for (position, probe) in result.probes.iter().enumerate() {
-        let c = &probe.count;
-        insert_probe
-            .execute(params![
+                &status.reason,
+            ))
+        },
+    )?;
+    insert_each(
+        conn,
+        path,
+        (schema::INSERT_PROBE_COUNT, "storing probe counts"),
+        &result.probes,
+        |position, probe| {
+            let c = &probe.count;
+            Ok((
                 result_id,
-                position_of(position),
-                probe.name,
+                position,
+                &probe.name,
                 int(path, "a probe's operations", probe.ops)?,
                 c.value,
                 int(path, "a counter's raw count", c.raw)?,
                 int(path, "a counter's enabled time", c.enabled_ns)?,
                 int(path, "a counter's running time", c.running_ns)?,
-            ])
-            .during(path, "storing probe counts")?;
-    }
-
-    Ok(())
+            ))
+        },
+    )
 }
 
 /// The validation checks and the facts of stored result `result_id`.
@@ -205,37 +204,24 @@ fn insert_checks_and_facts(
     result_id: i64,
     result: &ExperimentResult,
 ) -> Result<(), StoreError> {
-    let mut insert_check = conn
-        .prepare_cached(schema::INSERT_VALIDATION)
-        .during(path, "storing validation checks")?;
-    for (position, check) in result.validation.iter().enumerate() {
-        insert_check
-            .execute(params![
-                result_id,
-                position_of(position),
-                check.check,
-                check.ok,
-                check.detail
-            ])
-            .during(path, "storing validation checks")?;
-    }
-
-    let mut insert_fact = conn
-        .prepare_cached(schema::INSERT_FACT)
-        .during(path, "storing facts")?;
-    for (position, fact) in result.facts.iter().enumerate() {
-        insert_fact
-            .execute(params![
-                result_id,
-                position_of(position),
-                fact.name,
-                fact.value,
-                fact.unit,
-                fact.note
-            ])
-            .during(path, "storing facts")?;
-    }
-    Ok(())
+    insert_each(
+        conn,
+        path,
+        (schema::INSERT_VALIDATION, "storing validation checks"),
+        &result.validation,
+        |position, check| Ok((result_id, position, &check.check, check.ok, &check.detail)),
+    )?;
+    insert_each(
+        conn,
+        path,
+        (schema::INSERT_FACT, "storing facts"),
+        &result.facts,
+        |position, fact| {
+            Ok((
+                result_id, position, &fact.name, fact.value, &fact.unit, &fact.note,
+            ))
+        },
+    )
 }
 
 fn insert_sample(
@@ -289,12 +275,13 @@ fn insert_sample(
             .during(path, "storing partner and children figures")?;
     }
 
-    let mut insert_counter = conn
-        .prepare_cached(schema::INSERT_SAMPLE_COUNTER)
-        .during(path, "storing counter values")?;
-    for (name, counter) in &sample.counters {
-        insert_counter
-            .execute(params![
+    insert_each(
+        conn,
+        path,
+        (schema::INSERT_SAMPLE_COUNTER, "storing counter values"),
+        &sample.counters,
+        |_, (name, counter)| {
+            Ok((
                 result_id,
                 idx,
                 name,
@@ -302,8 +289,25 @@ fn insert_sample(
                 int(path, "a counter's raw count", counter.raw)?,
                 int(path, "a counter's enabled time", counter.enabled_ns)?,
                 int(path, "a counter's running time", counter.running_ns)?,
-            ])
-            .during(path, "storing counter values")?;
+            ))
+        },
+    )
+}
+
+/// Inserts a row of `sql` for each of `items`, its parameters from `row` given the item's
+/// position; `op` names the storing in an error.
+fn insert_each<T, P: rusqlite::Params>(
+    conn: &Connection,
+    path: &Path,
+    (sql, op): (&str, &'static str),
+    items: impl IntoIterator<Item = T>,
+    mut row: impl FnMut(i64, T) -> Result<P, StoreError>,
+) -> Result<(), StoreError> {
+    let mut insert = conn.prepare_cached(sql).during(path, op)?;
+    for (position, item) in items.into_iter().enumerate() {
+        insert
+            .execute(row(position_of(position), item)?)
+            .during(path, op)?;
     }
     Ok(())
 }

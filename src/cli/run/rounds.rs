@@ -111,18 +111,23 @@ fn steps(jobs: &[Planned], chosen: &[usize], duet: bool) -> Vec<Step> {
             continue;
         }
         taken[j] = true;
-        let partner = chosen.iter().copied().find(|&k| {
-            duet && !taken[k]
-                && (harness::duet::pairable(&jobs[j], &jobs[k])
-                    || harness::duet::pairable(&jobs[k], &jobs[j]))
-        });
-        steps.push(match partner {
-            Some(k) => {
+        let duet_with = |k: usize| {
+            let (a, b) = (&jobs[j], &jobs[k]);
+            if harness::duet::pairable(a, b) {
+                Some(Step::Duet(j, k))
+            } else {
+                harness::duet::pairable(b, a).then_some(Step::Duet(k, j))
+            }
+        };
+        let duet_step = chosen
+            .iter()
+            .copied()
+            .filter(|&k| duet && !taken[k])
+            .find_map(|k| duet_with(k).map(|step| (k, step)));
+        steps.push(match duet_step {
+            Some((k, step)) => {
                 taken[k] = true;
-                match harness::duet::pairable(&jobs[j], &jobs[k]) {
-                    true => Step::Duet(j, k),
-                    false => Step::Duet(k, j),
-                }
+                step
             }
             None => Step::Alone(j),
         });

@@ -14,7 +14,7 @@ use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
 use crate::report::levels::{self, Level, Levels};
 use crate::report::paired;
-use crate::report::pool::Pooled;
+use crate::report::pool::{Pooled, ProcessNotes};
 
 /// The biggest changes listed per comparison.
 const BIGGEST: usize = 3;

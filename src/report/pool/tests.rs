@@ -1,6 +1,8 @@
-//! Pooling, its figures and its notes, on hand-made results.
+//! Pooling with the experiments' expectations, its figures and its notes, on hand-made
+//! results.
 
 use super::*;
+use crate::model::{Fact, Status};
 
 fn result(experiment: &str, values: &[f64], status: Status) -> ExperimentResult {
     ExperimentResult {
