@@ -156,8 +156,34 @@ fn samples(conn: &Connection, path: &Path, result_id: i64) -> Result<Vec<Sample>
     )?;
     let (indices, mut samples): (Vec<i64>, Vec<Sample>) = rows.into_iter().unzip();
 
-    attach_counters(conn, path, result_id, &indices, &mut samples)?;
-    attach_others(conn, path, result_id, &indices, &mut samples)?;
+    let at = Attach {
+        conn,
+        path,
+        result_id,
+        indices: &indices,
+    };
+    at.rows(
+        (schema::SELECT_SAMPLE_COUNTERS, "reading counter values"),
+        &mut samples,
+        counter_value_at,
+        |name| format!("counter {name}"),
+        |sample, name, value| {
+            sample.counters.insert(name, value);
+        },
+    )?;
+    at.rows(
+        (
+            schema::SELECT_SAMPLE_RUSAGE,
+            "reading partner and children figures",
+        ),
+        &mut samples,
+        rusage_at,
+        |who| format!("the {who}'s figures"),
+        |sample, who, rusage| match who.as_str() {
+            "partner" => sample.partner = Some(rusage),
+            _ => sample.children = Some(rusage),
+        },
+    )?;
     Ok(samples)
 }
 
@@ -195,87 +221,31 @@ fn sample_position(
         })
 }
 
-/// Put the counter values of result `result_id` into its samples (`indices`: each sample's
-/// stored index, ascending).
-fn attach_counters(
-    conn: &Connection,
-    path: &Path,
-    result_id: i64,
-    indices: &[i64],
-    samples: &mut [Sample],
-) -> Result<(), StoreError> {
-    let query = (schema::SELECT_SAMPLE_COUNTERS, "reading counter values");
-    let at = Attach {
-        result_id,
-        indices,
-        missing: |name| format!("counter {name}"),
-    };
-    at.rows(
-        conn,
-        path,
-        query,
-        samples,
-        counter_value_at,
-        |sample, name, value| {
-            sample.counters.insert(name, value);
-        },
-    )
-}
-
-/// Put the partner's and the children's figures of result `result_id` into its samples.
-fn attach_others(
-    conn: &Connection,
-    path: &Path,
-    result_id: i64,
-    indices: &[i64],
-    samples: &mut [Sample],
-) -> Result<(), StoreError> {
-    let query = (
-        schema::SELECT_SAMPLE_RUSAGE,
-        "reading partner and children figures",
-    );
-    let at = Attach {
-        result_id,
-        indices,
-        missing: |who| format!("the {who}'s figures"),
-    };
-    at.rows(
-        conn,
-        path,
-        query,
-        samples,
-        rusage_at,
-        |sample, who, rusage| match who.as_str() {
-            "partner" => sample.partner = Some(rusage),
-            _ => sample.children = Some(rusage),
-        },
-    )
-}
-
 /// Rows of one result's samples, each filed into its sample by the stored index.
 struct Attach<'a> {
+    conn: &'a Connection,
+    path: &'a Path,
     result_id: i64,
     /// Each sample's stored index, ascending.
     indices: &'a [i64],
-    /// What a row of this name is, for the error of one without its sample.
-    missing: fn(&str) -> String,
 }
 
 impl Attach<'_> {
     /// Every row of `query` for the result, whose columns are the sample's index, a name
     /// and what `value` reads from column 2 on, given to `put` with the sample it belongs
-    /// to. One query per result for all its rows, rather than one per sample: a result can
-    /// have thousands of samples. Rows come sorted by sample index, as `indices` is.
+    /// to; `missing` says what a row of that name is, for the error of one without its
+    /// sample. One query per result for all its rows, rather than one per sample: a result
+    /// can have thousands of samples. Rows come sorted by sample index, as `indices` is.
     fn rows<V>(
         &self,
-        conn: &Connection,
-        path: &Path,
         (sql, op): (&str, &'static str),
         samples: &mut [Sample],
         value: impl Fn(&Row<'_>, usize) -> rusqlite::Result<V>,
+        missing: impl Fn(&str) -> String,
         mut put: impl FnMut(&mut Sample, String, V),
     ) -> Result<(), StoreError> {
-        let mut stmt = conn.prepare_cached(sql).during(path, op)?;
+        let path = self.path;
+        let mut stmt = self.conn.prepare_cached(sql).during(path, op)?;
         let rows = stmt
             .query_map([self.result_id], |row| {
                 Ok((
@@ -290,7 +260,7 @@ impl Attach<'_> {
             let position = sample_position(self.indices, sample_idx, path, op, || {
                 format!(
                     "{} of result {} has no sample {sample_idx}",
-                    (self.missing)(&name),
+                    missing(&name),
                     self.result_id
                 )
             })?;

@@ -208,3 +208,47 @@ fn a_hand_edited_status_is_reported_as_damage() {
     assert_one_line_naming(&err, &path);
     assert!(err.to_string().contains("great"), "{err}");
 }
+
+#[test]
+fn a_counter_or_a_partner_without_its_sample_is_reported_as_damage() {
+    for (table, row, named) in [
+        (
+            "sample_counters (result_id, sample_idx, name, value, raw, enabled_ns, running_ns)",
+            "(?1, 99, 'cycles', 1.0, 1, 1, 1)",
+            "counter cycles",
+        ),
+        (
+            "sample_rusage (result_id, sample_idx, who, utime_us, stime_us, maxrss_kb, minflt, \
+             majflt, inblock, oublock, nvcsw, nivcsw)",
+            "(?1, 99, 'partner', 0, 0, 0, 0, 0, 0, 0, 0, 0)",
+            "the partner's figures",
+        ),
+    ] {
+        let (_dir, path) = temp_db();
+        let mut store = Store::open(&path).expect("open");
+        let id = store
+            .begin_run(&run(None, 1.0, vec![syscall_result()]))
+            .expect("begin_run");
+        let result_id: i64 = store
+            .conn
+            .query_row("SELECT id FROM results", [], |r| r.get(0))
+            .expect("a result");
+        // Only a file written with the foreign keys off can hold such a row.
+        store
+            .conn
+            .execute_batch("PRAGMA foreign_keys = OFF")
+            .expect("keys off");
+        store
+            .conn
+            .execute(&format!("INSERT INTO {table} VALUES {row}"), [result_id])
+            .expect("a row without its sample");
+        let err = store.load_run(id).expect_err("a row without its sample");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+        assert_one_line_naming(&err, &path);
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("{named} of result {result_id} has no sample 99")),
+            "{text}"
+        );
+    }
+}
