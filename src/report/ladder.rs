@@ -13,7 +13,7 @@ use crate::report::env_table::pinning;
 use crate::report::format::{Align, Table, rerun_cell, sig3, time_ns, times, wrap};
 use crate::report::names::status_text;
 pub use crate::report::names::{label, label_of};
-use crate::report::pool::{Pooled, ProcessNotes, pool};
+use crate::report::pool::{Pooled, pool, process_notes};
 use crate::report::show_sections as sections;
 
 mod counters;
@@ -198,7 +198,7 @@ pub fn render(run: &Run) -> String {
     let process_notes: Vec<String> = pooled
         .iter()
         .flat_map(|p| {
-            p.process_notes()
+            process_notes(p)
                 .into_iter()
                 .map(|n| format!("{} {n}", label(&p.result)))
         })

@@ -17,62 +17,56 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
     crate::analysis::pool::pool(results, &experiment::expectations_of)
 }
 
-/// The notes of a pooled configuration.
-pub trait ProcessNotes {
-    /// What the processes add to the figures, for the notes: a cold first process left out,
-    /// a spread between processes larger than within one.
-    fn process_notes(&self) -> Vec<String>;
-}
-
-impl ProcessNotes for Pooled {
-    fn process_notes(&self) -> Vec<String> {
-        let Some(spread) = &self.spread else {
-            return Vec::new();
+/// What the processes of `pooled` add to its figures, for the notes: a cold first process left
+/// out, a spread between processes larger than within one, a CPU effect, a run-sensitive
+/// figure.
+pub fn process_notes(pooled: &Pooled) -> Vec<String> {
+    let Some(spread) = &pooled.spread else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if let Some(excess) = spread.first_run {
+        let fate = if spread.drops_first() {
+            "so it counts as a warm-up and is left out"
+        } else {
+            "a warm-up it stays in (with three processes, two would give no interval); \
+             --repeat 4 or more leaves it out"
         };
-        let mut notes = Vec::new();
-        if let Some(excess) = spread.first_run {
-            let fate = if spread.drops_first() {
-                "so it counts as a warm-up and is left out"
-            } else {
-                "a warm-up it stays in (with three processes, two would give no interval); \
-                 --repeat 4 or more leaves it out"
-            };
-            notes.push(format!(
-                "first-run effect: the first of {} processes was {:.1}% slower than every \
-                 other (cold caches), {fate}",
-                self.processes,
-                excess * 100.0
-            ));
-        }
-        if spread.layout_sensitive() {
-            let own = if self.on_several_cpus() {
-                "layout and CPU"
-            } else {
-                "memory layout"
-            };
-            notes.push(format!(
-                "layout-sensitive: ±{:.1}% between processes (each with its own {own}), \
-                 against ±{:.2}% within one; the interval covers it",
-                spread.between * 100.0,
-                spread.within * 100.0
-            ));
-        }
-        notes.extend(cpu_note(self));
-        if let Some((between_runs, earlier)) = self.between_runs()
-            && between_runs > spread.between.max(RUN_SENSITIVE_MIN)
-        {
-            let host = self.host();
-            notes.push(format!(
-                "run-sensitive: ±{:.1}% between this and the {earlier} earlier runs on this \
-                 machine, against ±{:.1}% between this run's processes; the interval covers \
-                 it{}",
-                between_runs * 100.0,
-                spread.between * 100.0,
-                host.as_ref().and_then(during_samples).unwrap_or_default()
-            ));
-        }
-        notes
+        notes.push(format!(
+            "first-run effect: the first of {} processes was {:.1}% slower than every \
+             other (cold caches), {fate}",
+            pooled.processes,
+            excess * 100.0
+        ));
     }
+    if spread.layout_sensitive() {
+        let own = if pooled.on_several_cpus() {
+            "layout and CPU"
+        } else {
+            "memory layout"
+        };
+        notes.push(format!(
+            "layout-sensitive: ±{:.1}% between processes (each with its own {own}), \
+             against ±{:.2}% within one; the interval covers it",
+            spread.between * 100.0,
+            spread.within * 100.0
+        ));
+    }
+    notes.extend(cpu_note(pooled));
+    if let Some((between_runs, earlier)) = pooled.between_runs()
+        && between_runs > spread.between.max(RUN_SENSITIVE_MIN)
+    {
+        let host = pooled.host();
+        notes.push(format!(
+            "run-sensitive: ±{:.1}% between this and the {earlier} earlier runs on this \
+             machine, against ±{:.1}% between this run's processes; the interval covers \
+             it{}",
+            between_runs * 100.0,
+            spread.between * 100.0,
+            host.as_ref().and_then(during_samples).unwrap_or_default()
+        ));
+    }
+    notes
 }
 
 /// What `--cpu-turns` found: the CPUs' figures when they differ, that they do not when they

@@ -232,13 +232,13 @@ fn same_run(
         }
         (None, None) => {}
     }
-    let candidates: Vec<i64> = tx
-        .prepare_cached(schema::RUNS_STARTED_AT)
-        .during(path, "looking for the same run")?
-        .query_map([started_at], |row| row.get(0))
-        .during(path, "looking for the same run")?
-        .collect::<Result<_, _>>()
-        .during(path, "looking for the same run")?;
+    let candidates: Vec<i64> = super::read::rows(
+        tx,
+        path,
+        (schema::RUNS_STARTED_AT, "looking for the same run"),
+        [started_at],
+        |row| row.get(0),
+    )?;
     for id in candidates {
         if stored_fingerprint(tx, path, id)? == print {
             return Ok(Some(Imported::AlreadyStored(id)));

@@ -111,14 +111,13 @@ impl Store {
     /// written into a damaged file could be lost with it, so a damaged file is refused.
     fn check_pages(&self) -> Result<(), StoreError> {
         const OP: &str = "checking the database's pages";
-        let findings: Vec<String> = self
-            .conn
-            .prepare("PRAGMA quick_check(3)")
-            .during(&self.path, OP)?
-            .query_map([], |row| row.get(0))
-            .during(&self.path, OP)?
-            .collect::<Result<_, _>>()
-            .during(&self.path, OP)?;
+        let findings: Vec<String> = read::rows(
+            &self.conn,
+            &self.path,
+            ("PRAGMA quick_check(3)", OP),
+            [],
+            |row| row.get(0),
+        )?;
         match findings.as_slice() {
             [ok] if ok == "ok" => Ok(()),
             _ => Err(StoreError::Corrupt {

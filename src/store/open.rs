@@ -108,13 +108,8 @@ pub(super) fn migrate(
 /// exported before schema 6, so neither copy can be pushed as a second run.
 fn fill_run_uuids(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     const OP: &str = "giving the stored runs their identities";
-    let ids: Vec<i64> = conn
-        .prepare(RUNS_WITHOUT_UUID)
-        .during(path, OP)?
-        .query_map([], |row| row.get(0))
-        .during(path, OP)?
-        .collect::<Result<_, _>>()
-        .during(path, OP)?;
+    let ids: Vec<i64> =
+        super::read::rows(conn, path, (RUNS_WITHOUT_UUID, OP), [], |row| row.get(0))?;
     for id in ids {
         let run = super::read::run(conn, path, id)?;
         let uuid = crate::model::identity::run_uuid_from_fingerprint(&super::fingerprint(&run))

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::columns::{count, int, json, position_of, to_json};
+use super::columns::{count, int, json, to_json};
 use super::error::{During, StoreError};
 use super::schema;
 use crate::model::profile::{FoldedStack, Profile};
@@ -28,20 +28,20 @@ pub(super) fn insert(
             profile.problem,
         ])
         .during(path, OP)?;
-    let mut insert_stack = conn
-        .prepare_cached(schema::INSERT_PROFILE_STACK)
-        .during(path, OP)?;
-    for (position, stack) in profile.stacks.iter().enumerate() {
-        insert_stack
-            .execute(params![
+    super::write::insert_each(
+        conn,
+        path,
+        (schema::INSERT_PROFILE_STACK, OP),
+        &profile.stacks,
+        |position, stack| {
+            Ok((
                 result_id,
-                position_of(position),
-                stack.stack,
-                int(path, "a stack's sample count", stack.count)?
-            ])
-            .during(path, OP)?;
-    }
-    Ok(())
+                position,
+                &stack.stack,
+                int(path, "a stack's sample count", stack.count)?,
+            ))
+        },
+    )
 }
 
 /// The profile of result `result_id`, if it has one.
@@ -69,17 +69,17 @@ pub(super) fn read(
     let Some(mut profile) = row else {
         return Ok(None);
     };
-    profile.stacks = conn
-        .prepare_cached(schema::SELECT_PROFILE_STACKS)
-        .during(path, OP)?
-        .query_map([result_id], |row| {
+    profile.stacks = super::read::rows(
+        conn,
+        path,
+        (schema::SELECT_PROFILE_STACKS, OP),
+        [result_id],
+        |row| {
             Ok(FoldedStack {
                 stack: row.get(0)?,
                 count: count(row, 1)?,
             })
-        })
-        .during(path, OP)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, OP)?;
+        },
+    )?;
     Ok(Some(profile))
 }

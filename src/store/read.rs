@@ -384,7 +384,7 @@ pub(super) fn optional_id(
 
 /// Every row `sql` returns for `params`, each made by `row_to`; `op` names the reading in an
 /// error.
-fn rows<T>(
+pub(super) fn rows<T>(
     conn: &Connection,
     path: &Path,
     (sql, op): (&str, &'static str),

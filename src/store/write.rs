@@ -296,7 +296,7 @@ fn insert_sample(
 
 /// Inserts a row of `sql` for each of `items`, its parameters from `row` given the item's
 /// position; `op` names the storing in an error.
-fn insert_each<T, P: rusqlite::Params>(
+pub(super) fn insert_each<T, P: rusqlite::Params>(
     conn: &Connection,
     path: &Path,
     (sql, op): (&str, &'static str),

@@ -14,7 +14,7 @@ use crate::report::format::{sig3, time_ns};
 use crate::report::ladder::label;
 use crate::report::levels::{self, Level, Levels};
 use crate::report::paired;
-use crate::report::pool::{Pooled, ProcessNotes};
+use crate::report::pool::{Pooled, process_notes};
 
 /// The biggest changes listed per comparison.
 const BIGGEST: usize = 3;
@@ -222,7 +222,7 @@ fn level_row(p: &Pooled, settings: &RunSettings) -> Option<String> {
         notes.push(format!("unstable: medians {}", medians.join(" / ")));
     } else {
         notes.extend(
-            p.process_notes()
+            process_notes(p)
                 .into_iter()
                 .filter_map(|n| n.split_once(':').map(|(head, _)| head.to_string()))
                 .filter(|head| head != "first-run effect"),

@@ -91,7 +91,7 @@ fn a_cold_first_process_is_left_out_and_said() {
     );
     let f = pooled.figures();
     assert!(f.stats.unwrap().median < 101.0);
-    let notes = pooled.process_notes();
+    let notes = process_notes(pooled);
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].starts_with("first-run effect"), "{notes:?}");
     assert!(notes[0].ends_with("is left out"), "{notes:?}");
@@ -101,7 +101,7 @@ fn a_cold_first_process_is_left_out_and_said() {
     results.pop();
     let pooled = &pool(&results)[0];
     assert_eq!(pooled.result.samples.len(), 60);
-    let notes = pooled.process_notes();
+    let notes = process_notes(pooled);
     assert!(notes[0].contains("stays in"), "{notes:?}");
 }
 
@@ -124,7 +124,7 @@ fn earlier_runs_widen_the_interval_and_are_said() {
     assert!((0.06..0.08).contains(&spread), "{spread}");
     let (lo, hi) = pooled.figures().ci.unwrap();
     assert!(lo < 85.0 && hi > 115.0, "{lo} – {hi}");
-    let notes = pooled.process_notes();
+    let notes = process_notes(pooled);
     assert!(
         notes.iter().any(|n| n.starts_with("run-sensitive: ±7.")),
         "{notes:?}"
@@ -143,7 +143,7 @@ fn processes_far_apart_are_said_and_widen_the_interval() {
         result("syscall.stat", &around(95.0), Status::Ok),
     ];
     let pooled = &pool(&results)[0];
-    let notes = pooled.process_notes();
+    let notes = process_notes(pooled);
     assert!(
         notes.iter().any(|n| n.starts_with("layout-sensitive")),
         "{notes:?}"
