@@ -22,7 +22,6 @@ use oslab::experiment::process::HELPER_DIR_PREFIX;
 use serde_json::Value;
 
 const QUICK: [&str; 3] = ["--quick", "--budget", "0.3"];
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What one isolated `oslab run` did, and what the test saw while it ran.
 struct Isolated {
@@ -105,7 +104,8 @@ fn run_isolated(lab: &Lab, tmpdir: &Path, marker: &str, args: &[&str]) -> Isolat
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    let deadline = Instant::now() + COMMAND_TIMEOUT;
+    let limit = common::command_timeout();
+    let deadline = Instant::now() + limit;
     let mut helper_seen = false;
     let output = loop {
         helper_seen |= !helper_dirs(tmpdir).is_empty();
@@ -115,7 +115,7 @@ fn run_isolated(lab: &Lab, tmpdir: &Path, marker: &str, args: &[&str]) -> Isolat
             Err(_) => {
                 // SAFETY: killing the process group of the session this test started.
                 unsafe { libc::kill(-session, libc::SIGKILL) };
-                panic!("oslab {full:?} did not finish within {COMMAND_TIMEOUT:?}");
+                panic!("oslab {full:?} did not finish within {limit:?}");
             }
         }
     };

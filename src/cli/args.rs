@@ -292,7 +292,8 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub(super) budget: Option<f64>,
     /// Kill a worker after this many seconds, from 1 to 604800 (a week); a duet's worker
-    /// (--duet) gets twice it [default: twice the budget plus 20]
+    /// (--duet) gets twice it [default: twice the budget plus 20; four times that under a
+    /// user-mode emulator such as qemu-user]
     #[arg(long, value_name = "SECONDS")]
     pub(super) timeout: Option<f64>,
     /// The CPU to pin workers to, then optionally the one for the other side of cross-CPU

@@ -57,6 +57,9 @@ pub struct Plan {
     pub duet: bool,
 }
 
+/// How many times the default worker limit an emulated run gets ([`Plan::default_timeout`]).
+pub const EMULATED_LIMIT: f64 = 4.0;
+
 impl Plan {
     /// The plan of the `process`-th worker of each configuration (from 0): its own layout
     /// and, when the CPUs are the harness's choice, the next CPU in turn (the other side of a
@@ -90,8 +93,18 @@ impl Plan {
         taken
     }
 
-    pub fn default_timeout(sampler: &SamplerConfig) -> Duration {
-        Duration::from_secs_f64(sampler.budget_s * 2.0 + 20.0)
+    /// A worker's limit when `--timeout` is not given: twice the budget plus 20 s for its
+    /// start and setup, times [`EMULATED_LIMIT`] when `emulated` (a user-mode emulator runs
+    /// the setup, the calibration and a pass's own preparation 10–50 times slower, and a
+    /// second emulated program on the other CPU slows it further: a two-copy Whetstone of
+    /// `--suite unixbench --quick` took more than its 22 s under qemu-user beside another).
+    pub fn default_timeout(sampler: &SamplerConfig, emulated: bool) -> Duration {
+        let native = sampler.budget_s * 2.0 + 20.0;
+        Duration::from_secs_f64(if emulated {
+            native * EMULATED_LIMIT
+        } else {
+            native
+        })
     }
 }
 
@@ -133,6 +146,20 @@ pub(crate) mod tests {
             emulation: None,
             duet: true,
         }
+    }
+
+    #[test]
+    fn an_emulated_worker_gets_four_times_the_default_limit() {
+        let mut sampler = SamplerConfig::quick();
+        sampler.budget_s = 1.0;
+        assert_eq!(
+            Plan::default_timeout(&sampler, false),
+            Duration::from_secs(22)
+        );
+        assert_eq!(
+            Plan::default_timeout(&sampler, true),
+            Duration::from_secs(88)
+        );
     }
 
     #[test]

@@ -35,8 +35,19 @@ pub use drill::*;
 pub use procs::*;
 
 /// The longest any single command may take before the test gives up on it (a hung `oslab`
-/// must fail the test, not hang the suite).
+/// must fail the test, not hang the suite): see [`command_timeout`].
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// [`COMMAND_TIMEOUT`], or three times it where the tests run under a user-mode emulator
+/// (qemu-user in CI's aarch64 step): there an emulated `run --suite unixbench --quick` took
+/// 105 s of the 120 with another emulated test on the second CPU.
+pub fn command_timeout() -> Duration {
+    if oslab::platform::env::emulation().is_some() {
+        COMMAND_TIMEOUT * 3
+    } else {
+        COMMAND_TIMEOUT
+    }
+}
 
 /// Held while an `oslab run` measures (the tests of one binary run on parallel threads).
 static MEASURING: Mutex<()> = Mutex::new(());
@@ -151,7 +162,7 @@ impl Lab {
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
             .current_dir(self.dir.path())
             .env("PWD", self.dir.path())
-            .timeout(COMMAND_TIMEOUT);
+            .timeout(command_timeout());
         for (k, v) in envs {
             cmd.env(k, v);
         }

@@ -69,7 +69,7 @@ pub(super) fn options_but_dir(args: &RunArgs) -> Result<Options> {
             ))
             .into());
         }
-        None => Plan::default_timeout(&sampler),
+        None => Plan::default_timeout(&sampler, crate::platform::env::emulation().is_some()),
     };
     let kinds = crate::platform::env::core_kinds();
     let placement = placement(args, &kinds)?;

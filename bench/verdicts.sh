@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# bench/verdicts.sh — does `oslab compare` say "no change" when nothing changed, and "slower"
+# when something did?
+#
+# A benchmark, not a test: it measures and reports. It makes N runs of the same experiments
+# (A) into one database, each alternating with a run of a known cost (B: `syscall.read
+# --param size=SIZE`, whose extra cost is the kernel copying SIZE bytes instead of one), and
+# then asks `oslab compare` about every pair of runs:
+#   same build, same experiments   every pair A_i, A_j (i < j): the share of configurations
+#                                  whose verdict is "no change" or "within noise"
+#                                  (target >= 95%: a false alarm in 1 of 20 at most)
+#   a known slowdown               every pair A_i, B_j: syscall.read size=1 of A against the
+#                                  size=SIZE read of B, relabelled size=1 in a second database
+#                                  (exported, renamed, imported) so that compare pairs them:
+#                                  the share called "slower" (target >= 95%)
+# Each row of the second part shows the ratio compare measured, so the size of the cost it
+# was asked to see is in the output, not assumed. The runs share one database, as a user's
+# do: from the fifth run on, their intervals are floored by the earlier runs' spread
+# (--history 4 gives every counted run that floor, as in a database that has been in use).
+#
+# Usage: bench/verdicts.sh [--runs N] [--history N] [--size BYTES] [--quick] [--binary PATH]
+#                          [--strict] [-- RUN ARGS...]
+#   --runs N       runs of A and of B (default 5: 10 pairs of A, 25 pairs of A and B)
+#   --history N    first N runs of each, into the same database, not counted (default 0)
+#   --size BYTES   B's read size (default 4096; 64 asks for a change of a few percent)
+#   --quick        oslab's --quick
+#   --binary PATH  the oslab to measure (default: cargo build --release)
+#   --strict       exit 1 if a target is missed
+#   -- RUN ARGS    A's experiments instead of the default:
+#                  syscall.getppid syscall.read syscall.stat syscall.open_close
+#                  ctxswitch.pipe --param placement=same pagefault.anon
+#                  (they must include syscall.read at its default size=1)
+#
+# Exit status: 0 when everything ran, 1 when something failed to run (or a miss under
+# --strict), 2 for a usage error.
+
+set -euo pipefail
+
+usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+RUNS=5
+HISTORY=0
+SIZE=4096
+QUICK=()
+BINARY=""
+STRICT=0
+RUN_ARGS=(syscall.getppid syscall.read syscall.stat syscall.open_close
+    ctxswitch.pipe --param placement=same pagefault.anon)
+while (($#)); do
+    case "$1" in
+        --runs)
+            [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 2)) || { echo "verdicts.sh: --runs takes a number >= 2" >&2; exit 2; }
+            RUNS=$2
+            shift 2
+            ;;
+        --history)
+            [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "verdicts.sh: --history takes a number of runs" >&2; exit 2; }
+            HISTORY=$2
+            shift 2
+            ;;
+        --size)
+            [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 2)) || { echo "verdicts.sh: --size takes a number of bytes >= 2" >&2; exit 2; }
+            SIZE=$2
+            shift 2
+            ;;
+        --quick) QUICK=(--quick); shift ;;
+        --binary)
+            [[ -x ${2:-} ]] || { echo "verdicts.sh: --binary needs an executable oslab" >&2; exit 2; }
+            BINARY=$2
+            shift 2
+            ;;
+        --strict) STRICT=1; shift ;;
+        --) shift; RUN_ARGS=("$@"); break ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "verdicts.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+die() {
+    echo "verdicts.sh: $*" >&2
+    exit 1
+}
+command -v jq >/dev/null || die "jq is needed to read oslab's JSON (apt-get install jq)"
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ -z $BINARY ]]; then
+    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+    BINARY=$ROOT/target/release/oslab
+fi
+OSLAB=$BINARY
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+DB=$WORK/runs.db
+KNOWN_DB=$WORK/known.db
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+run_id() { jq -r .run_id "$1"; }
+
+echo "verdicts: $RUNS runs (after $HISTORY of each not counted) of A: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
+echo "          $RUNS runs of B: oslab run ${QUICK[*]} syscall.read --param size=$SIZE (alternating)"
+echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
+for ((i = 1; i <= HISTORY; i++)); do
+    oslab_to "$WORK/history-a$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
+    oslab_to "$WORK/history-b$i.json" run "${QUICK[@]}" --json syscall.read --param "size=$SIZE"
+    echo "  earlier runs $i of $HISTORY stored (not counted)"
+done
+A=()
+B=()
+for ((i = 1; i <= RUNS; i++)); do
+    for side in a b; do
+        before=$(idle_snapshot)
+        start=$(date +%s.%N)
+        if [[ $side == a ]]; then
+            oslab_to "$WORK/a$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
+            A+=("$(run_id "$WORK/a$i.json")")
+        else
+            oslab_to "$WORK/b$i.json" run "${QUICK[@]}" --json syscall.read --param "size=$SIZE"
+            B+=("$(run_id "$WORK/b$i.json")")
+        fi
+        took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+        echo "  run $i $side: ${took} s; other CPUs $(busy_since "$before")% busy"
+    done
+done
+
+# The known cost, where compare can pair it: A's runs as they are and B's with size=SIZE
+# renamed size=1 and a UUID of their own, in a database of their own.
+A_UUID=()
+B_UUID=()
+for ((i = 1; i <= RUNS; i++)); do
+    oslab_to "$WORK/export-a$i.log" export "${A[i - 1]}" --format json -o "$WORK/export-a$i.json"
+    oslab_to "$WORK/export-b$i.log" export "${B[i - 1]}" --format json -o "$WORK/export-b$i.json"
+    A_UUID+=("$(jq -r .run.uuid "$WORK/export-a$i.json")")
+    B_UUID+=("$(cat /proc/sys/kernel/random/uuid)")
+    jq --arg size "$SIZE" --arg uuid "${B_UUID[i - 1]}" '.run.uuid = $uuid | .run.results |= map(
+            if .experiment == "syscall.read" and .params.size == $size then .params.size = "1" else . end)' \
+        "$WORK/export-b$i.json" >"$WORK/relabelled-b$i.json"
+    DB=$KNOWN_DB oslab_to "$WORK/import-a$i.log" import "$WORK/export-a$i.json"
+    DB=$KNOWN_DB oslab_to "$WORK/import-b$i.log" import "$WORK/relabelled-b$i.json"
+done
+
+# One line per configuration compared: the pair of runs, experiment, params, verdict, ratio,
+# the change it could have seen.
+verdicts() {
+    jq -r --arg pair "$2" '.results[] | [$pair, .experiment,
+        (.params | to_entries | map("\(.key)=\(.value)") | join(",")),
+        (.verdict // "none"), (.ratio // "nan"), (.detectable_change // "nan")] | @tsv' "$1"
+}
+: >"$WORK/same.tsv"
+for ((i = 0; i < RUNS; i++)); do
+    for ((j = i + 1; j < RUNS; j++)); do
+        oslab_to "$WORK/same-$i-$j.json" compare "${A[i]}" "${A[j]}" --json
+        verdicts "$WORK/same-$i-$j.json" "A$((i + 1)) A$((j + 1))" >>"$WORK/same.tsv"
+    done
+done
+: >"$WORK/known.tsv"
+for ((i = 0; i < RUNS; i++)); do
+    for ((j = 0; j < RUNS; j++)); do
+        DB=$KNOWN_DB oslab_to "$WORK/known-$i-$j.json" compare "${A_UUID[i]}" "${B_UUID[j]}" --json
+        verdicts "$WORK/known-$i-$j.json" "A$((i + 1)) B$((j + 1))" |
+            awk -F'\t' '$2 == "syscall.read"' >>"$WORK/known.tsv"
+    done
+done
+
+python3 - "$STRICT" "$SIZE" "$WORK/same.tsv" "$WORK/known.tsv" <<'PY'
+import sys
+from collections import defaultdict
+
+strict, size = sys.argv[1] == "1", sys.argv[2]
+def rows(path):
+    out = []
+    for line in open(path):
+        pair, exp, params, verdict, ratio, could = line.rstrip("\n").split("\t")
+        out.append((pair, f"{exp} {params}".strip(), verdict, float(ratio), float(could)))
+    return out
+
+def median(xs):
+    xs = sorted(x for x in xs if x == x)
+    if not xs:
+        return float("nan")
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2
+
+def table(title, data, good, target):
+    print()
+    print(title)
+    by = defaultdict(list)
+    for pair, key, verdict, ratio, could in data:
+        by[key].append((verdict, ratio, could))
+    print(f"  {'configuration':<44} {'pairs':>5} {'as expected':>11}  {'ratios':<15} {'could see (median)':>18}  other verdicts")
+    hit = total = 0
+    for key, vs in by.items():
+        ok = sum(v in good for v, _, _ in vs)
+        hit, total = hit + ok, total + len(vs)
+        ratios = [r for _, r, _ in vs]
+        others = sorted({v for v, _, _ in vs if v not in good})
+        print(f"  {key:<44} {len(vs):>5} {ok:>5}/{len(vs):<5}  {min(ratios):.3f}–{max(ratios):.3f}   "
+              f"{median([c for _, _, c in vs]) * 100:>16.1f}%  {', '.join(others)}")
+    wrong = defaultdict(list)
+    for pair, key, verdict, ratio, could in data:
+        if verdict not in good:
+            wrong[pair].append(f"{key.split()[0]} {verdict} {ratio:.3f}")
+    for pair, what in sorted(wrong.items()):
+        print(f"    {pair}: {'; '.join(what)}")
+    share = hit / total if total else 0.0
+    verdict = "PASS" if share >= target else "MISS"
+    print(f"  overall: {hit}/{total} = {share * 100:.1f}% (target >= {target * 100:.0f}%) {verdict}")
+    return share >= target
+
+ok_same = table("Same build, same experiments, every pair of A's runs: 'no change' or 'within noise'",
+                rows(sys.argv[3]), {"no_change", "within_noise"}, 0.95)
+ok_known = table(f"A known slowdown, A's syscall.read size=1 against B's size={size}: 'slower'",
+                 rows(sys.argv[4]), {"slower"}, 0.95)
+if strict and not (ok_same and ok_known):
+    sys.exit(1)
+PY
