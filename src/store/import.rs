@@ -232,7 +232,7 @@ fn same_run(
         }
         (None, None) => {}
     }
-    let candidates: Vec<i64> = super::read::rows(
+    let candidates: Vec<i64> = super::query::rows(
         tx,
         path,
         (schema::RUNS_STARTED_AT, "looking for the same run"),

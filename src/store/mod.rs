@@ -6,7 +6,8 @@
 //! finishes and an interrupted run keeps what it measured (DESIGN.md, `store/`).
 //!
 //! Layout: `schema.rs` holds every SQL statement and the migrations, `open.rs` decides whether
-//! a file may be used, `write.rs` and `read.rs` map records to rows and back.
+//! a file may be used, `write.rs` and `read.rs` map records to rows and back, through
+//! `query.rs`'s two shapes (a query's rows, an insert per item).
 
 mod columns;
 mod error;
@@ -15,6 +16,7 @@ mod import;
 mod open;
 mod profile;
 mod pushes;
+mod query;
 mod read;
 mod schema;
 mod write;
@@ -111,7 +113,7 @@ impl Store {
     /// written into a damaged file could be lost with it, so a damaged file is refused.
     fn check_pages(&self) -> Result<(), StoreError> {
         const OP: &str = "checking the database's pages";
-        let findings: Vec<String> = read::rows(
+        let findings: Vec<String> = query::rows(
             &self.conn,
             &self.path,
             ("PRAGMA quick_check(3)", OP),

@@ -109,7 +109,7 @@ pub(super) fn migrate(
 fn fill_run_uuids(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     const OP: &str = "giving the stored runs their identities";
     let ids: Vec<i64> =
-        super::read::rows(conn, path, (RUNS_WITHOUT_UUID, OP), [], |row| row.get(0))?;
+        super::query::rows(conn, path, (RUNS_WITHOUT_UUID, OP), [], |row| row.get(0))?;
     for id in ids {
         let run = super::read::run(conn, path, id)?;
         let uuid = crate::model::identity::run_uuid_from_fingerprint(&super::fingerprint(&run))

@@ -28,7 +28,7 @@ pub(super) fn insert(
             profile.problem,
         ])
         .during(path, OP)?;
-    super::write::insert_each(
+    super::query::insert_each(
         conn,
         path,
         (schema::INSERT_PROFILE_STACK, OP),
@@ -69,7 +69,7 @@ pub(super) fn read(
     let Some(mut profile) = row else {
         return Ok(None);
     };
-    profile.stacks = super::read::rows(
+    profile.stacks = super::query::rows(
         conn,
         path,
         (schema::SELECT_PROFILE_STACKS, OP),

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use super::RunSummary;
 use super::columns::{count, json};
 use super::error::{During, StoreError};
+use super::query::rows;
 use super::schema;
 use crate::model::{
     Calibration, Check, ClockInfo, CounterStatus, CounterValue, ExperimentResult, Fact, ProbeCount,
@@ -380,23 +381,6 @@ pub(super) fn optional_id(
         .query_row(params, |row| row.get(0))
         .optional()
         .during(path, OP)
-}
-
-/// Every row `sql` returns for `params`, each made by `row_to`; `op` names the reading in an
-/// error.
-pub(super) fn rows<T>(
-    conn: &Connection,
-    path: &Path,
-    (sql, op): (&str, &'static str),
-    params: impl rusqlite::Params,
-    row_to: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
-) -> Result<Vec<T>, StoreError> {
-    conn.prepare_cached(sql)
-        .during(path, op)?
-        .query_map(params, row_to)
-        .during(path, op)?
-        .collect::<rusqlite::Result<_>>()
-        .during(path, op)
 }
 
 /// The four columns of a counter's value, from column `first` on.

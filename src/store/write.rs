@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::columns::{int, position_of, to_json};
 use super::error::{During, StoreError};
+use super::query::insert_each;
 use super::schema;
 use crate::model::env::Environment;
 use crate::model::{ExperimentResult, Run, Sample};
@@ -292,24 +293,6 @@ fn insert_sample(
             ))
         },
     )
-}
-
-/// Inserts a row of `sql` for each of `items`, its parameters from `row` given the item's
-/// position; `op` names the storing in an error.
-pub(super) fn insert_each<T, P: rusqlite::Params>(
-    conn: &Connection,
-    path: &Path,
-    (sql, op): (&str, &'static str),
-    items: impl IntoIterator<Item = T>,
-    mut row: impl FnMut(i64, T) -> Result<P, StoreError>,
-) -> Result<(), StoreError> {
-    let mut insert = conn.prepare_cached(sql).during(path, op)?;
-    for (position, item) in items.into_iter().enumerate() {
-        insert
-            .execute(row(position_of(position), item)?)
-            .during(path, op)?;
-    }
-    Ok(())
 }
 
 /// FNV-1a, 64-bit (Fowler, Noll, Vo; draft-eastlake-fnv). Chosen because it is stable across
