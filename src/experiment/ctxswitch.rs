@@ -164,7 +164,6 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[&PIPE, &PIPE_NOSWITCH, &FUTEX, &Y
 
 pub static PIPE: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.pipe",
-    crate::experiment::UNIX,
     "two processes ping-pong one byte over a pair of pipes: two switches per round \
      trip (lmbench lat_ctx, perf bench sched pipe)",
     "round trip",
@@ -235,7 +234,6 @@ fn setup_pipe_noswitch(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
 
 pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.pipe_noswitch",
-    crate::experiment::UNIX,
     "the system calls of one pipe round trip (write+read on each of two pipes) in one \
      process, non-blocking, without any switch: subtract from ctxswitch.pipe, halve, \
      and the rest is one switch",

@@ -150,7 +150,6 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[&PIPE_BANDWIDTH, &UNIX_LATENCY];
 
 pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo::new(
     "ipc.pipe_bandwidth",
-    crate::experiment::LINUX,
     "the worker writes `size` bytes (64 KiB) per transfer into a pipe a partner process \
      drains; bandwidth = size / median; the pipe's capacity is a parameter",
     "transfer",
@@ -180,7 +179,6 @@ fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>
 
 pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo::new(
     "ipc.unix_latency",
-    crate::experiment::UNIX,
     "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
      two switches (compare ctxswitch.pipe)",
     "round trip",
@@ -234,10 +232,7 @@ mod tests {
                     assert!(r.partner().is_some());
                 }
                 Err(SetupError::Unsupported(why)) => {
-                    assert!(
-                        !PIPE_BANDWIDTH.os.contains(&crate::platform::CURRENT),
-                        "{why}"
-                    );
+                    assert!(!PIPE_BANDWIDTH.runs_here(), "{why}");
                 }
                 Err(e) => panic!("{e:?}"),
             }

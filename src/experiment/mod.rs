@@ -49,22 +49,11 @@ use crate::analysis::validate::Expectation;
 pub use crate::model::routine::{Partner, Routine, RoutineError};
 pub use crate::model::{Fact, Os, SetupError};
 
-/// Runs on Linux only.
-pub const LINUX: &[Os] = &[Os::Linux];
-/// Runs on the systems that have what Linux has for it here: FreeBSD too.
-pub const LINUX_FREEBSD: &[Os] = &[Os::Linux, Os::FreeBsd];
-/// Runs on every Unix oslab builds for (POSIX calls only).
-pub const UNIX: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs];
-/// Runs on the Unix systems and on Windows, each its own way (`winapi::same_names`).
-pub const UNIX_AND_WINDOWS: &[Os] = ANY_OS;
-/// Runs on every system oslab knows.
-pub const ANY_OS: &[Os] = &[Os::Linux, Os::FreeBsd, Os::MacOs, Os::Windows];
-
 /// Whether `info` runs on this system: the unit tests of an experiment that is not enabled
 /// here (its cell says why) have nothing to test here and return at once.
 #[cfg(all(test, unix))]
 pub(crate) fn enabled_here(info: &ExperimentInfo) -> bool {
-    info.os.contains(&crate::platform::CURRENT)
+    info.runs_here()
 }
 
 /// The environment variable that tells a worker which of its configuration's `--repeat`
@@ -105,10 +94,6 @@ pub type Preflight = fn(&Params, &Context) -> Result<(), refusal::Refusal>;
 pub struct ExperimentInfo {
     /// Stable `family.variant` name: stored in every run, used by compare across versions.
     pub name: &'static str,
-    /// The operating systems it runs on. Most experiments name Linux-only mechanisms (raw
-    /// system-call numbers, THP, futex, MADV_POPULATE_WRITE, procfs views); the harness marks
-    /// an experiment `unsupported` on any other system and `oslab list` prints the list.
-    pub os: &'static [Os],
     pub summary: &'static str,
     /// The unit of one operation (`call`, `round trip`, `page`).
     pub op: &'static str,
@@ -171,6 +156,39 @@ pub enum Batch {
 }
 
 impl ExperimentInfo {
+    /// The operating systems it runs on: those whose cell in the equivalence table
+    /// (`model::equivalence`, the one place that says where an experiment runs and how) is
+    /// [`Cell::Runs`](crate::model::equivalence::Cell::Runs). Most experiments name Linux-only
+    /// mechanisms (raw system-call numbers, THP, futex, MADV_POPULATE_WRITE, procfs views);
+    /// the harness marks an experiment `unsupported` on any other system and `oslab list`
+    /// prints the list. An experiment without a row runs nowhere (a test keeps every one
+    /// in the table).
+    pub fn os(&self) -> Vec<Os> {
+        Os::ALL.into_iter().filter(|os| self.runs_on(*os)).collect()
+    }
+
+    /// Whether it runs on system `os` (its cell there is `Runs`).
+    pub fn runs_on(&self, os: Os) -> bool {
+        crate::model::equivalence::row(self.name).is_some_and(|row| row.cell(os).how().is_some())
+    }
+
+    /// Whether it runs on the system this build is for.
+    pub fn runs_here(&self) -> bool {
+        self.runs_on(crate::platform::CURRENT)
+    }
+
+    /// Why it does not run here, when it does not: "runs on linux only, not on freebsd".
+    pub fn not_here(&self) -> Option<String> {
+        let list: Vec<&str> = self.os().iter().map(|o| o.name()).collect();
+        (!self.runs_here()).then(|| {
+            format!(
+                "runs on {} only, not on {}",
+                list.join(", "),
+                crate::platform::CURRENT
+            )
+        })
+    }
+
     pub fn family(&self) -> &'static str {
         self.name
             .split_once('.')
@@ -203,7 +221,7 @@ pub fn no_expectations(_: &Params) -> Vec<Expectation> {
 }
 
 /// The setup of an experiment whose code is another system's: never reached (the runner
-/// marks an experiment unsupported where its `os` does not list the system), refused if it is.
+/// marks an experiment unsupported where its cell says it does not run), refused if it is.
 pub fn elsewhere(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
     Err(SetupError::Unsupported(format!(
         "this experiment's code is not built for {}",
@@ -305,7 +323,7 @@ pub fn select(
 ) -> Result<Vec<&'static ExperimentInfo>, crate::model::error::UserError> {
     // The default suite and a family's members are those that run on this system; an
     // experiment named on its own is run anyway, and marked unsupported with the reason.
-    let suite = |e: &&ExperimentInfo| e.default_suite && e.os.contains(&crate::platform::CURRENT);
+    let suite = |e: &&ExperimentInfo| e.default_suite && e.runs_here();
     if targets.is_empty() {
         return Ok(REGISTRY.iter().copied().filter(suite).collect());
     }
@@ -363,18 +381,15 @@ mod tests {
     use crate::model::equivalence;
 
     #[test]
-    fn every_experiment_has_a_row_and_runs_exactly_where_it_says() {
+    fn every_experiment_has_a_row_which_says_where_it_runs() {
         for e in REGISTRY.iter() {
-            let row = equivalence::row(e.name).unwrap_or_else(|| panic!("{} has no row", e.name));
-            for os in equivalence::SYSTEMS {
-                assert_eq!(
-                    row.cell(os).how().is_some(),
-                    e.os.contains(&os),
-                    "{} on {os}: the table and `os` disagree",
-                    e.name
-                );
-            }
+            assert!(equivalence::row(e.name).is_some(), "{} has no row", e.name);
+            assert!(!e.os().is_empty(), "{} runs nowhere", e.name);
         }
+        let on = |name| find(name).unwrap().os();
+        assert_eq!(on("syscall.vdso_clock_gettime"), [Os::Linux]);
+        assert_eq!(on("syscall.function_call"), Os::ALL);
+        assert_eq!(on("syscall.create_file"), [Os::Windows]);
     }
 
     #[test]
@@ -383,7 +398,7 @@ mod tests {
         let here = crate::platform::CURRENT;
         let suite = select(&[]).unwrap();
         assert!(!suite.is_empty());
-        assert!(suite.iter().all(|e| e.os.contains(&here)));
+        assert!(suite.iter().all(|e| e.runs_on(here)));
         let named = equivalence::TABLE
             .iter()
             .flat_map(|r| r.experiments.iter())

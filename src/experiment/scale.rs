@@ -41,7 +41,6 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[&MMAP_MUNMAP, &OPEN_CLOSE];
 
 pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo::new(
     "scale.mmap_munmap",
-    crate::experiment::UNIX,
     "mmap() of an anonymous region and munmap() of it, untouched: the mmap lock \
      taken for writing twice (will-it-scale's mmap1); run it with --copies",
     "mmap+munmap",
@@ -101,7 +100,6 @@ impl Routine for MmapMunmap {
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "scale.open_close",
-    crate::experiment::UNIX,
     "open() and close() of the copy's own file, in its own directory (private) or in \
      one directory every copy shares (shared): will-it-scale's open2 and open1; run \
      it with --copies",

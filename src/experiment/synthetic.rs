@@ -138,7 +138,6 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[&SYNTHETIC];
 
 pub static SYNTHETIC: ExperimentInfo = ExperimentInfo::new(
     "synthetic.spin",
-    crate::experiment::ANY_OS,
     "busy-waits a known time per operation (for tests; not in the default suite)",
     "spin",
     "user space only",

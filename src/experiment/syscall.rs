@@ -89,7 +89,6 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[&FUNCTION_CALL];
 
 pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo::new(
     "syscall.function_call",
-    crate::experiment::ANY_OS,
     "an empty function called through a pointer: the baseline of the ladder",
     "call",
     "user space only",

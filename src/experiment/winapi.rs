@@ -26,15 +26,11 @@
 
 use super::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
-use crate::model::Os;
 
 #[cfg(windows)]
 mod kernel;
 #[cfg(windows)]
 mod threads;
-
-/// Runs on Windows only.
-const WINDOWS: &[Os] = &[Os::Windows];
 
 // The setups are Windows'; elsewhere each refuses (never reached: the runner marks the
 // experiment unsupported first).
@@ -178,7 +174,6 @@ fn first_touch_expectations(_: &Params) -> Vec<Expectation> {
 
 pub static SLEEP: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.sleep",
-    WINDOWS,
     "Sleep(0) and Sleep(1) in a loop: Sleep(0) alone returns at once (the result says so), \
      with a competitor thread on the same CPU each call is two switches; Sleep(1) blocks \
      until the next timer tick",
@@ -195,7 +190,6 @@ pub static SLEEP: ExperimentInfo = ExperimentInfo::new(
 
 pub static EVENT: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.event",
-    WINDOWS,
     "two threads hand a turn back and forth with auto-reset events: one round trip is two \
      context switches",
     "round trip",
@@ -212,7 +206,6 @@ pub static EVENT: ExperimentInfo = ExperimentInfo::new(
 
 pub static CREATE_FILE: ExperimentInfo = ExperimentInfo::new(
     "syscall.create_file",
-    WINDOWS,
     "CreateFileW of an existing file, then CloseHandle: Windows' open and close",
     "open+close",
     "kernel32 CreateFileW (NtCreateFile) + CloseHandle (NtClose)",
@@ -226,7 +219,6 @@ pub static CREATE_FILE: ExperimentInfo = ExperimentInfo::new(
 
 pub static CREATE_PROCESS: ExperimentInfo = ExperimentInfo::new(
     "process.create_process",
-    WINDOWS,
     "CreateProcessW of oslab.exe printing its version to nowhere, then a wait for its \
      end: a whole process, its image loaded and its runtime started",
     "process",
@@ -245,7 +237,6 @@ fn pages(params: &Params) -> u64 {
 
 pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo::new(
     "pagefault.virtual_alloc",
-    WINDOWS,
     "the first write to each page of fresh VirtualAlloc memory: one demand-zero fault per \
      page (the memory is allocated again, untimed, before every sample)",
     "page",
@@ -289,7 +280,6 @@ pub mod same_names {
 
     pub static YIELD: ExperimentInfo = ExperimentInfo::new(
         "ctxswitch.yield",
-        super::super::UNIX_AND_WINDOWS,
         "SwitchToThread() in a loop: alone it switches nowhere (the result says so); with a \
          competitor thread on the same CPU each call is two switches",
         "call",
@@ -304,7 +294,6 @@ pub mod same_names {
 
     pub static THREAD: ExperimentInfo = ExperimentInfo::new(
         "process.thread",
-        super::super::UNIX_AND_WINDOWS,
         "CreateThread() of an empty thread, then a wait for its end and CloseHandle: a \
          task that shares everything",
         "create+join",

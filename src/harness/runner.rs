@@ -1,5 +1,5 @@
 //! The steps around a worker, in the parent: a new result, `unsupported` where the
-//! experiment's `os` list lacks this system, the background load started, and the result
+//! experiment does not run on this system (`ExperimentInfo::not_here`), the load started, and the result
 //! settled from how the worker ended and judged against its expectations. A worker that
 //! crashes, is killed or times out becomes a failed result with its reason, and the run goes
 //! on. `harness::copies::workers` runs them in order around one worker or N.
@@ -14,18 +14,13 @@ use crate::harness::scratch;
 use crate::measure::load::{self, Load};
 use crate::model::{Calibration, ExperimentResult, Status};
 
-/// An experiment whose `os` list lacks this system is `unsupported`, with the reason: `true`.
+/// An experiment that does not run on this system (its cell in the equivalence table) is `unsupported`, with the reason: `true`.
 pub(super) fn refused_here(result: &mut ExperimentResult, info: &ExperimentInfo) -> bool {
-    if info.os.contains(&crate::platform::CURRENT) {
+    let Some(why) = info.not_here() else {
         return false;
-    }
+    };
     result.status = Status::Unsupported;
-    let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
-    result.reason = Some(format!(
-        "runs on {} only, not on {}",
-        list.join(", "),
-        crate::platform::CURRENT
-    ));
+    result.reason = Some(why);
     true
 }
 

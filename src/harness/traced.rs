@@ -46,13 +46,8 @@ pub fn trace_experiment(
     dir: &Path,
     records: bool,
 ) -> Result<Outcome, TraceError> {
-    if !info.os.contains(&crate::platform::CURRENT) {
-        let list: Vec<&str> = info.os.iter().map(|o| o.name()).collect();
-        return Ok(Outcome::Unsupported(format!(
-            "runs on {} only, not on {}",
-            list.join(", "),
-            crate::platform::CURRENT
-        )));
+    if let Some(why) = info.not_here() {
+        return Ok(Outcome::Unsupported(why));
     }
     let exe = std::env::current_exe()
         .map_err(|e| TraceError::Failed(format!("cannot find the oslab binary: {e}")))?;

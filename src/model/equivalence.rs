@@ -7,9 +7,10 @@
 //!
 //! A cell's `how` names the mechanism, and only the mechanism: two systems with the same `how`
 //! do the same thing (the system-call numbers and calling details differ and go in `note`). An
-//! experiment runs on a system exactly when its cell there is [`Cell::Runs`] (checked against
-//! `ExperimentInfo::os` by experiment's tests). Model data: `analysis::compare` reads it for
-//! stored runs, `oslab list` for the experiments.
+//! experiment runs on a system exactly when its cell there is [`Cell::Runs`]: this table is the
+//! one place that says so (`ExperimentInfo::os` reads it; the harness marks an experiment
+//! `unsupported` elsewhere). Model data: `analysis::compare` reads it for stored runs,
+//! `oslab list` for the experiments.
 
 use super::Os;
 

@@ -26,13 +26,14 @@ fn kind_text(kind: &ParamKind) -> String {
 fn systems_text(e: &ExperimentInfo) -> String {
     let row = equivalence::row(e.name);
     let linux = row.and_then(|r| r.linux.how());
-    let named: Vec<String> =
-        e.os.iter()
-            .map(|&os| match row.and_then(|r| r.cell(os).how()) {
-                Some(how) if os != Os::Linux && Some(how) != linux => format!("{os} ({how})"),
-                _ => os.name().to_string(),
-            })
-            .collect();
+    let named: Vec<String> = e
+        .os()
+        .into_iter()
+        .map(|os| match row.and_then(|r| r.cell(os).how()) {
+            Some(how) if os != Os::Linux && Some(how) != linux => format!("{os} ({how})"),
+            _ => os.name().to_string(),
+        })
+        .collect();
     named.join(", ")
 }
 
@@ -146,7 +147,7 @@ pub fn info_json(e: &ExperimentInfo) -> Value {
         "unit": e.unit(),
         "path": e.path,
         "syscalls": e.default_claims().iter().map(|c| c.syscall).collect::<Vec<_>>(),
-        "os": e.os,
+        "os": e.os(),
         "implementations": implementations(e),
         "subtract_loop_overhead": e.subtract_loop_overhead,
         "default_suite": e.default_suite,

@@ -198,7 +198,6 @@ pub(super) fn spawn_futex_thread(
 
 pub static FUTEX: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.futex",
-    crate::experiment::LINUX_FREEBSD,
     "two threads or processes take turns with futex wait/wake on a shared word: two \
      switches per round trip, without the pipe's data path",
     "round trip",

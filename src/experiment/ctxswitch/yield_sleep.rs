@@ -149,8 +149,6 @@ pub(super) fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Rout
 
 pub static YIELD: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.yield",
-    // Windows' build calls SwitchToThread (experiment/winapi.rs).
-    crate::experiment::UNIX_AND_WINDOWS,
     "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
      competitor yielding on the same CPU each call is two switches",
     "call",
@@ -262,7 +260,6 @@ pub(super) fn setup_nanosleep0(
 
 pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.nanosleep0",
-    crate::experiment::LINUX,
     "nanosleep() of zero: asking to sleep for nothing still sleeps up to the timer \
      slack (one voluntary switch per call at the default 50 µs)",
     "call",

@@ -171,7 +171,6 @@ pub fn append_expectations(plan: &AppendPlan) -> Vec<Expectation> {
 // events open).
 pub static CREATE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.create",
-    crate::experiment::LINUX,
     "Filebench filemicro_create (the issue's createandalloc): append iosize bytes to a file \
      created empty, allocating its blocks as it grows to count × iosize",
     "append",
@@ -189,7 +188,6 @@ pub static CREATE: ExperimentInfo = ExperimentInfo::new(
 
 pub static SEQWRITE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwrite",
-    crate::experiment::LINUX,
     "Filebench filemicro_seqwrite: append iosize bytes to a file created empty (iters=count \
      appends per pass), growing it to count × iosize",
     "append",
@@ -207,7 +205,6 @@ pub static SEQWRITE: ExperimentInfo = ExperimentInfo::new(
 
 pub static SEQWRITERAND: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterand",
-    crate::experiment::LINUX,
     "Filebench filemicro_seqwriterand: append a uniformly random 0..iosize−1 bytes \
      (appendfilerand) to a file created empty, count appends per pass",
     "append",
@@ -225,7 +222,6 @@ pub static SEQWRITERAND: ExperimentInfo = ExperimentInfo::new(
 
 pub static SEQWRITERANDVARGAM: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterandvargam",
-    crate::experiment::LINUX,
     "Filebench filemicro_seqwriterandvargam: append a gamma-distributed size (min 1K, mean \
      5632, shape 1.5) to a file created empty, count appends per pass",
     "append",
@@ -243,7 +239,6 @@ pub static SEQWRITERANDVARGAM: ExperimentInfo = ExperimentInfo::new(
 
 pub static SEQWRITERANDVARTAB: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterandvartab",
-    crate::experiment::LINUX,
     "Filebench filemicro_seqwriterandvartab: append a size from the workload's table (80% \
      1K–4K, 15% 4K–16K, 5% 16K–64K) to a file created empty, count appends per pass",
     "append",
@@ -261,7 +256,6 @@ pub static SEQWRITERANDVARTAB: ExperimentInfo = ExperimentInfo::new(
 
 pub static WRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.writefsync",
-    crate::experiment::LINUX,
     "Filebench filemicro_writefsync: append iosize bytes, fsync after every writeiters \
      appends; the file grows for fsynccount fsyncs, then starts again",
     "append",
@@ -287,7 +281,6 @@ pub static WRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
 
 pub static CREATERAND: ExperimentInfo = ExperimentInfo::new(
     "filemicro.createrand",
-    crate::experiment::LINUX,
     "Filebench filemicro_createrand: append a uniformly random 0..iosize−1 bytes, fsync every \
      iters appends, until the file holds `bytes`",
     "append",

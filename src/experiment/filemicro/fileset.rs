@@ -79,7 +79,6 @@ fn create_calls(p: &Params) -> Vec<crate::experiment::Claim> {
 
 pub static CREATEFILES: ExperimentInfo = ExperimentInfo::new(
     "filemicro.createfiles",
-    crate::experiment::LINUX,
     "Filebench filemicro_createfiles: create a file (createfile), write its filesize \
      bytes in one write (writewholefile, iosize 1M), close it, in a directory holding \
      nfiles/2 files (the oldest are unlinked between batches, untimed)",
@@ -105,7 +104,6 @@ pub static CREATEFILES: ExperimentInfo = ExperimentInfo::new(
 
 pub static DELETE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.delete",
-    crate::experiment::LINUX,
     "Filebench filemicro_delete: unlink a file of filesize bytes (deletefile) from a \
      directory of nfiles files; the files a batch deletes are created before it, \
      untimed",
@@ -213,7 +211,6 @@ fn fileset_exp(calls: f64) -> Vec<Expectation> {
 
 pub static STATFILE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.statfile",
-    crate::experiment::LINUX,
     "Filebench filemicro_statfile: stat() of a random file of a fileset of nfiles \
      files of filesize bytes (statfile)",
     "stat",
@@ -234,7 +231,6 @@ pub static STATFILE: ExperimentInfo = ExperimentInfo::new(
 
 pub static OPENFILES: ExperimentInfo = ExperimentInfo::new(
     "filemicro.openfiles",
-    crate::experiment::LINUX,
     "Filebench openfiles (workloads/openfiles.f, not a filemicro_ file): open() and \
      close() of a random empty file of a fileset of nfiles files",
     "open+close",

@@ -161,7 +161,6 @@ fn rwritefsync_expectations(p: &Params) -> Vec<Expectation> {
 
 pub static RREAD: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rread",
-    crate::experiment::LINUX,
     "Filebench filemicro_rread: pread of iosize bytes at a random offset of a preallocated \
      file; cached=false keeps it nearly uncached (fs.random_read cache=cold)",
     "read",
@@ -179,7 +178,6 @@ pub static RREAD: ExperimentInfo = ExperimentInfo::new(
 
 pub static RWRITE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwrite",
-    crate::experiment::LINUX,
     "Filebench filemicro_rwrite: pwrite of iosize bytes at a random offset of a preallocated \
      file, in the page cache (sync=true: O_DSYNC)",
     "write",
@@ -196,7 +194,6 @@ pub static RWRITE: ExperimentInfo = ExperimentInfo::new(
 
 pub static RWRITEDSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwritedsync",
-    crate::experiment::LINUX,
     "Filebench filemicro_rwritedsync: pwrite of iosize bytes at a random offset of a \
      preallocated file opened O_DSYNC",
     "write",
@@ -214,7 +211,6 @@ pub static RWRITEDSYNC: ExperimentInfo = ExperimentInfo::new(
 
 pub static RWRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwritefsync",
-    crate::experiment::LINUX,
     "Filebench filemicro_rwritefsync: pwrite of iosize bytes at a random offset of a \
      preallocated file, fsync after every iters writes",
     "write",
@@ -236,7 +232,6 @@ pub static RWRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
 
 pub static SEQREAD: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqread",
-    crate::experiment::LINUX,
     "Filebench filemicro_seqread: read of iosize bytes after the last, wrapping around a \
      preallocated file; cached=false drops its pages before each pass (fs.read cache=cold)",
     "read",

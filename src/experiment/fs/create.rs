@@ -157,7 +157,6 @@ pub(crate) fn delete_expectations(_: &Params) -> Vec<Expectation> {
 
 pub static DELETE: ExperimentInfo = ExperimentInfo::new(
     "fs.delete",
-    crate::experiment::LINUX,
     "unlink a file (created beforehand, untimed, with filesize bytes) in a directory \
      that holds `files` other files",
     "unlink",
@@ -220,7 +219,6 @@ fn create_calls(params: &Params) -> Vec<crate::experiment::Claim> {
 
 pub static CREATE: ExperimentInfo = ExperimentInfo::new(
     "fs.create",
-    crate::experiment::LINUX,
     "create a new file (O_CREAT|O_EXCL, write filesize bytes, close) in a directory \
      that holds `files` files (the oldest are unlinked between batches, untimed)",
     "create",

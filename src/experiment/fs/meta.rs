@@ -58,7 +58,6 @@ pub(super) fn fsync_expectations(params: &Params) -> Vec<Expectation> {
 
 pub static FSYNC: ExperimentInfo = ExperimentInfo::new(
     "fs.fsync",
-    crate::experiment::LINUX,
     "overwrite bufsize bytes at the start of an allocated file, then fsync \
      (Filebench writefsync): the cost of making one small write durable",
     "write+fsync",
@@ -211,7 +210,6 @@ pub(super) fn two_calls(_: &Params) -> Vec<Expectation> {
 
 pub static STAT: ExperimentInfo = ExperimentInfo::new(
     "fs.stat",
-    crate::experiment::LINUX,
     "stat() of a file in the directory under test (a cached lookup of one component below it)",
     "call",
     "glibc stat (newfstatat)",
@@ -223,7 +221,6 @@ pub static STAT: ExperimentInfo = ExperimentInfo::new(
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "fs.open_close",
-    crate::experiment::LINUX,
     "open(O_RDONLY) + close of a file in the directory under test",
     "open+close",
     "glibc open (openat) + close",
@@ -235,7 +232,6 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
 
 pub static RENAME: ExperimentInfo = ExperimentInfo::new(
     "fs.rename",
-    crate::experiment::LINUX,
     "rename() of a file within one directory, back and forth",
     "rename",
     "glibc rename",
@@ -247,7 +243,6 @@ pub static RENAME: ExperimentInfo = ExperimentInfo::new(
 
 pub static MKDIR_RMDIR: ExperimentInfo = ExperimentInfo::new(
     "fs.mkdir_rmdir",
-    crate::experiment::LINUX,
     "mkdir() then rmdir() of one empty directory",
     "mkdir+rmdir",
     "glibc mkdir + rmdir",

@@ -179,7 +179,6 @@ pub(super) fn random_write_expectations(p: &Params) -> Vec<Expectation> {
 
 pub static WRITE: ExperimentInfo = ExperimentInfo::new(
     "fs.write",
-    crate::experiment::LINUX,
     "sequential pwrite of one buffer, rewriting a file in place and wrapping around it; \
      sync says which layer it reaches (MB/s = bufsize / median)",
     "buffer",
@@ -196,7 +195,6 @@ pub static WRITE: ExperimentInfo = ExperimentInfo::new(
 
 pub static READ: ExperimentInfo = ExperimentInfo::new(
     "fs.read",
-    crate::experiment::LINUX,
     "sequential pread of one buffer, wrapping around a file; cache=cold drops its \
      pages before each pass (MB/s = bufsize / median)",
     "buffer",
@@ -211,7 +209,6 @@ pub static READ: ExperimentInfo = ExperimentInfo::new(
 
 pub static COPY: ExperimentInfo = ExperimentInfo::new(
     "fs.copy",
-    crate::experiment::LINUX,
     "sequential copy of one buffer from a cached file into another (UnixBench \
      fstime's copy), rewriting in place; sync as for fs.write",
     "buffer",
@@ -226,7 +223,6 @@ pub static COPY: ExperimentInfo = ExperimentInfo::new(
 
 pub static RANDOM_READ: ExperimentInfo = ExperimentInfo::new(
     "fs.random_read",
-    crate::experiment::LINUX,
     "pread of one buffer at a random buffer-aligned offset (seeded); cache=cold \
      turns readahead off and keeps the file nearly uncached",
     "buffer",
@@ -242,7 +238,6 @@ pub static RANDOM_READ: ExperimentInfo = ExperimentInfo::new(
 
 pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo::new(
     "fs.random_write",
-    crate::experiment::LINUX,
     "pwrite of one buffer at a random buffer-aligned offset (seeded), in place; \
      sync=end fsyncs every N writes (N = buffers in the file)",
     "buffer",

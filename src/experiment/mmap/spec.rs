@@ -188,7 +188,6 @@ pub(super) fn expectations(p: &Params) -> Vec<Expectation> {
 
 pub static ACCESS: ExperimentInfo = ExperimentInfo::new(
     "mmap.access",
-    crate::experiment::LINUX,
     "working-set walk over a fresh mapping: blocks of 512 cache lines walked 16 \
      times (a store to every 8th line), per backing (malloc, anonymous, file) with \
      populate and memset+msync variants; one sample is one pass. File backings keep \

@@ -240,7 +240,6 @@ pub(super) fn setup_anon(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
 
 pub static ANON: ExperimentInfo = ExperimentInfo::new(
     "pagefault.anon",
-    crate::experiment::LINUX_FREEBSD,
     "first write to each 4 KiB page of a new anonymous mapping (one sample: every \
      page of `size`): a minor fault that allocates, zeroes and maps a page. \
      memory=warm (the default) is the figure to compare with bare metal; \

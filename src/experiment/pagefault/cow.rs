@@ -116,7 +116,6 @@ pub(super) fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, Set
 
 pub static COW: ExperimentInfo = ExperimentInfo::new(
     "pagefault.cow",
-    crate::experiment::LINUX_FREEBSD,
     "copy-on-write: a forked child writes one byte to each of N inherited 4 KiB \
      pages; per page, after subtracting the same fork+exit+wait without writes \
      (includes freeing the copy at the child's exit); one fork, exit and wait per \

@@ -513,7 +513,6 @@ fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static FILE: ExperimentInfo = ExperimentInfo::new(
     "pagefault.file",
-    crate::experiment::LINUX,
     "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
      mapping of a cached file (fault-around maps several pages per fault: see \
      faults_per_page, ns_per_fault); also MAP_PRIVATE, writes (a private write copies \

@@ -262,7 +262,6 @@ fn setup(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
 
 pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo::new(
     "pagefault.prefault_sweep",
-    crate::experiment::LINUX_FREEBSD,
     "'preallocate N pages per fault' from user space: a fresh anonymous region \
      populated N pages per MADV_POPULATE_WRITE call (FreeBSD: mlock + munlock), then \
      touched; time per page \

@@ -131,7 +131,6 @@ fn spawn_calls(params: &Params) -> Vec<crate::experiment::Claim> {
 
 pub static FORK_EXEC: ExperimentInfo = ExperimentInfo::new(
     "process.fork_exec",
-    crate::experiment::UNIX,
     "fork(), the child execve()s a tiny program (a static exit(0) unless \
      target=dynamic), the parent waitpid()s: starting a new program",
     "fork+exec+wait",
@@ -172,7 +171,6 @@ pub(super) fn setup_posix_spawn(
 
 pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo::new(
     "process.posix_spawn",
-    crate::experiment::UNIX,
     "posix_spawn() of the same tiny program, then waitpid(): a new program without \
      copying the parent's page tables",
     "spawn+wait",

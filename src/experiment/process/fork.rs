@@ -65,7 +65,6 @@ pub(crate) fn setup_fork(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Se
 
 pub static FORK: ExperimentInfo = ExperimentInfo::new(
     "process.fork",
-    crate::experiment::UNIX,
     "fork(), the child _exit(0)s, the parent waitpid()s: a process created and reaped \
      (parent and child share the worker's CPU)",
     "fork+wait",
@@ -116,7 +115,6 @@ pub(super) const VFORK_SYSCALLS: &[&str] = &[raw::VFORK_SYSCALL, "exit_group", "
 
 pub static VFORK: ExperimentInfo = ExperimentInfo::new(
     "process.vfork",
-    crate::experiment::LINUX_FREEBSD,
     "vfork(), the child exits at once, the parent waitpid()s: a process that borrows \
      the parent's memory instead of copying its page tables",
     "vfork+wait",

@@ -55,8 +55,6 @@ pub(super) fn setup_thread(_: &Params, _: &Context) -> Result<Box<dyn Routine>, 
 
 pub static THREAD: ExperimentInfo = ExperimentInfo::new(
     "process.thread",
-    // Windows' build calls CreateThread (experiment/winapi.rs).
-    crate::experiment::UNIX_AND_WINDOWS,
     "pthread_create() of an empty thread, then pthread_join(): a task that shares \
      everything (on the worker's CPU)",
     "create+join",

@@ -88,7 +88,6 @@ pub static RUNGS: &[&ExperimentInfo] = &[
 
 pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
     "syscall.vdso_clock_gettime",
-    crate::experiment::LINUX,
     "clock_gettime(CLOCK_MONOTONIC) through glibc and the vDSO: no kernel entry",
     "call",
     "glibc → vDSO",
@@ -100,7 +99,6 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
 
 pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
     "syscall.clock_gettime",
-    crate::experiment::LINUX_FREEBSD,
     "the same clock_gettime forced into the kernel: what the vDSO saves",
     "call",
     entry::PATH,
@@ -117,7 +115,6 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
 
 pub static GETPID: ExperimentInfo = ExperimentInfo::new(
     "syscall.getpid",
-    crate::experiment::UNIX,
     "getpid(): the smallest useful system call",
     "call",
     entry::PATH,
@@ -132,7 +129,6 @@ pub static GETPID: ExperimentInfo = ExperimentInfo::new(
 
 pub static GETPPID: ExperimentInfo = ExperimentInfo::new(
     "syscall.getppid",
-    crate::experiment::UNIX,
     "getppid(): the classic null system call (never cached by any libc)",
     "call",
     entry::PATH,
@@ -147,7 +143,6 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo::new(
 
 pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo::new(
     "syscall.getppid_libc",
-    crate::experiment::UNIX,
     "getppid() through libc, the path `perf bench syscall basic` and lmbench measure: \
      the older name of `syscall.getppid --param entry=libc`",
     "call",
@@ -163,7 +158,6 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo::new(
 
 pub static READ: ExperimentInfo = ExperimentInfo::new(
     "syscall.read",
-    crate::experiment::UNIX,
     "read() of `size` bytes from /dev/zero",
     "call",
     entry::PATH,
@@ -178,7 +172,6 @@ pub static READ: ExperimentInfo = ExperimentInfo::new(
 
 pub static WRITE: ExperimentInfo = ExperimentInfo::new(
     "syscall.write",
-    crate::experiment::UNIX,
     "write() of `size` bytes to /dev/null",
     "call",
     entry::PATH,
@@ -204,7 +197,6 @@ fn fstat_calls(params: &Params) -> Vec<crate::experiment::Claim> {
 
 pub static FSTAT: ExperimentInfo = ExperimentInfo::new(
     "syscall.fstat",
-    crate::experiment::UNIX,
     "fstat() of an open file: a system call that copies a struct out",
     "call",
     entry::PATH,
@@ -219,7 +211,6 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo::new(
 
 pub static STAT: ExperimentInfo = ExperimentInfo::new(
     "syscall.stat",
-    crate::experiment::UNIX,
     "stat() of a path: a lookup through the dentry cache",
     "call",
     entry::PATH,
@@ -234,7 +225,6 @@ pub static STAT: ExperimentInfo = ExperimentInfo::new(
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "syscall.open_close",
-    crate::experiment::UNIX,
     "open() then close() of a path: allocating and freeing a file descriptor",
     "open+close",
     entry::PATH,

@@ -138,7 +138,6 @@ fn context1_expectations(_: &Params) -> Vec<Expectation> {
 
 pub static CONTEXT1: ExperimentInfo = ExperimentInfo::new(
     "unixbench.context1",
-    crate::experiment::UNIX,
     "UnixBench's Pipe-based Context Switching: a round trip of an 8-byte counter \
      through two pipes with a forked partner that checks it and echoes its own, per \
      loop",

@@ -329,7 +329,6 @@ fn expectations(params: &Params) -> Vec<Expectation> {
 
 pub static DHRYSTONE: ExperimentInfo = ExperimentInfo::new(
     "unixbench.dhrystone",
-    crate::experiment::UNIX,
     "UnixBench's Dhrystone 2: one loop of Weicker's Dhrystone 2.1 (integer, string \
      and record work in user space), in C at UnixBench's -O3 -ffast-math, or oslab's \
      Rust port",

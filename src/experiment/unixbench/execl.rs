@@ -174,7 +174,6 @@ fn expectations(_: &Params) -> Vec<Expectation> {
 
 pub static EXECL: ExperimentInfo = ExperimentInfo::new(
     "unixbench.execl",
-    &[crate::model::Os::Linux],
     "UnixBench's Execl Throughput: a dynamically linked C program execs itself, \
      counting down, as UnixBench's does (variant=static: a 248-byte static program, \
      the kernel's exec alone); one execve per loop",

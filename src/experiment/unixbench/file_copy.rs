@@ -271,7 +271,6 @@ fn expectations(params: &Params) -> Vec<Expectation> {
 
 pub static FILE_COPY: ExperimentInfo = ExperimentInfo::new(
     "unixbench.file_copy",
-    crate::experiment::UNIX,
     "UnixBench's File Copy: read bufsize bytes from one file and write them to \
      another, per loop, both rewound at the end of the maxblocks-KiB source",
     "loop",

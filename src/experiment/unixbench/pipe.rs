@@ -59,7 +59,6 @@ fn pipe_expectations(_: &Params) -> Vec<Expectation> {
 
 pub static PIPE: ExperimentInfo = ExperimentInfo::new(
     "unixbench.pipe",
-    crate::experiment::UNIX,
     "UnixBench's Pipe Throughput: one process writes 512 bytes into a pipe and reads \
      them back, per loop",
     "loop",

@@ -216,7 +216,6 @@ fn expectations(_: &Params) -> Vec<Expectation> {
 
 pub static SHELL: ExperimentInfo = ExperimentInfo::new(
     "unixbench.shell",
-    crate::experiment::UNIX,
     "UnixBench's Shell Scripts: /bin/sh runs `concurrency` copies of tst.sh (sort, od, \
      grep, tee, wc on a generated text) at once and waits, per loop",
     "loop",

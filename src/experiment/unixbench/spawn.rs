@@ -114,7 +114,6 @@ fn expectations(params: &Params) -> Vec<Expectation> {
 
 pub static SPAWN: ExperimentInfo = ExperimentInfo::new(
     "unixbench.spawn",
-    crate::experiment::UNIX,
     "UnixBench's Process Creation: fork(), the child exits, the parent waits, per \
      loop; forked by a small C program as UnixBench's (forker=c), or by the worker",
     "loop",

@@ -56,7 +56,6 @@ fn expectations(_: &Params) -> Vec<Expectation> {
 
 pub static SYSCALL: ExperimentInfo = ExperimentInfo::new(
     "unixbench.syscall",
-    crate::experiment::UNIX,
     "UnixBench's System Call Overhead: close(dup(fd)), getpid(), getuid(), \
      umask(022) per loop",
     "loop",

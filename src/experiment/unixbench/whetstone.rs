@@ -185,7 +185,6 @@ fn expectations(params: &Params) -> Vec<Expectation> {
 
 pub static WHETSTONE: ExperimentInfo = ExperimentInfo::new(
     "unixbench.whetstone",
-    crate::experiment::UNIX,
     "UnixBench's Double-Precision Whetstone: one pass (10 million Whetstone \
      instructions) of Curnow and Wichmann's Whetstone as in Longbottom's whets.c, in C \
      at UnixBench's -O3 -ffast-math, or oslab's Rust port",
