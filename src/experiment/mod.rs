@@ -179,8 +179,8 @@ impl ExperimentInfo {
 
     /// Why it does not run here, when it does not: "runs on linux only, not on freebsd".
     pub fn not_here(&self) -> Option<String> {
-        let list: Vec<&str> = self.os().iter().map(|o| o.name()).collect();
         (!self.runs_here()).then(|| {
+            let list: Vec<&str> = self.os().iter().map(|o| o.name()).collect();
             format!(
                 "runs on {} only, not on {}",
                 list.join(", "),

@@ -1,8 +1,8 @@
 //! The steps around a worker, in the parent: a new result, `unsupported` where the
-//! experiment does not run on this system (`ExperimentInfo::not_here`), the load started, and the result
-//! settled from how the worker ended and judged against its expectations. A worker that
-//! crashes, is killed or times out becomes a failed result with its reason, and the run goes
-//! on. `harness::copies::workers` runs them in order around one worker or N.
+//! experiment does not run on this system (`ExperimentInfo::not_here`), the load started,
+//! and the result settled from how the worker ended and judged against its expectations. A
+//! worker that crashes, is killed or times out becomes a failed result with its reason, and
+//! the run goes on. `harness::copies::workers` runs them in order around one worker or N.
 
 use crate::analysis::validate;
 use crate::experiment::params::parse_size;
@@ -14,7 +14,8 @@ use crate::harness::scratch;
 use crate::measure::load::{self, Load};
 use crate::model::{Calibration, ExperimentResult, Status};
 
-/// An experiment that does not run on this system (its cell in the equivalence table) is `unsupported`, with the reason: `true`.
+/// An experiment that does not run on this system (its cell in the equivalence table) is
+/// `unsupported`, with the reason: `true`.
 pub(super) fn refused_here(result: &mut ExperimentResult, info: &ExperimentInfo) -> bool {
     let Some(why) = info.not_here() else {
         return false;
