@@ -67,6 +67,14 @@ impl Row {
         }
     }
 
+    /// The systems it runs on (its cell there is `Runs`), in column order.
+    pub fn systems(&self) -> Vec<Os> {
+        SYSTEMS
+            .into_iter()
+            .filter(|os| self.cell(*os).how().is_some())
+            .collect()
+    }
+
     pub fn covers(&self, experiment: &str) -> bool {
         self.experiments.iter().any(|e| match e.strip_suffix('*') {
             Some(family) => experiment.starts_with(family),
