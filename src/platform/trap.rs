@@ -4,6 +4,17 @@
 
 use super::raw::{syscall0, syscall1, syscall2, syscall3, syscall4};
 
+/// The calls of a backend without a trap instruction of its own: each fails with ENOSYS.
+#[cfg(any(
+    target_os = "macos",
+    all(
+        target_os = "linux",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    ),
+    all(target_os = "freebsd", not(target_arch = "x86_64"))
+))]
+pub mod none;
+
 /// How the trap instruction is reached: written inline in the caller's loop ([`Inline`], the
 /// floor) or from a function of its own that is never inlined ([`Called`], what a program
 /// pays: glibc's wrappers are such functions). On CPUs whose return-stack mitigations make

@@ -157,8 +157,7 @@ mod arch {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-#[path = "../raw_none.rs"]
-mod arch;
+use crate::platform::trap::none as arch;
 
 pub use arch::*;
 

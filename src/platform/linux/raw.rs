@@ -267,8 +267,7 @@ mod arch {
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-#[path = "../raw_none.rs"]
-mod arch;
+use crate::platform::trap::none as arch;
 
 pub use arch::*;
 

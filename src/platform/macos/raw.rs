@@ -3,9 +3,7 @@
 //! arm64 macOS traps with `svc #0x80`, with the number in x16). The functions fail with
 //! ENOSYS and the experiments of the raw path declare the systems that have one.
 
-#[path = "../raw_none.rs"]
-mod none;
-pub use none::*;
+pub use crate::platform::trap::none::*;
 
 // The two paths to the trap instruction over this module's calls (`platform::trap`).
 pub use crate::platform::trap::*;

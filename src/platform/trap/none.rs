@@ -1,7 +1,8 @@
 //! No raw trap instruction here (an architecture or system oslab has no raw path for): every
 //! call fails with ENOSYS, which libc's `syscall()` would not (it measures a wrapper), and the
-//! experiments of the raw path declare where they run. Each backend's `raw` includes this
-//! file with `#[path]` where it has no trap of its own.
+//! experiments of the raw path declare where they run. Each backend's `raw` re-exports this
+//! module where it has no trap of its own (macOS; Linux and FreeBSD on an architecture oslab
+//! writes no trap for).
 
 pub const SUPPORTED: bool = false;
 
