@@ -68,215 +68,72 @@ const fn stall(name: &'static str, scope: Scope, key: &'static str) -> ReclaimCo
 
 use Scope::{Cgroup, System, Vmscan};
 
-/// Every reclaim counter, in the order shown: the cgroup's, then the machine's.
-pub const COUNTERS: &[ReclaimCounter] = &[
-    counter(
-        "cg.pgscan",
-        Cgroup,
-        "pgscan",
-        "pages scanned by the cgroup's reclaim",
-    ),
-    counter(
-        "cg.pgsteal",
-        Cgroup,
-        "pgsteal",
-        "pages reclaimed (stolen) from the cgroup",
-    ),
-    counter(
-        "cg.pgactivate",
-        Cgroup,
-        "pgactivate",
-        "pages moved to an active list",
-    ),
-    counter(
-        "cg.pgdeactivate",
-        Cgroup,
-        "pgdeactivate",
-        "pages moved to an inactive list",
-    ),
-    counter(
-        "cg.pgrefill",
-        Cgroup,
-        "pgrefill",
-        "active pages scanned to refill the inactive list",
-    ),
-    counter(
-        "cg.workingset_refault_anon",
-        Cgroup,
-        "workingset_refault_anon",
-        "anonymous pages faulted back soon after eviction",
-    ),
-    counter(
-        "cg.workingset_refault_file",
-        Cgroup,
-        "workingset_refault_file",
-        "file pages read back soon after eviction",
-    ),
-    counter(
-        "cg.workingset_activate_anon",
-        Cgroup,
-        "workingset_activate_anon",
-        "refaulted anonymous pages activated at once",
-    ),
-    counter(
-        "cg.workingset_activate_file",
-        Cgroup,
-        "workingset_activate_file",
-        "refaulted file pages activated at once",
-    ),
-    counter("cg.pswpout", Cgroup, "pswpout", "pages written to swap"),
-    counter("cg.pswpin", Cgroup, "pswpin", "pages read back from swap"),
-    counter(
-        "cg.pgmajfault",
-        Cgroup,
-        "pgmajfault",
-        "major faults (a read from disk or swap)",
-    ),
-    counter(
-        "cg.oom_kill",
-        Cgroup,
-        "oom_kill",
-        "processes the OOM killer killed",
-    ),
-    stall("cg.psi_some_us", Cgroup, "some"),
-    stall("cg.psi_full_us", Cgroup, "full"),
-    counter(
-        "vm.pgscan_kswapd",
-        System,
-        "pgscan_kswapd",
-        "pages scanned by kswapd",
-    ),
-    counter(
-        "vm.pgscan_direct",
-        System,
-        "pgscan_direct",
-        "pages scanned by direct reclaim",
-    ),
-    counter(
-        "vm.pgsteal_kswapd",
-        System,
-        "pgsteal_kswapd",
-        "pages reclaimed by kswapd",
-    ),
-    counter(
-        "vm.pgsteal_direct",
-        System,
-        "pgsteal_direct",
-        "pages reclaimed by direct reclaim",
-    ),
-    counter(
-        "vm.pgactivate",
-        System,
-        "pgactivate",
-        "pages moved to an active list",
-    ),
-    counter(
-        "vm.pgdeactivate",
-        System,
-        "pgdeactivate",
-        "pages moved to an inactive list",
-    ),
-    counter(
-        "vm.pgrefill",
-        System,
-        "pgrefill",
-        "active pages scanned to refill the inactive list",
-    ),
-    counter(
-        "vm.workingset_refault_anon",
-        System,
-        "workingset_refault_anon",
-        "anonymous pages faulted back soon after eviction",
-    ),
-    counter(
-        "vm.workingset_refault_file",
-        System,
-        "workingset_refault_file",
-        "file pages read back soon after eviction",
-    ),
-    counter(
-        "vm.workingset_activate_anon",
-        System,
-        "workingset_activate_anon",
-        "refaulted anonymous pages activated at once",
-    ),
-    counter(
-        "vm.workingset_activate_file",
-        System,
-        "workingset_activate_file",
-        "refaulted file pages activated at once",
-    ),
-    counter("vm.pswpout", System, "pswpout", "pages written to swap"),
-    counter("vm.pswpin", System, "pswpin", "pages read back from swap"),
-    counter(
-        "vm.pgmajfault",
-        System,
-        "pgmajfault",
-        "major faults (a read from disk or swap)",
-    ),
-    counter(
-        "vm.oom_kill",
-        System,
-        "oom_kill",
-        "processes the OOM killer killed",
-    ),
-    stall("vm.psi_some_us", System, "some"),
-    stall("vm.psi_full_us", System, "full"),
-    counter(
-        "vmscan.scanned",
-        Vmscan,
-        "nr_scanned",
-        "inactive pages reclaim scanned",
-    ),
-    counter(
-        "vmscan.reclaimed",
-        Vmscan,
-        "nr_reclaimed",
-        "pages reclaim freed (stolen)",
-    ),
-    counter(
-        "vmscan.activated_anon",
-        Vmscan,
-        "nr_activate0",
-        "scanned anonymous pages found referenced and activated (PAGEREF_ACTIVATE)",
-    ),
-    counter(
-        "vmscan.activated_file",
-        Vmscan,
-        "nr_activate1",
-        "scanned file pages found referenced and activated (PAGEREF_ACTIVATE)",
-    ),
-    counter(
-        "vmscan.kept_referenced",
-        Vmscan,
-        "nr_ref_keep",
-        "scanned pages found referenced and kept inactive (PAGEREF_KEEP)",
-    ),
-    counter(
-        "vmscan.active_scanned",
-        Vmscan,
-        "nr_taken",
-        "active pages scanned",
-    ),
-    counter(
-        "vmscan.deactivated",
-        Vmscan,
-        "nr_deactivated",
-        "active pages moved to the inactive list",
-    ),
-    counter(
-        "vmscan.active_referenced",
-        Vmscan,
-        "nr_referenced",
-        "active pages found referenced",
-    ),
-    counter(
-        "vmscan.lost_records",
-        Vmscan,
-        "lost",
-        "tracepoint records lost to a full ring buffer: the vmscan sums are short",
-    ),
-];
+/// The table, written once: each scope's own counters, then those the cgroup and the machine
+/// both count under the same key and meaning (stored as `cg.KEY` and `vm.KEY`), then the
+/// tracepoints'.
+macro_rules! reclaim_counters {
+    (
+        cgroup: [$($cg_key:literal => $cg_meaning:literal),* $(,)?],
+        system: [$($vm_key:literal => $vm_meaning:literal),* $(,)?],
+        both: [$($key:literal => $meaning:literal),* $(,)?],
+        vmscan: [$($name:literal, $trace_key:literal => $trace_meaning:literal),* $(,)?] $(,)?
+    ) => {
+        &[
+            $(counter(concat!("cg.", $cg_key), Cgroup, $cg_key, $cg_meaning),)*
+            $(counter(concat!("cg.", $key), Cgroup, $key, $meaning),)*
+            stall("cg.psi_some_us", Cgroup, "some"),
+            stall("cg.psi_full_us", Cgroup, "full"),
+            $(counter(concat!("vm.", $vm_key), System, $vm_key, $vm_meaning),)*
+            $(counter(concat!("vm.", $key), System, $key, $meaning),)*
+            stall("vm.psi_some_us", System, "some"),
+            stall("vm.psi_full_us", System, "full"),
+            $(counter(concat!("vmscan.", $name), Vmscan, $trace_key, $trace_meaning),)*
+        ]
+    };
+}
+
+/// Every reclaim counter, in the order shown: the cgroup's, then the machine's, then the
+/// tracepoints'.
+pub const COUNTERS: &[ReclaimCounter] = reclaim_counters! {
+    cgroup: [
+        "pgscan" => "pages scanned by the cgroup's reclaim",
+        "pgsteal" => "pages reclaimed (stolen) from the cgroup",
+    ],
+    system: [
+        "pgscan_kswapd" => "pages scanned by kswapd",
+        "pgscan_direct" => "pages scanned by direct reclaim",
+        "pgsteal_kswapd" => "pages reclaimed by kswapd",
+        "pgsteal_direct" => "pages reclaimed by direct reclaim",
+    ],
+    both: [
+        "pgactivate" => "pages moved to an active list",
+        "pgdeactivate" => "pages moved to an inactive list",
+        "pgrefill" => "active pages scanned to refill the inactive list",
+        "workingset_refault_anon" => "anonymous pages faulted back soon after eviction",
+        "workingset_refault_file" => "file pages read back soon after eviction",
+        "workingset_activate_anon" => "refaulted anonymous pages activated at once",
+        "workingset_activate_file" => "refaulted file pages activated at once",
+        "pswpout" => "pages written to swap",
+        "pswpin" => "pages read back from swap",
+        "pgmajfault" => "major faults (a read from disk or swap)",
+        "oom_kill" => "processes the OOM killer killed",
+    ],
+    vmscan: [
+        "scanned", "nr_scanned" => "inactive pages reclaim scanned",
+        "reclaimed", "nr_reclaimed" => "pages reclaim freed (stolen)",
+        "activated_anon", "nr_activate0" =>
+            "scanned anonymous pages found referenced and activated (PAGEREF_ACTIVATE)",
+        "activated_file", "nr_activate1" =>
+            "scanned file pages found referenced and activated (PAGEREF_ACTIVATE)",
+        "kept_referenced", "nr_ref_keep" =>
+            "scanned pages found referenced and kept inactive (PAGEREF_KEEP)",
+        "active_scanned", "nr_taken" => "active pages scanned",
+        "deactivated", "nr_deactivated" => "active pages moved to the inactive list",
+        "active_referenced", "nr_referenced" => "active pages found referenced",
+        "lost_records", "lost" =>
+            "tracepoint records lost to a full ring buffer: the vmscan sums are short",
+    ],
+};
 
 /// The reclaim counter stored under `name`, if it is one.
 pub fn find(name: &str) -> Option<&'static ReclaimCounter> {

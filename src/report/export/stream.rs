@@ -216,12 +216,12 @@ impl<'de, S: Sink> Visitor<'de> for Document<'_, '_, S> {
                         state.format_error = Some(e);
                         return Err(de::Error::custom("refused"));
                     }
-                    let run = map.next_value_seed(RunSeed {
+                    let run = map.next_value_seed(RunSeed(Reading {
                         sink: &mut *state.sink,
                         error: &mut state.sink_error,
                         count: &state.count,
                         reading: &mut state.reading,
-                    })?;
+                    }))?;
                     state.run = Some(run);
                 }
                 _ => {
@@ -233,13 +233,34 @@ impl<'de, S: Sink> Visitor<'de> for Document<'_, '_, S> {
     }
 }
 
-/// The `run` object: every field but `results` kept as JSON, results streamed.
-struct RunSeed<'a, S: Sink> {
+/// What the run and its results are read with: the sink, where its error is kept, the byte
+/// count and what is being read.
+struct Reading<'a, S: Sink> {
     sink: &'a mut S,
     error: &'a mut Option<S::Error>,
     count: &'a Count,
     reading: &'a mut String,
 }
+
+impl<S: Sink> Reading<'_, S> {
+    fn reborrow(&mut self) -> Reading<'_, S> {
+        Reading {
+            sink: &mut *self.sink,
+            error: &mut *self.error,
+            count: self.count,
+            reading: &mut *self.reading,
+        }
+    }
+
+    /// Marks the bytes read so far as one value's and says what the next one is.
+    fn next(&mut self, what: String) {
+        self.count.mark();
+        *self.reading = what;
+    }
+}
+
+/// The `run` object: every field but `results` kept as JSON, results streamed.
+struct RunSeed<'a, S: Sink>(Reading<'a, S>);
 
 impl<'de, S: Sink> DeserializeSeed<'de> for RunSeed<'_, S> {
     type Value = Streamed;
@@ -264,23 +285,18 @@ impl<'de, S: Sink> Visitor<'de> for RunSeed<'_, S> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Streamed, A::Error> {
+        let mut r = self.0;
         let mut fields = Map::new();
         let mut results: Option<usize> = None;
         let mut results_last = true;
         while let Some(key) = map.next_key::<String>()? {
-            self.count.mark();
-            *self.reading = format!("the run's field {key:?}");
+            r.next(format!("the run's field {key:?}"));
             if key == "results" {
                 if results.is_some() {
                     return Err(de::Error::custom("duplicate field `results`"));
                 }
-                self.sink.results_begin(header(&fields).ok().as_ref());
-                results = Some(map.next_value_seed(Results {
-                    sink: &mut *self.sink,
-                    error: &mut *self.error,
-                    count: self.count,
-                    reading: &mut *self.reading,
-                })?);
+                r.sink.results_begin(header(&fields).ok().as_ref());
+                results = Some(map.next_value_seed(Results(r.reborrow()))?);
             } else {
                 if fields.contains_key(&key) {
                     return Err(de::Error::custom(format!("duplicate field `{key}`")));
@@ -301,12 +317,7 @@ impl<'de, S: Sink> Visitor<'de> for RunSeed<'_, S> {
 }
 
 /// The `results` array, each element to the sink.
-struct Results<'a, S: Sink> {
-    sink: &'a mut S,
-    error: &'a mut Option<S::Error>,
-    count: &'a Count,
-    reading: &'a mut String,
-}
+struct Results<'a, S: Sink>(Reading<'a, S>);
 
 impl<'de, S: Sink> DeserializeSeed<'de> for Results<'_, S> {
     type Value = usize;
@@ -324,16 +335,16 @@ impl<'de, S: Sink> Visitor<'de> for Results<'_, S> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        let mut r = self.0;
         let mut n = 0;
         loop {
-            self.count.mark();
-            *self.reading = format!("result {}", n + 1);
+            r.next(format!("result {}", n + 1));
             let Some(result) = seq.next_element::<ExperimentResult>()? else {
                 break;
             };
             n += 1;
-            if let Err(e) = self.sink.result(result) {
-                *self.error = Some(e);
+            if let Err(e) = r.sink.result(result) {
+                *r.error = Some(e);
                 return Err(de::Error::custom("stopped"));
             }
         }
