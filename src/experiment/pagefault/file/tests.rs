@@ -64,7 +64,11 @@ fn a_private_write_faults_once_per_page_and_the_others_at_most_once() {
                 "{map} {access}: {per_page}"
             );
         }
-        assert_eq!(fact(&facts, "cached_share_at_start"), 1.0, "{map} {access}");
+        // The experiment's own bound (cache_expectations): a page of the file may be
+        // reclaimed between passes on a busy machine (a CI run under qemu-user found a share of
+        // 0.9974 cached at the starts of a shared write's three passes: 766 of 768 pages).
+        let cached = fact(&facts, "cached_share_at_start");
+        assert!(cached >= 0.99, "{map} {access}: {cached}");
         assert!(fact(&facts, "ns_per_fault") > 0.0);
     }
 }
