@@ -1,6 +1,6 @@
 //! Windows: the real `oslab.exe` (run natively on Windows, or under Wine by `.ci/windows`)
 //! describes the machine, lists what runs there, measures the Windows experiments with their
-//! proofs, refuses the POSIX ones in one line, reports a crash and a hang of its worker, and
+//! proofs, stores the POSIX ones `unsupported` with their reason, reports a crash and a hang of its worker, and
 //! shows and compares what it stored. Under Wine the figures are Wine's and no expectation is
 //! judged (Wine counts no context switches or page faults): the results say so.
 #![cfg(windows)]
@@ -73,10 +73,18 @@ fn list_names_what_runs_here() {
 }
 
 #[test]
-fn a_posix_experiment_is_refused_in_one_line() {
+fn a_posix_experiment_is_unsupported_with_its_reason() {
+    // As on every system: an experiment named where it does not run is stored `unsupported`,
+    // with where it runs and its cell's reason (the equivalence table).
     let lab = Lab::new();
-    lab.oslab(&["run", "process.fork"])
-        .assert_user_error(&["process.fork does not run on Windows", "no fork"]);
+    let doc = lab.run_json(&["process.fork", "--quick"], 0);
+    check_run_contract(&doc);
+    let r = &results(&doc)[0];
+    assert_eq!(r["experiment"], "process.fork", "{r:#}");
+    assert_eq!(r["status"], "unsupported", "{r:#}");
+    let reason = r["reason"].as_str().expect("a reason");
+    assert!(reason.contains("not on windows"), "{reason}");
+    assert!(reason.contains("no fork"), "{reason}");
     lab.oslab(&["run", "no.such"])
         .assert_user_error(&["unknown experiment"]);
 }

@@ -28,18 +28,11 @@
 //! ([`Metric::BothSidesSwitches`]): exactly two per round trip when the switches happen, one
 //! or none when they do not.
 
-use crate::experiment::RoutineError;
-use std::sync::Arc;
-use std::sync::mpsc;
-use std::thread::JoinHandle;
-use std::time::Duration;
-
-use super::pingpong::{
-    self, Channel, Cpus, PLACEMENT_PARAM, PartnerProcess, PingPong, SharedWords, Turns,
-    WORKING_SET_PARAM,
-};
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
+use super::pingpong::{Channel, PLACEMENT_PARAM, WORKING_SET_PARAM};
+use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+
+super::unix_setups!(routines => setup_pipe, setup_pipe_noswitch);
 
 mod futex;
 pub use futex::*;
@@ -148,19 +141,17 @@ fn pipe_expectations(_: &Params) -> Vec<Expectation> {
     byte_round_trip_expectations(Channel::Pipes)
 }
 
-fn setup_pipe(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let cpus = pingpong::place(params, ctx)?;
-    let working_set = params.u64("working_set_kb") as usize * 1024;
-    Ok(Box::new(PingPong::start(
-        Channel::Pipes,
-        Some(cpus.partner),
-        working_set,
-    )?))
-}
-
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).
-pub static EXPERIMENTS: &[&ExperimentInfo] = &[&PIPE, &PIPE_NOSWITCH, &FUTEX, &YIELD, &NANOSLEEP0];
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[
+    &PIPE,
+    &PIPE_NOSWITCH,
+    &FUTEX,
+    // Windows builds its own (`winapi`: SwitchToThread).
+    #[cfg(unix)]
+    &YIELD,
+    &NANOSLEEP0,
+];
 
 pub static PIPE: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.pipe",
@@ -178,34 +169,6 @@ pub static PIPE: ExperimentInfo = ExperimentInfo::new(
 .expectations(pipe_expectations);
 
 // --- ctxswitch.pipe_noswitch ---
-
-/// One process writes one byte into each of two non-blocking pipes and reads it back: the
-/// same four system calls as one round trip of both sides of `ctxswitch.pipe` (the worker's
-/// write and read, the partner's read and write), without blocking, waking or switching.
-struct PipeNoSwitch {
-    pipes: [(std::os::fd::OwnedFd, std::os::fd::OwnedFd); 2],
-}
-
-impl Routine for PipeNoSwitch {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        use std::os::fd::AsRawFd;
-        let [(a_r, a_w), (b_r, b_w)] = &self.pipes;
-        let (a_r, a_w, b_r, b_w) = (
-            a_r.as_raw_fd(),
-            a_w.as_raw_fd(),
-            b_r.as_raw_fd(),
-            b_w.as_raw_fd(),
-        );
-        for _ in 0..ops {
-            pingpong::write_byte(a_w, 0x5a, "pipe A")?;
-            let byte = pingpong::read_byte(a_r, "pipe A")?;
-            pingpong::write_byte(b_w, byte, "pipe B")?;
-            pingpong::read_byte(b_r, "pipe B")?;
-        }
-        Ok(())
-    }
-}
 
 /// No claim on perf's `context-switches`: it counts involuntary switches too, and a
 /// preemption by another task (0.015 per op measured under load) is contamination, reported in
@@ -226,12 +189,6 @@ fn pipe_noswitch_expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-fn setup_pipe_noswitch(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let a = pingpong::pipe(libc::O_NONBLOCK)?;
-    let b = pingpong::pipe(libc::O_NONBLOCK)?;
-    Ok(Box::new(PipeNoSwitch { pipes: [a, b] }))
-}
-
 pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.pipe_noswitch",
     "the system calls of one pipe round trip (write+read on each of two pipes) in one \
@@ -247,5 +204,62 @@ pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo::new(
 .counters_between_samples()
 .expectations(pipe_noswitch_expectations);
 
-#[cfg(test)]
+/// The routines, POSIX's: pipes and a forked partner.
+#[cfg(unix)]
+mod routines {
+    use super::super::pingpong::{self, Channel, PingPong};
+    use super::super::{Context, Params, Routine, RoutineError, SetupError};
+
+    pub(super) fn setup_pipe(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let cpus = pingpong::place(params, ctx)?;
+        let working_set = params.u64("working_set_kb") as usize * 1024;
+        Ok(Box::new(PingPong::start(
+            Channel::Pipes,
+            Some(cpus.partner),
+            working_set,
+        )?))
+    }
+
+    /// One process writes one byte into each of two non-blocking pipes and reads it back: the
+    /// same four system calls as one round trip of both sides of `ctxswitch.pipe` (the worker's
+    /// write and read, the partner's read and write), without blocking, waking or switching.
+    struct PipeNoSwitch {
+        pipes: [(std::os::fd::OwnedFd, std::os::fd::OwnedFd); 2],
+    }
+
+    impl Routine for PipeNoSwitch {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            use std::os::fd::AsRawFd;
+            let [(a_r, a_w), (b_r, b_w)] = &self.pipes;
+            let (a_r, a_w, b_r, b_w) = (
+                a_r.as_raw_fd(),
+                a_w.as_raw_fd(),
+                b_r.as_raw_fd(),
+                b_w.as_raw_fd(),
+            );
+            for _ in 0..ops {
+                pingpong::write_byte(a_w, 0x5a, "pipe A")?;
+                let byte = pingpong::read_byte(a_r, "pipe A")?;
+                pingpong::write_byte(b_w, byte, "pipe B")?;
+                pingpong::read_byte(b_r, "pipe B")?;
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup_pipe_noswitch(
+        _: &Params,
+        _: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let a = pingpong::pipe(libc::O_NONBLOCK)?;
+        let b = pingpong::pipe(libc::O_NONBLOCK)?;
+        Ok(Box::new(PipeNoSwitch { pipes: [a, b] }))
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests;

@@ -28,13 +28,12 @@
 //! delete lifecycles); what is new is the append (`append`) and the filesets of statfile and
 //! openfiles (`fileset`).
 
-use std::path::Path;
-
-use super::fs::{self, Fd, page_size};
-use super::refusal::Refusal;
+use super::fs::{self, page_size};
 use super::{Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
+#[cfg(unix)]
+use {super::fs::Fd, super::refusal::Refusal, std::path::Path};
 
 mod append;
 pub use append::*;
@@ -44,6 +43,7 @@ mod fileset;
 pub use fileset::*;
 mod transfer;
 pub use transfer::*;
+#[cfg(unix)]
 mod tree;
 
 /// Every filemicro experiment, in the suite's order (Filebench's workload names).
@@ -120,6 +120,7 @@ fn is_true(params: &Params, name: &str) -> bool {
     params.get(name) == Some("true")
 }
 
+#[cfg(unix)]
 /// Refused when `need` bytes (plus fs's slack) do not fit in the work directory.
 fn room(ctx: &Context, need: u64, what: &str) -> Result<(), Refusal> {
     let Some(dir) = ctx.work_dir.as_deref() else {
@@ -194,9 +195,10 @@ pub fn filebench_workload(experiment: &str) -> Option<String> {
     })
 }
 
+#[cfg(unix)]
 fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
     fs::work_dir(ctx)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

@@ -40,27 +40,31 @@
 //! ~20 µs for a create+unlink pair that recycles the inode it just freed. There is no
 //! `fs.delete` until the harness can prepare files untimed (docs/experiments.md).
 
-use crate::platform::{fscache, mount};
-
-use std::collections::VecDeque;
-use std::ffi::{CStr, CString};
-use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-
-use super::mapping::Anon;
-use super::{
-    Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
-};
-use crate::analysis::rng::Rng;
+use super::{Claim, ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
-use crate::experiment::params::format_size;
-use crate::experiment::refusal::Refusal;
 
+// What the routines (below and in the submodules) share, POSIX's.
+#[cfg(unix)]
+use {
+    super::mapping::Anon,
+    super::{Context, Routine, RoutineError, SetupError},
+    crate::analysis::rng::Rng,
+    crate::experiment::{params::format_size, refusal::Refusal},
+    crate::platform::{fscache, mount},
+    std::collections::VecDeque,
+    std::ffi::{CStr, CString},
+    std::io,
+    std::path::{Path, PathBuf},
+};
+
+super::unix_setups!(pub(crate) system => ; preflights: preflight_one, preflight_two);
+
+/// The transfers' routines, POSIX's.
+#[cfg(unix)]
 mod transfer;
-use transfer::*;
 // What the filemicro family shares with this one: the same mechanisms, one copy.
-pub(crate) use transfer::{Kind, PERIOD_OUBLOCK, setup_transfer_every};
+#[cfg(unix)]
+pub(crate) use transfer::setup_transfer_every;
 mod transfer_info;
 pub use transfer_info::*;
 mod meta;
@@ -137,228 +141,236 @@ const FSYNC_BUFSIZE_PARAM: ParamSpec = ParamSpec {
 };
 
 /// Free space a transfer experiment needs besides its files.
+#[cfg(unix)]
 pub(crate) const SLACK: u64 = 16 << 20;
-
-// --- small system helpers ---
 
 pub(crate) fn page_size() -> u64 {
     crate::platform::memory::page_size()
 }
 
-pub(crate) fn cpath(path: &Path) -> Result<CString, RoutineError> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{} contains a NUL byte", path.display()).into())
-}
+/// The family's system helpers and preflights, POSIX's: descriptors, paths, statvfs.
+#[cfg(unix)]
+mod system {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
 
-/// A file descriptor closed on drop.
-pub(crate) struct Fd(pub(crate) libc::c_int);
-
-impl Fd {
-    pub(crate) fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
-        let c = cpath(path).map_err(io::Error::other)?;
-        // SAFETY: `c` is a valid NUL-terminated path; the mode is read only with O_CREAT.
-        let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
-        if fd < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(Fd(fd))
-        }
+    pub(crate) fn cpath(path: &Path) -> Result<CString, RoutineError> {
+        CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| format!("{} contains a NUL byte", path.display()).into())
     }
 
-    pub(crate) fn fsync(&self) -> Result<(), RoutineError> {
-        // SAFETY: fsync on our own open descriptor.
-        if unsafe { libc::fsync(self.0) } != 0 {
-            return Err(RoutineError::last_os("fsync"));
-        }
-        Ok(())
-    }
+    /// A file descriptor closed on drop.
+    pub(crate) struct Fd(pub(crate) libc::c_int);
 
-    /// Drop the file's clean pages from the cache (`platform::fscache::drop_file_cache`).
-    fn drop_cache(&self) -> Result<(), RoutineError> {
-        fscache::drop_file_cache(self.0).map_err(RoutineError::from)
-    }
-
-    /// Turn the file's readahead off (`platform::fscache::advise_random`).
-    fn advise_random(&self) -> Result<(), RoutineError> {
-        fscache::advise_random(self.0).map_err(RoutineError::from)
-    }
-
-    /// One pread/pwrite of exactly `len` bytes at `offset`; a short transfer is an error.
-    pub(crate) fn transfer(
-        &self,
-        write: bool,
-        buf: *mut u8,
-        len: usize,
-        offset: u64,
-    ) -> io::Result<()> {
-        // SAFETY: `buf` points to at least `len` bytes of our own mapping (callers pass the
-        // routine's buffer, whose length is at least `len`).
-        let n = unsafe {
-            if write {
-                libc::pwrite(self.0, buf.cast(), len, offset as libc::off_t)
+    impl Fd {
+        pub(crate) fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
+            let c = cpath(path).map_err(io::Error::other)?;
+            // SAFETY: `c` is a valid NUL-terminated path; the mode is read only with O_CREAT.
+            let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
+            if fd < 0 {
+                Err(io::Error::last_os_error())
             } else {
-                libc::pread(self.0, buf.cast(), len, offset as libc::off_t)
+                Ok(Fd(fd))
             }
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
         }
-        if n as usize != len {
-            return Err(io::Error::other(format!(
-                "short {}: {n} of {len} bytes at offset {offset}",
-                if write { "pwrite" } else { "pread" }
+
+        pub(crate) fn fsync(&self) -> Result<(), RoutineError> {
+            // SAFETY: fsync on our own open descriptor.
+            if unsafe { libc::fsync(self.0) } != 0 {
+                return Err(RoutineError::last_os("fsync"));
+            }
+            Ok(())
+        }
+
+        /// Drop the file's clean pages from the cache (`platform::fscache::drop_file_cache`).
+        pub(crate) fn drop_cache(&self) -> Result<(), RoutineError> {
+            fscache::drop_file_cache(self.0).map_err(RoutineError::from)
+        }
+
+        /// Turn the file's readahead off (`platform::fscache::advise_random`).
+        pub(crate) fn advise_random(&self) -> Result<(), RoutineError> {
+            fscache::advise_random(self.0).map_err(RoutineError::from)
+        }
+
+        /// One pread/pwrite of exactly `len` bytes at `offset`; a short transfer is an error.
+        pub(crate) fn transfer(
+            &self,
+            write: bool,
+            buf: *mut u8,
+            len: usize,
+            offset: u64,
+        ) -> io::Result<()> {
+            // SAFETY: `buf` points to at least `len` bytes of our own mapping (callers pass the
+            // routine's buffer, whose length is at least `len`).
+            let n = unsafe {
+                if write {
+                    libc::pwrite(self.0, buf.cast(), len, offset as libc::off_t)
+                } else {
+                    libc::pread(self.0, buf.cast(), len, offset as libc::off_t)
+                }
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if n as usize != len {
+                return Err(io::Error::other(format!(
+                    "short {}: {n} of {len} bytes at offset {offset}",
+                    if write { "pwrite" } else { "pread" }
+                )));
+            }
+            Ok(())
+        }
+    }
+
+    impl Drop for Fd {
+        fn drop(&mut self) {
+            // SAFETY: closing our own descriptor once.
+            unsafe { libc::close(self.0) };
+        }
+    }
+
+    pub(crate) fn failed(what: &str) -> impl FnOnce(io::Error) -> SetupError + '_ {
+        move |e| SetupError::Failed(format!("{what}: {e}"))
+    }
+
+    /// The work directory, after its file system was synced
+    /// (`platform::fscache::sync_file_system`): what earlier work left to do (dirty data, a
+    /// journal commit, the discards of freed blocks on a `discard` mount) is done before this
+    /// experiment measures. Measured here: fs.create after the transfer experiments had removed
+    /// their 64 MiB files cost 275 µs per op instead of 23 µs, while ext4 committed and
+    /// discarded the freed blocks.
+    pub(crate) fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
+        let dir = ctx.work_dir.as_deref().ok_or_else(|| {
+            SetupError::Failed("no work directory was created for this experiment".into())
+        })?;
+        let fd = Fd::open(dir, libc::O_RDONLY | libc::O_DIRECTORY)
+            .map_err(failed("opening the work directory"))?;
+        fscache::sync_file_system(fd.0)
+            .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
+        Ok(dir)
+    }
+
+    /// The mount of the work directory; on a memory-backed file system `needs_device` variants
+    /// are unsupported: they would measure the page cache again under a device's name.
+    pub(crate) fn check_device(
+        dir: &Path,
+        needs_device: Option<&str>,
+    ) -> Result<mount::Mount, SetupError> {
+        let m = mount::mount_of(dir).map_err(|e| SetupError::Failed(e.to_string()))?;
+        if let Some(what) = needs_device
+            && m.memory_backed()
+        {
+            return Err(SetupError::Unsupported(format!(
+                "{}: a memory-backed file system has no device, so {what} would measure the page \
+                 cache again; pass --dir on a disk-backed file system",
+                m.describe()
             )));
         }
+        Ok(m)
+    }
+
+    /// Write `len` bytes of a pattern to a new file at `path` in writes of `chunk` bytes,
+    /// optionally fsync it.
+    ///
+    /// The chunk matters: the page cache keeps a file in folios as large as the writes that
+    /// filled it (ext4 has large folios on Linux 6.18), and dirtying any byte of a folio dirties,
+    /// charges to oublock and later writes back the whole folio. Measured here: after 1 MiB
+    /// writes, one 4 KiB O_DSYNC write cost 2048 blocks (1 MiB) of oublock. Files that the
+    /// experiment writes into are therefore laid out in writes of its own buffer size (at least a
+    /// page), as a program writing them with that buffer would have left them.
+    pub(crate) fn lay_out(path: &Path, len: u64, chunk: u64, sync: bool) -> Result<(), SetupError> {
+        let what = format!("writing {}", path.display());
+        let fd = Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)
+            .map_err(failed(&what))?;
+        let chunk = chunk.clamp(page_size(), 1 << 20) as usize;
+        let buf = Anon::private(chunk)?;
+        // SAFETY: the mapping is `chunk` bytes long and ours.
+        unsafe { std::ptr::write_bytes(buf.ptr(), 0xa5, chunk) };
+        let mut off = 0;
+        while off < len {
+            let n = chunk.min((len - off) as usize);
+            fd.transfer(true, buf.ptr(), n, off)
+                .map_err(failed(&what))?;
+            off += n as u64;
+        }
+        if sync {
+            fd.fsync()?;
+        }
         Ok(())
     }
-}
 
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: closing our own descriptor once.
-        unsafe { libc::close(self.0) };
+    /// Read a whole file once so it is in the page cache.
+    pub(crate) fn warm(fd: &Fd, len: u64) -> Result<(), SetupError> {
+        let chunk = 1usize << 20;
+        let buf = Anon::private(chunk)?;
+        let mut off = 0;
+        while off < len {
+            let n = chunk.min((len - off) as usize);
+            fd.transfer(false, buf.ptr(), n, off)
+                .map_err(failed("warming the file"))?;
+            off += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Bytes free to an unprivileged user on the file system holding `dir`.
+    pub(crate) fn statvfs_free(dir: &Path) -> Result<u64, RoutineError> {
+        let c = cpath(dir)?;
+        // SAFETY: an all-zero statvfs is a valid value to be overwritten.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is a valid path and `st` a writable statvfs.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+            return Err(RoutineError::last_os(format!(
+                "statvfs of {}",
+                dir.display()
+            )));
+        }
+        Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    }
+
+    /// The room check of the transfer experiments: `copies` files of `size`, plus slack, must
+    /// fit, and a buffer must fit in the file.
+    pub(crate) fn room_for(params: &Params, ctx: &Context, copies: u64) -> Result<(), Refusal> {
+        let size = params.u64("size");
+        let bufsize = params.u64("bufsize");
+        if bufsize > size {
+            return Err(Refusal::Exceeds {
+                param: "bufsize",
+                value: format_size(bufsize),
+                limit: "size",
+                limit_value: format_size(size),
+            });
+        }
+        let Some(dir) = ctx.work_dir.as_deref() else {
+            return Ok(());
+        };
+        let need = copies
+            .saturating_mul(size)
+            .saturating_add(size)
+            .saturating_add(SLACK);
+        let free = statvfs_free(dir)?;
+        if free < need {
+            return Err(Refusal::Room {
+                need,
+                free,
+                dir: dir.to_path_buf(),
+                what: format!("a {} file", format_size(size)),
+                shrink: Some("size"),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn preflight_one(params: &Params, ctx: &Context) -> Result<(), Refusal> {
+        room_for(params, ctx, 1)
+    }
+
+    pub(crate) fn preflight_two(params: &Params, ctx: &Context) -> Result<(), Refusal> {
+        room_for(params, ctx, 2)
     }
 }
-
-pub(crate) fn failed(what: &str) -> impl FnOnce(io::Error) -> SetupError + '_ {
-    move |e| SetupError::Failed(format!("{what}: {e}"))
-}
-
-/// The work directory, after its file system was synced
-/// (`platform::fscache::sync_file_system`): what earlier work left to do (dirty data, a
-/// journal commit, the discards of freed blocks on a `discard` mount) is done before this
-/// experiment measures. Measured here: fs.create after the transfer experiments had removed
-/// their 64 MiB files cost 275 µs per op instead of 23 µs, while ext4 committed and
-/// discarded the freed blocks.
-pub(crate) fn work_dir(ctx: &Context) -> Result<&Path, SetupError> {
-    let dir = ctx.work_dir.as_deref().ok_or_else(|| {
-        SetupError::Failed("no work directory was created for this experiment".into())
-    })?;
-    let fd = Fd::open(dir, libc::O_RDONLY | libc::O_DIRECTORY)
-        .map_err(failed("opening the work directory"))?;
-    fscache::sync_file_system(fd.0)
-        .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
-    Ok(dir)
-}
-
-/// The mount of the work directory; on a memory-backed file system `needs_device` variants
-/// are unsupported: they would measure the page cache again under a device's name.
-pub(crate) fn check_device(
-    dir: &Path,
-    needs_device: Option<&str>,
-) -> Result<mount::Mount, SetupError> {
-    let m = mount::mount_of(dir).map_err(|e| SetupError::Failed(e.to_string()))?;
-    if let Some(what) = needs_device
-        && m.memory_backed()
-    {
-        return Err(SetupError::Unsupported(format!(
-            "{}: a memory-backed file system has no device, so {what} would measure the page \
-             cache again; pass --dir on a disk-backed file system",
-            m.describe()
-        )));
-    }
-    Ok(m)
-}
-
-/// Write `len` bytes of a pattern to a new file at `path` in writes of `chunk` bytes,
-/// optionally fsync it.
-///
-/// The chunk matters: the page cache keeps a file in folios as large as the writes that
-/// filled it (ext4 has large folios on Linux 6.18), and dirtying any byte of a folio dirties,
-/// charges to oublock and later writes back the whole folio. Measured here: after 1 MiB
-/// writes, one 4 KiB O_DSYNC write cost 2048 blocks (1 MiB) of oublock. Files that the
-/// experiment writes into are therefore laid out in writes of its own buffer size (at least a
-/// page), as a program writing them with that buffer would have left them.
-pub(crate) fn lay_out(path: &Path, len: u64, chunk: u64, sync: bool) -> Result<(), SetupError> {
-    let what = format!("writing {}", path.display());
-    let fd =
-        Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC).map_err(failed(&what))?;
-    let chunk = chunk.clamp(page_size(), 1 << 20) as usize;
-    let buf = Anon::private(chunk)?;
-    // SAFETY: the mapping is `chunk` bytes long and ours.
-    unsafe { std::ptr::write_bytes(buf.ptr(), 0xa5, chunk) };
-    let mut off = 0;
-    while off < len {
-        let n = chunk.min((len - off) as usize);
-        fd.transfer(true, buf.ptr(), n, off)
-            .map_err(failed(&what))?;
-        off += n as u64;
-    }
-    if sync {
-        fd.fsync()?;
-    }
-    Ok(())
-}
-
-/// Read a whole file once so it is in the page cache.
-fn warm(fd: &Fd, len: u64) -> Result<(), SetupError> {
-    let chunk = 1usize << 20;
-    let buf = Anon::private(chunk)?;
-    let mut off = 0;
-    while off < len {
-        let n = chunk.min((len - off) as usize);
-        fd.transfer(false, buf.ptr(), n, off)
-            .map_err(failed("warming the file"))?;
-        off += n as u64;
-    }
-    Ok(())
-}
-
-/// Bytes free to an unprivileged user on the file system holding `dir`.
-pub(super) fn statvfs_free(dir: &Path) -> Result<u64, RoutineError> {
-    let c = cpath(dir)?;
-    // SAFETY: an all-zero statvfs is a valid value to be overwritten.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid path and `st` a writable statvfs.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(RoutineError::last_os(format!(
-            "statvfs of {}",
-            dir.display()
-        )));
-    }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
-}
-
-/// The room check of the transfer experiments: `copies` files of `size`, plus slack, must
-/// fit, and a buffer must fit in the file.
-fn room_for(params: &Params, ctx: &Context, copies: u64) -> Result<(), Refusal> {
-    let size = params.u64("size");
-    let bufsize = params.u64("bufsize");
-    if bufsize > size {
-        return Err(Refusal::Exceeds {
-            param: "bufsize",
-            value: format_size(bufsize),
-            limit: "size",
-            limit_value: format_size(size),
-        });
-    }
-    let Some(dir) = ctx.work_dir.as_deref() else {
-        return Ok(());
-    };
-    let need = copies
-        .saturating_mul(size)
-        .saturating_add(size)
-        .saturating_add(SLACK);
-    let free = statvfs_free(dir)?;
-    if free < need {
-        return Err(Refusal::Room {
-            need,
-            free,
-            dir: dir.to_path_buf(),
-            what: format!("a {} file", format_size(size)),
-            shrink: Some("size"),
-        });
-    }
-    Ok(())
-}
-
-pub(super) fn preflight_one(params: &Params, ctx: &Context) -> Result<(), Refusal> {
-    room_for(params, ctx, 1)
-}
-
-fn preflight_two(params: &Params, ctx: &Context) -> Result<(), Refusal> {
-    room_for(params, ctx, 2)
-}
+#[cfg(unix)]
+pub(crate) use system::*;
 
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).
@@ -377,5 +389,5 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[
     &MKDIR_RMDIR,
 ];
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

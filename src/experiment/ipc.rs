@@ -10,13 +10,12 @@
 //! - `ipc.unix_latency`: a one-byte round trip over a connected pair of Unix stream sockets,
 //!   the same ping-pong as `ctxswitch.pipe` over another channel.
 
-use crate::experiment::RoutineError;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-
 use super::ctxswitch::{byte_round_trip_expectations, no_faults, syscalls_near};
-use super::pingpong::{self, Channel, PLACEMENT_PARAM, PartnerProcess, PingPong};
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Partner, Routine, SetupError};
+use super::pingpong::{Channel, PLACEMENT_PARAM};
+use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::Expectation;
+
+super::unix_setups!(routines => setup_pipe_bandwidth, setup_unix_latency);
 
 // --- ipc.pipe_bandwidth ---
 
@@ -67,83 +66,6 @@ fn bandwidth_calls(params: &Params) -> Vec<super::Claim> {
     vec![super::Claim::each("write"), read]
 }
 
-/// The worker writes `buf` whole into the pipe per operation; the forked partner reads.
-struct PipeStream {
-    out: RawFd,
-    buf: Vec<u8>,
-    /// The partner's read buffer, allocated before the fork (the child uses its copy).
-    _sink: Vec<u8>,
-    // Before `child`: closed first, so the partner reads end of file and exits by itself.
-    _fd: OwnedFd,
-    child: PartnerProcess,
-}
-
-impl Routine for PipeStream {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            let mut done = 0;
-            while done < self.buf.len() {
-                let rest = &self.buf[done..];
-                // SAFETY: `rest` is readable for its length.
-                let n = unsafe { libc::write(self.out, rest.as_ptr().cast(), rest.len()) };
-                if n < 0 {
-                    if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                        continue;
-                    }
-                    return Err(RoutineError::last_os("write to the partner's pipe"));
-                }
-                done += n as usize;
-            }
-        }
-        Ok(())
-    }
-
-    fn partner(&self) -> Option<Partner> {
-        Some(self.child.partner())
-    }
-
-    fn min_batch(&self) -> Option<u64> {
-        Some(pingpong::MIN_BATCH)
-    }
-}
-
-/// Set the pipe's capacity to exactly `capacity` bytes, or say why it cannot be.
-fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), SetupError> {
-    crate::platform::pipe::set_capacity(fd, capacity)
-        .map_err(|e| SetupError::Unsupported(e.to_string()))
-}
-
-fn setup_pipe_bandwidth(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let cpus = pingpong::place(params, ctx)?;
-    let size = params.u64("size") as usize;
-    let capacity = params.u64("capacity") as usize;
-    let (r, w) = pingpong::pipe(0)?;
-    set_capacity(w.as_raw_fd(), capacity)?;
-    // The worker's data, every page touched now so no write faults later.
-    let buf = vec![0x5au8; size];
-    let mut sink = vec![0u8; capacity];
-    let (input, sink_ptr, sink_len) = (r.as_raw_fd(), sink.as_mut_ptr(), sink.len());
-    let child = PartnerProcess::spawn(Some(cpus.partner), &[input], move || {
-        loop {
-            // SAFETY: the child's copy of `sink` is `sink_len` writable bytes.
-            let n = unsafe { libc::read(input, sink_ptr.cast(), sink_len) };
-            if n <= 0 {
-                // End of file (the worker closed its end or died) or an error: stop.
-                return 0;
-            }
-        }
-    })?;
-    drop(r);
-    Ok(Box::new(PipeStream {
-        out: w.as_raw_fd(),
-        buf,
-        _sink: sink,
-        _fd: w,
-        child,
-    }))
-}
-
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).
 pub static EXPERIMENTS: &[&ExperimentInfo] = &[&PIPE_BANDWIDTH, &UNIX_LATENCY];
@@ -168,15 +90,6 @@ fn unix_latency_expectations(_: &Params) -> Vec<Expectation> {
     byte_round_trip_expectations(Channel::UnixSockets)
 }
 
-fn setup_unix_latency(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let cpus = pingpong::place(params, ctx)?;
-    Ok(Box::new(PingPong::start(
-        Channel::UnixSockets,
-        Some(cpus.partner),
-        0,
-    )?))
-}
-
 pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo::new(
     "ipc.unix_latency",
     "two processes ping-pong one byte over a Unix stream socket pair: a round trip, \
@@ -191,9 +104,115 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo::new(
 .counters_between_samples()
 .expectations(unix_latency_expectations);
 
-#[cfg(test)]
+/// The routines, POSIX's: a pipe or a socket pair to a forked partner.
+#[cfg(unix)]
+mod routines {
+    use crate::experiment::pingpong::{self, Channel, PartnerProcess, PingPong};
+    use crate::experiment::{Context, Params, Partner, Routine, RoutineError, SetupError};
+    use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+    /// The worker writes `buf` whole into the pipe per operation; the forked partner reads.
+    struct PipeStream {
+        out: RawFd,
+        buf: Vec<u8>,
+        /// The partner's read buffer, allocated before the fork (the child uses its copy).
+        _sink: Vec<u8>,
+        // Before `child`: closed first, so the partner reads end of file and exits by itself.
+        _fd: OwnedFd,
+        child: PartnerProcess,
+    }
+
+    impl Routine for PipeStream {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                let mut done = 0;
+                while done < self.buf.len() {
+                    let rest = &self.buf[done..];
+                    // SAFETY: `rest` is readable for its length.
+                    let n = unsafe { libc::write(self.out, rest.as_ptr().cast(), rest.len()) };
+                    if n < 0 {
+                        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                            continue;
+                        }
+                        return Err(RoutineError::last_os("write to the partner's pipe"));
+                    }
+                    done += n as usize;
+                }
+            }
+            Ok(())
+        }
+
+        fn partner(&self) -> Option<Partner> {
+            Some(self.child.partner())
+        }
+
+        fn min_batch(&self) -> Option<u64> {
+            Some(pingpong::MIN_BATCH)
+        }
+    }
+
+    /// Set the pipe's capacity to exactly `capacity` bytes, or say why it cannot be.
+    pub(super) fn set_capacity(fd: RawFd, capacity: usize) -> Result<(), SetupError> {
+        crate::platform::pipe::set_capacity(fd, capacity)
+            .map_err(|e| SetupError::Unsupported(e.to_string()))
+    }
+
+    pub(super) fn setup_pipe_bandwidth(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let cpus = pingpong::place(params, ctx)?;
+        let size = params.u64("size") as usize;
+        let capacity = params.u64("capacity") as usize;
+        let (r, w) = pingpong::pipe(0)?;
+        set_capacity(w.as_raw_fd(), capacity)?;
+        // The worker's data, every page touched now so no write faults later.
+        let buf = vec![0x5au8; size];
+        let mut sink = vec![0u8; capacity];
+        let (input, sink_ptr, sink_len) = (r.as_raw_fd(), sink.as_mut_ptr(), sink.len());
+        let child = PartnerProcess::spawn(Some(cpus.partner), &[input], move || {
+            loop {
+                // SAFETY: the child's copy of `sink` is `sink_len` writable bytes.
+                let n = unsafe { libc::read(input, sink_ptr.cast(), sink_len) };
+                if n <= 0 {
+                    // End of file (the worker closed its end or died) or an error: stop.
+                    return 0;
+                }
+            }
+        })?;
+        drop(r);
+        Ok(Box::new(PipeStream {
+            out: w.as_raw_fd(),
+            buf,
+            _sink: sink,
+            _fd: w,
+            child,
+        }))
+    }
+
+    pub(super) fn setup_unix_latency(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let cpus = pingpong::place(params, ctx)?;
+        Ok(Box::new(PingPong::start(
+            Channel::UnixSockets,
+            Some(cpus.partner),
+            0,
+        )?))
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests {
+    use super::routines::*;
     use super::*;
+    #[cfg(target_os = "linux")]
+    use crate::experiment::pingpong;
+    use crate::experiment::{Context, SetupError};
+    #[cfg(target_os = "linux")]
+    use std::os::fd::AsRawFd;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
         Params::from_pairs(pairs)

@@ -62,28 +62,38 @@
 //! still made small folios). A fresh `file_shared` walk therefore takes at most one fault per
 //! page, and at least one per 2 MiB, the largest folio the page cache holds.
 
-use std::fs::File;
-use std::hint::black_box;
-use std::io;
-use std::os::fd::AsRawFd;
-use std::path::Path;
-use std::time::Instant;
-
-use super::mapping::Anon;
-use super::{
-    Batch, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
-};
+use super::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
-use crate::analysis::{self, rng::Rng};
-use crate::experiment::params::format_size;
-use crate::model::{Fact, Rusage};
-use crate::platform::rusage;
 
+// What the routine's parts (below) share, POSIX's.
+#[cfg(unix)]
+use {
+    super::mapping::Anon,
+    super::{Context, Routine, RoutineError, SetupError},
+    crate::analysis::{self, rng::Rng},
+    crate::experiment::params::format_size,
+    crate::model::{Fact, Rusage},
+    crate::platform::rusage,
+    std::fs::File,
+    std::hint::black_box,
+    std::io,
+    std::os::fd::AsRawFd,
+    std::path::Path,
+    std::time::Instant,
+};
+
+// The routine's parts, POSIX's: a pass's mapping, cold caches, the access loop.
+#[cfg(unix)]
 mod pass_map;
+#[cfg(unix)]
 use pass_map::*;
+#[cfg(unix)]
 mod cold;
+#[cfg(unix)]
 use cold::*;
+#[cfg(unix)]
 mod access;
+#[cfg(unix)]
 use access::*;
 mod spec;
 pub use spec::*;
@@ -95,17 +105,21 @@ const LINES: usize = 512;
 const BLOCK: usize = LINE * LINES;
 /// Times each picked block is walked.
 const WALKS: usize = 16;
+#[cfg(unix)]
 /// Every `STORE_EVERY`th line is stored to, the others loaded from.
 const STORE_EVERY: usize = 8;
 /// Operations (line accesses) per block picked.
 const OPS_PER_BLOCK: u64 = (LINES * WALKS) as u64;
+#[cfg(unix)]
 /// Seed of the random block order; pass `n` uses `ORDER_SEED + n`.
 const ORDER_SEED: u64 = 0x6D6D_6170;
 /// The largest folio the page cache holds on x86-64 (PMD order): the fewest faults a fresh
 /// shared file walk can take is one per this many bytes.
 const MAX_FOLIO: usize = 2 << 20;
+#[cfg(unix)]
 /// Free space a file backing needs besides the file.
 const SLACK: u64 = 16 << 20;
+#[cfg(unix)]
 const FILE_NAME: &str = "mmap.access.data";
 
 const PARAMS: &[ParamSpec] = &[
@@ -186,6 +200,7 @@ impl Backing {
         matches!(self, Backing::FilePrivate | Backing::FileShared)
     }
 
+    #[cfg(unix)]
     fn shared(self) -> bool {
         matches!(self, Backing::AnonShared | Backing::FileShared)
     }
@@ -215,5 +230,5 @@ fn per_page() -> f64 {
 /// families' lists, `experiment::REGISTRY`).
 pub static EXPERIMENTS: &[&ExperimentInfo] = &[&ACCESS];
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

@@ -5,38 +5,30 @@
 //! Adding an experiment is one entry in its family file and one line in the family's
 //! `EXPERIMENTS` list there; [`REGISTRY`] is the families' lists.
 
-// The families whose code is POSIX's (fork, pipes, mmap, raw system calls) build on Unix
-// only; on Windows the registry holds the experiments that run there, and a name from the
-// other systems is refused with the equivalence table's reason (`select`).
+// Every family's declarations are built on every system, so the registry is the same
+// everywhere and `oslab list` names every experiment. A family whose code is POSIX's (fork,
+// pipes, mmap, raw system calls) keeps its routines in `#[cfg(unix)]` modules beside its
+// declarations, and `unix_setups!` hands the declarations their setups (elsewhere:
+// [`elsewhere`], never reached: the harness stores such an experiment `unsupported`).
 mod builder;
-#[cfg(unix)]
 pub mod ctxswitch;
-#[cfg(unix)]
 pub mod filemicro;
-#[cfg(unix)]
 pub mod fs;
-#[cfg(unix)]
 pub mod ipc;
 #[cfg(unix)]
 mod linux_only;
 pub mod mapping;
-#[cfg(unix)]
 pub mod mmap;
-#[cfg(unix)]
 pub mod pagefault;
 pub mod params;
-#[cfg(unix)]
 mod pingpong;
-#[cfg(unix)]
 pub mod process;
 pub mod refusal;
-#[cfg(unix)]
 pub mod scale;
 pub mod selection;
 pub mod suites;
 pub mod synthetic;
 pub mod syscall;
-#[cfg(unix)]
 pub mod unixbench;
 pub mod winapi;
 
@@ -177,15 +169,16 @@ impl ExperimentInfo {
         self.runs_on(crate::platform::CURRENT)
     }
 
-    /// Why it does not run here, when it does not: "runs on linux only, not on freebsd".
+    /// Why it does not run here, when it does not, with its cell's reason: "runs on linux
+    /// only, not on freebsd: not enabled: …".
     pub fn not_here(&self) -> Option<String> {
+        let here = crate::platform::CURRENT;
         (!self.runs_here()).then(|| {
             let list: Vec<&str> = self.os().iter().map(|o| o.name()).collect();
-            format!(
-                "runs on {} only, not on {}",
-                list.join(", "),
-                crate::platform::CURRENT
-            )
+            let why = crate::model::equivalence::row(self.name)
+                .map(|row| row.cell(here).text())
+                .unwrap_or_else(|| "it has no row in oslab's equivalence table".into());
+            format!("runs on {} only, not on {here}: {why}", list.join(", "))
         })
     }
 
@@ -229,38 +222,56 @@ pub fn elsewhere(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError
     )))
 }
 
+/// Brings the setups (and preflights) of a family whose code is POSIX's into scope for its
+/// declarations: on Unix from the module that holds the routines; elsewhere each setup is
+/// [`elsewhere`] and each preflight [`elsewhere_preflight`], so the declarations (names,
+/// parameters, claims, expectations) are built on every system and `oslab list` names them
+/// there.
+macro_rules! unix_setups {
+    ($vis:vis $($module:ident)::+ => $($setup:ident),* $(; preflights: $($pre:ident),+)? $(,)?) => {
+        #[cfg(unix)]
+        $vis use $($module)::+::{$($setup,)* $($($pre),+)?};
+        $(
+            #[cfg(not(unix))]
+            $vis use $crate::experiment::elsewhere as $setup;
+        )*
+        $($(
+            #[cfg(not(unix))]
+            $vis use $crate::experiment::elsewhere_preflight as $pre;
+        )+)?
+    };
+}
+pub(crate) use unix_setups;
+
+/// The preflight of an experiment whose code is another system's: nothing to check, since it
+/// does not run here (the command line checks only the experiments that run here).
+pub fn elsewhere_preflight(_: &Params, _: &Context) -> Result<(), refusal::Refusal> {
+    Ok(())
+}
+
 /// Every family's experiments, in the order the default suite runs them: each family's module
-/// lists its own (`EXPERIMENTS`; the system calls' Unix rungs are `syscall::RUNGS`), and
-/// `winapi` those of Windows by the family they belong to. A family whose code is POSIX's is
-/// listed where it is built.
+/// lists its own (`EXPERIMENTS`; the system calls' rungs are `syscall::RUNGS`), and `winapi`
+/// those of Windows by the family they belong to (`ctxswitch.yield` and `process.thread`
+/// have a build of their own on Windows, so the Unix declarations of those two are listed on
+/// Unix only).
 fn families() -> Vec<&'static [&'static ExperimentInfo]> {
     vec![
         syscall::EXPERIMENTS,
-        #[cfg(unix)]
         syscall::RUNGS,
         winapi::SYSCALL,
-        #[cfg(unix)]
         ctxswitch::EXPERIMENTS,
         winapi::CTXSWITCH,
-        #[cfg(unix)]
         ipc::EXPERIMENTS,
-        #[cfg(unix)]
         process::EXPERIMENTS,
         winapi::PROCESS,
-        #[cfg(unix)]
         pagefault::EXPERIMENTS,
         winapi::PAGEFAULT,
-        #[cfg(unix)]
         mmap::EXPERIMENTS,
-        #[cfg(unix)]
         fs::EXPERIMENTS,
         // scale: for --copies; filemicro: Filebench's personalities (--suite filemicro);
         // unixbench: --suite unixbench.
-        #[cfg(unix)]
         scale::EXPERIMENTS,
-        #[cfg(unix)]
         filemicro::EXPERIMENTS,
-        #[cfg(unix)]
         unixbench::EXPERIMENTS,
         synthetic::EXPERIMENTS,
     ]

@@ -53,24 +53,30 @@
 mod file;
 mod sweep;
 
-use std::io;
-use std::time::{Duration, Instant};
-
-use super::mapping::Anon;
-use super::{
-    Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
-};
-use crate::analysis::median;
+use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
-use crate::platform;
+
+// What the routines (below and in the submodules) share, POSIX's.
+#[cfg(unix)]
+use {
+    super::mapping::Anon,
+    super::{Context, Fact, Routine, RoutineError, SetupError},
+    crate::analysis::median,
+    crate::platform,
+    std::io,
+    std::time::{Duration, Instant},
+};
 
 pub use file::FILE;
 pub use sweep::PREFAULT_SWEEP;
 
 mod anon_spec;
 use anon_spec::*;
+/// The regions' memory (mmap, THP, fresh pages), POSIX's.
+#[cfg(unix)]
 mod memory;
+#[cfg(unix)]
 use memory::*;
 mod anon;
 pub use anon::*;
@@ -78,9 +84,12 @@ mod cow;
 pub use cow::*;
 
 const PAGE: usize = 4096;
+#[cfg(unix)]
 const HUGE: usize = 2 << 20;
+#[cfg(unix)]
 /// The largest region a batch may need (4 GiB): a bigger batch is an error, not a swap storm.
 const MAX_REGION: usize = 4 << 30;
+#[cfg(unix)]
 /// Seed of the page order: every run touches the same pages in the same order.
 const ORDER_SEED: u64 = 0x5EED_0FA0;
 
@@ -95,6 +104,7 @@ pub fn permutation(pages: usize, seed: u64) -> Vec<usize> {
     order
 }
 
+#[cfg(unix)]
 /// An anonymous region of `pages` pages starting on a 2 MiB boundary.
 struct Region {
     _map: Anon,
@@ -102,6 +112,7 @@ struct Region {
     pages: usize,
 }
 
+#[cfg(unix)]
 impl Region {
     fn new(pages: usize, thp: bool) -> Result<Region, SetupError> {
         let len = pages * PAGE;
@@ -162,6 +173,7 @@ impl Region {
     }
 }
 
+#[cfg(unix)]
 fn thp_advice_name(thp: bool) -> &'static str {
     if thp {
         "MADV_HUGEPAGE"
@@ -170,6 +182,7 @@ fn thp_advice_name(thp: bool) -> &'static str {
     }
 }
 
+#[cfg(unix)]
 /// Minor faults of the calling thread so far (of the process where the system keeps no
 /// per-thread usage).
 fn minflt_now() -> i64 {
@@ -178,6 +191,7 @@ fn minflt_now() -> i64 {
         .minflt
 }
 
+#[cfg(unix)]
 /// Why THP cannot be measured here, or `None` when a MADV_HUGEPAGE region gets huge pages.
 fn thp_unavailable() -> Option<String> {
     match platform::memory::thp_mode() {
@@ -218,5 +232,5 @@ fn thp_unavailable() -> Option<String> {
 /// families' lists, `experiment::REGISTRY`).
 pub static EXPERIMENTS: &[&ExperimentInfo] = &[&ANON, &COW, &PREFAULT_SWEEP, &FILE];
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

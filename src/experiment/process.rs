@@ -48,18 +48,24 @@
 //! (expectation: below 1.05 or 2.05). Fewer is legitimate (a child placed on another CPU
 //! may be done before the parent waits); more means the parent slept for something else.
 
+#[cfg(unix)]
 use std::ffi::{CString, c_char, c_void};
+#[cfg(unix)]
 use std::io;
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
 
-use super::{
-    Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, RoutineError, SetupError,
-};
+#[cfg(unix)]
+use super::{Context, RoutineError, SetupError};
+use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
 
 mod fork;
 pub use fork::*;
+/// The program a child executes, POSIX's.
+#[cfg(unix)]
 mod program;
+#[cfg(unix)]
 pub use program::*;
 mod exec;
 pub use exec::*;
@@ -197,6 +203,7 @@ fn thread_expectations(_: &Params) -> Vec<Expectation> {
 
 // --- shared pieces ---
 
+#[cfg(unix)]
 /// `what` failed with `errno` (a call that returns its error rather than setting errno).
 fn os_error(what: &str, errno: i32) -> RoutineError {
     RoutineError::Os {
@@ -205,6 +212,7 @@ fn os_error(what: &str, errno: i32) -> RoutineError {
     }
 }
 
+#[cfg(unix)]
 /// Reap `pid` and check it exited with status 0: a child that failed (127 after a failed
 /// execve, a signal) makes the operation an error, not a measurement.
 pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), RoutineError> {
@@ -227,6 +235,7 @@ pub(crate) fn reap(pid: libc::pid_t, what: &str) -> Result<(), RoutineError> {
     exit_status(status, what)
 }
 
+#[cfg(unix)]
 fn exit_status(status: libc::c_int, what: &str) -> Result<(), RoutineError> {
     let why = if libc::WIFEXITED(status) {
         match libc::WEXITSTATUS(status) {
@@ -247,6 +256,7 @@ fn exit_status(status: libc::c_int, what: &str) -> Result<(), RoutineError> {
 
 /// The smallest static executables that exit with status 0, and a reader of just enough of
 /// ELF (the System V gABI, `elf(5)`) to check them and to tell a dynamically linked program.
+#[cfg(unix)]
 pub(crate) mod elf {
     const EHDR_SIZE: usize = 64;
     const PHDR_SIZE: usize = 56;
@@ -418,7 +428,15 @@ pub(crate) mod elf {
 
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).
-pub static EXPERIMENTS: &[&ExperimentInfo] = &[&FORK, &VFORK, &FORK_EXEC, &POSIX_SPAWN, &THREAD];
+pub static EXPERIMENTS: &[&ExperimentInfo] = &[
+    &FORK,
+    &VFORK,
+    &FORK_EXEC,
+    &POSIX_SPAWN,
+    // Windows builds its own (`winapi`: CreateThread).
+    #[cfg(unix)]
+    &THREAD,
+];
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

@@ -15,14 +15,11 @@
 //! with `--copy-mode threads` and without; fork from N processes is `process.fork` with
 //! `--copies`; pipe ping-pong pairs are `ctxswitch.pipe` with `--copies` (each copy a pair).
 
-use crate::experiment::RoutineError;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
+use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Expectation, Metric};
-use crate::experiment::params::parse_size;
 use crate::model::copies::Copies;
+
+super::unix_setups!(routines => setup_mmap_munmap, setup_open_close);
 
 /// What a system call in a loop shows (`syscall::ladder_expectations`: no fault, no voluntary
 /// switch, two calls per op: mmap and munmap, open and close), but with copies no switch bound: waiting for a lock the
@@ -60,44 +57,6 @@ pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo::new(
 .outside_default_suite()
 .expectations(two_calls);
 
-struct MmapMunmap {
-    bytes: usize,
-}
-
-fn setup_mmap_munmap(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let bytes = parse_size(params.str("size"))
-        .and_then(|b| usize::try_from(b).ok())
-        .filter(|&b| b > 0)
-        .ok_or_else(|| SetupError::Failed(format!("bad size {}", params.str("size"))))?;
-    Ok(Box::new(MmapMunmap { bytes }))
-}
-
-impl Routine for MmapMunmap {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            // SAFETY: a fresh anonymous private mapping, unmapped at once, never accessed.
-            let ptr = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    self.bytes,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if ptr == libc::MAP_FAILED {
-                return Err(RoutineError::last_os("mmap"));
-            }
-            // SAFETY: `ptr` is the mapping of `bytes` just made.
-            if unsafe { libc::munmap(ptr, self.bytes) } != 0 {
-                return Err(RoutineError::last_os("munmap"));
-            }
-        }
-        Ok(())
-    }
-}
-
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "scale.open_close",
     "open() and close() of the copy's own file, in its own directory (private) or in \
@@ -121,62 +80,118 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
 .expectations(two_calls)
 .sweep(&[("dir", &["private", "shared"])]);
 
-/// A name no other copy (process or thread) uses.
-fn copy_name() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("copy-{}-{n}", std::process::id())
-}
+/// The routines, POSIX's: mmap and munmap, open and close of a copy's own file.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::params::parse_size;
+    use crate::experiment::{Context, Routine, RoutineError, SetupError};
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-/// fs.open_close's loop on the copy's own file, which it removes afterwards (then the copy's
-/// directory, if it made one).
-struct OpenClose {
-    open_close: Box<dyn Routine>,
-    file: PathBuf,
-    own_dir: Option<PathBuf>,
-}
+    struct MmapMunmap {
+        bytes: usize,
+    }
 
-fn setup_open_close(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let missing = || SetupError::Failed("no work directory".into());
-    let name = copy_name();
-    let (dir, own_dir) = match params.str("dir") {
-        "shared" => (ctx.shared_dir.clone().ok_or_else(missing)?, None),
-        _ => {
-            let own = ctx.work_dir.as_ref().ok_or_else(missing)?.join(&name);
-            std::fs::create_dir(&own)
-                .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", own.display())))?;
-            (own.clone(), Some(own))
+    pub(super) fn setup_mmap_munmap(
+        params: &Params,
+        _: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let bytes = parse_size(params.str("size"))
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| b > 0)
+            .ok_or_else(|| SetupError::Failed(format!("bad size {}", params.str("size"))))?;
+        Ok(Box::new(MmapMunmap { bytes }))
+    }
+
+    impl Routine for MmapMunmap {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                // SAFETY: a fresh anonymous private mapping, unmapped at once, never accessed.
+                let ptr = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        self.bytes,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    )
+                };
+                if ptr == libc::MAP_FAILED {
+                    return Err(RoutineError::last_os("mmap"));
+                }
+                // SAFETY: `ptr` is the mapping of `bytes` just made.
+                if unsafe { libc::munmap(ptr, self.bytes) } != 0 {
+                    return Err(RoutineError::last_os("munmap"));
+                }
+            }
+            Ok(())
         }
-    };
-    let file = dir.join(format!("{name}.file"));
-    std::fs::write(&file, b"oslab")
-        .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", file.display())))?;
-    let path = crate::experiment::fs::cpath(&file)?;
-    Ok(Box::new(OpenClose {
-        open_close: crate::experiment::fs::open_close_routine(path),
-        file,
-        own_dir,
-    }))
-}
+    }
 
-impl Routine for OpenClose {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        self.open_close.run(ops)
+    /// A name no other copy (process or thread) uses.
+    fn copy_name() -> String {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        format!("copy-{}-{n}", std::process::id())
+    }
+
+    /// fs.open_close's loop on the copy's own file, which it removes afterwards (then the copy's
+    /// directory, if it made one).
+    struct OpenClose {
+        open_close: Box<dyn Routine>,
+        file: PathBuf,
+        own_dir: Option<PathBuf>,
+    }
+
+    pub(super) fn setup_open_close(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let missing = || SetupError::Failed("no work directory".into());
+        let name = copy_name();
+        let (dir, own_dir) = match params.str("dir") {
+            "shared" => (ctx.shared_dir.clone().ok_or_else(missing)?, None),
+            _ => {
+                let own = ctx.work_dir.as_ref().ok_or_else(missing)?.join(&name);
+                std::fs::create_dir(&own).map_err(|e| {
+                    SetupError::Failed(format!("cannot create {}: {e}", own.display()))
+                })?;
+                (own.clone(), Some(own))
+            }
+        };
+        let file = dir.join(format!("{name}.file"));
+        std::fs::write(&file, b"oslab")
+            .map_err(|e| SetupError::Failed(format!("cannot create {}: {e}", file.display())))?;
+        let path = crate::experiment::fs::cpath(&file)?;
+        Ok(Box::new(OpenClose {
+            open_close: crate::experiment::fs::open_close_routine(path),
+            file,
+            own_dir,
+        }))
+    }
+
+    impl Routine for OpenClose {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            self.open_close.run(ops)
+        }
+    }
+
+    impl Drop for OpenClose {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.file);
+            if let Some(dir) = &self.own_dir {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
     }
 }
 
-impl Drop for OpenClose {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.file);
-        if let Some(dir) = &self.own_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::experiment::Context;
 
     #[test]
     fn copies_of_open_close_use_their_own_files_in_one_or_their_own_directory() {
@@ -188,8 +203,8 @@ mod tests {
         };
         for dir in ["private", "shared"] {
             let params = Params::from_pairs(&[("dir", dir)]);
-            let mut a = setup_open_close(&params, &ctx).unwrap();
-            let mut b = setup_open_close(&params, &ctx).unwrap();
+            let mut a = (OPEN_CLOSE.setup)(&params, &ctx).unwrap();
+            let mut b = (OPEN_CLOSE.setup)(&params, &ctx).unwrap();
             a.run(10).unwrap();
             b.run(10).unwrap();
             let entries = std::fs::read_dir(work.path()).unwrap().count();

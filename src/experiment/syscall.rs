@@ -17,13 +17,11 @@ use std::hint::black_box;
 use super::{Context, ExperimentInfo, Params, Routine, SetupError};
 use crate::analysis::validate::{Bound, Expectation, Metric};
 
-#[cfg(unix)]
 pub mod entry;
+/// The rungs' routines, POSIX's (raw traps and libc).
 #[cfg(unix)]
 mod routines;
-#[cfg(unix)]
 mod rungs;
-#[cfg(unix)]
 pub use rungs::*;
 
 /// Expectations shared by the family, plus how many kernel entries one operation makes.

@@ -42,6 +42,7 @@ pub use spawn::SPAWN;
 mod execl;
 pub use execl::EXECL;
 mod file_copy;
+#[cfg(unix)]
 mod program;
 pub use file_copy::FILE_COPY;
 mod shell;
@@ -138,5 +139,11 @@ pub static EXPERIMENTS: &[&ExperimentInfo] = &[
     &DHRYSTONE, &WHETSTONE, &EXECL, &FILE_COPY, &PIPE, &CONTEXT1, &SPAWN, &SHELL, &SYSCALL,
 ];
 
-#[cfg(test)]
+/// The cpu program's routine elsewhere: never reached (the experiment does not run here).
+#[cfg(not(unix))]
+fn not_posix(_: &'static str, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    crate::experiment::elsewhere(&Params::default(), ctx)
+}
+
+#[cfg(all(test, unix))]
 mod tests;

@@ -400,7 +400,8 @@ pub(in crate::cli) fn check_dir(
         ..Default::default()
     };
     for Planned { info, params, .. } in jobs {
-        if let Some(preflight) = info.preflight
+        // An experiment that does not run here is refused with its reason when it runs.
+        if let Some(preflight) = info.preflight.filter(|_| info.runs_here())
             && let Err(why) = preflight(params, &context)
         {
             return Err(UserError::BadOption(format!("{}: {}", info.name, refused(&why))).into());

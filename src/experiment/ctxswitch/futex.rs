@@ -1,7 +1,8 @@
 //! ctxswitch.futex: the ping-pong with futex wait and wake, between processes or threads.
 
 use super::*;
-use crate::experiment::RoutineError;
+
+crate::experiment::unix_setups!(routines => setup_futex);
 
 // --- ctxswitch.futex ---
 
@@ -60,142 +61,6 @@ fn cross_switches() -> Vec<Expectation> {
     ]
 }
 
-pub(super) enum FutexSide {
-    Process(PartnerProcess),
-    Thread(Option<JoinHandle<i32>>),
-}
-
-/// The worker side of the futex ping-pong; the partner is a forked process or a thread.
-pub(super) struct FutexPingPong {
-    pub(super) words: Arc<SharedWords>,
-    pub(super) private: bool,
-    pub(super) next: u32,
-    pub(super) side: FutexSide,
-}
-
-impl FutexPingPong {
-    pub(super) fn turns(&self) -> Turns<'_> {
-        Turns {
-            seq: self.words.word(0),
-            stop: self.words.word(1),
-            private: self.private,
-        }
-    }
-}
-
-impl Routine for FutexPingPong {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let mut next = self.next;
-        let turns = self.turns();
-        let mut outcome = Ok(());
-        for _ in 0..ops {
-            if let Err(e) = turns.worker_round_trip(&mut next) {
-                outcome = Err(e);
-                break;
-            }
-        }
-        self.next = next;
-        outcome
-    }
-
-    fn partner(&self) -> Option<Partner> {
-        match &self.side {
-            FutexSide::Process(p) => Some(p.partner()),
-            // A thread's switches are in the worker's own rusage (RUSAGE_SELF covers the
-            // whole process), so the harness needs nothing more.
-            FutexSide::Thread(_) => None,
-        }
-    }
-
-    fn min_batch(&self) -> Option<u64> {
-        Some(pingpong::MIN_BATCH)
-    }
-}
-
-impl Drop for FutexPingPong {
-    fn drop(&mut self) {
-        self.turns().stop_partner();
-        match &mut self.side {
-            FutexSide::Process(p) => p.stop(Duration::from_millis(200)),
-            FutexSide::Thread(handle) => {
-                if let Some(h) = handle.take() {
-                    let _ = h.join();
-                }
-            }
-        }
-    }
-}
-
-pub(super) fn setup_futex(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let cpus = pingpong::place(params, ctx)?;
-    let words = Arc::new(SharedWords::new()?);
-    let threads = params.str("mode") == "threads";
-    let side = if threads {
-        spawn_futex_thread(&words, cpus)?
-    } else {
-        let shared = Arc::clone(&words);
-        let process = PartnerProcess::spawn(Some(cpus.partner), &[], move || {
-            Turns {
-                seq: shared.word(0),
-                stop: shared.word(1),
-                private: false,
-            }
-            .partner_loop()
-        })?;
-        FutexSide::Process(process)
-    };
-    Ok(Box::new(FutexPingPong {
-        words,
-        private: threads,
-        next: 0,
-        side,
-    }))
-}
-
-pub(super) fn spawn_futex_thread(
-    words: &Arc<SharedWords>,
-    cpus: Cpus,
-) -> Result<FutexSide, SetupError> {
-    let shared = Arc::clone(words);
-    let (tx, rx) = mpsc::channel::<Result<(), SetupError>>();
-    let handle = std::thread::Builder::new()
-        .name("oslab-partner".into())
-        .spawn(move || {
-            let pinned = crate::platform::cpu::pin(&[cpus.partner]).map_err(|e| {
-                SetupError::Failed(format!(
-                    "cannot pin the partner thread to CPU {}: {e}",
-                    cpus.partner
-                ))
-            });
-            let ok = pinned.is_ok();
-            let _ = tx.send(pinned);
-            if !ok {
-                return 1;
-            }
-            Turns {
-                seq: shared.word(0),
-                stop: shared.word(1),
-                private: true,
-            }
-            .partner_loop()
-        })
-        .map_err(|e| SetupError::Failed(format!("cannot start the partner thread: {e}")))?;
-    match rx.recv() {
-        Ok(Ok(())) => Ok(FutexSide::Thread(Some(handle))),
-        Ok(Err(refused)) => {
-            let _ = handle.join();
-            Err(refused)
-        }
-        Err(_) => {
-            let _ = handle.join();
-            Err(SetupError::Failed(
-                "the partner thread ended at once".into(),
-            ))
-        }
-    }
-}
-
 pub static FUTEX: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.futex",
     "two threads or processes take turns with futex wait/wake on a shared word: two \
@@ -209,3 +74,153 @@ pub static FUTEX: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .counters_between_samples()
 .expectations(futex_expectations);
+
+/// The routine, POSIX's: a forked partner or a thread, futex wait and wake.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::pingpong::{self, Cpus, PartnerProcess, SharedWords, Turns};
+    use crate::experiment::{Context, Partner, Routine, RoutineError, SetupError};
+    use std::sync::{Arc, mpsc};
+    use std::thread::JoinHandle;
+    use std::time::Duration;
+
+    pub(super) enum FutexSide {
+        Process(PartnerProcess),
+        Thread(Option<JoinHandle<i32>>),
+    }
+
+    /// The worker side of the futex ping-pong; the partner is a forked process or a thread.
+    pub(super) struct FutexPingPong {
+        pub(super) words: Arc<SharedWords>,
+        pub(super) private: bool,
+        pub(super) next: u32,
+        pub(super) side: FutexSide,
+    }
+
+    impl FutexPingPong {
+        pub(super) fn turns(&self) -> Turns<'_> {
+            Turns {
+                seq: self.words.word(0),
+                stop: self.words.word(1),
+                private: self.private,
+            }
+        }
+    }
+
+    impl Routine for FutexPingPong {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let mut next = self.next;
+            let turns = self.turns();
+            let mut outcome = Ok(());
+            for _ in 0..ops {
+                if let Err(e) = turns.worker_round_trip(&mut next) {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+            self.next = next;
+            outcome
+        }
+
+        fn partner(&self) -> Option<Partner> {
+            match &self.side {
+                FutexSide::Process(p) => Some(p.partner()),
+                // A thread's switches are in the worker's own rusage (RUSAGE_SELF covers the
+                // whole process), so the harness needs nothing more.
+                FutexSide::Thread(_) => None,
+            }
+        }
+
+        fn min_batch(&self) -> Option<u64> {
+            Some(pingpong::MIN_BATCH)
+        }
+    }
+
+    impl Drop for FutexPingPong {
+        fn drop(&mut self) {
+            self.turns().stop_partner();
+            match &mut self.side {
+                FutexSide::Process(p) => p.stop(Duration::from_millis(200)),
+                FutexSide::Thread(handle) => {
+                    if let Some(h) = handle.take() {
+                        let _ = h.join();
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn setup_futex(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let cpus = pingpong::place(params, ctx)?;
+        let words = Arc::new(SharedWords::new()?);
+        let threads = params.str("mode") == "threads";
+        let side = if threads {
+            spawn_futex_thread(&words, cpus)?
+        } else {
+            let shared = Arc::clone(&words);
+            let process = PartnerProcess::spawn(Some(cpus.partner), &[], move || {
+                Turns {
+                    seq: shared.word(0),
+                    stop: shared.word(1),
+                    private: false,
+                }
+                .partner_loop()
+            })?;
+            FutexSide::Process(process)
+        };
+        Ok(Box::new(FutexPingPong {
+            words,
+            private: threads,
+            next: 0,
+            side,
+        }))
+    }
+
+    pub(super) fn spawn_futex_thread(
+        words: &Arc<SharedWords>,
+        cpus: Cpus,
+    ) -> Result<FutexSide, SetupError> {
+        let shared = Arc::clone(words);
+        let (tx, rx) = mpsc::channel::<Result<(), SetupError>>();
+        let handle = std::thread::Builder::new()
+            .name("oslab-partner".into())
+            .spawn(move || {
+                let pinned = crate::platform::cpu::pin(&[cpus.partner]).map_err(|e| {
+                    SetupError::Failed(format!(
+                        "cannot pin the partner thread to CPU {}: {e}",
+                        cpus.partner
+                    ))
+                });
+                let ok = pinned.is_ok();
+                let _ = tx.send(pinned);
+                if !ok {
+                    return 1;
+                }
+                Turns {
+                    seq: shared.word(0),
+                    stop: shared.word(1),
+                    private: true,
+                }
+                .partner_loop()
+            })
+            .map_err(|e| SetupError::Failed(format!("cannot start the partner thread: {e}")))?;
+        match rx.recv() {
+            Ok(Ok(())) => Ok(FutexSide::Thread(Some(handle))),
+            Ok(Err(refused)) => {
+                let _ = handle.join();
+                Err(refused)
+            }
+            Err(_) => {
+                let _ = handle.join();
+                Err(SetupError::Failed(
+                    "the partner thread ended at once".into(),
+                ))
+            }
+        }
+    }
+}

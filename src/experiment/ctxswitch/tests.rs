@@ -1,4 +1,5 @@
 use super::*;
+use crate::experiment::{Context, SetupError};
 
 fn params(pairs: &[(&str, &str)]) -> Params {
     Params::from_pairs(pairs)
@@ -77,14 +78,14 @@ fn futex_threads_ping_pong_runs_and_stops() {
     // Pinning the worker pins this test thread: run it on a thread of its own.
     std::thread::spawn(move || {
         let p = params(&[("mode", "threads"), ("placement", "same")]);
-        let mut r = setup_futex(&p, &ctx).unwrap();
+        let mut r = (FUTEX.setup)(&p, &ctx).unwrap();
         r.run(200).unwrap();
         assert!(
             r.partner().is_none(),
             "a thread needs no reading of another task"
         );
         let p = params(&[("mode", "processes"), ("placement", "same")]);
-        let mut r = setup_futex(&p, &ctx).unwrap();
+        let mut r = (FUTEX.setup)(&p, &ctx).unwrap();
         r.run(200).unwrap();
         assert!(r.partner().is_some());
     })

@@ -1,7 +1,8 @@
 //! ctxswitch.yield and ctxswitch.nanosleep0: giving up the CPU without a partner to wake.
 
 use super::*;
-use crate::experiment::RoutineError;
+
+crate::experiment::unix_setups!(routines => setup_yield, setup_nanosleep0);
 
 // --- ctxswitch.yield ---
 
@@ -94,59 +95,6 @@ fn counted_yield_expectations(params: &Params, one_call: Expectation) -> Vec<Exp
     claims
 }
 
-/// `sched_yield()` in a loop, with an optional competitor process.
-pub(super) struct Yield {
-    pub(super) competitor: Option<PartnerProcess>,
-}
-
-impl Routine for Yield {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            // SAFETY: sched_yield has no preconditions.
-            if unsafe { libc::sched_yield() } != 0 {
-                return Err(RoutineError::last_os("sched_yield"));
-            }
-        }
-        Ok(())
-    }
-
-    fn partner(&self) -> Option<Partner> {
-        self.competitor.as_ref().map(PartnerProcess::partner)
-    }
-}
-
-impl Drop for Yield {
-    fn drop(&mut self) {
-        // The competitor never ends by itself: kill and reap it at once.
-        if let Some(c) = &mut self.competitor {
-            c.stop(Duration::ZERO);
-        }
-    }
-}
-
-pub(super) fn setup_yield(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    if params.str("competitor") != "same_cpu" {
-        return Ok(Box::new(Yield { competitor: None }));
-    }
-    let cpu = ctx.cpu.ok_or_else(|| {
-        SetupError::Unsupported(
-            "competitor=same_cpu needs a pinned worker, and pinning is unavailable here".into(),
-        )
-    })?;
-    pingpong::pin_worker(cpu)?;
-    let competitor = PartnerProcess::spawn(Some(cpu), &[], || {
-        loop {
-            // SAFETY: sched_yield has no preconditions and is async-signal-safe. The competitor
-            // never ends by itself: the worker's drop kills it (and PR_SET_PDEATHSIG).
-            unsafe { libc::sched_yield() };
-        }
-    })?;
-    Ok(Box::new(Yield {
-        competitor: Some(competitor),
-    }))
-}
-
 pub static YIELD: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.yield",
     "sched_yield() in a loop: alone it switches nowhere (the result says so); with a \
@@ -208,56 +156,6 @@ pub(super) fn nanosleep0_expectations(params: &Params) -> Vec<Expectation> {
     e
 }
 
-pub(super) struct NanoSleep0 {
-    /// The slack the thread had before, restored on drop.
-    pub(super) old_slack: libc::c_int,
-}
-
-impl Routine for NanoSleep0 {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let zero = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        for _ in 0..ops {
-            // SAFETY: `zero` is a valid timespec; no remaining time is asked for.
-            if unsafe { libc::nanosleep(&zero, std::ptr::null_mut()) } != 0 {
-                return Err(RoutineError::last_os("nanosleep"));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for NanoSleep0 {
-    fn drop(&mut self) {
-        if self.old_slack > 0 {
-            crate::experiment::linux_only::prctl(
-                crate::experiment::linux_only::PR_SET_TIMERSLACK,
-                self.old_slack as libc::c_ulong,
-                0,
-            );
-        }
-    }
-}
-
-use crate::experiment::linux_only;
-
-pub(super) fn setup_nanosleep0(
-    params: &Params,
-    _: &Context,
-) -> Result<Box<dyn Routine>, SetupError> {
-    let slack = params.u64("timer_slack_ns");
-    let old_slack = linux_only::prctl(linux_only::PR_GET_TIMERSLACK, 0, 0);
-    if linux_only::prctl(linux_only::PR_SET_TIMERSLACK, slack as libc::c_ulong, 0) != 0 {
-        return Err(SetupError::Failed(pingpong::os_error(&format!(
-            "prctl(PR_SET_TIMERSLACK, {slack})"
-        ))));
-    }
-    Ok(Box::new(NanoSleep0 { old_slack }))
-}
-
 pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.nanosleep0",
     "nanosleep() of zero: asking to sleep for nothing still sleeps up to the timer \
@@ -271,3 +169,117 @@ pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .counters_between_samples()
 .expectations(nanosleep0_expectations);
+
+/// The routines, POSIX's: sched_yield with an optional competitor, nanosleep.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::linux_only;
+    use crate::experiment::pingpong::{self, PartnerProcess};
+    use crate::experiment::{Context, Partner, Routine, RoutineError, SetupError};
+    use std::time::Duration;
+
+    /// `sched_yield()` in a loop, with an optional competitor process.
+    pub(super) struct Yield {
+        pub(super) competitor: Option<PartnerProcess>,
+    }
+
+    impl Routine for Yield {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                // SAFETY: sched_yield has no preconditions.
+                if unsafe { libc::sched_yield() } != 0 {
+                    return Err(RoutineError::last_os("sched_yield"));
+                }
+            }
+            Ok(())
+        }
+
+        fn partner(&self) -> Option<Partner> {
+            self.competitor.as_ref().map(PartnerProcess::partner)
+        }
+    }
+
+    impl Drop for Yield {
+        fn drop(&mut self) {
+            // The competitor never ends by itself: kill and reap it at once.
+            if let Some(c) = &mut self.competitor {
+                c.stop(Duration::ZERO);
+            }
+        }
+    }
+
+    pub(super) fn setup_yield(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        if params.str("competitor") != "same_cpu" {
+            return Ok(Box::new(Yield { competitor: None }));
+        }
+        let cpu = ctx.cpu.ok_or_else(|| {
+            SetupError::Unsupported(
+                "competitor=same_cpu needs a pinned worker, and pinning is unavailable here".into(),
+            )
+        })?;
+        pingpong::pin_worker(cpu)?;
+        let competitor = PartnerProcess::spawn(Some(cpu), &[], || {
+            loop {
+                // SAFETY: sched_yield has no preconditions and is async-signal-safe. The competitor
+                // never ends by itself: the worker's drop kills it (and PR_SET_PDEATHSIG).
+                unsafe { libc::sched_yield() };
+            }
+        })?;
+        Ok(Box::new(Yield {
+            competitor: Some(competitor),
+        }))
+    }
+
+    pub(super) struct NanoSleep0 {
+        /// The slack the thread had before, restored on drop.
+        pub(super) old_slack: libc::c_int,
+    }
+
+    impl Routine for NanoSleep0 {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            for _ in 0..ops {
+                // SAFETY: `zero` is a valid timespec; no remaining time is asked for.
+                if unsafe { libc::nanosleep(&zero, std::ptr::null_mut()) } != 0 {
+                    return Err(RoutineError::last_os("nanosleep"));
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl Drop for NanoSleep0 {
+        fn drop(&mut self) {
+            if self.old_slack > 0 {
+                crate::experiment::linux_only::prctl(
+                    crate::experiment::linux_only::PR_SET_TIMERSLACK,
+                    self.old_slack as libc::c_ulong,
+                    0,
+                );
+            }
+        }
+    }
+
+    pub(super) fn setup_nanosleep0(
+        params: &Params,
+        _: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let slack = params.u64("timer_slack_ns");
+        let old_slack = linux_only::prctl(linux_only::PR_GET_TIMERSLACK, 0, 0);
+        if linux_only::prctl(linux_only::PR_SET_TIMERSLACK, slack as libc::c_ulong, 0) != 0 {
+            return Err(SetupError::Failed(pingpong::os_error(&format!(
+                "prctl(PR_SET_TIMERSLACK, {slack})"
+            ))));
+        }
+        Ok(Box::new(NanoSleep0 { old_slack }))
+    }
+}

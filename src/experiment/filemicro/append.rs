@@ -2,8 +2,9 @@
 //! at the end of a growing file, fsyncing every `iters` appends where the workload does.
 
 use super::*;
-use crate::experiment::RoutineError;
-use crate::experiment::mapping::Anon;
+
+#[cfg(unix)]
+pub use routines::setup_append;
 
 /// The size of each append: Filebench's `iosize`, a constant or a random variable.
 #[derive(Debug, Clone, Copy)]
@@ -110,97 +111,105 @@ impl AppendPlan {
     }
 }
 
-/// One op: `pwrite` of the next size at the end of the file; every `fsync_every` ops, fsync.
-pub struct Appender {
-    fd: Fd,
-    buf: Anon,
-    plan: AppendPlan,
-    rng: Rng,
-    /// The file's length.
-    len: u64,
-    since_fsync: u64,
-}
+/// The routine, POSIX's: pwrite at the end of a growing file, fsync.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::mapping::Anon;
+    use crate::experiment::{Context, Routine, RoutineError, SetupError};
 
-impl Routine for Appender {
-    /// Truncate the file to nothing when the next batch would take it past its limit (the
-    /// workload's `count`, `bytes` or `fsynccount`), outside the timed region and the sample's
-    /// rusage; then fsync, so that committing the truncation (and, on a `discard` mount,
-    /// discarding the freed blocks) is done here and not by the next timed fsync.
-    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let next = self.len as f64 + ops as f64 * self.plan.sizes.mean();
-        if self.len > 0 && next > self.plan.limit as f64 {
-            // SAFETY: ftruncate on our own open descriptor.
-            if unsafe { libc::ftruncate(self.fd.0, 0) } != 0 {
-                return Err(RoutineError::last_os("ftruncate"));
+    /// One op: `pwrite` of the next size at the end of the file; every `fsync_every` ops, fsync.
+    pub struct Appender {
+        fd: Fd,
+        buf: Anon,
+        plan: AppendPlan,
+        rng: Rng,
+        /// The file's length.
+        len: u64,
+        since_fsync: u64,
+    }
+
+    impl Routine for Appender {
+        /// Truncate the file to nothing when the next batch would take it past its limit (the
+        /// workload's `count`, `bytes` or `fsynccount`), outside the timed region and the sample's
+        /// rusage; then fsync, so that committing the truncation (and, on a `discard` mount,
+        /// discarding the freed blocks) is done here and not by the next timed fsync.
+        fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let next = self.len as f64 + ops as f64 * self.plan.sizes.mean();
+            if self.len > 0 && next > self.plan.limit as f64 {
+                // SAFETY: ftruncate on our own open descriptor.
+                if unsafe { libc::ftruncate(self.fd.0, 0) } != 0 {
+                    return Err(RoutineError::last_os("ftruncate"));
+                }
+                self.fd.fsync()?;
+                self.len = 0;
             }
-            self.fd.fsync()?;
-            self.len = 0;
+            Ok(())
         }
-        Ok(())
-    }
 
-    fn max_batch(&self) -> Option<u64> {
-        Some(self.plan.max_batch())
-    }
+        fn max_batch(&self) -> Option<u64> {
+            Some(self.plan.max_batch())
+        }
 
-    fn period(&self) -> Option<u64> {
-        self.plan.fsync_every
-    }
+        fn period(&self) -> Option<u64> {
+            self.plan.fsync_every
+        }
 
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            let n = self.plan.sizes.draw(&mut self.rng);
-            if n > 0 {
-                self.fd
-                    .transfer(true, self.buf.ptr(), n as usize, self.len)
-                    .map_err(|e| format!("append at {}: {e}", self.len))?;
-                self.len += n;
-            }
-            if let Some(every) = self.plan.fsync_every {
-                self.since_fsync += 1;
-                if self.since_fsync >= every {
-                    self.since_fsync = 0;
-                    self.fd.fsync()?;
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                let n = self.plan.sizes.draw(&mut self.rng);
+                if n > 0 {
+                    self.fd
+                        .transfer(true, self.buf.ptr(), n as usize, self.len)
+                        .map_err(|e| format!("append at {}: {e}", self.len))?;
+                    self.len += n;
+                }
+                if let Some(every) = self.plan.fsync_every {
+                    self.since_fsync += 1;
+                    if self.since_fsync >= every {
+                        self.since_fsync = 0;
+                        self.fd.fsync()?;
+                    }
                 }
             }
+            Ok(())
         }
-        Ok(())
+    }
+
+    /// An empty file under the work directory (Filebench's `size=0,prealloc`), opened for the
+    /// plan's appends.
+    pub fn setup_append(plan: AppendPlan, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let dir = work_dir(ctx)?;
+        let needs = if plan.dsync {
+            Some("O_DSYNC")
+        } else if plan.fsync_every.is_some() {
+            Some("fsync")
+        } else {
+            None
+        };
+        fs::check_device(dir, needs)?;
+        let path = dir.join("bigfile");
+        let mut flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        if plan.dsync {
+            flags |= libc::O_DSYNC;
+        }
+        let fd = Fd::open(&path, flags).map_err(fs::failed("creating the file"))?;
+        let len = in_pages(plan.sizes.max().max(1));
+        let buf = Anon::private(len as usize)?;
+        // SAFETY: the mapping is `len` bytes long and ours.
+        unsafe { std::ptr::write_bytes(buf.ptr(), 0xa5, len as usize) };
+        Ok(Box::new(Appender {
+            fd,
+            buf,
+            plan,
+            rng: Rng::new(0xf11e_be4c),
+            len: 0,
+            since_fsync: 0,
+        }))
     }
 }
 
-/// An empty file under the work directory (Filebench's `size=0,prealloc`), opened for the
-/// plan's appends.
-pub fn setup_append(plan: AppendPlan, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let dir = work_dir(ctx)?;
-    let needs = if plan.dsync {
-        Some("O_DSYNC")
-    } else if plan.fsync_every.is_some() {
-        Some("fsync")
-    } else {
-        None
-    };
-    fs::check_device(dir, needs)?;
-    let path = dir.join("bigfile");
-    let mut flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
-    if plan.dsync {
-        flags |= libc::O_DSYNC;
-    }
-    let fd = Fd::open(&path, flags).map_err(fs::failed("creating the file"))?;
-    let len = in_pages(plan.sizes.max().max(1));
-    let buf = Anon::private(len as usize)?;
-    // SAFETY: the mapping is `len` bytes long and ours.
-    unsafe { std::ptr::write_bytes(buf.ptr(), 0xa5, len as usize) };
-    Ok(Box::new(Appender {
-        fd,
-        buf,
-        plan,
-        rng: Rng::new(0xf11e_be4c),
-        len: 0,
-        since_fsync: 0,
-    }))
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

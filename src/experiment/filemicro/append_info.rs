@@ -78,15 +78,22 @@ pub fn plan_of(name: &str, p: &Params) -> AppendPlan {
 
 macro_rules! append_fns {
     ($($setup:ident, $exp:ident, $pre:ident, $name:literal;)*) => {$(
+        #[cfg(unix)]
         fn $setup(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
             setup_append(plan_of($name, p), c)
         }
         fn $exp(p: &Params) -> Vec<Expectation> {
             append_expectations(&plan_of($name, p))
         }
+        #[cfg(unix)]
         fn $pre(p: &Params, c: &Context) -> Result<(), Refusal> {
             room(c, plan_of($name, p).room(), "the file's appends")
         }
+        // Elsewhere the routines are not built (POSIX's): `experiment::unix_setups`.
+        #[cfg(not(unix))]
+        use crate::experiment::elsewhere as $setup;
+        #[cfg(not(unix))]
+        use crate::experiment::elsewhere_preflight as $pre;
     )*};
 }
 

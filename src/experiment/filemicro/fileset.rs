@@ -2,11 +2,9 @@
 //! Filebench's counts and sizes), statfile and openfiles (one call on a random file of a
 //! fileset created in setup).
 
-use crate::experiment::RoutineError;
-use std::ffi::CString;
-
 use super::*;
-use crate::platform::fscache;
+
+crate::experiment::unix_setups!(routines => setup_statfile, setup_openfiles; preflights: createfiles_room, fileset_room);
 
 const NFILES_HELP: &str = "files in the fileset (Filebench entries; one flat directory here)";
 
@@ -46,11 +44,6 @@ fn createfiles_exp(p: &Params) -> Vec<Expectation> {
     fs::lifecycle_expectations(&createfiles_fs(p))
 }
 
-fn createfiles_room(p: &Params, c: &Context) -> Result<(), Refusal> {
-    let files = p.u64("nfiles") / 2 + 1;
-    room(c, files * in_pages(p.u64("filesize")), "the fileset")
-}
-
 /// fs's parameters for delete: `nfiles` files stay beside those prepared for deletion.
 fn delete_fs(p: &Params) -> Params {
     Params::from_pairs(&[("files", p.str("nfiles")), ("filesize", p.str("filesize"))])
@@ -62,11 +55,6 @@ fn setup_delete(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError>
 
 fn delete_exp(p: &Params) -> Vec<Expectation> {
     fs::delete_expectations(&delete_fs(p))
-}
-
-fn fileset_room(p: &Params, c: &Context) -> Result<(), Refusal> {
-    let files = p.u64("nfiles") + 1;
-    room(c, files * in_pages(p.u64("filesize")), "the fileset")
 }
 
 fn create_calls(p: &Params) -> Vec<crate::experiment::Claim> {
@@ -123,80 +111,6 @@ pub static DELETE: ExperimentInfo = ExperimentInfo::new(
 .quick_params(&[("nfiles", "500")]);
 
 // --- statfile and openfiles ---
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Call {
-    Stat,
-    OpenClose,
-}
-
-/// One op: `stat` (statfile) or `open` + `close` (openfiles) of a file picked at random
-/// (seeded) from the fileset.
-struct Fileset {
-    paths: Vec<CString>,
-    rng: Rng,
-    call: Call,
-}
-
-impl Routine for Fileset {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            let path = &self.paths[self.rng.below(self.paths.len() as u64) as usize];
-            match self.call {
-                Call::Stat => {
-                    // SAFETY: an all-zero stat is a valid value to be overwritten.
-                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                    // SAFETY: a valid path and a writable stat.
-                    if unsafe { libc::stat(path.as_ptr(), &mut st) } != 0 {
-                        return Err(RoutineError::last_os("stat"));
-                    }
-                }
-                Call::OpenClose => {
-                    // SAFETY: a valid path; the descriptor is closed right after.
-                    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-                    if fd < 0 {
-                        return Err(RoutineError::last_os("open"));
-                    }
-                    // SAFETY: our own descriptor, closed once.
-                    unsafe { libc::close(fd) };
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `nfiles` files of `filesize` bytes in Filebench's tree of `meandirwidth` (`tree`), synced,
-/// so the measurement starts with nothing left to write back.
-fn setup_fileset(p: &Params, ctx: &Context, call: Call) -> Result<Box<dyn Routine>, SetupError> {
-    let dir = work_dir(ctx)?.join("fileset");
-    std::fs::create_dir(&dir).map_err(fs::failed("creating the fileset's directory"))?;
-    let mut rng = Rng::new(0x0f11_e5e7);
-    let tree = tree::Tree::filebench(p.u64("nfiles").max(1), p.u64("meandirwidth"), &mut rng);
-    for d in &tree.dirs {
-        std::fs::create_dir(dir.join(d)).map_err(fs::failed("creating the fileset's tree"))?;
-    }
-    let data = vec![0xa5u8; p.u64("filesize") as usize];
-    let mut paths = Vec::with_capacity(tree.files.len());
-    for f in &tree.files {
-        let path = fs::cpath(&dir.join(f))?;
-        fs::create_file_at(&path, &data)?;
-        paths.push(path);
-    }
-    let d = Fd::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY)
-        .map_err(fs::failed("opening the fileset's directory"))?;
-    fscache::sync_file_system(d.0)
-        .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
-    Ok(Box::new(Fileset { paths, rng, call }))
-}
-
-fn setup_statfile(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    setup_fileset(p, c, Call::Stat)
-}
-
-fn setup_openfiles(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    setup_fileset(p, c, Call::OpenClose)
-}
 
 fn fileset_exp(calls: f64) -> Vec<Expectation> {
     let mut out = fs::meta_expectations(calls);
@@ -256,3 +170,101 @@ pub static OPENFILES: ExperimentInfo = ExperimentInfo::new(
 .expectations(|_| fileset_exp(2.0))
 .preflight(fileset_room)
 .quick_params(&[("nfiles", "1000")]);
+
+/// The routines and the room checks, POSIX's: a fileset made and synced, stat or open and close.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::RoutineError;
+    use crate::platform::fscache;
+    use std::ffi::CString;
+
+    pub(super) fn createfiles_room(p: &Params, c: &Context) -> Result<(), Refusal> {
+        let files = p.u64("nfiles") / 2 + 1;
+        room(c, files * in_pages(p.u64("filesize")), "the fileset")
+    }
+
+    pub(super) fn fileset_room(p: &Params, c: &Context) -> Result<(), Refusal> {
+        let files = p.u64("nfiles") + 1;
+        room(c, files * in_pages(p.u64("filesize")), "the fileset")
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Call {
+        Stat,
+        OpenClose,
+    }
+
+    /// One op: `stat` (statfile) or `open` + `close` (openfiles) of a file picked at random
+    /// (seeded) from the fileset.
+    struct Fileset {
+        paths: Vec<CString>,
+        rng: Rng,
+        call: Call,
+    }
+
+    impl Routine for Fileset {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                let path = &self.paths[self.rng.below(self.paths.len() as u64) as usize];
+                match self.call {
+                    Call::Stat => {
+                        // SAFETY: an all-zero stat is a valid value to be overwritten.
+                        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                        // SAFETY: a valid path and a writable stat.
+                        if unsafe { libc::stat(path.as_ptr(), &mut st) } != 0 {
+                            return Err(RoutineError::last_os("stat"));
+                        }
+                    }
+                    Call::OpenClose => {
+                        // SAFETY: a valid path; the descriptor is closed right after.
+                        let fd =
+                            unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+                        if fd < 0 {
+                            return Err(RoutineError::last_os("open"));
+                        }
+                        // SAFETY: our own descriptor, closed once.
+                        unsafe { libc::close(fd) };
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// `nfiles` files of `filesize` bytes in Filebench's tree of `meandirwidth` (`tree`), synced,
+    /// so the measurement starts with nothing left to write back.
+    fn setup_fileset(
+        p: &Params,
+        ctx: &Context,
+        call: Call,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let dir = work_dir(ctx)?.join("fileset");
+        std::fs::create_dir(&dir).map_err(fs::failed("creating the fileset's directory"))?;
+        let mut rng = Rng::new(0x0f11_e5e7);
+        let tree = tree::Tree::filebench(p.u64("nfiles").max(1), p.u64("meandirwidth"), &mut rng);
+        for d in &tree.dirs {
+            std::fs::create_dir(dir.join(d)).map_err(fs::failed("creating the fileset's tree"))?;
+        }
+        let data = vec![0xa5u8; p.u64("filesize") as usize];
+        let mut paths = Vec::with_capacity(tree.files.len());
+        for f in &tree.files {
+            let path = fs::cpath(&dir.join(f))?;
+            fs::create_file_at(&path, &data)?;
+            paths.push(path);
+        }
+        let d = Fd::open(&dir, libc::O_RDONLY | libc::O_DIRECTORY)
+            .map_err(fs::failed("opening the fileset's directory"))?;
+        fscache::sync_file_system(d.0)
+            .map_err(|e| SetupError::Failed(format!("syncfs failed: {e}")))?;
+        Ok(Box::new(Fileset { paths, rng, call }))
+    }
+
+    pub(super) fn setup_statfile(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        setup_fileset(p, c, Call::Stat)
+    }
+
+    pub(super) fn setup_openfiles(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        setup_fileset(p, c, Call::OpenClose)
+    }
+}

@@ -74,6 +74,7 @@ fn transfer_claims(name: &str, p: &Params) -> Vec<Claim> {
 
 macro_rules! transfer_fns {
     ($($setup:ident, $exp:ident, $pre:ident, $name:literal;)*) => {$(
+        #[cfg(unix)]
         fn $setup(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {
             let every = ($name == "filemicro.rwritefsync").then(|| p.u64("iters"));
             let (kind, random) = kind_of($name);
@@ -86,6 +87,7 @@ macro_rules! transfer_fns {
             let (kind, random) = kind_of($name);
             fs::transfer_expectations(&fs_params($name, p), kind, random)
         }
+        #[cfg(unix)]
         fn $pre(p: &Params, c: &Context) -> Result<(), Refusal> {
             // fs's refusal, in this family's parameter names.
             fs::preflight_one(&fs_params($name, p), c).map_err(|e| {
@@ -96,6 +98,11 @@ macro_rules! transfer_fns {
                 })
             })
         }
+        // Elsewhere the routines are not built (POSIX's): `experiment::unix_setups`.
+        #[cfg(not(unix))]
+        use crate::experiment::elsewhere as $setup;
+        #[cfg(not(unix))]
+        use crate::experiment::elsewhere_preflight as $pre;
     )*};
 }
 

@@ -1,44 +1,12 @@
 //! Metadata operations: fs.fsync after a small write, stat, open+close, rename, mkdir+rmdir.
 
 use super::*;
-use crate::experiment::RoutineError;
+
+crate::experiment::unix_setups!(routines => setup_fsync, setup_stat, setup_open_close, setup_rename, setup_mkdir_rmdir);
+#[cfg(unix)]
+pub(crate) use routines::open_close_routine;
 
 // --- fs.fsync ---
-
-/// Filebench's writefsync: overwrite `bufsize` bytes at offset 0 of an allocated file, then
-/// fsync.
-pub(super) struct WriteFsync {
-    pub(super) fd: Fd,
-    pub(super) buf: Anon,
-    pub(super) bufsize: usize,
-}
-
-impl Routine for WriteFsync {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            self.fd
-                .transfer(true, self.buf.ptr(), self.bufsize, 0)
-                .map_err(|e| format!("pwrite: {e}"))?;
-            self.fd.fsync()?;
-        }
-        Ok(())
-    }
-}
-
-pub(super) fn setup_fsync(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let dir = work_dir(ctx)?;
-    check_device(dir, Some("fsync"))?;
-    let bufsize = params.u64("bufsize");
-    let path = dir.join("fsync");
-    lay_out(&path, bufsize.max(page_size()), bufsize, true)?;
-    let fd = Fd::open(&path, libc::O_WRONLY).map_err(failed("opening the file"))?;
-    let buf = Anon::private(bufsize.div_ceil(page_size()) as usize * page_size() as usize)?;
-    Ok(Box::new(WriteFsync {
-        fd,
-        buf,
-        bufsize: bufsize as usize,
-    }))
-}
 
 pub(super) fn fsync_expectations(params: &Params) -> Vec<Expectation> {
     let page = page_size();
@@ -74,114 +42,6 @@ pub static FSYNC: ExperimentInfo = ExperimentInfo::new(
 .expectations(fsync_expectations);
 
 // --- metadata: stat, open_close, rename, mkdir_rmdir ---
-
-/// open() and close() of `path`, once per op (fs.open_close's loop), for an experiment that
-/// makes and removes its file itself (scale.open_close).
-pub(crate) fn open_close_routine(path: CString) -> Box<dyn Routine> {
-    Box::new(Meta(MetaOp::OpenClose(path)))
-}
-
-pub(super) enum MetaOp {
-    Stat(CString),
-    OpenClose(CString),
-    /// Renames `a` to `b`, then back: one rename per op.
-    Rename {
-        a: CString,
-        b: CString,
-        flip: bool,
-    },
-    MkdirRmdir(CString),
-}
-
-pub(super) struct Meta(MetaOp);
-
-impl Routine for Meta {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            // SAFETY: every pointer is a valid NUL-terminated path owned by `self`; `st` is
-            // a writable stat buffer.
-            unsafe {
-                match &mut self.0 {
-                    MetaOp::Stat(p) => {
-                        let mut st: libc::stat = std::mem::zeroed();
-                        if libc::stat(p.as_ptr(), &mut st) != 0 {
-                            return Err(RoutineError::last_os("stat"));
-                        }
-                    }
-                    MetaOp::OpenClose(p) => {
-                        let fd = libc::open(p.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-                        if fd < 0 {
-                            return Err(RoutineError::last_os("open"));
-                        }
-                        libc::close(fd);
-                    }
-                    MetaOp::Rename { a, b, flip } => {
-                        let (from, to) = if *flip { (&*b, &*a) } else { (&*a, &*b) };
-                        if libc::rename(from.as_ptr(), to.as_ptr()) != 0 {
-                            return Err(RoutineError::last_os("rename"));
-                        }
-                        *flip = !*flip;
-                    }
-                    MetaOp::MkdirRmdir(p) => {
-                        if libc::mkdir(p.as_ptr(), 0o700) != 0 {
-                            return Err(RoutineError::last_os("mkdir"));
-                        }
-                        if libc::rmdir(p.as_ptr()) != 0 {
-                            return Err(RoutineError::last_os("rmdir"));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-pub(super) fn meta_setup(
-    ctx: &Context,
-    make: fn(&Path) -> Result<MetaOp, SetupError>,
-) -> Result<Box<dyn Routine>, SetupError> {
-    let dir = work_dir(ctx)?;
-    Ok(Box::new(Meta(make(dir)?)))
-}
-
-pub(super) fn touch(path: &Path) -> Result<(), SetupError> {
-    Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)
-        .map(drop)
-        .map_err(|e| SetupError::Failed(format!("creating {}: {e}", path.display())))
-}
-
-pub(super) fn setup_stat(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    meta_setup(ctx, |dir| {
-        let p = dir.join("file");
-        touch(&p)?;
-        Ok(MetaOp::Stat(cpath(&p)?))
-    })
-}
-
-pub(super) fn setup_open_close(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    meta_setup(ctx, |dir| {
-        let p = dir.join("file");
-        touch(&p)?;
-        Ok(MetaOp::OpenClose(cpath(&p)?))
-    })
-}
-
-pub(super) fn setup_rename(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    meta_setup(ctx, |dir| {
-        let a = dir.join("a");
-        touch(&a)?;
-        Ok(MetaOp::Rename {
-            a: cpath(&a)?,
-            b: cpath(&dir.join("b"))?,
-            flip: false,
-        })
-    })
-}
-
-pub(super) fn setup_mkdir_rmdir(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    meta_setup(ctx, |dir| Ok(MetaOp::MkdirRmdir(cpath(&dir.join("d"))?)))
-}
 
 pub(crate) fn meta_expectations(calls: f64) -> Vec<Expectation> {
     vec![
@@ -251,3 +111,162 @@ pub static MKDIR_RMDIR: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["mkdir", "rmdir"]))
 .work_dir()
 .expectations(two_calls);
+
+/// The routines, POSIX's: a write and fsync, stat, open and close, rename, mkdir and rmdir.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::RoutineError;
+
+    /// Filebench's writefsync: overwrite `bufsize` bytes at offset 0 of an allocated file, then
+    /// fsync.
+    pub(super) struct WriteFsync {
+        pub(super) fd: Fd,
+        pub(super) buf: Anon,
+        pub(super) bufsize: usize,
+    }
+
+    impl Routine for WriteFsync {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                self.fd
+                    .transfer(true, self.buf.ptr(), self.bufsize, 0)
+                    .map_err(|e| format!("pwrite: {e}"))?;
+                self.fd.fsync()?;
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup_fsync(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let dir = work_dir(ctx)?;
+        check_device(dir, Some("fsync"))?;
+        let bufsize = params.u64("bufsize");
+        let path = dir.join("fsync");
+        lay_out(&path, bufsize.max(page_size()), bufsize, true)?;
+        let fd = Fd::open(&path, libc::O_WRONLY).map_err(failed("opening the file"))?;
+        let buf = Anon::private(bufsize.div_ceil(page_size()) as usize * page_size() as usize)?;
+        Ok(Box::new(WriteFsync {
+            fd,
+            buf,
+            bufsize: bufsize as usize,
+        }))
+    }
+
+    /// open() and close() of `path`, once per op (fs.open_close's loop), for an experiment that
+    /// makes and removes its file itself (scale.open_close).
+    pub(crate) fn open_close_routine(path: CString) -> Box<dyn Routine> {
+        Box::new(Meta(MetaOp::OpenClose(path)))
+    }
+
+    pub(super) enum MetaOp {
+        Stat(CString),
+        OpenClose(CString),
+        /// Renames `a` to `b`, then back: one rename per op.
+        Rename {
+            a: CString,
+            b: CString,
+            flip: bool,
+        },
+        MkdirRmdir(CString),
+    }
+
+    pub(super) struct Meta(MetaOp);
+
+    impl Routine for Meta {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                // SAFETY: every pointer is a valid NUL-terminated path owned by `self`; `st` is
+                // a writable stat buffer.
+                unsafe {
+                    match &mut self.0 {
+                        MetaOp::Stat(p) => {
+                            let mut st: libc::stat = std::mem::zeroed();
+                            if libc::stat(p.as_ptr(), &mut st) != 0 {
+                                return Err(RoutineError::last_os("stat"));
+                            }
+                        }
+                        MetaOp::OpenClose(p) => {
+                            let fd = libc::open(p.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+                            if fd < 0 {
+                                return Err(RoutineError::last_os("open"));
+                            }
+                            libc::close(fd);
+                        }
+                        MetaOp::Rename { a, b, flip } => {
+                            let (from, to) = if *flip { (&*b, &*a) } else { (&*a, &*b) };
+                            if libc::rename(from.as_ptr(), to.as_ptr()) != 0 {
+                                return Err(RoutineError::last_os("rename"));
+                            }
+                            *flip = !*flip;
+                        }
+                        MetaOp::MkdirRmdir(p) => {
+                            if libc::mkdir(p.as_ptr(), 0o700) != 0 {
+                                return Err(RoutineError::last_os("mkdir"));
+                            }
+                            if libc::rmdir(p.as_ptr()) != 0 {
+                                return Err(RoutineError::last_os("rmdir"));
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn meta_setup(
+        ctx: &Context,
+        make: fn(&Path) -> Result<MetaOp, SetupError>,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let dir = work_dir(ctx)?;
+        Ok(Box::new(Meta(make(dir)?)))
+    }
+
+    pub(super) fn touch(path: &Path) -> Result<(), SetupError> {
+        Fd::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)
+            .map(drop)
+            .map_err(|e| SetupError::Failed(format!("creating {}: {e}", path.display())))
+    }
+
+    pub(super) fn setup_stat(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        meta_setup(ctx, |dir| {
+            let p = dir.join("file");
+            touch(&p)?;
+            Ok(MetaOp::Stat(cpath(&p)?))
+        })
+    }
+
+    pub(super) fn setup_open_close(
+        _: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        meta_setup(ctx, |dir| {
+            let p = dir.join("file");
+            touch(&p)?;
+            Ok(MetaOp::OpenClose(cpath(&p)?))
+        })
+    }
+
+    pub(super) fn setup_rename(_: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        meta_setup(ctx, |dir| {
+            let a = dir.join("a");
+            touch(&a)?;
+            Ok(MetaOp::Rename {
+                a: cpath(&a)?,
+                b: cpath(&dir.join("b"))?,
+                flip: false,
+            })
+        })
+    }
+
+    pub(super) fn setup_mkdir_rmdir(
+        _: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        meta_setup(ctx, |dir| Ok(MetaOp::MkdirRmdir(cpath(&dir.join("d"))?)))
+    }
+}

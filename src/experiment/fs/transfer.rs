@@ -7,13 +7,6 @@ use crate::platform::rusage;
 
 // --- transfers: write, read, copy, random_read, random_write ---
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Write,
-    Read,
-    Copy,
-}
-
 /// Where the next buffer goes.
 pub(super) enum Order {
     /// Buffer after buffer, wrapping at the end of the file.
@@ -44,16 +37,7 @@ pub(super) struct Transfer {
     pub(super) period_fact: bool,
 }
 
-/// The fact of a routine that fsyncs every N writes: blocks charged per write over one whole
-/// period that starts on a clean file and ends with its fsync. The kernel charges a write's
-/// blocks (oublock) when it dirties a clean page (`folio_account_dirtied`), not when the
-/// page reaches the disk, so within a period the early writes are charged and the late ones,
-/// landing on pages already dirty, are not: a run of samples that is not a whole number of
-/// periods (a --quick run is less than two) measures anything from near 0 to twice the
-/// period's rate, depending on where in the period it starts and stops.
-pub(crate) const PERIOD_OUBLOCK: &str = "oublock_per_write_whole_period";
-
-/// Whole periods counted for [`PERIOD_OUBLOCK`]; the fact is the fewest blocks of them.
+/// Whole periods counted for [`PERIOD_OUBLOCK`](super::PERIOD_OUBLOCK); the fact is the fewest blocks of them.
 const PERIODS_COUNTED: u32 = 3;
 
 impl Transfer {
@@ -141,14 +125,6 @@ impl Routine for Transfer {
         }
         Ok(())
     }
-}
-
-pub(super) fn sync_of(params: &Params) -> &str {
-    params.get("sync").unwrap_or("none")
-}
-
-pub(super) fn cold(params: &Params) -> bool {
-    params.get("cache") == Some("cold")
 }
 
 pub(super) fn setup_transfer(
@@ -323,12 +299,6 @@ fn prepare_read(fd: &Fd, len: u64, cold: bool, random: bool) -> Result<(), Setup
         warm(fd, len)?;
     }
     Ok(())
-}
-
-/// Random cold reads drop the whole file every `pages/16` reads: at most 1/16 of the pages,
-/// on average 1/32, are cached when a read comes.
-pub(super) fn cold_random_period(pages: u64) -> u64 {
-    (pages / 16).max(1)
 }
 
 pub(super) fn setup_write(p: &Params, c: &Context) -> Result<Box<dyn Routine>, SetupError> {

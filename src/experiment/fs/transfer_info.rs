@@ -2,6 +2,38 @@
 
 use super::*;
 
+crate::experiment::unix_setups!(super::transfer => setup_write, setup_read, setup_copy, setup_random_read, setup_random_write);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Write,
+    Read,
+    Copy,
+}
+
+/// The fact of a routine that fsyncs every N writes: blocks charged per write over one whole
+/// period that starts on a clean file and ends with its fsync. The kernel charges a write's
+/// blocks (oublock) when it dirties a clean page (`folio_account_dirtied`), not when the
+/// page reaches the disk, so within a period the early writes are charged and the late ones,
+/// landing on pages already dirty, are not: a run of samples that is not a whole number of
+/// periods (a --quick run is less than two) measures anything from near 0 to twice the
+/// period's rate, depending on where in the period it starts and stops.
+pub(crate) const PERIOD_OUBLOCK: &str = "oublock_per_write_whole_period";
+
+pub(super) fn sync_of(params: &Params) -> &str {
+    params.get("sync").unwrap_or("none")
+}
+
+pub(super) fn cold(params: &Params) -> bool {
+    params.get("cache") == Some("cold")
+}
+
+/// Random cold reads drop the whole file every `pages/16` reads: at most 1/16 of the pages,
+/// on average 1/32, are cached when a read comes.
+pub(super) fn cold_random_period(pages: u64) -> u64 {
+    (pages / 16).max(1)
+}
+
 // --- expectations of the transfers ---
 
 /// Mean number of pages a buffer at offset `k * bufsize` spans, over the file's buffers

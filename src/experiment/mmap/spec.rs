@@ -1,113 +1,8 @@
 //! mmap.access's setup, preflight, expectations and registry entry.
 
 use super::*;
-use crate::experiment::refusal::Refusal;
 
-pub(super) fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let backing = Backing::of(p);
-    let populate = p.str("populate") == "true";
-    let memset_msync = p.str("prepare") == "memset_msync";
-    let blocks = blocks(p);
-    let len = usize::try_from(blocks * BLOCK as u64)
-        .map_err(|_| SetupError::Failed("size does not fit this address space".into()))?;
-    if populate {
-        check_populate()?;
-    }
-    let file = if backing.file() {
-        let dir = ctx.work_dir.as_deref().ok_or_else(|| {
-            SetupError::Failed("no work directory was created for this experiment".into())
-        })?;
-        if backing == Backing::FileShared && memset_msync {
-            let mount = crate::platform::mount::mount_of(dir)
-                .map_err(|e| SetupError::Failed(e.to_string()))?;
-            if mount.memory_backed() {
-                return Err(SetupError::Unsupported(format!(
-                    "{}: msync has no device to write back to on a memory-backed file system, \
-                     so prepare=memset_msync would be a memset under a writeback's name; pass \
-                     --dir on a disk-backed file system",
-                    mount.describe()
-                )));
-            }
-        }
-        Some(backing_file(dir, len, p)?)
-    } else {
-        None
-    };
-    if backing == Backing::Malloc {
-        set_mmap_threshold()?;
-    }
-    let evictor = if p.str("cold") == "true" {
-        Some(Evictor::new(ctx.cpu.unwrap_or(0))?)
-    } else {
-        None
-    };
-    let order = (0..blocks)
-        .map(|b| u32::try_from(b).map_err(|_| SetupError::Failed("too many blocks".into())))
-        .collect::<Result<Vec<u32>, _>>()?;
-    Ok(Box::new(Access {
-        backing,
-        populate,
-        memset_msync,
-        random: p.str("pattern") == "random",
-        len,
-        file,
-        map: None,
-        order,
-        pass: 0,
-        evictor,
-        costs: PassCosts::default(),
-    }))
-}
-
-/// Make glibc serve every allocation of 1 MiB or more (every region this experiment
-/// allocates) with a fresh mmap, as it always does for a 1 GiB one; its dynamic threshold
-/// would otherwise hand a smaller block back from the heap, already faulted.
-#[cfg(target_env = "gnu")]
-pub(super) fn set_mmap_threshold() -> Result<(), SetupError> {
-    // SAFETY: mallopt only changes the allocator's tuning.
-    if unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20) } == 1 {
-        Ok(())
-    } else {
-        Err(SetupError::Failed(
-            "mallopt(M_MMAP_THRESHOLD) failed".into(),
-        ))
-    }
-}
-
-/// Other C libraries (musl) always serve large blocks with mmap.
-#[cfg(not(target_env = "gnu"))]
-pub(super) fn set_mmap_threshold() -> Result<(), SetupError> {
-    Ok(())
-}
-
-/// Refuse, before any worker starts, a region that would crowd the machine's memory (there
-/// may be no swap) or a file that does not fit in `--dir`.
-pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), Refusal> {
-    let size = p.u64("size");
-    if let Ok(available) = crate::platform::memory::meminfo().map(|m| m.available)
-        && size > available / 2
-    {
-        return Err(Refusal::Memory {
-            param: "size",
-            value: format_size(size),
-            available,
-        });
-    }
-    let Some(dir) = ctx.work_dir.as_deref().filter(|_| Backing::of(p).file()) else {
-        return Ok(());
-    };
-    let free = crate::experiment::fs::statvfs_free(dir)?;
-    if free < size + SLACK {
-        return Err(Refusal::Room {
-            need: size + SLACK,
-            free,
-            dir: dir.to_path_buf(),
-            what: format!("its {} file", format_size(size)),
-            shrink: Some("size"),
-        });
-    }
-    Ok(())
-}
+crate::experiment::unix_setups!(routines => setup; preflights: preflight);
 
 pub(super) fn expectations(p: &Params) -> Vec<Expectation> {
     let backing = Backing::of(p);
@@ -205,3 +100,116 @@ pub static ACCESS: ExperimentInfo = ExperimentInfo::new(
 .preflight(preflight)
 .batch(Batch::Fixed(pass_ops))
 .quick_params(&[("size", "128M")]);
+
+/// The setup and the preflight, POSIX's.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::refusal::Refusal;
+
+    pub(super) fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let backing = Backing::of(p);
+        let populate = p.str("populate") == "true";
+        let memset_msync = p.str("prepare") == "memset_msync";
+        let blocks = blocks(p);
+        let len = usize::try_from(blocks * BLOCK as u64)
+            .map_err(|_| SetupError::Failed("size does not fit this address space".into()))?;
+        if populate {
+            check_populate()?;
+        }
+        let file = if backing.file() {
+            let dir = ctx.work_dir.as_deref().ok_or_else(|| {
+                SetupError::Failed("no work directory was created for this experiment".into())
+            })?;
+            if backing == Backing::FileShared && memset_msync {
+                let mount = crate::platform::mount::mount_of(dir)
+                    .map_err(|e| SetupError::Failed(e.to_string()))?;
+                if mount.memory_backed() {
+                    return Err(SetupError::Unsupported(format!(
+                        "{}: msync has no device to write back to on a memory-backed file system, \
+                         so prepare=memset_msync would be a memset under a writeback's name; pass \
+                         --dir on a disk-backed file system",
+                        mount.describe()
+                    )));
+                }
+            }
+            Some(backing_file(dir, len, p)?)
+        } else {
+            None
+        };
+        if backing == Backing::Malloc {
+            set_mmap_threshold()?;
+        }
+        let evictor = if p.str("cold") == "true" {
+            Some(Evictor::new(ctx.cpu.unwrap_or(0))?)
+        } else {
+            None
+        };
+        let order = (0..blocks)
+            .map(|b| u32::try_from(b).map_err(|_| SetupError::Failed("too many blocks".into())))
+            .collect::<Result<Vec<u32>, _>>()?;
+        Ok(Box::new(Access {
+            backing,
+            populate,
+            memset_msync,
+            random: p.str("pattern") == "random",
+            len,
+            file,
+            map: None,
+            order,
+            pass: 0,
+            evictor,
+            costs: PassCosts::default(),
+        }))
+    }
+
+    /// Make glibc serve every allocation of 1 MiB or more (every region this experiment
+    /// allocates) with a fresh mmap, as it always does for a 1 GiB one; its dynamic threshold
+    /// would otherwise hand a smaller block back from the heap, already faulted.
+    #[cfg(target_env = "gnu")]
+    pub(super) fn set_mmap_threshold() -> Result<(), SetupError> {
+        // SAFETY: mallopt only changes the allocator's tuning.
+        if unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20) } == 1 {
+            Ok(())
+        } else {
+            Err(SetupError::Failed(
+                "mallopt(M_MMAP_THRESHOLD) failed".into(),
+            ))
+        }
+    }
+
+    /// Other C libraries (musl) always serve large blocks with mmap.
+    #[cfg(not(target_env = "gnu"))]
+    pub(super) fn set_mmap_threshold() -> Result<(), SetupError> {
+        Ok(())
+    }
+
+    /// Refuse, before any worker starts, a region that would crowd the machine's memory (there
+    /// may be no swap) or a file that does not fit in `--dir`.
+    pub(super) fn preflight(p: &Params, ctx: &Context) -> Result<(), Refusal> {
+        let size = p.u64("size");
+        if let Ok(available) = crate::platform::memory::meminfo().map(|m| m.available)
+            && size > available / 2
+        {
+            return Err(Refusal::Memory {
+                param: "size",
+                value: format_size(size),
+                available,
+            });
+        }
+        let Some(dir) = ctx.work_dir.as_deref().filter(|_| Backing::of(p).file()) else {
+            return Ok(());
+        };
+        let free = crate::experiment::fs::statvfs_free(dir)?;
+        if free < size + SLACK {
+            return Err(Refusal::Room {
+                need: size + SLACK,
+                free,
+                dir: dir.to_path_buf(),
+                what: format!("its {} file", format_size(size)),
+                shrink: Some("size"),
+            });
+        }
+        Ok(())
+    }
+}

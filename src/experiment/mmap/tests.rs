@@ -32,7 +32,7 @@ fn each_pass_faults_every_page_of_a_fresh_mapping_once() {
     }
     for pattern in ["seq", "random"] {
         let p = params(&[("size", "1M"), ("pattern", pattern)]);
-        let mut r = setup(&p, &Context::default()).unwrap_or_else(|_| panic!("setup"));
+        let mut r = (ACCESS.setup)(&p, &Context::default()).unwrap_or_else(|_| panic!("setup"));
         let ops = pass_ops(&p);
         for _ in 0..2 {
             r.prepare(ops).unwrap();
@@ -91,7 +91,7 @@ fn random_order_holds_every_block_once() {
 #[test]
 fn populated_private_mapping_walks_without_faults() {
     let p = params(&[("size", "1M"), ("populate", "true")]);
-    let mut r = match setup(&p, &Context::default()) {
+    let mut r = match (ACCESS.setup)(&p, &Context::default()) {
         Ok(r) => r,
         Err(SetupError::Unsupported(_)) => return,
         Err(SetupError::Failed(e)) => panic!("{e}"),
@@ -123,7 +123,7 @@ fn a_file_backing_leaves_no_name_behind() {
         ..Context::default()
     };
     let p = params(&[("size", "1M"), ("backing", "file_shared")]);
-    let mut r = setup(&p, &ctx).unwrap_or_else(|_| panic!("setup"));
+    let mut r = (ACCESS.setup)(&p, &ctx).unwrap_or_else(|_| panic!("setup"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     let ops = pass_ops(&p);
     r.prepare(ops).unwrap();

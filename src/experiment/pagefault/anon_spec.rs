@@ -4,17 +4,22 @@ use super::*;
 
 // --- pagefault.anon ---
 
+#[cfg(unix)]
 /// How much more a chunk of memory must cost to touch than the warm reference before it
 /// counts as memory the host had reclaimed. Measured here: 10–12 µs per page against 1.5–1.8
 /// µs warm (about 7×), while host noise lifted a warm chunk to 2.1× at worst.
 pub(super) const FRESH_FACTOR: f64 = 3.0;
+#[cfg(unix)]
 /// The recently freed memory is absorbed in chunks of this size…
 pub(super) const ABSORB_CHUNK: usize = 16 << 20;
+#[cfg(unix)]
 /// …until this many chunks in a row cost `FRESH_FACTOR` × warm (64 MiB: one slow chunk is
 /// not enough, a preempted warm chunk can be slow too).
 pub(super) const ABSORB_RUN: usize = 4;
+#[cfg(unix)]
 /// The region the warm reference of `memory=fresh` touches.
 pub(super) const WARM_PROBE: usize = 64 << 20;
+#[cfg(unix)]
 /// Assumed when the machine's available memory cannot be read.
 pub(super) const ASSUMED_AVAILABLE: usize = 4 << 30;
 

@@ -1,7 +1,8 @@
 //! pagefault.cow: a forked child's write to each inherited page, one copy-on-write fault per page.
 
 use super::*;
-use crate::experiment::RoutineError;
+
+crate::experiment::unix_setups!(routines => setup_cow);
 
 // --- pagefault.cow ---
 
@@ -33,10 +34,7 @@ pub(super) fn cow_expectations(_: &Params) -> Vec<Expectation> {
     ]
 }
 
-pub(super) struct Cow {
-    pub(super) region: Region,
-}
-
+#[cfg(unix)]
 /// The fewest pages a batch writes. A batch carries a fork, an exit and a wait besides its
 /// pages, and the child's own faults (its stack, glibc's fork handlers: 8–30); sized by time
 /// alone on a host where that fixed part takes the whole sample time (a slow wake-up of an
@@ -44,75 +42,6 @@ pub(super) struct Cow {
 /// made medians negative. At 4096 pages (16 MiB, the default region) the fixed faults are
 /// under 0.01 a page and the copies outweigh the fork by tens of times.
 pub(super) const MIN_BATCH_PAGES: u64 = 4096;
-
-impl Cow {
-    /// Fork a child that writes one byte to each of the first `pages` pages and exits.
-    pub(super) fn fork_writing(&self, pages: usize) -> Result<(), RoutineError> {
-        let base = self.region.base;
-        // SAFETY: fork has no memory-safety preconditions. The child only stores to the
-        // inherited region (plain memory writes) and calls `_exit`: no allocator, lock or
-        // destructor runs in it.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            for page in 0..pages {
-                // SAFETY: `page` is below the region's page count (checked by the caller).
-                unsafe { base.add(page * PAGE).write_volatile(2) };
-            }
-            // SAFETY: _exit is async-signal-safe and never returns.
-            unsafe { libc::_exit(0) };
-        }
-        if pid < 0 {
-            return Err(RoutineError::last_os("fork"));
-        }
-        crate::experiment::process::reap(pid, "writing")
-    }
-}
-
-impl Routine for Cow {
-    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let ops = ops as usize;
-        if ops > self.region.pages {
-            self.region = touched_region(ops)?;
-        }
-        Ok(())
-    }
-
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let pages = ops as usize;
-        if pages > self.region.pages {
-            return Err("run with more pages than prepared".into());
-        }
-        self.fork_writing(pages)
-    }
-
-    fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), RoutineError>> {
-        Some(self.fork_writing(0))
-    }
-
-    fn baseline_per_batch(&self) -> bool {
-        true
-    }
-
-    fn min_batch(&self) -> Option<u64> {
-        Some(MIN_BATCH_PAGES)
-    }
-}
-
-/// A 4 KiB-page region of `pages` pages, every page written by this process.
-pub(super) fn touched_region(pages: usize) -> Result<Region, SetupError> {
-    let region = Region::new(pages, false)?;
-    for page in 0..pages {
-        region.touch(page, 1);
-    }
-    Ok(region)
-}
-
-pub(super) fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let pages = (p.u64("size") as usize).div_ceil(PAGE);
-    Ok(Box::new(Cow {
-        region: touched_region(pages)?,
-    }))
-}
 
 pub static COW: ExperimentInfo = ExperimentInfo::new(
     "pagefault.cow",
@@ -138,3 +67,83 @@ pub static COW: ExperimentInfo = ExperimentInfo::new(
 // One fork, exit and wait per batch of pages, not per page: nothing is claimed per op.
 .syscalls(crate::experiment::no_claims)
 .expectations(cow_expectations);
+
+/// The routine, POSIX's: fork, the child's writes, waitpid.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::RoutineError;
+
+    pub(super) struct Cow {
+        pub(super) region: Region,
+    }
+
+    impl Cow {
+        /// Fork a child that writes one byte to each of the first `pages` pages and exits.
+        pub(super) fn fork_writing(&self, pages: usize) -> Result<(), RoutineError> {
+            let base = self.region.base;
+            // SAFETY: fork has no memory-safety preconditions. The child only stores to the
+            // inherited region (plain memory writes) and calls `_exit`: no allocator, lock or
+            // destructor runs in it.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                for page in 0..pages {
+                    // SAFETY: `page` is below the region's page count (checked by the caller).
+                    unsafe { base.add(page * PAGE).write_volatile(2) };
+                }
+                // SAFETY: _exit is async-signal-safe and never returns.
+                unsafe { libc::_exit(0) };
+            }
+            if pid < 0 {
+                return Err(RoutineError::last_os("fork"));
+            }
+            crate::experiment::process::reap(pid, "writing")
+        }
+    }
+
+    impl Routine for Cow {
+        fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let ops = ops as usize;
+            if ops > self.region.pages {
+                self.region = touched_region(ops)?;
+            }
+            Ok(())
+        }
+
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let pages = ops as usize;
+            if pages > self.region.pages {
+                return Err("run with more pages than prepared".into());
+            }
+            self.fork_writing(pages)
+        }
+
+        fn run_baseline(&mut self, _ops: u64) -> Option<Result<(), RoutineError>> {
+            Some(self.fork_writing(0))
+        }
+
+        fn baseline_per_batch(&self) -> bool {
+            true
+        }
+
+        fn min_batch(&self) -> Option<u64> {
+            Some(MIN_BATCH_PAGES)
+        }
+    }
+
+    /// A 4 KiB-page region of `pages` pages, every page written by this process.
+    pub(super) fn touched_region(pages: usize) -> Result<Region, SetupError> {
+        let region = Region::new(pages, false)?;
+        for page in 0..pages {
+            region.touch(page, 1);
+        }
+        Ok(region)
+    }
+
+    pub(super) fn setup_cow(p: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let pages = (p.u64("size") as usize).div_ceil(PAGE);
+        Ok(Box::new(Cow {
+            region: touched_region(pages)?,
+        }))
+    }
+}

@@ -35,24 +35,16 @@
 //! Each pass times itself with `Instant` and reads getrusage around the touch (two clock reads
 //! and two system calls per pass of thousands of pages) for the per-fault figures.
 
-use crate::experiment::RoutineError;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
-use std::time::Instant;
-
 use super::PAGE;
-use crate::analysis::median;
 use crate::analysis::validate::{Bound, Expectation, Metric};
-use crate::experiment::{
-    Batch, Context, ExperimentInfo, Fact, ParamKind, ParamSpec, Params, Routine, SetupError,
-};
-use crate::platform::mount::{Mount, mount_of};
+use crate::experiment::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
 
+crate::experiment::unix_setups!(routines => setup);
+
+#[cfg(unix)]
 /// The file's name in the work directory.
 const FILE_NAME: &str = "pagefault.file";
+#[cfg(unix)]
 /// Bytes per write when setup lays the file out.
 const WRITE_CHUNK: usize = 1 << 20;
 /// The most pages one fault can map: a page table's worth (fault-around and a PMD-mapped
@@ -216,301 +208,6 @@ fn dirty_expectations(write: bool, shared: bool) -> Vec<Expectation> {
     list
 }
 
-/// A mapping of a whole file, unmapped when dropped.
-struct FileMap {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl FileMap {
-    fn new(file: &File, len: usize, shared: bool) -> Result<FileMap, RoutineError> {
-        let kind = if shared {
-            libc::MAP_SHARED
-        } else {
-            libc::MAP_PRIVATE
-        };
-        // SAFETY: a new mapping of our own open file at an address the kernel picks; no
-        // existing memory is affected.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                kind,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(RoutineError::last_os(format!(
-                "mmap of the {len}-byte file"
-            )));
-        }
-        Ok(FileMap {
-            ptr: ptr.cast(),
-            len,
-        })
-    }
-
-    /// How many of the mapping's pages are in the page cache (mincore(2)); `residency` is
-    /// scratch space of one byte per page.
-    fn cached_pages(&self, residency: &mut [u8]) -> Result<usize, RoutineError> {
-        if residency.len() != self.len.div_ceil(PAGE) {
-            return Err("mincore needs one byte per page of the mapping".into());
-        }
-        // SAFETY: the range is exactly this mapping; `residency` holds one byte per page.
-        let rc = unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr().cast()) };
-        if rc != 0 {
-            return Err(RoutineError::last_os("mincore"));
-        }
-        Ok(residency.iter().filter(|&&b| b & 1 == 1).count())
-    }
-}
-
-impl Drop for FileMap {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly our own mapping, after its last use.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
-    }
-}
-
-/// Load one byte of each page of `map`, so every page is faulted in.
-fn read_every_page(map: &FileMap) {
-    let mut sum = 0u8;
-    for page in 0..map.len / PAGE {
-        // SAFETY: `page * PAGE` is inside the mapping.
-        sum = sum.wrapping_add(unsafe { map.ptr.add(page * PAGE).read_volatile() });
-    }
-    std::hint::black_box(sum);
-}
-
-fn fadvise_dontneed(file: &File) -> Result<(), RoutineError> {
-    Ok(crate::platform::fscache::drop_file_cache(file.as_raw_fd())?)
-}
-
-/// This thread's (minor + major faults, oublock) so far (the process's where the system
-/// keeps no per-thread usage).
-fn thread_counts() -> (i64, i64) {
-    let ru = crate::platform::rusage::this_thread()
-        .unwrap_or_else(crate::platform::rusage::this_process);
-    (ru.minflt + ru.majflt, ru.oublock)
-}
-
-/// What one timed pass measured.
-struct Pass {
-    ns: f64,
-    faults: i64,
-    oublock: i64,
-    /// Share of the file's pages cached when the pass began.
-    cached: f64,
-}
-
-struct FileFaults {
-    file: File,
-    len: usize,
-    shared: bool,
-    write: bool,
-    cold: bool,
-    /// Where the file lives, for the facts' notes.
-    mount: Mount,
-    map: Option<FileMap>,
-    /// Whether `map` is fresh: mapped by `prepare` and not touched by a `run` yet.
-    fresh: bool,
-    /// The share of pages cached when `map` was made.
-    cached: f64,
-    /// Whether the last pass dirtied the file (a shared write), so it needs an fsync.
-    dirty: bool,
-    residency: Vec<u8>,
-    passes: Vec<Pass>,
-}
-
-impl Routine for FileFaults {
-    fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
-        if ops as usize * PAGE != self.len {
-            return Err(RoutineError::Check(format!(
-                "a pass is {} pages, asked for {ops}",
-                self.len / PAGE
-            )));
-        }
-        // Unmapped first: DONTNEED leaves mapped pages in the cache.
-        self.map = None;
-        if self.dirty {
-            self.file
-                .sync_all()
-                .map_err(|e| format!("fsync failed: {e}"))?;
-            self.dirty = false;
-        }
-        if self.cold {
-            fadvise_dontneed(&self.file)?;
-        }
-        let map = FileMap::new(&self.file, self.len, self.shared)?;
-        self.cached = map.cached_pages(&mut self.residency)? as f64 / self.residency.len() as f64;
-        self.map = Some(map);
-        self.fresh = true;
-        Ok(())
-    }
-
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let map = self.map.as_ref().ok_or("run without prepare: no mapping")?;
-        if !self.fresh || ops as usize * PAGE != map.len {
-            return Err("run without a fresh mapping of the whole file from prepare".into());
-        }
-        self.fresh = false;
-        let pages = ops as usize;
-        let (faults0, oublock0) = thread_counts();
-        let t0 = Instant::now();
-        if self.write {
-            for page in 0..pages {
-                // SAFETY: `page * PAGE` is inside the writable mapping.
-                unsafe { map.ptr.add(page * PAGE).write_volatile(1) };
-            }
-        } else {
-            read_every_page(map);
-        }
-        let t1 = Instant::now();
-        let (faults1, oublock1) = thread_counts();
-        self.dirty = self.write && self.shared;
-        self.passes.push(Pass {
-            ns: (t1 - t0).as_nanos() as f64,
-            faults: faults1 - faults0,
-            oublock: oublock1 - oublock0,
-            cached: self.cached,
-        });
-        Ok(())
-    }
-
-    /// Only figures that were measured: a fact that cannot be (oublock on a memory-backed file
-    /// system) is left out and the note of `cached_share_at_start` says why.
-    fn facts(&mut self) -> Vec<Fact> {
-        let n = self.passes.len();
-        if n == 0 {
-            return Vec::new();
-        }
-        let pages = (self.len / PAGE) as f64;
-        let mean = |f: fn(&Pass) -> f64| self.passes.iter().map(f).sum::<f64>() / n as f64;
-        let total_faults: i64 = self.passes.iter().map(|p| p.faults).sum();
-        let per_fault: Vec<f64> = self
-            .passes
-            .iter()
-            .filter(|p| p.faults > 0)
-            .map(|p| p.ns / p.faults as f64)
-            .collect();
-        let count_blocks = self.write && self.shared && !self.mount.memory_backed();
-        let mut where_note = format!("file on {}", self.mount.describe());
-        if self.write && self.shared && !count_blocks {
-            where_note.push_str(
-                ", which keeps dirty pages in memory and charges no blocks for them: no \
-                 oublock_per_page",
-            );
-        }
-        let mut facts = vec![
-            Fact::new(
-                "faults_per_page",
-                mean(|p| p.faults as f64) / pages,
-                "faults/page",
-                format!(
-                    "minor + major faults of the touch (getrusage), {total_faults} over {n} passes"
-                ),
-            ),
-            Fact::new(
-                "cached_share_at_start",
-                mean(|p| p.cached),
-                "share",
-                format!(
-                    "the file's pages in the page cache as a pass began (mincore), mean of {n} \
-                     passes; {where_note}"
-                ),
-            ),
-        ];
-        if let Some(ns) = median(&per_fault) {
-            facts.push(Fact::new(
-                "ns_per_fault",
-                ns,
-                "ns/fault",
-                format!(
-                    "a pass's time (Instant) over its faults: median of {} passes",
-                    per_fault.len()
-                ),
-            ));
-        }
-        if count_blocks {
-            facts.push(Fact::new(
-                "oublock_per_page",
-                mean(|p| p.oublock as f64) / pages,
-                "blocks/page",
-                format!("blocks charged to the writing thread (getrusage), mean of {n} passes"),
-            ));
-        }
-        facts
-    }
-}
-
-/// Write `len` bytes of a pattern to a new file at `path` and fsync it.
-fn lay_out(path: &Path, len: usize) -> Result<File, SetupError> {
-    let failed =
-        |what: &str, e: io::Error| SetupError::Failed(format!("{what} {}: {e}", path.display()));
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| failed("creating", e))?;
-    let chunk = vec![0xa5u8; WRITE_CHUNK];
-    let mut left = len;
-    while left > 0 {
-        let n = left.min(WRITE_CHUNK);
-        file.write_all(&chunk[..n])
-            .map_err(|e| failed("writing", e))?;
-        left -= n;
-    }
-    file.sync_all().map_err(|e| failed("fsync of", e))?;
-    Ok(file)
-}
-
-fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let dir = ctx.work_dir.as_deref().ok_or_else(|| {
-        SetupError::Failed("no work directory was created for this experiment".into())
-    })?;
-    let mount = mount_of(dir).map_err(|e| SetupError::Failed(e.to_string()))?;
-    let cold = p.str("cache") == "cold";
-    if cold && let Some(why) = crate::platform::fscache::cold_cache_unsupported() {
-        return Err(SetupError::Unsupported(why));
-    }
-    if cold && mount.memory_backed() {
-        return Err(SetupError::Unsupported(format!(
-            "{}: a memory-backed file system holds the file's only copy in the page cache, so \
-             posix_fadvise(DONTNEED) cannot drop it and cache=cold would measure cache=warm; \
-             pass --dir on a disk-backed file system",
-            mount.describe()
-        )));
-    }
-    let pages = pages_per_pass(p) as usize;
-    let len = pages * PAGE;
-    let file = lay_out(&dir.join(FILE_NAME), len)?;
-    if !cold {
-        // The warm cache as a cold pass would leave it (see the module's notes): the
-        // write's folios dropped, the pages faulted back in through a mapping.
-        fadvise_dontneed(&file)?;
-        read_every_page(&FileMap::new(&file, len, true)?);
-    }
-    Ok(Box::new(FileFaults {
-        file,
-        len,
-        shared: p.str("map") == "shared",
-        write: p.str("access") == "write",
-        cold,
-        mount,
-        map: None,
-        fresh: false,
-        cached: f64::NAN,
-        dirty: false,
-        residency: vec![0; pages],
-        passes: Vec::new(),
-    }))
-}
-
 pub static FILE: ExperimentInfo = ExperimentInfo::new(
     "pagefault.file",
     "file-backed minor fault: one byte read from each page of a fresh MAP_SHARED \
@@ -531,5 +228,318 @@ pub static FILE: ExperimentInfo = ExperimentInfo::new(
 .batch(Batch::Fixed(pages_per_pass))
 .quick_params(&[("size", "16M")]);
 
-#[cfg(test)]
+/// The routine, POSIX's: a file laid out, mapped, touched, its cache read with mincore.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::analysis::median;
+    use crate::experiment::{Context, Fact, Routine, RoutineError, SetupError};
+    use crate::platform::mount::{Mount, mount_of};
+    use std::fs::{File, OpenOptions};
+    use std::io::{self, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+    use std::time::Instant;
+
+    /// A mapping of a whole file, unmapped when dropped.
+    struct FileMap {
+        ptr: *mut u8,
+        len: usize,
+    }
+
+    impl FileMap {
+        fn new(file: &File, len: usize, shared: bool) -> Result<FileMap, RoutineError> {
+            let kind = if shared {
+                libc::MAP_SHARED
+            } else {
+                libc::MAP_PRIVATE
+            };
+            // SAFETY: a new mapping of our own open file at an address the kernel picks; no
+            // existing memory is affected.
+            let ptr = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    kind,
+                    file.as_raw_fd(),
+                    0,
+                )
+            };
+            if ptr == libc::MAP_FAILED {
+                return Err(RoutineError::last_os(format!(
+                    "mmap of the {len}-byte file"
+                )));
+            }
+            Ok(FileMap {
+                ptr: ptr.cast(),
+                len,
+            })
+        }
+
+        /// How many of the mapping's pages are in the page cache (mincore(2)); `residency` is
+        /// scratch space of one byte per page.
+        fn cached_pages(&self, residency: &mut [u8]) -> Result<usize, RoutineError> {
+            if residency.len() != self.len.div_ceil(PAGE) {
+                return Err("mincore needs one byte per page of the mapping".into());
+            }
+            // SAFETY: the range is exactly this mapping; `residency` holds one byte per page.
+            let rc =
+                unsafe { libc::mincore(self.ptr.cast(), self.len, residency.as_mut_ptr().cast()) };
+            if rc != 0 {
+                return Err(RoutineError::last_os("mincore"));
+            }
+            Ok(residency.iter().filter(|&&b| b & 1 == 1).count())
+        }
+    }
+
+    impl Drop for FileMap {
+        fn drop(&mut self) {
+            // SAFETY: unmapping exactly our own mapping, after its last use.
+            unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        }
+    }
+
+    /// Load one byte of each page of `map`, so every page is faulted in.
+    fn read_every_page(map: &FileMap) {
+        let mut sum = 0u8;
+        for page in 0..map.len / PAGE {
+            // SAFETY: `page * PAGE` is inside the mapping.
+            sum = sum.wrapping_add(unsafe { map.ptr.add(page * PAGE).read_volatile() });
+        }
+        std::hint::black_box(sum);
+    }
+
+    fn fadvise_dontneed(file: &File) -> Result<(), RoutineError> {
+        Ok(crate::platform::fscache::drop_file_cache(file.as_raw_fd())?)
+    }
+
+    /// This thread's (minor + major faults, oublock) so far (the process's where the system
+    /// keeps no per-thread usage).
+    fn thread_counts() -> (i64, i64) {
+        let ru = crate::platform::rusage::this_thread()
+            .unwrap_or_else(crate::platform::rusage::this_process);
+        (ru.minflt + ru.majflt, ru.oublock)
+    }
+
+    /// What one timed pass measured.
+    struct Pass {
+        ns: f64,
+        faults: i64,
+        oublock: i64,
+        /// Share of the file's pages cached when the pass began.
+        cached: f64,
+    }
+
+    struct FileFaults {
+        file: File,
+        len: usize,
+        shared: bool,
+        write: bool,
+        cold: bool,
+        /// Where the file lives, for the facts' notes.
+        mount: Mount,
+        map: Option<FileMap>,
+        /// Whether `map` is fresh: mapped by `prepare` and not touched by a `run` yet.
+        fresh: bool,
+        /// The share of pages cached when `map` was made.
+        cached: f64,
+        /// Whether the last pass dirtied the file (a shared write), so it needs an fsync.
+        dirty: bool,
+        residency: Vec<u8>,
+        passes: Vec<Pass>,
+    }
+
+    impl Routine for FileFaults {
+        fn prepare(&mut self, ops: u64) -> Result<(), RoutineError> {
+            if ops as usize * PAGE != self.len {
+                return Err(RoutineError::Check(format!(
+                    "a pass is {} pages, asked for {ops}",
+                    self.len / PAGE
+                )));
+            }
+            // Unmapped first: DONTNEED leaves mapped pages in the cache.
+            self.map = None;
+            if self.dirty {
+                self.file
+                    .sync_all()
+                    .map_err(|e| format!("fsync failed: {e}"))?;
+                self.dirty = false;
+            }
+            if self.cold {
+                fadvise_dontneed(&self.file)?;
+            }
+            let map = FileMap::new(&self.file, self.len, self.shared)?;
+            self.cached =
+                map.cached_pages(&mut self.residency)? as f64 / self.residency.len() as f64;
+            self.map = Some(map);
+            self.fresh = true;
+            Ok(())
+        }
+
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let map = self.map.as_ref().ok_or("run without prepare: no mapping")?;
+            if !self.fresh || ops as usize * PAGE != map.len {
+                return Err("run without a fresh mapping of the whole file from prepare".into());
+            }
+            self.fresh = false;
+            let pages = ops as usize;
+            let (faults0, oublock0) = thread_counts();
+            let t0 = Instant::now();
+            if self.write {
+                for page in 0..pages {
+                    // SAFETY: `page * PAGE` is inside the writable mapping.
+                    unsafe { map.ptr.add(page * PAGE).write_volatile(1) };
+                }
+            } else {
+                read_every_page(map);
+            }
+            let t1 = Instant::now();
+            let (faults1, oublock1) = thread_counts();
+            self.dirty = self.write && self.shared;
+            self.passes.push(Pass {
+                ns: (t1 - t0).as_nanos() as f64,
+                faults: faults1 - faults0,
+                oublock: oublock1 - oublock0,
+                cached: self.cached,
+            });
+            Ok(())
+        }
+
+        /// Only figures that were measured: a fact that cannot be (oublock on a memory-backed file
+        /// system) is left out and the note of `cached_share_at_start` says why.
+        fn facts(&mut self) -> Vec<Fact> {
+            let n = self.passes.len();
+            if n == 0 {
+                return Vec::new();
+            }
+            let pages = (self.len / PAGE) as f64;
+            let mean = |f: fn(&Pass) -> f64| self.passes.iter().map(f).sum::<f64>() / n as f64;
+            let total_faults: i64 = self.passes.iter().map(|p| p.faults).sum();
+            let per_fault: Vec<f64> = self
+                .passes
+                .iter()
+                .filter(|p| p.faults > 0)
+                .map(|p| p.ns / p.faults as f64)
+                .collect();
+            let count_blocks = self.write && self.shared && !self.mount.memory_backed();
+            let mut where_note = format!("file on {}", self.mount.describe());
+            if self.write && self.shared && !count_blocks {
+                where_note.push_str(
+                    ", which keeps dirty pages in memory and charges no blocks for them: no \
+                     oublock_per_page",
+                );
+            }
+            let mut facts = vec![
+                Fact::new(
+                    "faults_per_page",
+                    mean(|p| p.faults as f64) / pages,
+                    "faults/page",
+                    format!(
+                        "minor + major faults of the touch (getrusage), {total_faults} over {n} passes"
+                    ),
+                ),
+                Fact::new(
+                    "cached_share_at_start",
+                    mean(|p| p.cached),
+                    "share",
+                    format!(
+                        "the file's pages in the page cache as a pass began (mincore), mean of {n} \
+                         passes; {where_note}"
+                    ),
+                ),
+            ];
+            if let Some(ns) = median(&per_fault) {
+                facts.push(Fact::new(
+                    "ns_per_fault",
+                    ns,
+                    "ns/fault",
+                    format!(
+                        "a pass's time (Instant) over its faults: median of {} passes",
+                        per_fault.len()
+                    ),
+                ));
+            }
+            if count_blocks {
+                facts.push(Fact::new(
+                    "oublock_per_page",
+                    mean(|p| p.oublock as f64) / pages,
+                    "blocks/page",
+                    format!("blocks charged to the writing thread (getrusage), mean of {n} passes"),
+                ));
+            }
+            facts
+        }
+    }
+
+    /// Write `len` bytes of a pattern to a new file at `path` and fsync it.
+    fn lay_out(path: &Path, len: usize) -> Result<File, SetupError> {
+        let failed = |what: &str, e: io::Error| {
+            SetupError::Failed(format!("{what} {}: {e}", path.display()))
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| failed("creating", e))?;
+        let chunk = vec![0xa5u8; WRITE_CHUNK];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(WRITE_CHUNK);
+            file.write_all(&chunk[..n])
+                .map_err(|e| failed("writing", e))?;
+            left -= n;
+        }
+        file.sync_all().map_err(|e| failed("fsync of", e))?;
+        Ok(file)
+    }
+
+    pub(super) fn setup(p: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let dir = ctx.work_dir.as_deref().ok_or_else(|| {
+            SetupError::Failed("no work directory was created for this experiment".into())
+        })?;
+        let mount = mount_of(dir).map_err(|e| SetupError::Failed(e.to_string()))?;
+        let cold = p.str("cache") == "cold";
+        if cold && let Some(why) = crate::platform::fscache::cold_cache_unsupported() {
+            return Err(SetupError::Unsupported(why));
+        }
+        if cold && mount.memory_backed() {
+            return Err(SetupError::Unsupported(format!(
+                "{}: a memory-backed file system holds the file's only copy in the page cache, so \
+                 posix_fadvise(DONTNEED) cannot drop it and cache=cold would measure cache=warm; \
+                 pass --dir on a disk-backed file system",
+                mount.describe()
+            )));
+        }
+        let pages = pages_per_pass(p) as usize;
+        let len = pages * PAGE;
+        let file = lay_out(&dir.join(FILE_NAME), len)?;
+        if !cold {
+            // The warm cache as a cold pass would leave it (see the module's notes): the
+            // write's folios dropped, the pages faulted back in through a mapping.
+            fadvise_dontneed(&file)?;
+            read_every_page(&FileMap::new(&file, len, true)?);
+        }
+        Ok(Box::new(FileFaults {
+            file,
+            len,
+            shared: p.str("map") == "shared",
+            write: p.str("access") == "write",
+            cold,
+            mount,
+            map: None,
+            fresh: false,
+            cached: f64::NAN,
+            dirty: false,
+            residency: vec![0; pages],
+            passes: Vec::new(),
+        }))
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests;

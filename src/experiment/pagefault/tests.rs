@@ -24,7 +24,7 @@ fn anon(pairs: &[(&str, &str)]) -> Result<Box<dyn Routine>, SetupError> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let params = Params::resolve("pagefault.anon", ANON_PARAMS, &given).unwrap();
-    setup_anon(&params, &Context::default())
+    (ANON.setup)(&params, &Context::default())
 }
 
 fn fact(facts: &[Fact], name: &str) -> f64 {

@@ -1,6 +1,9 @@
 //! Futex wait and wake on words in shared memory, and the turns two sides take on them.
 
-use super::*;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::experiment::mapping::Anon;
+use crate::experiment::{RoutineError, SetupError};
 use crate::platform::futex::{futex_wait, futex_wake};
 
 // --- futex wait/wake on a word in shared memory ---

@@ -1,6 +1,11 @@
 //! A forked partner process: pinned, holding only the descriptors it needs, echoing until told to stop.
 
-use super::*;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use super::WorkingSet;
+use super::machinery::setup_failed;
+use crate::experiment::{Partner, SetupError};
 use crate::platform::{cpu, process};
 
 // --- a forked partner process ---

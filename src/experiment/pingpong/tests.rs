@@ -1,4 +1,8 @@
 use super::*;
+use crate::experiment::{Context, Params, SetupError};
+use crate::platform::cpu;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 fn ctx(cpu: Option<usize>, other: Option<usize>) -> Context {
     Context {

@@ -1,50 +1,19 @@
 //! process.fork_exec and process.posix_spawn: a child that executes the program, reaped.
 
 use super::*;
-use crate::experiment::RoutineError;
+
+crate::experiment::unix_setups!(routines => setup_fork_exec, setup_posix_spawn);
+
+pub(super) const TARGET_PARAM: ParamSpec = ParamSpec {
+    name: "target",
+    kind: ParamKind::Choice(&["static", "dynamic"]),
+    default: "static",
+    help: "program the child executes: `static`, a static ELF of under 200 bytes that only calls \
+           exit_group(0), written to a private temporary directory (the kernel's exec alone); \
+           `dynamic`, /bin/true (adds the dynamic loader and libc start-up)",
+};
 
 // --- process.fork_exec ---
-
-/// `fork()`, the child `execve`s the target (and `_exit(127)`s if that fails), the parent
-/// `waitpid`s.
-pub(super) struct ForkExec {
-    pub(super) program: Program,
-}
-
-impl Routine for ForkExec {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let path = self.program.path.as_ptr();
-        let argv = self.program.argv.as_ptr() as *const *const c_char;
-        let envp = self.program.envp.as_ptr() as *const *const c_char;
-        for _ in 0..ops {
-            // SAFETY: as in `Fork`; the child calls only execve and _exit (both
-            // async-signal-safe) with pointers prepared before the fork.
-            let pid = unsafe { libc::fork() };
-            if pid == 0 {
-                // SAFETY: `path`, `argv`, `envp` are valid NUL-/null-terminated arrays in
-                // this (copied) address space; execve returns only on failure.
-                unsafe {
-                    libc::execve(path, argv, envp);
-                    libc::_exit(127);
-                }
-            }
-            if pid < 0 {
-                return Err(RoutineError::last_os("fork"));
-            }
-            reap(pid, "fork+exec")?;
-        }
-        Ok(())
-    }
-}
-
-pub(super) fn setup_fork_exec(
-    params: &Params,
-    context: &Context,
-) -> Result<Box<dyn Routine>, SetupError> {
-    Ok(Box::new(ForkExec {
-        program: program(params, context)?,
-    }))
-}
 
 /// What `target=dynamic` (/bin/true) adds in the child, once each at least: the dynamic
 /// loader mapping libc (glibc 2.36 on x86-64: `access` of /etc/ld.so.preload, `openat`,
@@ -144,31 +113,6 @@ pub static FORK_EXEC: ExperimentInfo = ExperimentInfo::new(
 
 // --- process.posix_spawn ---
 
-/// glibc's `posix_spawn`: a `clone(CLONE_VM | CLONE_VFORK)` on a freshly mapped stack, the
-/// child resets its signal dispositions and `execve`s; an exec failure is reported to the
-/// parent through the shared memory, so no `_exit(127)` round is needed to see it.
-pub(super) struct Spawn {
-    pub(super) program: Program,
-}
-
-impl Routine for Spawn {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            self.program.spawn_and_reap()?;
-        }
-        Ok(())
-    }
-}
-
-pub(super) fn setup_posix_spawn(
-    params: &Params,
-    context: &Context,
-) -> Result<Box<dyn Routine>, SetupError> {
-    Ok(Box::new(Spawn {
-        program: program(params, context)?,
-    }))
-}
-
 pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo::new(
     "process.posix_spawn",
     "posix_spawn() of the same tiny program, then waitpid(): a new program without \
@@ -181,3 +125,76 @@ pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo::new(
 .params(&[TARGET_PARAM])
 .syscalls(spawn_calls)
 .expectations(spawn_expectations);
+
+/// The routines, POSIX's: fork and execve, posix_spawn.
+#[cfg(unix)]
+pub(super) mod routines {
+    use super::*;
+    use crate::experiment::{Context, Routine, RoutineError, SetupError};
+
+    /// `fork()`, the child `execve`s the target (and `_exit(127)`s if that fails), the parent
+    /// `waitpid`s.
+    pub(crate) struct ForkExec {
+        pub(crate) program: Program,
+    }
+
+    impl Routine for ForkExec {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let path = self.program.path.as_ptr();
+            let argv = self.program.argv.as_ptr() as *const *const c_char;
+            let envp = self.program.envp.as_ptr() as *const *const c_char;
+            for _ in 0..ops {
+                // SAFETY: as in `Fork`; the child calls only execve and _exit (both
+                // async-signal-safe) with pointers prepared before the fork.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    // SAFETY: `path`, `argv`, `envp` are valid NUL-/null-terminated arrays in
+                    // this (copied) address space; execve returns only on failure.
+                    unsafe {
+                        libc::execve(path, argv, envp);
+                        libc::_exit(127);
+                    }
+                }
+                if pid < 0 {
+                    return Err(RoutineError::last_os("fork"));
+                }
+                reap(pid, "fork+exec")?;
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup_fork_exec(
+        params: &Params,
+        context: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        Ok(Box::new(ForkExec {
+            program: program(params, context)?,
+        }))
+    }
+
+    /// glibc's `posix_spawn`: a `clone(CLONE_VM | CLONE_VFORK)` on a freshly mapped stack, the
+    /// child resets its signal dispositions and `execve`s; an exec failure is reported to the
+    /// parent through the shared memory, so no `_exit(127)` round is needed to see it.
+    pub(super) struct Spawn {
+        pub(super) program: Program,
+    }
+
+    impl Routine for Spawn {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                self.program.spawn_and_reap()?;
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup_posix_spawn(
+        params: &Params,
+        context: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        Ok(Box::new(Spawn {
+            program: program(params, context)?,
+        }))
+    }
+}

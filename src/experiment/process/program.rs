@@ -4,15 +4,6 @@ use super::*;
 
 // --- the program a child executes ---
 
-pub(super) const TARGET_PARAM: ParamSpec = ParamSpec {
-    name: "target",
-    kind: ParamKind::Choice(&["static", "dynamic"]),
-    default: "static",
-    help: "program the child executes: `static`, a static ELF of under 200 bytes that only calls \
-           exit_group(0), written to a private temporary directory (the kernel's exec alone); \
-           `dynamic`, /bin/true (adds the dynamic loader and libc start-up)",
-};
-
 /// Where `target=dynamic` execs: a small dynamically linked program every Unix has.
 pub(super) const DYNAMIC_TARGET: &str = "/bin/true";
 

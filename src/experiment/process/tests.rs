@@ -1,4 +1,6 @@
+use super::exec::routines::ForkExec;
 use super::*;
+use crate::experiment::Routine;
 
 fn check_image(image: &[u8], machine: u16, code: &[u8]) {
     let h = elf::parse(image).expect("parses");
@@ -160,22 +162,22 @@ fn every_routine_runs_and_its_children_exit_0() {
     };
     let ctx = Context::default();
     let mut routines: Vec<(&str, Box<dyn Routine>)> = vec![
-        ("fork", setup_fork(&params("static"), &ctx).unwrap()),
-        ("thread", setup_thread(&params("static"), &ctx).unwrap()),
+        ("fork", (FORK.setup)(&params("static"), &ctx).unwrap()),
+        ("thread", (THREAD.setup)(&params("static"), &ctx).unwrap()),
     ];
     if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        routines.push(("vfork", setup_vfork(&params("static"), &ctx).unwrap()));
+        routines.push(("vfork", (VFORK.setup)(&params("static"), &ctx).unwrap()));
         routines.push((
             "fork_exec",
-            setup_fork_exec(&params("static"), &ctx).unwrap(),
+            (FORK_EXEC.setup)(&params("static"), &ctx).unwrap(),
         ));
         routines.push((
             "posix_spawn",
-            setup_posix_spawn(&params("static"), &ctx).unwrap(),
+            (POSIX_SPAWN.setup)(&params("static"), &ctx).unwrap(),
         ));
     }
     if std::path::Path::new(DYNAMIC_TARGET).exists() {
-        match setup_fork_exec(&params("dynamic"), &ctx) {
+        match (FORK_EXEC.setup)(&params("dynamic"), &ctx) {
             Ok(r) => routines.push(("fork_exec dynamic", r)),
             Err(SetupError::Unsupported(_)) => {}
             Err(SetupError::Failed(e)) => panic!("{e}"),

@@ -4,11 +4,10 @@
 //! floor) or `entry=libc` (the C library's own wrapper, where it has one). The ladder measures
 //! `call` and `inline` by default and shows the gap between them (docs/syscall-path.md).
 
-use crate::experiment::RoutineError;
-use std::hint::black_box;
+use super::super::{ParamKind, ParamSpec, Params};
 
-use super::super::{ParamKind, ParamSpec, Params, Routine};
-use crate::platform::raw;
+#[cfg(unix)]
+pub use calls::*;
 
 /// How one rung enters the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,50 +60,59 @@ pub const ENTRY_SWEEP: &[(&str, &[&str])] = &[(Entry::NAME, &["call", "inline"])
 pub const PATH: &str = "raw syscall instruction in a called function (entry=call), inline in \
                         the loop (entry=inline), or libc's wrapper (entry=libc)";
 
-/// A routine around a closure that performs one operation and returns the kernel's result;
-/// a negative result stops the experiment with the errno.
-struct Calls<F: FnMut(u64) -> i64> {
-    what: &'static str,
-    call: F,
-}
+/// The routine of a rung, POSIX's: a closure that traps and the kernel's result.
+#[cfg(unix)]
+mod calls {
+    use super::super::super::Routine;
+    use crate::experiment::RoutineError;
+    use crate::platform::raw;
+    use std::hint::black_box;
 
-impl<F: FnMut(u64) -> i64> Routine for Calls<F> {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for i in 0..ops {
-            let ret = (self.call)(black_box(i));
-            if ret < 0 {
-                return Err(RoutineError::Check(format!(
-                    "{} failed: {}",
-                    self.what,
-                    raw::errno_text(ret)
-                )));
+    /// A routine around a closure that performs one operation and returns the kernel's result;
+    /// a negative result stops the experiment with the errno.
+    struct Calls<F: FnMut(u64) -> i64> {
+        what: &'static str,
+        call: F,
+    }
+
+    impl<F: FnMut(u64) -> i64> Routine for Calls<F> {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for i in 0..ops {
+                let ret = (self.call)(black_box(i));
+                if ret < 0 {
+                    return Err(RoutineError::Check(format!(
+                        "{} failed: {}",
+                        self.what,
+                        raw::errno_text(ret)
+                    )));
+                }
             }
+            Ok(())
         }
-        Ok(())
+    }
+
+    pub fn boxed<F: FnMut(u64) -> i64 + 'static>(what: &'static str, call: F) -> Box<dyn Routine> {
+        Box::new(Calls { what, call })
+    }
+
+    /// A libc result (`-1` with errno) as a raw one (`-errno`).
+    #[inline(always)]
+    /// libc's syscall() result as an i64: a long on Linux, an int on the BSDs.
+    pub fn widen<T: Into<i64>>(ret: T) -> i64 {
+        ret.into()
+    }
+
+    pub fn from_libc(ret: i64) -> i64 {
+        if ret == -1 {
+            -(std::io::Error::last_os_error().raw_os_error().unwrap_or(0) as i64)
+        } else {
+            ret
+        }
     }
 }
 
-pub fn boxed<F: FnMut(u64) -> i64 + 'static>(what: &'static str, call: F) -> Box<dyn Routine> {
-    Box::new(Calls { what, call })
-}
-
-/// A libc result (`-1` with errno) as a raw one (`-errno`).
-#[inline(always)]
-/// libc's syscall() result as an i64: a long on Linux, an int on the BSDs.
-pub fn widen<T: Into<i64>>(ret: T) -> i64 {
-    ret.into()
-}
-
-pub fn from_libc(ret: i64) -> i64 {
-    if ret == -1 {
-        -(std::io::Error::last_os_error().raw_os_error().unwrap_or(0) as i64)
-    } else {
-        ret
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -2,10 +2,13 @@
 //! kernel), getpid, getppid, read, write, fstat, stat and open+close, each on the paths of its
 //! `entry` parameter.
 
-use super::entry::{ENTRY_PARAM, ENTRY_SWEEP, boxed};
-use super::routines::*;
+use super::entry::{ENTRY_PARAM, ENTRY_SWEEP};
 use super::*;
 use crate::experiment::{ParamKind, ParamSpec};
+
+crate::experiment::unix_setups!(super::routines => setup_clock_gettime, setup_getpid, setup_getppid,
+    setup_getppid_libc, setup_read, setup_write, setup_fstat, setup_stat, setup_open_close);
+crate::experiment::unix_setups!(vdso => setup_vdso_clock_gettime);
 
 const PATH_PARAM: ParamSpec = ParamSpec {
     name: "path",
@@ -54,23 +57,6 @@ fn raw_clock_expectations(_: &Params) -> Vec<Expectation> {
 }
 
 // --- clock_gettime, through the vDSO and forced into the kernel ---
-
-fn setup_vdso_clock_gettime(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    Ok(boxed("clock_gettime (vDSO)", move |_| {
-        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-        let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        black_box(&ts);
-        if ret == 0 {
-            0
-        } else {
-            -(std::io::Error::last_os_error().raw_os_error().unwrap_or(0) as i64)
-        }
-    }))
-}
 
 /// The system calls' rungs of the ladder, in the order the default suite runs them.
 pub static RUNGS: &[&ExperimentInfo] = &[
@@ -237,7 +223,7 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
 .expectations(two_syscalls)
 .sweep(ENTRY_SWEEP);
 
-#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(all(test, unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use super::*;
     use crate::experiment::REGISTRY;
@@ -267,5 +253,33 @@ mod tests {
             }
         }
         assert_eq!(tried, 8 * 3, "eight rungs on three paths");
+    }
+}
+
+/// The vDSO's clock_gettime, POSIX's (libc's).
+#[cfg(unix)]
+mod vdso {
+    use super::super::entry::boxed;
+    use crate::experiment::{Context, Params, Routine, SetupError};
+    use std::hint::black_box;
+
+    pub(super) fn setup_vdso_clock_gettime(
+        _: &Params,
+        _: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        Ok(boxed("clock_gettime (vDSO)", move |_| {
+            // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+            let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+            black_box(&ts);
+            if ret == 0 {
+                0
+            } else {
+                -(std::io::Error::last_os_error().raw_os_error().unwrap_or(0) as i64)
+            }
+        }))
     }
 }

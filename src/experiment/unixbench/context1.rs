@@ -7,109 +7,10 @@
 //! default); `same` pins both to the worker's CPU and `cross` to two CPUs (oslab's own
 //! measurements, `ctxswitch.pipe`'s, whose one-byte ping-pong this is not).
 
-use crate::experiment::RoutineError;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-
 use super::*;
-use crate::experiment::Partner;
-use crate::experiment::pingpong::{self, Channel, PartnerProcess};
+use crate::experiment::pingpong::Channel;
 
-/// The worker's side: the counter it sends, the pipes, the child.
-struct Context1 {
-    iter: u64,
-    out: RawFd,
-    inp: RawFd,
-    // Declared before `child`, so they are closed first: the child then reads end of file
-    // and exits by itself before `child` is dropped, which reaps (or kills and reaps) it.
-    _fds: [OwnedFd; 2],
-    child: PartnerProcess,
-}
-
-/// Read one u64 from `fd`: `Some` when all eight bytes came (a pipe delivers a write of
-/// eight bytes whole). Async-signal-safe.
-fn read_u64(fd: RawFd) -> Option<u64> {
-    let mut word = 0u64;
-    // SAFETY: eight writable bytes at `&mut word`.
-    let n = unsafe { libc::read(fd, (&mut word as *mut u64).cast(), 8) };
-    (n == 8).then_some(word)
-}
-
-/// Write one u64 to `fd`; whether all eight bytes went. Async-signal-safe.
-fn write_u64(fd: RawFd, word: u64) -> bool {
-    // SAFETY: eight readable bytes at `&word`.
-    let n = unsafe { libc::write(fd, (&word as *const u64).cast(), 8) };
-    n == 8
-}
-
-/// The child's loop (context1.c's slave): read the counter, check it, answer with its own,
-/// until end of file. Exit code 0 at end of file, 2 on a counter out of step (context1.c's
-/// "sync error"). Async-signal-safe.
-fn child_loop(input: RawFd, output: RawFd) -> i32 {
-    let mut iter = 0u64;
-    loop {
-        let Some(check) = read_u64(input) else {
-            return 0;
-        };
-        if check != iter {
-            return 2;
-        }
-        if !write_u64(output, iter) {
-            return 0;
-        }
-        iter = iter.wrapping_add(1);
-    }
-}
-
-impl Context1 {
-    fn start(partner_cpu: Option<usize>) -> Result<Context1, SetupError> {
-        let (to_r, to_w) = pingpong::pipe(0)?;
-        let (from_r, from_w) = pingpong::pipe(0)?;
-        let (child_in, child_out) = (to_r.as_raw_fd(), from_w.as_raw_fd());
-        let child = PartnerProcess::spawn(partner_cpu, &[child_in, child_out], || {
-            child_loop(child_in, child_out)
-        })?;
-        // The child's ends are the child's now: closing ours lets it see end of file when
-        // the worker closes (or loses) its own.
-        drop((to_r, from_w));
-        Ok(Context1 {
-            iter: 0,
-            out: to_w.as_raw_fd(),
-            inp: from_r.as_raw_fd(),
-            _fds: [to_w, from_r],
-            child,
-        })
-    }
-}
-
-impl Routine for Context1 {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        for _ in 0..ops {
-            if !write_u64(self.out, self.iter) {
-                return Err(RoutineError::last_os("write to the partner's pipe"));
-            }
-            let check = read_u64(self.inp).ok_or_else(|| {
-                pingpong::os_error("read from the partner's pipe (has the partner gone?)")
-            })?;
-            if check != self.iter {
-                return Err(RoutineError::Check(format!(
-                    "the partner answered {check} to loop {}: the pipes are out of step",
-                    self.iter
-                )));
-            }
-            self.iter = self.iter.wrapping_add(1);
-        }
-        Ok(())
-    }
-
-    fn partner(&self) -> Option<Partner> {
-        Some(self.child.partner())
-    }
-
-    fn min_batch(&self) -> Option<u64> {
-        Some(pingpong::MIN_BATCH)
-    }
-}
+crate::experiment::unix_setups!(routines => setup_context1);
 
 /// `placement=free|same|cross`: UnixBench's unpinned pair, or `ctxswitch.pipe`'s pinnings.
 const CONTEXT1_PLACEMENT: ParamSpec = ParamSpec {
@@ -121,16 +22,6 @@ const CONTEXT1_PLACEMENT: ParamSpec = ParamSpec {
         "; same: both pinned to the worker's CPU; cross: the partner pinned to another CPU"
     ),
 };
-
-fn setup_context1(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let partner_cpu = if free(params) {
-        unpin(ctx)?;
-        None
-    } else {
-        Some(pingpong::place(params, ctx)?.partner)
-    };
-    Ok(Box::new(Context1::start(partner_cpu)?))
-}
 
 fn context1_expectations(_: &Params) -> Vec<Expectation> {
     crate::experiment::ctxswitch::byte_round_trip_expectations(Channel::Pipes)
@@ -151,17 +42,136 @@ pub static CONTEXT1: ExperimentInfo = ExperimentInfo::new(
 .counters_between_samples()
 .expectations(context1_expectations);
 
-#[cfg(test)]
-mod tests {
+/// The routine, POSIX's: the counter over two pipes to a forked partner.
+#[cfg(unix)]
+mod routines {
     use super::*;
+    use crate::experiment::pingpong::{self, PartnerProcess};
+    use crate::experiment::{Partner, RoutineError};
+    use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-    #[test]
-    fn the_partner_checks_the_counter_and_answers_with_its_own() {
-        let mut c = Context1::start(None).expect("start the partner");
-        c.run(1000).expect("a thousand round trips");
-        assert_eq!(c.iter, 1000);
-        // Out of step: the partner expects 1000 and gets 5, and leaves with code 2.
-        c.iter = 5;
-        assert!(c.run(1).is_err(), "a counter out of step is an error");
+    /// The worker's side: the counter it sends, the pipes, the child.
+    struct Context1 {
+        iter: u64,
+        out: RawFd,
+        inp: RawFd,
+        // Declared before `child`, so they are closed first: the child then reads end of file
+        // and exits by itself before `child` is dropped, which reaps (or kills and reaps) it.
+        _fds: [OwnedFd; 2],
+        child: PartnerProcess,
+    }
+
+    /// Read one u64 from `fd`: `Some` when all eight bytes came (a pipe delivers a write of
+    /// eight bytes whole). Async-signal-safe.
+    fn read_u64(fd: RawFd) -> Option<u64> {
+        let mut word = 0u64;
+        // SAFETY: eight writable bytes at `&mut word`.
+        let n = unsafe { libc::read(fd, (&mut word as *mut u64).cast(), 8) };
+        (n == 8).then_some(word)
+    }
+
+    /// Write one u64 to `fd`; whether all eight bytes went. Async-signal-safe.
+    fn write_u64(fd: RawFd, word: u64) -> bool {
+        // SAFETY: eight readable bytes at `&word`.
+        let n = unsafe { libc::write(fd, (&word as *const u64).cast(), 8) };
+        n == 8
+    }
+
+    /// The child's loop (context1.c's slave): read the counter, check it, answer with its own,
+    /// until end of file. Exit code 0 at end of file, 2 on a counter out of step (context1.c's
+    /// "sync error"). Async-signal-safe.
+    fn child_loop(input: RawFd, output: RawFd) -> i32 {
+        let mut iter = 0u64;
+        loop {
+            let Some(check) = read_u64(input) else {
+                return 0;
+            };
+            if check != iter {
+                return 2;
+            }
+            if !write_u64(output, iter) {
+                return 0;
+            }
+            iter = iter.wrapping_add(1);
+        }
+    }
+
+    impl Context1 {
+        fn start(partner_cpu: Option<usize>) -> Result<Context1, SetupError> {
+            let (to_r, to_w) = pingpong::pipe(0)?;
+            let (from_r, from_w) = pingpong::pipe(0)?;
+            let (child_in, child_out) = (to_r.as_raw_fd(), from_w.as_raw_fd());
+            let child = PartnerProcess::spawn(partner_cpu, &[child_in, child_out], || {
+                child_loop(child_in, child_out)
+            })?;
+            // The child's ends are the child's now: closing ours lets it see end of file when
+            // the worker closes (or loses) its own.
+            drop((to_r, from_w));
+            Ok(Context1 {
+                iter: 0,
+                out: to_w.as_raw_fd(),
+                inp: from_r.as_raw_fd(),
+                _fds: [to_w, from_r],
+                child,
+            })
+        }
+    }
+
+    impl Routine for Context1 {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            for _ in 0..ops {
+                if !write_u64(self.out, self.iter) {
+                    return Err(RoutineError::last_os("write to the partner's pipe"));
+                }
+                let check = read_u64(self.inp).ok_or_else(|| {
+                    pingpong::os_error("read from the partner's pipe (has the partner gone?)")
+                })?;
+                if check != self.iter {
+                    return Err(RoutineError::Check(format!(
+                        "the partner answered {check} to loop {}: the pipes are out of step",
+                        self.iter
+                    )));
+                }
+                self.iter = self.iter.wrapping_add(1);
+            }
+            Ok(())
+        }
+
+        fn partner(&self) -> Option<Partner> {
+            Some(self.child.partner())
+        }
+
+        fn min_batch(&self) -> Option<u64> {
+            Some(pingpong::MIN_BATCH)
+        }
+    }
+
+    pub(super) fn setup_context1(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        let partner_cpu = if free(params) {
+            unpin(ctx)?;
+            None
+        } else {
+            Some(pingpong::place(params, ctx)?.partner)
+        };
+        Ok(Box::new(Context1::start(partner_cpu)?))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_partner_checks_the_counter_and_answers_with_its_own() {
+            let mut c = Context1::start(None).expect("start the partner");
+            c.run(1000).expect("a thousand round trips");
+            assert_eq!(c.iter, 1000);
+            // Out of step: the partner expects 1000 and gets 5, and leaves with code 2.
+            c.iter = 5;
+            assert!(c.run(1).is_err(), "a counter out of step is an error");
+        }
     }
 }

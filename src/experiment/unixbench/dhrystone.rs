@@ -272,7 +272,7 @@ impl Dhrystone {
 
     /// The globals Weicker's program prints at the end, with the values it says they should
     /// have (for tests).
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(super) fn globals(&self) -> (i64, bool, u8, u8, i64, i64, [i64; 2]) {
         (
             self.int_glob,

@@ -17,59 +17,11 @@
 //! helper). A batch of N loops is one fork of the worker whose child execs the program with
 //! a count of N-1, so N execs in all; the fork and the wait are paid once per batch.
 
-use crate::experiment::RoutineError;
-use std::ffi::CString;
-
-use super::program::Program;
 use super::*;
-use crate::experiment::process::elf;
 
-/// How many decimal digits the counter in `argv[1]` has.
-const DIGITS: usize = 20;
-
-/// x86-64 machine code, entered with the stack as the kernel sets it up (argc, argv…,
-/// NULL, envp…):
-///
-/// ```text
-///  0  48 8b 74 24 10   mov  rsi, [rsp+16]        ; argv[1]
-///  5  48 8d 7e 13      lea  rdi, [rsi+19]        ; its last digit
-///  9  48 39 f7         cmp  rdi, rsi             ; loop: every digit was 0?
-/// 12  72 31            jb   63                   ;   then exit(0)
-/// 14  80 3f 30         cmp  byte [rdi], '0'
-/// 17  75 08            jne  27
-/// 19  c6 07 39         mov  byte [rdi], '9'      ; borrow
-/// 22  48 ff cf         dec  rdi
-/// 25  eb ee            jmp  9
-/// 27  fe 0f            dec  byte [rdi]
-/// 29  48 8b 7c 24 08   mov  rdi, [rsp+8]         ; execve(argv[0],
-/// 34  48 8d 74 24 08   lea  rsi, [rsp+8]         ;        argv,
-/// 39  48 8d 54 24 20   lea  rdx, [rsp+32]        ;        envp) (argc is 2)
-/// 44  b8 3b 00 00 00   mov  eax, 59
-/// 49  0f 05            syscall
-/// 51  bf 01 00 00 00   mov  edi, 1               ; execve failed: exit(1)
-/// 56  b8 e7 00 00 00   mov  eax, 231
-/// 61  0f 05            syscall
-/// 63  31 ff            xor  edi, edi             ; exit_group(0)
-/// 65  b8 e7 00 00 00   mov  eax, 231
-/// 70  0f 05            syscall
-/// ```
-const X86_64_COUNTDOWN: &[u8] = &[
-    0x48, 0x8b, 0x74, 0x24, 0x10, 0x48, 0x8d, 0x7e, 0x13, 0x48, 0x39, 0xf7, 0x72, 0x31, 0x80, 0x3f,
-    0x30, 0x75, 0x08, 0xc6, 0x07, 0x39, 0x48, 0xff, 0xcf, 0xeb, 0xee, 0xfe, 0x0f, 0x48, 0x8b, 0x7c,
-    0x24, 0x08, 0x48, 0x8d, 0x74, 0x24, 0x08, 0x48, 0x8d, 0x54, 0x24, 0x20, 0xb8, 0x3b, 0x00, 0x00,
-    0x00, 0x0f, 0x05, 0xbf, 0x01, 0x00, 0x00, 0x00, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x31,
-    0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05,
-];
-
-/// The counter `argv[1]` starts at for `execs` execs in all (the first is the worker's
-/// child's, each following one decrements the counter by one; zero exits).
-pub(super) fn counter(execs: u64) -> String {
-    format!("{:0width$}", execs.saturating_sub(1), width = DIGITS)
-}
-
-pub(super) fn countdown_image() -> Option<Vec<u8>> {
-    cfg!(target_arch = "x86_64").then(|| elf::exit0_image(elf::EM_X86_64, X86_64_COUNTDOWN))
-}
+crate::experiment::unix_setups!(routines => setup);
+#[cfg(all(test, unix))]
+pub(super) use routines::counter;
 
 /// `variant=dynamic|static`: UnixBench's dynamically linked program, or the kernel's exec
 /// alone.
@@ -81,84 +33,6 @@ const VARIANT_PARAM: ParamSpec = ParamSpec {
            (the dynamic loader and libc's start-up in every exec); static: a 248-byte static \
            program, the kernel's exec alone (x86-64)",
 };
-
-/// The dynamic program build.rs linked from `c/execl.c`.
-#[cfg(oslab_execl_helper)]
-fn dynamic_image() -> Result<Vec<u8>, SetupError> {
-    Ok(include_bytes!(concat!(env!("OUT_DIR"), "/oslab-execl")).to_vec())
-}
-
-#[cfg(not(oslab_execl_helper))]
-fn dynamic_image() -> Result<Vec<u8>, SetupError> {
-    Err(SetupError::Unsupported(
-        "the dynamic execl program was not linked when oslab was built (see the build's \
-         warnings; it is built for Linux targets); variant=static runs the kernel's exec alone"
-            .into(),
-    ))
-}
-
-struct Execl {
-    program: Program,
-    /// UnixBench's arguments after the count (duration, images so far, start time) for the
-    /// dynamic program; none for the static one.
-    rest: Vec<CString>,
-}
-
-/// Fork; the child execs the countdown for `execs` execs, with `rest` after the count;
-/// wait for the last image to exit.
-fn chain(program: &Program, rest: &[CString], execs: u64) -> Result<(), RoutineError> {
-    let count = CString::new(counter(execs)).expect("digits have no NUL");
-    let mut args = vec![&count];
-    args.extend(rest);
-    program.run(&args)
-}
-
-impl Routine for Execl {
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        if ops == 0 {
-            return Ok(());
-        }
-        chain(&self.program, &self.rest, ops)
-    }
-}
-
-/// UnixBench's arguments after the count: its duration ("30"), the images run so far, and
-/// the start time in seconds.
-fn unixbench_arguments() -> Vec<CString> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    ["30".to_string(), "0".to_string(), now.to_string()]
-        .into_iter()
-        .map(|a| CString::new(a).expect("digits have no NUL"))
-        .collect()
-}
-
-fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let dynamic = params.get("variant") != Some("static");
-    let image = if dynamic {
-        dynamic_image()?
-    } else {
-        countdown_image().ok_or_else(|| {
-            SetupError::Unsupported(format!(
-                "the self-exec'ing countdown is x86-64 machine code; this is {} \
-                 (variant=dynamic runs everywhere oslab was built with a C compiler)",
-                std::env::consts::ARCH
-            ))
-        })?
-    };
-    let rest = if dynamic {
-        unixbench_arguments()
-    } else {
-        Vec::new()
-    };
-    // The dynamic program gets the worker's environment (the loader reads it, as UnixBench's
-    // execl passes it on); the static one an empty one.
-    let program = Program::install(ctx, &image, dynamic, "execl countdown", |program| {
-        chain(program, &rest, 3)
-    })?;
-    Ok(Box::new(Execl { program, rest }))
-}
 
 fn expectations(_: &Params) -> Vec<Expectation> {
     vec![
@@ -190,3 +64,138 @@ pub static EXECL: ExperimentInfo = ExperimentInfo::new(
 })
 .outside_default_suite()
 .expectations(expectations);
+
+/// The routine, POSIX's: a fork, then a chain of execs of a program that execs itself.
+#[cfg(unix)]
+mod routines {
+    use super::super::program::Program;
+    use super::*;
+    use crate::experiment::RoutineError;
+    use crate::experiment::process::elf;
+    use std::ffi::CString;
+
+    /// How many decimal digits the counter in `argv[1]` has.
+    const DIGITS: usize = 20;
+
+    /// x86-64 machine code, entered with the stack as the kernel sets it up (argc, argv…,
+    /// NULL, envp…):
+    ///
+    /// ```text
+    ///  0  48 8b 74 24 10   mov  rsi, [rsp+16]        ; argv[1]
+    ///  5  48 8d 7e 13      lea  rdi, [rsi+19]        ; its last digit
+    ///  9  48 39 f7         cmp  rdi, rsi             ; loop: every digit was 0?
+    /// 12  72 31            jb   63                   ;   then exit(0)
+    /// 14  80 3f 30         cmp  byte [rdi], '0'
+    /// 17  75 08            jne  27
+    /// 19  c6 07 39         mov  byte [rdi], '9'      ; borrow
+    /// 22  48 ff cf         dec  rdi
+    /// 25  eb ee            jmp  9
+    /// 27  fe 0f            dec  byte [rdi]
+    /// 29  48 8b 7c 24 08   mov  rdi, [rsp+8]         ; execve(argv[0],
+    /// 34  48 8d 74 24 08   lea  rsi, [rsp+8]         ;        argv,
+    /// 39  48 8d 54 24 20   lea  rdx, [rsp+32]        ;        envp) (argc is 2)
+    /// 44  b8 3b 00 00 00   mov  eax, 59
+    /// 49  0f 05            syscall
+    /// 51  bf 01 00 00 00   mov  edi, 1               ; execve failed: exit(1)
+    /// 56  b8 e7 00 00 00   mov  eax, 231
+    /// 61  0f 05            syscall
+    /// 63  31 ff            xor  edi, edi             ; exit_group(0)
+    /// 65  b8 e7 00 00 00   mov  eax, 231
+    /// 70  0f 05            syscall
+    /// ```
+    const X86_64_COUNTDOWN: &[u8] = &[
+        0x48, 0x8b, 0x74, 0x24, 0x10, 0x48, 0x8d, 0x7e, 0x13, 0x48, 0x39, 0xf7, 0x72, 0x31, 0x80,
+        0x3f, 0x30, 0x75, 0x08, 0xc6, 0x07, 0x39, 0x48, 0xff, 0xcf, 0xeb, 0xee, 0xfe, 0x0f, 0x48,
+        0x8b, 0x7c, 0x24, 0x08, 0x48, 0x8d, 0x74, 0x24, 0x08, 0x48, 0x8d, 0x54, 0x24, 0x20, 0xb8,
+        0x3b, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xbf, 0x01, 0x00, 0x00, 0x00, 0xb8, 0xe7, 0x00, 0x00,
+        0x00, 0x0f, 0x05, 0x31, 0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05,
+    ];
+
+    /// The counter `argv[1]` starts at for `execs` execs in all (the first is the worker's
+    /// child's, each following one decrements the counter by one; zero exits).
+    pub(crate) fn counter(execs: u64) -> String {
+        format!("{:0width$}", execs.saturating_sub(1), width = DIGITS)
+    }
+
+    pub(super) fn countdown_image() -> Option<Vec<u8>> {
+        cfg!(target_arch = "x86_64").then(|| elf::exit0_image(elf::EM_X86_64, X86_64_COUNTDOWN))
+    }
+
+    /// The dynamic program build.rs linked from `c/execl.c`.
+    #[cfg(oslab_execl_helper)]
+    fn dynamic_image() -> Result<Vec<u8>, SetupError> {
+        Ok(include_bytes!(concat!(env!("OUT_DIR"), "/oslab-execl")).to_vec())
+    }
+
+    #[cfg(not(oslab_execl_helper))]
+    fn dynamic_image() -> Result<Vec<u8>, SetupError> {
+        Err(SetupError::Unsupported(
+            "the dynamic execl program was not linked when oslab was built (see the build's \
+             warnings; it is built for Linux targets); variant=static runs the kernel's exec alone"
+                .into(),
+        ))
+    }
+
+    struct Execl {
+        program: Program,
+        /// UnixBench's arguments after the count (duration, images so far, start time) for the
+        /// dynamic program; none for the static one.
+        rest: Vec<CString>,
+    }
+
+    /// Fork; the child execs the countdown for `execs` execs, with `rest` after the count;
+    /// wait for the last image to exit.
+    fn chain(program: &Program, rest: &[CString], execs: u64) -> Result<(), RoutineError> {
+        let count = CString::new(counter(execs)).expect("digits have no NUL");
+        let mut args = vec![&count];
+        args.extend(rest);
+        program.run(&args)
+    }
+
+    impl Routine for Execl {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            if ops == 0 {
+                return Ok(());
+            }
+            chain(&self.program, &self.rest, ops)
+        }
+    }
+
+    /// UnixBench's arguments after the count: its duration ("30"), the images run so far, and
+    /// the start time in seconds.
+    fn unixbench_arguments() -> Vec<CString> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        ["30".to_string(), "0".to_string(), now.to_string()]
+            .into_iter()
+            .map(|a| CString::new(a).expect("digits have no NUL"))
+            .collect()
+    }
+
+    pub(super) fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let dynamic = params.get("variant") != Some("static");
+        let image = if dynamic {
+            dynamic_image()?
+        } else {
+            countdown_image().ok_or_else(|| {
+                SetupError::Unsupported(format!(
+                    "the self-exec'ing countdown is x86-64 machine code; this is {} \
+                     (variant=dynamic runs everywhere oslab was built with a C compiler)",
+                    std::env::consts::ARCH
+                ))
+            })?
+        };
+        let rest = if dynamic {
+            unixbench_arguments()
+        } else {
+            Vec::new()
+        };
+        // The dynamic program gets the worker's environment (the loader reads it, as UnixBench's
+        // execl passes it on); the static one an empty one.
+        let program = Program::install(ctx, &image, dynamic, "execl countdown", |program| {
+            chain(program, &rest, 3)
+        })?;
+        Ok(Box::new(Execl { program, rest }))
+    }
+}

@@ -7,9 +7,15 @@
 //! uses them.
 
 use super::*;
+#[cfg(oslab_unixbench_c)]
 use crate::experiment::RoutineError;
 
+/// The cpu program's routine, POSIX's (a fork and exec per batch).
+#[cfg(unix)]
 mod program;
+#[cfg(not(unix))]
+pub(super) use crate::experiment::unixbench::not_posix as in_program_routine;
+#[cfg(unix)]
 pub(super) use program::in_program_routine;
 
 /// `language=c|rust`: UnixBench's C, or oslab's Rust port.

@@ -2,49 +2,9 @@
 //! into a pipe and reads them back, per loop). Its partner test, context1, is in
 //! `context1.rs`.
 
-use crate::experiment::RoutineError;
-use std::os::fd::{AsRawFd, OwnedFd};
-
 use super::*;
-use crate::experiment::pingpong;
 
-/// UnixBench's `char buf[512]`.
-const PIPE_BYTES: usize = 512;
-
-struct PipeThroughput {
-    read: OwnedFd,
-    write: OwnedFd,
-    buf: [u8; PIPE_BYTES],
-}
-
-impl Routine for PipeThroughput {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let (r, w) = (self.read.as_raw_fd(), self.write.as_raw_fd());
-        for _ in 0..ops {
-            // SAFETY: `buf` is PIPE_BYTES readable and writable bytes.
-            let n = unsafe { libc::write(w, self.buf.as_ptr().cast(), PIPE_BYTES) };
-            if n != PIPE_BYTES as isize {
-                return Err(RoutineError::last_os("write of 512 bytes into the pipe"));
-            }
-            // SAFETY: as above.
-            let n = unsafe { libc::read(r, self.buf.as_mut_ptr().cast(), PIPE_BYTES) };
-            if n != PIPE_BYTES as isize {
-                return Err(RoutineError::last_os("read of 512 bytes from the pipe"));
-            }
-        }
-        Ok(())
-    }
-}
-
-fn setup_pipe(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let (read, write) = pingpong::pipe(0)?;
-    Ok(Box::new(PipeThroughput {
-        read,
-        write,
-        buf: [0x5a; PIPE_BYTES],
-    }))
-}
+crate::experiment::unix_setups!(routines => setup_pipe);
 
 fn pipe_expectations(_: &Params) -> Vec<Expectation> {
     vec![
@@ -68,3 +28,50 @@ pub static PIPE: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["write", "read"]))
 .outside_default_suite()
 .expectations(pipe_expectations);
+
+/// The routine, POSIX's: 512 bytes into a pipe and back.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::RoutineError;
+    use crate::experiment::pingpong;
+    use std::os::fd::{AsRawFd, OwnedFd};
+
+    /// UnixBench's `char buf[512]`.
+    const PIPE_BYTES: usize = 512;
+
+    struct PipeThroughput {
+        read: OwnedFd,
+        write: OwnedFd,
+        buf: [u8; PIPE_BYTES],
+    }
+
+    impl Routine for PipeThroughput {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let (r, w) = (self.read.as_raw_fd(), self.write.as_raw_fd());
+            for _ in 0..ops {
+                // SAFETY: `buf` is PIPE_BYTES readable and writable bytes.
+                let n = unsafe { libc::write(w, self.buf.as_ptr().cast(), PIPE_BYTES) };
+                if n != PIPE_BYTES as isize {
+                    return Err(RoutineError::last_os("write of 512 bytes into the pipe"));
+                }
+                // SAFETY: as above.
+                let n = unsafe { libc::read(r, self.buf.as_mut_ptr().cast(), PIPE_BYTES) };
+                if n != PIPE_BYTES as isize {
+                    return Err(RoutineError::last_os("read of 512 bytes from the pipe"));
+                }
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup_pipe(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let (read, write) = pingpong::pipe(0)?;
+        Ok(Box::new(PipeThroughput {
+            read,
+            write,
+            buf: [0x5a; PIPE_BYTES],
+        }))
+    }
+}

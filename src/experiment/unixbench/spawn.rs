@@ -14,9 +14,9 @@
 //! (the default elsewhere). oslab's own figure for the pinned loop with `_exit` is
 //! `process.fork`.
 
-use super::program::Counted;
 use super::*;
-use crate::experiment::process::{ChildExit, Fork};
+
+crate::experiment::unix_setups!(routines => setup);
 
 /// Where the forking C program was linked in, `c`; elsewhere the worker forks.
 const DEFAULT_FORKER: &str = if cfg!(oslab_spawn_helper) {
@@ -35,48 +35,8 @@ const FORKER_PARAM: ParamSpec = ParamSpec {
            fork copies more; the default elsewhere)",
 };
 
-/// The fewest loops a batch of `forker=c` holds: the program's own fork, exec and start-up
-/// (about a millisecond here) stay a few per cent of a batch, and the baseline's noise
-/// smaller still.
-const MIN_LOOPS: u64 = 200;
-
-/// The C program that forks: `spawn COUNT`.
-#[cfg(oslab_spawn_helper)]
-fn forker_image() -> Result<Vec<u8>, SetupError> {
-    Ok(include_bytes!(concat!(env!("OUT_DIR"), "/oslab-spawn")).to_vec())
-}
-
-#[cfg(not(oslab_spawn_helper))]
-fn forker_image() -> Result<Vec<u8>, SetupError> {
-    Err(SetupError::Unsupported(
-        "the forking C program was not linked when oslab was built (it is built for Linux \
-         targets; see the build's warnings); forker=worker forks from oslab's worker"
-            .into(),
-    ))
-}
-
 fn worker_forks(params: &Params) -> bool {
     params.get("forker").unwrap_or(DEFAULT_FORKER) == "worker"
-}
-
-fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    place(params, ctx)?;
-    if worker_forks(params) {
-        // spawn.c's loop in the worker: fork, the child exit(0)s, the parent waits.
-        return Ok(Box::new(Fork {
-            exit: ChildExit::Library,
-            label: "spawn",
-        }));
-    }
-    // `forker=c`: the C program runs the loops, `spawn COUNT`.
-    let image = forker_image()?;
-    Ok(Box::new(Counted::install(
-        ctx,
-        &image,
-        "spawn",
-        &[],
-        MIN_LOOPS,
-    )?))
 }
 
 fn expectations(params: &Params) -> Vec<Expectation> {
@@ -135,3 +95,51 @@ pub static SPAWN: ExperimentInfo = ExperimentInfo::new(
 })
 .outside_default_suite()
 .expectations(expectations);
+
+/// The routine, POSIX's: fork from the worker or from the C program.
+#[cfg(unix)]
+mod routines {
+    use super::super::program::Counted;
+    use super::*;
+    use crate::experiment::process::{ChildExit, Fork};
+
+    /// The fewest loops a batch of `forker=c` holds: the program's own fork, exec and start-up
+    /// (about a millisecond here) stay a few per cent of a batch, and the baseline's noise
+    /// smaller still.
+    const MIN_LOOPS: u64 = 200;
+
+    /// The C program that forks: `spawn COUNT`.
+    #[cfg(oslab_spawn_helper)]
+    fn forker_image() -> Result<Vec<u8>, SetupError> {
+        Ok(include_bytes!(concat!(env!("OUT_DIR"), "/oslab-spawn")).to_vec())
+    }
+
+    #[cfg(not(oslab_spawn_helper))]
+    fn forker_image() -> Result<Vec<u8>, SetupError> {
+        Err(SetupError::Unsupported(
+            "the forking C program was not linked when oslab was built (it is built for Linux \
+             targets; see the build's warnings); forker=worker forks from oslab's worker"
+                .into(),
+        ))
+    }
+
+    pub(super) fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        place(params, ctx)?;
+        if worker_forks(params) {
+            // spawn.c's loop in the worker: fork, the child exit(0)s, the parent waits.
+            return Ok(Box::new(Fork {
+                exit: ChildExit::Library,
+                label: "spawn",
+            }));
+        }
+        // `forker=c`: the C program runs the loops, `spawn COUNT`.
+        let image = forker_image()?;
+        Ok(Box::new(Counted::install(
+            ctx,
+            &image,
+            "spawn",
+            &[],
+            MIN_LOOPS,
+        )?))
+    }
+}

@@ -4,43 +4,9 @@
 //! `syscall(SYS_getpid)` to get past a C library that caches it; glibc has not cached getpid
 //! since 2.25, so `getpid()` enters the kernel here as well (the syscall counter checks it).
 
-use crate::experiment::RoutineError;
-use std::os::fd::{AsRawFd, OwnedFd};
-
 use super::*;
 
-struct Mix {
-    fd: OwnedFd,
-}
-
-impl Routine for Mix {
-    #[inline(never)]
-    fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
-        let fd = self.fd.as_raw_fd();
-        for _ in 0..ops {
-            // SAFETY: `fd` is open for the routine's life; the duplicate is closed at once.
-            let copy = unsafe { libc::dup(fd) };
-            if copy < 0 {
-                return Err(RoutineError::last_os("dup"));
-            }
-            // SAFETY: `copy` is the descriptor dup just returned, owned here.
-            unsafe { libc::close(copy) };
-            // SAFETY: getpid, getuid and umask have no preconditions.
-            unsafe {
-                std::hint::black_box(libc::getpid());
-                std::hint::black_box(libc::getuid());
-                libc::umask(0o022);
-            }
-        }
-        Ok(())
-    }
-}
-
-fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    let (read, write) = crate::experiment::pingpong::pipe(0)?;
-    drop(write);
-    Ok(Box::new(Mix { fd: read }))
-}
+crate::experiment::unix_setups!(routines => setup);
 
 fn expectations(_: &Params) -> Vec<Expectation> {
     vec![
@@ -65,3 +31,44 @@ pub static SYSCALL: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["dup", "close", "getpid", "getuid", "umask"]))
 .outside_default_suite()
 .expectations(expectations);
+
+/// The routine, POSIX's: close(dup(fd)), getpid, getuid, umask.
+#[cfg(unix)]
+mod routines {
+    use super::*;
+    use crate::experiment::RoutineError;
+    use std::os::fd::{AsRawFd, OwnedFd};
+
+    struct Mix {
+        fd: OwnedFd,
+    }
+
+    impl Routine for Mix {
+        #[inline(never)]
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            let fd = self.fd.as_raw_fd();
+            for _ in 0..ops {
+                // SAFETY: `fd` is open for the routine's life; the duplicate is closed at once.
+                let copy = unsafe { libc::dup(fd) };
+                if copy < 0 {
+                    return Err(RoutineError::last_os("dup"));
+                }
+                // SAFETY: `copy` is the descriptor dup just returned, owned here.
+                unsafe { libc::close(copy) };
+                // SAFETY: getpid, getuid and umask have no preconditions.
+                unsafe {
+                    std::hint::black_box(libc::getpid());
+                    std::hint::black_box(libc::getuid());
+                    libc::umask(0o022);
+                }
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        let (read, write) = crate::experiment::pingpong::pipe(0)?;
+        drop(write);
+        Ok(Box::new(Mix { fd: read }))
+    }
+}

@@ -9,6 +9,10 @@ use windows_sys::Win32::System::SystemInformation::{
 
 pub use crate::platform::absent::memory::*;
 
+/// The system call a write pre-fault of anonymous memory makes: none here (no experiment
+/// pre-faults on Windows).
+pub const POPULATE_WRITE_SYSCALL: &str = "";
+
 /// The machine's memory: physical total and available (free, zeroed and standby pages), and
 /// the page files' size (the commit limit less physical memory).
 pub fn meminfo() -> io::Result<MemInfo> {

@@ -1,4 +1,8 @@
+use super::routines::*;
 use super::*;
+use crate::experiment::{Context, Fact, Routine, SetupError};
+use crate::platform::mount::mount_of;
+use std::path::Path;
 
 fn routine(dir: &Path, pairs: &[(&str, &str)]) -> Result<Box<dyn Routine>, SetupError> {
     let given: Vec<(String, String)> = pairs
