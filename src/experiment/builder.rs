@@ -11,7 +11,8 @@ impl ExperimentInfo {
     /// ([`no_claims`](super::no_claims)); `subtract_loop_overhead` false; `default_suite`
     /// true; `ladder` false; `counters_in_samples` true; `work_dir` false; `expectations`
     /// none ([`no_expectations`](super::no_expectations)); `preflight` `None`; `batch`
-    /// [`Batch::Sized`]; no `sweep`; no `quick_params`.
+    /// [`Batch::Sized`]; no `sweep`; no `quick_params`; `cells` [`Cells::NOWHERE`](crate::model::equivalence::Cells::NOWHERE)
+    /// (so each declaration says where it runs).
     pub const fn new(
         name: &'static str,
         summary: &'static str,
@@ -37,7 +38,13 @@ impl ExperimentInfo {
             batch: Batch::Sized,
             sweep: &[],
             quick_params: &[],
+            cells: crate::model::equivalence::Cells::NOWHERE,
         }
+    }
+
+    /// Sets `cells`: how each system performs it, or why it does not run there.
+    pub const fn cells(self, cells: crate::model::equivalence::Cells) -> ExperimentInfo {
+        ExperimentInfo { cells, ..self }
     }
 
     /// Sets `params`.

@@ -31,6 +31,7 @@
 use super::pingpong::{Channel, PLACEMENT_PARAM, WORKING_SET_PARAM};
 use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 
 super::unix_setups!(routines => setup_pipe, setup_pipe_noswitch);
 
@@ -141,6 +142,31 @@ fn pipe_expectations(_: &Params) -> Vec<Expectation> {
     byte_round_trip_expectations(Channel::Pipes)
 }
 
+/// Where `ctxswitch.pipe`, `ctxswitch.pipe_noswitch` run and how (the equivalence table's row).
+pub(crate) const PIPE_CELLS: eq::Cells = eq::Cells {
+    linux: eq::noted("pipes", "pinned with sched_setaffinity"),
+    freebsd: eq::noted("pipes", "pinned with cpuset_setaffinity"),
+    macos: eq::noted(
+        "pipes",
+        "placements that need pinning are unsupported: no CPU affinity",
+    ),
+    windows: eq::Cell::No(
+        "not enabled yet: anonymous pipes between two processes need a partner process \
+             of their own; ctxswitch.event is Windows' hand-over",
+    ),
+};
+
+/// Where `ctxswitch.yield` run and how (the equivalence table's row).
+pub(crate) const YIELD_CELLS: eq::Cells = eq::Cells {
+    linux: eq::runs("sched_yield"),
+    freebsd: eq::runs("sched_yield"),
+    macos: eq::runs("sched_yield"),
+    windows: eq::noted(
+        "SwitchToThread",
+        "yields only to a thread ready on the same CPU; Sleep(0) is ctxswitch.sleep",
+    ),
+};
+
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).
 pub static EXPERIMENTS: &[&ExperimentInfo] = &[
@@ -166,7 +192,8 @@ pub static PIPE: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .counters_between_samples()
-.expectations(pipe_expectations);
+.expectations(pipe_expectations)
+.cells(PIPE_CELLS);
 
 // --- ctxswitch.pipe_noswitch ---
 
@@ -202,7 +229,8 @@ pub static PIPE_NOSWITCH: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .counters_between_samples()
-.expectations(pipe_noswitch_expectations);
+.expectations(pipe_noswitch_expectations)
+.cells(PIPE_CELLS);
 
 /// The routines, POSIX's: pipes and a forked partner.
 #[cfg(unix)]

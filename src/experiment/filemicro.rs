@@ -32,6 +32,7 @@ use super::fs::{self, page_size};
 use super::{Claim, Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 #[cfg(unix)]
 use {super::fs::Fd, super::refusal::Refusal, std::path::Path};
 
@@ -47,6 +48,23 @@ pub use transfer::*;
 mod tree;
 
 /// Every filemicro experiment, in the suite's order (Filebench's workload names).
+/// Where `filemicro.*` run and how (the equivalence table's row).
+pub(crate) const FILEMICRO_FAMILY_CELLS: eq::Cells = eq::Cells {
+    linux: eq::runs("fs's routines: pwrite/pread, O_DSYNC, fsync, posix_fadvise, syncfs"),
+    freebsd: eq::Cell::No(
+        "not enabled yet: the personalities run fs's routines, whose cold-cache and sync \
+             expectations were written for Linux's page cache",
+    ),
+    macos: eq::Cell::No(
+        "not enabled yet: the personalities run fs's routines, whose cold-cache and sync \
+             expectations were written for Linux's page cache",
+    ),
+    windows: eq::Cell::No(
+        "not enabled yet: the personalities run fs's POSIX routines (pwrite, fsync, \
+             posix_fadvise)",
+    ),
+};
+
 pub static EXPERIMENTS: &[&ExperimentInfo] = &[
     &CREATE,
     &CREATEFILES,

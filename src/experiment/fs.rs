@@ -42,6 +42,7 @@
 
 use super::{Claim, ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 
 // What the routines (below and in the submodules) share, POSIX's.
 #[cfg(unix)]
@@ -371,6 +372,23 @@ mod system {
 }
 #[cfg(unix)]
 pub(crate) use system::*;
+
+/// Where `fs.*` run and how (the equivalence table's row).
+pub(crate) const FS_FAMILY_CELLS: eq::Cells = eq::Cells {
+    linux: eq::runs("O_DIRECT, posix_fadvise, syncfs, mountinfo"),
+    freebsd: eq::Cell::No(
+        "not enabled yet: FreeBSD has posix_fadvise and O_DIRECT (used by the backend), \
+             but the cold-cache and sync expectations were written for Linux's page cache",
+    ),
+    macos: eq::Cell::No(
+        "not enabled yet: F_NOCACHE/F_FULLFSYNC are in the backend; the cold-cache and \
+             sync expectations were written for Linux's page cache",
+    ),
+    windows: eq::Cell::No(
+        "not enabled yet: FILE_FLAG_NO_BUFFERING and FlushFileBuffers are Windows' means, \
+             but the cold-cache and sync expectations were written for Linux's page cache",
+    ),
+};
 
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).

@@ -14,6 +14,7 @@ use super::ctxswitch::{byte_round_trip_expectations, no_faults, syscalls_near};
 use super::pingpong::{Channel, PLACEMENT_PARAM};
 use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::Expectation;
+use crate::model::equivalence as eq;
 
 super::unix_setups!(routines => setup_pipe_bandwidth, setup_unix_latency);
 
@@ -82,7 +83,13 @@ pub static PIPE_BANDWIDTH: ExperimentInfo = ExperimentInfo::new(
 .syscalls(bandwidth_calls)
 .subtract_loop_overhead()
 .counters_between_samples()
-.expectations(bandwidth_expectations);
+.expectations(bandwidth_expectations)
+.cells(eq::Cells {
+    linux: eq::runs("pipe sized with F_SETPIPE_SZ"),
+    freebsd: eq::Cell::No("not available: a pipe's capacity cannot be set"),
+    macos: eq::Cell::No("not available: a pipe's capacity cannot be set"),
+    windows: eq::Cell::No("not available: CreatePipe's size is only a hint"),
+});
 
 // --- ipc.unix_latency ---
 
@@ -102,7 +109,16 @@ pub static UNIX_LATENCY: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["write", "read"]))
 .subtract_loop_overhead()
 .counters_between_samples()
-.expectations(unix_latency_expectations);
+.expectations(unix_latency_expectations)
+.cells(eq::Cells {
+    linux: eq::runs("AF_UNIX socketpair"),
+    freebsd: eq::runs("AF_UNIX socketpair"),
+    macos: eq::noted(
+        "AF_UNIX socketpair",
+        "close-on-exec set by fcntl: no SOCK_CLOEXEC",
+    ),
+    windows: eq::Cell::No("not available: Windows has AF_UNIX sockets but no socketpair"),
+});
 
 /// The routines, POSIX's: a pipe or a socket pair to a forked partner.
 #[cfg(unix)]

@@ -134,6 +134,9 @@ pub struct ExperimentInfo {
     /// Parameter defaults that `--quick` replaces (a smaller region, say), unless the user
     /// set the parameter.
     pub quick_params: &'static [(&'static str, &'static str)],
+    /// Its row of the equivalence table: how each system performs it, or why it does not run
+    /// there. It runs exactly where its cell is `Cell::Runs`.
+    pub cells: crate::model::equivalence::Cells,
 }
 
 /// How many operations a sample holds.
@@ -148,20 +151,19 @@ pub enum Batch {
 }
 
 impl ExperimentInfo {
-    /// The operating systems it runs on: those whose cell in the equivalence table
-    /// (`model::equivalence`, the one place that says where an experiment runs and how) is
+    /// The operating systems it runs on: those whose cell ([`ExperimentInfo::cells`], the
+    /// one place that says where an experiment runs and how) is
     /// [`Cell::Runs`](crate::model::equivalence::Cell::Runs). Most experiments name Linux-only
     /// mechanisms (raw system-call numbers, THP, futex, MADV_POPULATE_WRITE, procfs views);
     /// the harness marks an experiment `unsupported` on any other system and `oslab list`
-    /// prints the list. An experiment without a row runs nowhere (a test keeps every one
-    /// in the table).
+    /// prints the list.
     pub fn os(&self) -> Vec<Os> {
-        crate::model::equivalence::row(self.name).map_or_else(Vec::new, |row| row.systems())
+        self.cells.systems()
     }
 
     /// Whether it runs on system `os` (its cell there is `Runs`).
     pub fn runs_on(&self, os: Os) -> bool {
-        crate::model::equivalence::row(self.name).is_some_and(|row| row.cell(os).how().is_some())
+        self.cells.cell(os).how().is_some()
     }
 
     /// Whether it runs on the system this build is for.
@@ -175,10 +177,11 @@ impl ExperimentInfo {
         let here = crate::platform::CURRENT;
         (!self.runs_here()).then(|| {
             let list: Vec<&str> = self.os().iter().map(|o| o.name()).collect();
-            let why = crate::model::equivalence::row(self.name)
-                .map(|row| row.cell(here).text())
-                .unwrap_or_else(|| "it has no row in oslab's equivalence table".into());
-            format!("runs on {} only, not on {here}: {why}", list.join(", "))
+            format!(
+                "runs on {} only, not on {here}: {}",
+                list.join(", "),
+                self.cells.cell(here).text()
+            )
         })
     }
 
@@ -369,79 +372,125 @@ pub fn select(
     Ok(chosen)
 }
 
-/// The error for a target that names no experiment of this build: an experiment of another
-/// system (the equivalence table knows it) says why it does not run here.
-pub(crate) fn not_found(target: &str) -> crate::model::error::UserError {
-    use crate::model::equivalence;
-    let here = crate::platform::CURRENT;
-    match equivalence::row(target).map(|row| row.cell(here)) {
-        Some(equivalence::Cell::No(why)) if target.contains('.') => {
-            crate::model::error::UserError::NotOnThisSystem {
-                experiment: target.to_string(),
-                system: here.title(),
-                why: why.to_string(),
-            }
+/// What `experiment` does on system `os` (named as `Environment::os` names it: `linux`,
+/// `freebsd`…), from its declaration; `None` for an experiment or a system oslab does not know
+/// (a stored run of a renamed experiment, say).
+pub fn cell(experiment: &str, os: &str) -> Option<crate::model::equivalence::Cell> {
+    Some(find(experiment)?.cells.cell(Os::from_name(os)?))
+}
+
+/// The equivalence table as docs/os-support.md shows it: one row per set of cells, with the
+/// experiments that share it, in the registry's order of first appearance.
+pub fn equivalence_markdown() -> String {
+    let mut rows: Vec<(Vec<&str>, crate::model::equivalence::Cells)> = Vec::new();
+    for e in REGISTRY.iter() {
+        match rows.iter_mut().find(|(_, cells)| *cells == e.cells) {
+            Some((names, _)) if names.contains(&e.name) => {}
+            Some((names, _)) => names.push(e.name),
+            None => rows.push((vec![e.name], e.cells)),
         }
-        _ => crate::model::error::UserError::UnknownExperiment(target.to_string()),
     }
+    crate::model::equivalence::markdown(&rows)
+}
+
+/// The error for a target that names no experiment (every system's build declares every
+/// experiment, so such a name is unknown everywhere).
+pub(crate) fn not_found(target: &str) -> crate::model::error::UserError {
+    crate::model::error::UserError::UnknownExperiment(target.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::equivalence;
 
     #[test]
-    fn every_experiment_has_a_row_which_says_where_it_runs() {
+    fn every_experiment_says_where_it_runs() {
         for e in REGISTRY.iter() {
-            assert!(equivalence::row(e.name).is_some(), "{} has no row", e.name);
             assert!(!e.os().is_empty(), "{} runs nowhere", e.name);
         }
-        // Read from the table, not the registry: a build holds only what runs where it is for.
-        let on = |name| equivalence::row(name).unwrap().systems();
+        let on = |name| find(name).unwrap().os();
         assert_eq!(on("syscall.vdso_clock_gettime"), [Os::Linux]);
         assert_eq!(on("syscall.function_call"), Os::ALL);
         assert_eq!(on("syscall.create_file"), [Os::Windows]);
+        // Two builds of one experiment (Unix's and Windows') say the same.
+        #[cfg(windows)]
+        assert_eq!(winapi::same_names::YIELD.cells, ctxswitch::YIELD_CELLS);
     }
 
     #[test]
-    fn the_default_suite_runs_here_and_other_systems_experiments_say_why() {
+    fn cells_are_found_by_the_environment_name_of_the_system() {
+        assert_eq!(
+            cell("ctxswitch.futex", "freebsd").and_then(|c| c.how()),
+            Some("_umtx_op UMTX_OP_WAIT_UINT / UMTX_OP_WAKE")
+        );
+        assert_eq!(
+            cell("fs.read", "linux").and_then(|c| c.how()),
+            cell("fs.write", "linux").and_then(|c| c.how())
+        );
+        assert_eq!(cell("syscall.getppid", "plan9"), None);
+        assert_eq!(cell("no.such", "linux"), None);
+    }
+
+    #[test]
+    fn the_default_suite_runs_here() {
         use crate::model::error::UserError;
         let here = crate::platform::CURRENT;
         let suite = select(&[]).unwrap();
         assert!(!suite.is_empty());
         assert!(suite.iter().all(|e| e.runs_on(here)));
-        let named = equivalence::TABLE
-            .iter()
-            .flat_map(|r| r.experiments.iter())
-            .filter(|name| !name.ends_with('*'));
-        for name in named.filter(|name| find(name).is_none()) {
-            assert!(
-                matches!(not_found(name), UserError::NotOnThisSystem { .. }),
-                "{name}"
-            );
-        }
         assert!(matches!(
             not_found("no.such"),
             UserError::UnknownExperiment(_)
         ));
     }
 
-    // Of the POSIX experiments, which Windows builds leave out.
-    #[cfg(unix)]
+    /// docs/os-support.md holds the table as `equivalence_markdown` makes it; `OSLAB_BLESS=1
+    /// cargo test the_docs_show_this_table` writes it there (the table's lines, from its
+    /// header row to the first line that is not a row, are replaced).
     #[test]
-    fn every_row_covers_a_registered_experiment() {
-        for r in equivalence::TABLE {
-            for name in r.experiments {
-                assert!(
-                    REGISTRY.iter().any(|e| r.covers(e.name) && {
-                        let family = name.strip_suffix('*');
-                        family.map_or(e.name == *name, |f| e.name.starts_with(f))
-                    }),
-                    "{name} names no experiment"
-                );
-            }
+    fn the_docs_show_this_table() {
+        // Embedded when built: the test executable also runs where the checkout is not (the
+        // FreeBSD guest).
+        let doc = include_str!("../../docs/os-support.md");
+        let table = equivalence_markdown();
+        if std::env::var("OSLAB_BLESS").as_deref() == Ok("1") {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/os-support.md");
+            std::fs::write(path, with_table(doc, &table)).expect("docs/os-support.md written");
+            return;
         }
+        assert!(
+            doc.contains(&table),
+            "docs/os-support.md's table is not the code's: OSLAB_BLESS=1 cargo test \
+             the_docs_show_this_table writes it; it should read:\n{table}"
+        );
+    }
+
+    /// `doc` with its table (from the `| experiment |` header row to the first line that is not
+    /// a row) replaced by `table`.
+    fn with_table(doc: &str, table: &str) -> String {
+        let lines: Vec<&str> = doc.lines().collect();
+        let start = lines
+            .iter()
+            .position(|l| l.starts_with("| experiment |"))
+            .expect("docs/os-support.md has the table's header row");
+        let end = lines[start..]
+            .iter()
+            .position(|l| !l.starts_with('|'))
+            .map_or(lines.len(), |n| start + n);
+        let mut out: Vec<&str> = lines[..start].to_vec();
+        out.extend(table.lines());
+        out.extend(&lines[end..]);
+        out.join("\n") + "\n"
+    }
+
+    #[test]
+    fn the_table_is_written_in_place_of_the_old_one() {
+        let doc = "intro\n| experiment | a |\n| --- | --- |\n| x | y |\n\nafter\n";
+        let table = "| experiment | a |\n| --- | --- |\n| z | w |\n";
+        assert_eq!(
+            with_table(doc, table),
+            "intro\n| experiment | a |\n| --- | --- |\n| z | w |\n\nafter\n"
+        );
     }
 
     #[test]

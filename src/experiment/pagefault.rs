@@ -56,6 +56,7 @@ mod sweep;
 use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::rng::Rng;
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 
 // What the routines (below and in the submodules) share, POSIX's.
 #[cfg(unix)]
@@ -227,6 +228,15 @@ fn thp_unavailable() -> Option<String> {
         )
     })
 }
+
+/// The macOS cell of the experiments that have run on FreeBSD and Linux only.
+const NOT_YET_ON_MACOS: eq::Cell =
+    eq::Cell::No("not enabled yet: run on FreeBSD and Linux only so far");
+
+/// The Windows cell of the experiments whose flags are Linux's.
+const LINUX_FLAGS_ON_WINDOWS: eq::Cell = eq::Cell::No(
+    "not enabled: those flags are Linux's; pagefault.virtual_alloc is Windows' first touch",
+);
 
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).

@@ -59,6 +59,7 @@ use std::path::{Path, PathBuf};
 use super::{Context, RoutineError, SetupError};
 use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 
 mod fork;
 pub use fork::*;
@@ -425,6 +426,25 @@ pub(crate) mod elf {
         Ok(parse(b)?.segments.iter().any(|s| s.kind == PT_INTERP))
     }
 }
+
+/// Where `process.fork`, `process.fork_exec`, `process.posix_spawn` run and how (the equivalence table's row).
+pub(crate) const FORK_CELLS: eq::Cells = eq::Cells {
+    linux: eq::runs("fork, fork+execve, posix_spawn"),
+    freebsd: eq::runs("fork, fork+execve, posix_spawn"),
+    macos: eq::runs("fork, fork+execve, posix_spawn"),
+    windows: eq::Cell::No(
+        "not available: Windows has no fork or posix_spawn; process.create_process is \
+             CreateProcessW",
+    ),
+};
+
+/// Where `process.thread` run and how (the equivalence table's row).
+pub(crate) const THREAD_CELLS: eq::Cells = eq::Cells {
+    linux: eq::runs("pthread_create + pthread_join"),
+    freebsd: eq::runs("pthread_create + pthread_join"),
+    macos: eq::runs("pthread_create + pthread_join"),
+    windows: eq::runs("CreateThread + WaitForSingleObject"),
+};
 
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).

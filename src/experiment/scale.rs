@@ -18,6 +18,7 @@
 use super::{ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Expectation, Metric};
 use crate::model::copies::Copies;
+use crate::model::equivalence as eq;
 
 super::unix_setups!(routines => setup_mmap_munmap, setup_open_close);
 
@@ -55,7 +56,16 @@ pub static MMAP_MUNMAP: ExperimentInfo = ExperimentInfo::new(
 }])
 .syscalls(|_| crate::experiment::each(&["mmap", "munmap"]))
 .outside_default_suite()
-.expectations(two_calls);
+.expectations(two_calls)
+.cells(eq::Cells {
+    linux: eq::runs("mmap and munmap of an anonymous region"),
+    freebsd: eq::runs("mmap and munmap of an anonymous region"),
+    macos: eq::runs("mmap and munmap of an anonymous region"),
+    windows: eq::Cell::No(
+        "not enabled yet: VirtualAlloc and VirtualFree would be Windows' means, under the \
+             process's address-space lock",
+    ),
+});
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "scale.open_close",
@@ -78,7 +88,16 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
 .outside_default_suite()
 .work_dir()
 .expectations(two_calls)
-.sweep(&[("dir", &["private", "shared"])]);
+.sweep(&[("dir", &["private", "shared"])])
+.cells(eq::Cells {
+    linux: eq::runs("open and close of a file"),
+    freebsd: eq::runs("open and close of a file"),
+    macos: eq::runs("open and close of a file"),
+    windows: eq::Cell::No(
+        "not enabled yet: CreateFileW and CloseHandle would be Windows' means \
+             (syscall.create_file measures them alone)",
+    ),
+});
 
 /// The routines, POSIX's: mmap and munmap, open and close of a copy's own file.
 #[cfg(unix)]

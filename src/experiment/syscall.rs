@@ -12,6 +12,7 @@
 //! in `routines.rs`.
 
 use crate::experiment::RoutineError;
+use crate::model::equivalence as eq;
 use std::hint::black_box;
 
 use super::{Context, ExperimentInfo, Params, Routine, SetupError};
@@ -81,6 +82,39 @@ fn setup_function_call(_: &Params, _: &Context) -> Result<Box<dyn Routine>, Setu
     }))
 }
 
+/// Where `syscall.getpid`, `syscall.getppid` run and how (the equivalence table's row).
+pub(crate) const GETPID_CELLS: eq::Cells = eq::Cells {
+    linux: eq::noted(eq::RAW, "getpid, getppid: `syscall` or `svc`"),
+    freebsd: eq::noted(
+        eq::RAW,
+        "getpid (20), getppid (39): `syscall`, errors by the carry flag, turned into -errno",
+    ),
+    macos: eq::noted("libc", eq::NO_RAW_MACOS),
+    windows: eq::Cell::No(
+        "not available: GetCurrentProcessId reads the thread's environment block without \
+             entering the kernel, and there is no getppid",
+    ),
+};
+
+/// Where `syscall.read`, `syscall.write` run and how (the equivalence table's row).
+pub(crate) const READ_CELLS: eq::Cells = eq::Cells {
+    linux: eq::noted(eq::RAW, "read, write"),
+    freebsd: eq::noted(eq::RAW, "read (3), write (4)"),
+    macos: eq::noted("libc", eq::NO_RAW_MACOS),
+    windows: eq::Cell::No("not enabled yet: ReadFile and WriteFile would be the analogues"),
+};
+
+/// Where `syscall.fstat`, `syscall.stat` run and how (the equivalence table's row).
+pub(crate) const FSTAT_CELLS: eq::Cells = eq::Cells {
+    linux: eq::noted(eq::RAW, "fstat, newfstatat"),
+    freebsd: eq::noted(eq::RAW, "fstat (551), fstatat (552)"),
+    macos: eq::noted("libc", eq::NO_RAW_MACOS),
+    windows: eq::Cell::No(
+        "not enabled yet: GetFileInformationByHandle and GetFileAttributesExW would be the \
+             analogues",
+    ),
+};
+
 /// The family's experiments that run everywhere (the system calls' own are `RUNGS`, Unix's);
 /// the registry is the families' lists (`experiment::REGISTRY`).
 pub static EXPERIMENTS: &[&ExperimentInfo] = &[&FUNCTION_CALL];
@@ -94,4 +128,10 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo::new(
 )
 .subtract_loop_overhead()
 .ladder()
-.expectations(no_syscall);
+.expectations(no_syscall)
+.cells(eq::Cells {
+    linux: eq::runs("no call"),
+    freebsd: eq::runs("no call"),
+    macos: eq::runs("no call"),
+    windows: eq::runs("no call"),
+});

@@ -25,6 +25,7 @@
 
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 
 mod dhrystone;
 pub use dhrystone::DHRYSTONE;
@@ -132,6 +133,18 @@ fn children_fault() -> Expectation {
          own address space; none means no child ran (or its usage was not reported)",
     )
 }
+
+/// Where `unixbench.*` run and how (the equivalence table's row).
+pub(crate) const UNIXBENCH_FAMILY_CELLS: eq::Cells = eq::Cells {
+    linux: eq::runs("POSIX calls"),
+    freebsd: eq::runs("POSIX calls"),
+    macos: eq::noted(
+        "POSIX calls",
+        "unixbench.context1 placement=same or cross needs pinning, unsupported without CPU \
+             affinity; placement=free, the default, runs",
+    ),
+    windows: eq::NOT_WINDOWS_UNIXBENCH,
+};
 
 /// The family's experiments, in the order the default suite runs them (the registry is the
 /// families' lists, `experiment::REGISTRY`).

@@ -26,6 +26,7 @@
 
 use super::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::model::equivalence as eq;
 
 #[cfg(windows)]
 mod kernel;
@@ -186,7 +187,13 @@ pub static SLEEP: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .counters_between_samples()
 .expectations(sleep_expectations)
-.sweep(&[("ms", &["0", "1"])]);
+.sweep(&[("ms", &["0", "1"])])
+.cells(eq::Cells {
+    linux: eq::NOT_WINDOWS,
+    freebsd: eq::NOT_WINDOWS,
+    macos: eq::NOT_WINDOWS,
+    windows: eq::runs("Sleep(0), Sleep(1)"),
+});
 
 pub static EVENT: ExperimentInfo = ExperimentInfo::new(
     "ctxswitch.event",
@@ -202,7 +209,16 @@ pub static EVENT: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .counters_between_samples()
-.expectations(event_expectations);
+.expectations(event_expectations)
+.cells(eq::Cells {
+    linux: eq::NOT_WINDOWS_HAND_OVER,
+    freebsd: eq::NOT_WINDOWS_HAND_OVER,
+    macos: eq::NOT_WINDOWS_HAND_OVER,
+    windows: eq::noted(
+        "auto-reset events between two threads",
+        "SetEvent / WaitForSingleObject",
+    ),
+});
 
 pub static CREATE_FILE: ExperimentInfo = ExperimentInfo::new(
     "syscall.create_file",
@@ -215,7 +231,13 @@ pub static CREATE_FILE: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .counters_between_samples()
-.expectations(open_close_expectations);
+.expectations(open_close_expectations)
+.cells(eq::Cells {
+    linux: eq::Cell::No("not available: a Windows call; syscall.open_close is openat + close"),
+    freebsd: eq::Cell::No("not available: a Windows call; syscall.open_close is openat + close"),
+    macos: eq::Cell::No("not available: a Windows call; syscall.open_close is open + close"),
+    windows: eq::runs("CreateFileW + CloseHandle"),
+});
 
 pub static CREATE_PROCESS: ExperimentInfo = ExperimentInfo::new(
     "process.create_process",
@@ -228,7 +250,13 @@ pub static CREATE_PROCESS: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| super::each(&["NtCreateUserProcess", "NtWaitForSingleObject"]))
 .ladder()
 .counters_between_samples()
-.expectations(no_hard_faults);
+.expectations(no_hard_faults)
+.cells(eq::Cells {
+    linux: eq::NOT_WINDOWS_PROCESS,
+    freebsd: eq::NOT_WINDOWS_PROCESS,
+    macos: eq::NOT_WINDOWS_PROCESS,
+    windows: eq::noted("CreateProcessW", "of oslab.exe --version, waited for"),
+});
 
 /// One sample touches every page of the region once.
 fn pages(params: &Params) -> u64 {
@@ -246,7 +274,13 @@ pub static VIRTUAL_ALLOC: ExperimentInfo = ExperimentInfo::new(
 .params(&[SIZE_PARAM])
 .expectations(first_touch_expectations)
 .batch(Batch::Fixed(pages))
-.quick_params(&[("size", "8M")]);
+.quick_params(&[("size", "8M")])
+.cells(eq::Cells {
+    linux: eq::NOT_WINDOWS_MEMORY,
+    freebsd: eq::NOT_WINDOWS_MEMORY,
+    macos: eq::NOT_WINDOWS_MEMORY,
+    windows: eq::runs("VirtualAlloc, then a first write per page"),
+});
 
 // Windows' experiments by the family they belong to, each list where the family's own stands
 // in the registry (`experiment::REGISTRY`); the same names' Windows builds first.
@@ -290,7 +324,8 @@ pub mod same_names {
     .syscalls(|_| super::super::each(&["NtYieldExecution"]))
     .subtract_loop_overhead()
     .counters_between_samples()
-    .expectations(yield_expectations);
+    .expectations(yield_expectations)
+    .cells(crate::experiment::ctxswitch::YIELD_CELLS);
 
     pub static THREAD: ExperimentInfo = ExperimentInfo::new(
         "process.thread",
@@ -302,5 +337,6 @@ pub mod same_names {
     )
     .syscalls(|_| super::super::each(&["NtCreateThreadEx", "NtWaitForSingleObject", "NtClose"]))
     .ladder()
-    .expectations(no_hard_faults);
+    .expectations(no_hard_faults)
+    .cells(crate::experiment::process::THREAD_CELLS);
 }

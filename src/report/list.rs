@@ -24,12 +24,11 @@ fn kind_text(kind: &ParamKind) -> String {
 /// The systems `e` runs on, each followed by its mechanism where that is not Linux's:
 /// `linux, freebsd, macos (libc)`.
 fn systems_text(e: &ExperimentInfo) -> String {
-    let row = equivalence::row(e.name);
-    let linux = row.and_then(|r| r.linux.how());
+    let linux = e.cells.linux.how();
     let named: Vec<String> = e
         .os()
         .into_iter()
-        .map(|os| match row.and_then(|r| r.cell(os).how()) {
+        .map(|os| match e.cells.cell(os).how() {
             Some(how) if os != Os::Linux && Some(how) != linux => format!("{os} ({how})"),
             _ => os.name().to_string(),
         })
@@ -39,9 +38,7 @@ fn systems_text(e: &ExperimentInfo) -> String {
 
 /// Per system, how `e` is performed there or why it is not (the equivalence table).
 fn implementations(e: &ExperimentInfo) -> Value {
-    let Some(row) = equivalence::row(e.name) else {
-        return Value::Null;
-    };
+    let row = &e.cells;
     let cells: serde_json::Map<String, Value> = equivalence::SYSTEMS
         .iter()
         .map(|&os| {

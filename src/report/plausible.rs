@@ -180,8 +180,7 @@ const NS_PER_OP_TOLERANCE: f64 = 1e-6;
 fn result_problems(r: &ExperimentResult, say: &mut dyn FnMut(String)) {
     // An experiment of another system's build (Windows has no fork experiments) is known
     // to the equivalence table: its runs compare as any other.
-    if experiment::find(&r.experiment).is_none()
-        && crate::model::equivalence::row(&r.experiment).is_none()
+    if experiment::find(&r.experiment).is_none() && crate::experiment::find(&r.experiment).is_none()
     {
         say("this oslab knows no such experiment (`oslab list` names them)".into());
     }

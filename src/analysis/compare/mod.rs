@@ -17,6 +17,11 @@ use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
 use crate::model::{ExperimentResult, Run, Rusage, Sample, equivalence};
 
+/// How an experiment is performed on a system (named as `Environment::os` names it), from its
+/// declaration: `experiment::cell`, passed down by the caller (the declarations sit above
+/// this layer).
+pub type CellOf = fn(&str, &str) -> Option<equivalence::Cell>;
+
 mod fields;
 pub use fields::*;
 mod verdict;
@@ -90,8 +95,8 @@ pub struct Pair {
     pub implementations: Option<Implementations>,
 }
 
-/// How each side's system performs one experiment, from the equivalence table
-/// (`model::equivalence`): the mechanisms differ or not.
+/// How each side's system performs one experiment, from its cells (`model::equivalence`):
+/// the mechanisms differ or not.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Implementations {
     pub a: String,
@@ -195,8 +200,9 @@ fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
 }
 
 /// Compare `b` against `a`: every experiment and parameter set with samples in both, in A's
-/// order, then B's new ones; the environment and settings diffs.
-pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunComparison {
+/// order, then B's new ones; the environment and settings diffs. Runs of two systems say how
+/// each performs every experiment, from `cell`.
+pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64, cell: CellOf) -> RunComparison {
     let (ga, gb) = (group(a), group(b));
     let systems = (a.environment.os != b.environment.os).then(|| Systems {
         a: a.environment.os.clone(),
@@ -209,7 +215,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64) -> RunCompari
         match rb {
             Some(rb) if measured(ra) && measured(rb) => {
                 let mut p = pair(key, ra, rb, metric, noise);
-                p.implementations = systems.as_ref().map(|s| implementations(&key.0, s));
+                p.implementations = systems.as_ref().map(|s| implementations(&key.0, s, cell));
                 pairs.push(p);
             }
             Some(rb) if measured(ra) => unpaired.push(lone(key, "a", status(rb))),
@@ -294,10 +300,10 @@ fn pair(
     }
 }
 
-/// How each system performs `experiment`, as the equivalence table says; a system or an
-/// experiment the table does not know reads "not in oslab's equivalence table" and differs.
-fn implementations(experiment: &str, systems: &Systems) -> Implementations {
-    let cell = |os: &str| equivalence::cell(experiment, os);
+/// How each system performs `experiment`, as its cells say; a system or an experiment oslab
+/// does not know reads "not in oslab's equivalence table" and differs.
+fn implementations(experiment: &str, systems: &Systems, cell_of: CellOf) -> Implementations {
+    let cell = |os: &str| cell_of(experiment, os);
     let (ca, cb) = (cell(&systems.a), cell(&systems.b));
     let text = |c: Option<equivalence::Cell>, os: &str| {
         c.map_or(format!("{os}: not in oslab's equivalence table"), |c| {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::equivalence::Cell;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -177,7 +178,7 @@ fn stat_run(center: f64, earlier: &[f64]) -> Run {
 fn a_change_within_what_reruns_give_is_no_change() {
     // Processes that agree within 0.1%, B 5% slower than A.
     let (a, b) = (stat_run(1000.0, &[]), stat_run(1050.0, &[]));
-    let alone = compare_runs(&a, &b, &Metric::Time, 0.02);
+    let alone = compare_runs(&a, &b, &Metric::Time, 0.02, cell);
     assert_eq!(
         alone.pairs[0].comparison.as_ref().unwrap().verdict,
         Verdict::Slower
@@ -185,7 +186,7 @@ fn a_change_within_what_reruns_give_is_no_change() {
     // This machine's earlier runs of it moved ±5% from run to run: so may a rerun.
     let earlier = [950.0, 1050.0, 1000.0, 1060.0, 980.0];
     let (a, b) = (stat_run(1000.0, &earlier), stat_run(1050.0, &earlier));
-    let c = compare_runs(&a, &b, &Metric::Time, 0.02).pairs[0]
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02, cell).pairs[0]
         .comparison
         .clone()
         .unwrap();
@@ -194,7 +195,7 @@ fn a_change_within_what_reruns_give_is_no_change() {
     assert!(lo < 1.0 && hi > 1.1, "{lo} – {hi}");
     // A change far beyond it still shows.
     let b = stat_run(2000.0, &earlier);
-    let c = compare_runs(&a, &b, &Metric::Time, 0.02).pairs[0]
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02, cell).pairs[0]
         .comparison
         .clone()
         .unwrap();
@@ -231,6 +232,19 @@ fn run_on(os: &str, experiments: &[&str]) -> Run {
     run
 }
 
+/// The cells of the experiments below, as their declarations give them.
+fn cell(experiment: &str, os: &str) -> Option<Cell> {
+    let how = match (experiment, os) {
+        ("ctxswitch.futex", "linux") => "futex FUTEX_WAIT / FUTEX_WAKE",
+        ("ctxswitch.futex", "freebsd") => "_umtx_op UMTX_OP_WAIT_UINT / UMTX_OP_WAKE",
+        ("syscall.getppid_libc", "linux" | "freebsd" | "macos") => "libc getppid()",
+        ("syscall.open_close", "linux" | "freebsd") => "raw system call (called or inline) or libc",
+        ("syscall.open_close", "macos") => "libc",
+        _ => return None,
+    };
+    Some(Cell::Runs { how, note: "" })
+}
+
 #[test]
 fn runs_of_two_systems_say_how_each_performs_every_experiment() {
     let names = [
@@ -240,11 +254,17 @@ fn runs_of_two_systems_say_how_each_performs_every_experiment() {
     ];
     let linux = run_on("linux", &names);
     // One system: nothing to say about implementations, and none is marked.
-    let same = compare_runs(&linux, &run_on("linux", &names), &Metric::Time, 0.02);
+    let same = compare_runs(&linux, &run_on("linux", &names), &Metric::Time, 0.02, cell);
     assert!(same.systems.is_none());
     assert!(same.pairs.iter().all(|p| p.implementations.is_none()));
 
-    let bsd = compare_runs(&linux, &run_on("freebsd", &names), &Metric::Time, 0.02);
+    let bsd = compare_runs(
+        &linux,
+        &run_on("freebsd", &names),
+        &Metric::Time,
+        0.02,
+        cell,
+    );
     let systems = bsd.systems.as_ref().unwrap();
     assert_eq!(
         (systems.a.as_str(), systems.b.as_str()),
@@ -268,10 +288,10 @@ fn runs_of_two_systems_say_how_each_performs_every_experiment() {
     assert!(!how(&bsd, "syscall.open_close").differs);
 
     // macOS opens through libc only: that differs from Linux's raw call.
-    let mac = compare_runs(&linux, &run_on("macos", &names), &Metric::Time, 0.02);
+    let mac = compare_runs(&linux, &run_on("macos", &names), &Metric::Time, 0.02, cell);
     assert!(how(&mac, "syscall.open_close").differs);
     // A system the table does not know differs from every one it knows.
-    let plan9 = compare_runs(&linux, &run_on("plan9", &names), &Metric::Time, 0.02);
+    let plan9 = compare_runs(&linux, &run_on("plan9", &names), &Metric::Time, 0.02, cell);
     let unknown = how(&plan9, "syscall.getppid_libc");
     assert!(unknown.differs && unknown.b.contains("not in oslab's equivalence table"));
 }

@@ -1,6 +1,7 @@
 //! ctxswitch.futex: the ping-pong with futex wait and wake, between processes or threads.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup_futex);
 
@@ -73,7 +74,16 @@ pub static FUTEX: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["futex"]))
 .subtract_loop_overhead()
 .counters_between_samples()
-.expectations(futex_expectations);
+.expectations(futex_expectations)
+.cells(eq::Cells {
+    linux: eq::runs("futex(2) FUTEX_WAIT / FUTEX_WAKE"),
+    freebsd: eq::runs("_umtx_op UMTX_OP_WAIT_UINT / UMTX_OP_WAKE"),
+    macos: eq::Cell::No("not available: `__ulock_wait`/`__ulock_wake` are private"),
+    windows: eq::Cell::No(
+        "not enabled yet: WaitOnAddress and WakeByAddressSingle work between the threads \
+             of one process only",
+    ),
+});
 
 /// The routine, POSIX's: a forked partner or a thread, futex wait and wake.
 #[cfg(unix)]

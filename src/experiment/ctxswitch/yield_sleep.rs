@@ -1,6 +1,7 @@
 //! ctxswitch.yield and ctxswitch.nanosleep0: giving up the CPU without a partner to wake.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup_yield, setup_nanosleep0);
 
@@ -107,7 +108,8 @@ pub static YIELD: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["sched_yield"]))
 .subtract_loop_overhead()
 .counters_between_samples()
-.expectations(yield_expectations);
+.expectations(yield_expectations)
+.cells(crate::experiment::ctxswitch::YIELD_CELLS);
 
 // --- ctxswitch.nanosleep0 ---
 
@@ -168,7 +170,13 @@ pub static NANOSLEEP0: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["clock_nanosleep"]))
 .subtract_loop_overhead()
 .counters_between_samples()
-.expectations(nanosleep0_expectations);
+.expectations(nanosleep0_expectations)
+.cells(eq::Cells {
+    linux: eq::runs("nanosleep with prctl timer slack"),
+    freebsd: eq::Cell::No("not available: timer slack is a Linux prctl"),
+    macos: eq::Cell::No("not available: timer slack is a Linux prctl"),
+    windows: eq::Cell::No("not available: timer slack is a Linux prctl"),
+});
 
 /// The routines, POSIX's: sched_yield with an optional competitor, nanosleep.
 #[cfg(unix)]

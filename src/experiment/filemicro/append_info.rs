@@ -191,7 +191,8 @@ pub static CREATE: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(create_exp)
 .preflight(create_room)
-.quick_params(&[("count", "16")]);
+.quick_params(&[("count", "16")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static SEQWRITE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwrite",
@@ -208,7 +209,8 @@ pub static SEQWRITE: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(seqwrite_exp)
 .preflight(seqwrite_room)
-.quick_params(&[("count", "16")]);
+.quick_params(&[("count", "16")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static SEQWRITERAND: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterand",
@@ -225,7 +227,8 @@ pub static SEQWRITERAND: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(seqwriterand_exp)
 .preflight(seqwriterand_room)
-.quick_params(&[("count", "4096")]);
+.quick_params(&[("count", "4096")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static SEQWRITERANDVARGAM: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterandvargam",
@@ -242,7 +245,8 @@ pub static SEQWRITERANDVARGAM: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(vargam_exp)
 .preflight(vargam_room)
-.quick_params(&[("count", "4096")]);
+.quick_params(&[("count", "4096")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static SEQWRITERANDVARTAB: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqwriterandvartab",
@@ -259,7 +263,8 @@ pub static SEQWRITERANDVARTAB: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(vartab_exp)
 .preflight(vartab_room)
-.quick_params(&[("count", "4096")]);
+.quick_params(&[("count", "4096")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static WRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.writefsync",
@@ -284,7 +289,8 @@ pub static WRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(writefsync_exp)
 .preflight(writefsync_room)
-.quick_params(&[("fsynccount", "2")]);
+.quick_params(&[("fsynccount", "2")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static CREATERAND: ExperimentInfo = ExperimentInfo::new(
     "filemicro.createrand",
@@ -311,4 +317,5 @@ pub static CREATERAND: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(createrand_exp)
 .preflight(createrand_room)
-.quick_params(&[("bytes", "32M")]);
+.quick_params(&[("bytes", "32M")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);

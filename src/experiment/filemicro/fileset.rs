@@ -88,7 +88,8 @@ pub static CREATEFILES: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(createfiles_exp)
 .preflight(createfiles_room)
-.quick_params(&[("nfiles", "2000")]);
+.quick_params(&[("nfiles", "2000")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static DELETE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.delete",
@@ -108,7 +109,8 @@ pub static DELETE: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(delete_exp)
 .preflight(fileset_room)
-.quick_params(&[("nfiles", "500")]);
+.quick_params(&[("nfiles", "500")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 // --- statfile and openfiles ---
 
@@ -141,7 +143,8 @@ pub static STATFILE: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(|_| fileset_exp(1.0))
 .preflight(fileset_room)
-.quick_params(&[("nfiles", "200")]);
+.quick_params(&[("nfiles", "200")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static OPENFILES: ExperimentInfo = ExperimentInfo::new(
     "filemicro.openfiles",
@@ -169,7 +172,8 @@ pub static OPENFILES: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(|_| fileset_exp(2.0))
 .preflight(fileset_room)
-.quick_params(&[("nfiles", "1000")]);
+.quick_params(&[("nfiles", "1000")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 /// The routines and the room checks, POSIX's: a fileset made and synced, stat or open and close.
 #[cfg(unix)]

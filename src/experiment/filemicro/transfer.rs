@@ -181,7 +181,8 @@ pub static RREAD: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(rread_exp)
 .preflight(rread_room)
-.quick_params(&[("filesize", "16M")]);
+.quick_params(&[("filesize", "16M")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static RWRITE: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwrite",
@@ -197,7 +198,8 @@ pub static RWRITE: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(rwrite_exp)
 .preflight(rwrite_room)
-.quick_params(&[("filesize", "16M")]);
+.quick_params(&[("filesize", "16M")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static RWRITEDSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwritedsync",
@@ -214,7 +216,8 @@ pub static RWRITEDSYNC: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(rwritedsync_exp)
 .preflight(rwritedsync_room)
-.quick_params(&[("filesize", "16M")]);
+.quick_params(&[("filesize", "16M")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static RWRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
     "filemicro.rwritefsync",
@@ -235,7 +238,8 @@ pub static RWRITEFSYNC: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(rwritefsync_exp)
 .preflight(rwritefsync_room)
-.quick_params(&[("filesize", "16M")]);
+.quick_params(&[("filesize", "16M")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 pub static SEQREAD: ExperimentInfo = ExperimentInfo::new(
     "filemicro.seqread",
@@ -252,7 +256,8 @@ pub static SEQREAD: ExperimentInfo = ExperimentInfo::new(
 .work_dir()
 .expectations(seqread_exp)
 .preflight(seqread_room)
-.quick_params(&[("filesize", "64M")]);
+.quick_params(&[("filesize", "64M")])
+.cells(crate::experiment::filemicro::FILEMICRO_FAMILY_CELLS);
 
 #[cfg(test)]
 mod tests {

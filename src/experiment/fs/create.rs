@@ -37,7 +37,8 @@ pub static DELETE: ExperimentInfo = ExperimentInfo::new(
 .params(&[FILESIZE_PARAM, FILES_PARAM])
 .syscalls(|_| crate::experiment::each(&["unlink"]))
 .work_dir()
-.expectations(delete_expectations);
+.expectations(delete_expectations)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub(crate) fn lifecycle_expectations(params: &Params) -> Vec<Expectation> {
     let page = page_size();
@@ -83,7 +84,8 @@ pub static CREATE: ExperimentInfo = ExperimentInfo::new(
 .syscalls(create_calls)
 .ladder()
 .work_dir()
-.expectations(lifecycle_expectations);
+.expectations(lifecycle_expectations)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 /// The routines, POSIX's: open(O_CREAT|O_EXCL), write, close; unlink.
 #[cfg(unix)]

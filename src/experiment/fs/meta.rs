@@ -39,7 +39,8 @@ pub static FSYNC: ExperimentInfo = ExperimentInfo::new(
 // ~0.9 µs per switch (measured here), so counters are read in untimed batches.
 .counters_between_samples()
 .work_dir()
-.expectations(fsync_expectations);
+.expectations(fsync_expectations)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 // --- metadata: stat, open_close, rename, mkdir_rmdir ---
 
@@ -77,7 +78,8 @@ pub static STAT: ExperimentInfo = ExperimentInfo::new(
 )
 .syscalls(|_| crate::experiment::each(&["newfstatat"]))
 .work_dir()
-.expectations(one_call);
+.expectations(one_call)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "fs.open_close",
@@ -88,7 +90,8 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
 )
 .syscalls(|_| crate::experiment::each(&["openat", "close"]))
 .work_dir()
-.expectations(two_calls);
+.expectations(two_calls)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static RENAME: ExperimentInfo = ExperimentInfo::new(
     "fs.rename",
@@ -99,7 +102,8 @@ pub static RENAME: ExperimentInfo = ExperimentInfo::new(
 )
 .syscalls(|_| crate::experiment::each(&["rename"]))
 .work_dir()
-.expectations(one_call);
+.expectations(one_call)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static MKDIR_RMDIR: ExperimentInfo = ExperimentInfo::new(
     "fs.mkdir_rmdir",
@@ -110,7 +114,8 @@ pub static MKDIR_RMDIR: ExperimentInfo = ExperimentInfo::new(
 )
 .syscalls(|_| crate::experiment::each(&["mkdir", "rmdir"]))
 .work_dir()
-.expectations(two_calls);
+.expectations(two_calls)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 /// The routines, POSIX's: a write and fsync, stat, open and close, rename, mkdir and rmdir.
 #[cfg(unix)]

@@ -223,7 +223,8 @@ pub static WRITE: ExperimentInfo = ExperimentInfo::new(
 .ladder()
 .work_dir()
 .expectations(write_expectations)
-.preflight(preflight_one);
+.preflight(preflight_one)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static READ: ExperimentInfo = ExperimentInfo::new(
     "fs.read",
@@ -237,7 +238,8 @@ pub static READ: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|p| transfer_claims(p, Kind::Read))
 .work_dir()
 .expectations(read_expectations)
-.preflight(preflight_one);
+.preflight(preflight_one)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static COPY: ExperimentInfo = ExperimentInfo::new(
     "fs.copy",
@@ -251,7 +253,8 @@ pub static COPY: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|p| transfer_claims(p, Kind::Copy))
 .work_dir()
 .expectations(copy_expectations)
-.preflight(preflight_two);
+.preflight(preflight_two)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static RANDOM_READ: ExperimentInfo = ExperimentInfo::new(
     "fs.random_read",
@@ -266,7 +269,8 @@ pub static RANDOM_READ: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|p| transfer_claims(p, Kind::Read))
 .work_dir()
 .expectations(random_read_expectations)
-.preflight(preflight_one);
+.preflight(preflight_one)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);
 
 pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo::new(
     "fs.random_write",
@@ -280,4 +284,5 @@ pub static RANDOM_WRITE: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|p| transfer_claims(p, Kind::Write))
 .work_dir()
 .expectations(random_write_expectations)
-.preflight(preflight_one);
+.preflight(preflight_one)
+.cells(crate::experiment::fs::FS_FAMILY_CELLS);

@@ -1,6 +1,7 @@
 //! mmap.access's setup, preflight, expectations and registry entry.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup; preflights: preflight);
 
@@ -99,7 +100,21 @@ pub static ACCESS: ExperimentInfo = ExperimentInfo::new(
 .expectations(expectations)
 .preflight(preflight)
 .batch(Batch::Fixed(pass_ops))
-.quick_params(&[("size", "128M")]);
+.quick_params(&[("size", "128M")])
+.cells(eq::Cells {
+    linux: eq::runs("MAP_POPULATE, MADV_POPULATE_*, THP advice and prctl"),
+    freebsd: eq::Cell::No(
+        "not enabled yet: the mmap lab's flags (MAP_POPULATE, MADV_POPULATE_READ, THP \
+             advice) are Linux's",
+    ),
+    macos: eq::Cell::No(
+        "not enabled: those flags are Linux's; a POSIX-only variant is future work",
+    ),
+    windows: eq::Cell::No(
+        "not enabled: those flags are Linux's; pagefault.virtual_alloc is Windows' first \
+             touch",
+    ),
+});
 
 /// The setup and the preflight, POSIX's.
 #[cfg(unix)]

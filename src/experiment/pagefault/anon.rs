@@ -1,6 +1,7 @@
 //! pagefault.anon's routine (touch every page of a fresh region, time munmap) and its registry entry.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup_anon);
 
@@ -26,7 +27,20 @@ pub static ANON: ExperimentInfo = ExperimentInfo::new(
 .expectations(anon_expectations)
 .batch(crate::experiment::Batch::Fixed(anon_pages))
 .sweep(&[("thp", &["off", "on"])])
-.quick_params(&[("size", "64M")]);
+.quick_params(&[("size", "64M")])
+.cells(eq::Cells {
+    linux: eq::noted(
+        "first write to each page of a fresh private anonymous mapping",
+        "THP advice, prctl; MAP_POPULATE and MADV_POPULATE_WRITE for populate",
+    ),
+    freebsd: eq::noted(
+        "first write to each page of a fresh private anonymous mapping",
+        "no THP advice: a filled 2 MiB reservation is promoted afterwards, one fault per \
+             4 KiB page still; thp=on and populate are unsupported",
+    ),
+    macos: super::NOT_YET_ON_MACOS,
+    windows: super::LINUX_FLAGS_ON_WINDOWS,
+});
 
 /// The routine, POSIX's: mmap, touch, munmap.
 #[cfg(unix)]

@@ -1,6 +1,7 @@
 //! pagefault.cow: a forked child's write to each inherited page, one copy-on-write fault per page.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup_cow);
 
@@ -66,7 +67,13 @@ pub static COW: ExperimentInfo = ExperimentInfo::new(
 }])
 // One fork, exit and wait per batch of pages, not per page: nothing is claimed per op.
 .syscalls(crate::experiment::no_claims)
-.expectations(cow_expectations);
+.expectations(cow_expectations)
+.cells(eq::Cells {
+    linux: eq::runs("fork, then the child's first write to each page (copy-on-write)"),
+    freebsd: eq::runs("fork, then the child's first write to each page (copy-on-write)"),
+    macos: super::NOT_YET_ON_MACOS,
+    windows: eq::Cell::No("not available: Windows has no fork"),
+});
 
 /// The routine, POSIX's: fork, the child's writes, waitpid.
 #[cfg(unix)]

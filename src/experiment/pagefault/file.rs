@@ -38,6 +38,7 @@
 use super::PAGE;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup);
 
@@ -226,7 +227,21 @@ pub static FILE: ExperimentInfo = ExperimentInfo::new(
 .expectations(expectations)
 .preflight(crate::experiment::fs::preflight_one)
 .batch(Batch::Fixed(pages_per_pass))
-.quick_params(&[("size", "16M")]);
+.quick_params(&[("size", "16M")])
+.cells(eq::Cells {
+    linux: eq::noted(
+        "first access to each page of a fresh mapping of a file",
+        "cache=cold: posix_fadvise(DONTNEED) drops the pages",
+    ),
+    freebsd: eq::Cell::No(
+        "not enabled yet: on FreeBSD 13.2 (tmpfs, in emulation) mincore(2) called 2.3% of \
+             a cached file's pages resident at the start of a pass, so the warm claims cannot \
+             be checked; and posix_fadvise(DONTNEED) only deactivates pages, so cache=cold \
+             cannot be made",
+    ),
+    macos: super::NOT_YET_ON_MACOS,
+    windows: super::LINUX_FLAGS_ON_WINDOWS,
+});
 
 /// The routine, POSIX's: a file laid out, mapped, touched, its cache read with mincore.
 #[cfg(unix)]

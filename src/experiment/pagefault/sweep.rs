@@ -21,6 +21,7 @@
 use super::PAGE;
 use crate::analysis::validate::{Bound, Expectation, Metric};
 use crate::experiment::{Batch, ExperimentInfo, ParamKind, ParamSpec, Params};
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup);
 
@@ -111,7 +112,16 @@ pub static PREFAULT_SWEEP: ExperimentInfo = ExperimentInfo::new(
         &["1", "2", "4", "8", "16", "32", "64", "128", "256", "512"],
     ),
 ])
-.quick_params(&[("size", "16M")]);
+.quick_params(&[("size", "16M")])
+.cells(eq::Cells {
+    linux: eq::runs("madvise(MADV_POPULATE_WRITE) of N pages per call, then a touch"),
+    freebsd: eq::runs(
+        "mlock(2) + munlock(2) of N pages per call (the wiring faults them in writable), \
+             then a touch",
+    ),
+    macos: super::NOT_YET_ON_MACOS,
+    windows: super::LINUX_FLAGS_ON_WINDOWS,
+});
 
 /// The routine, POSIX's: MADV_POPULATE_WRITE of a batch, then its touch.
 #[cfg(unix)]

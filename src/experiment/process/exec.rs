@@ -109,7 +109,8 @@ pub static FORK_EXEC: ExperimentInfo = ExperimentInfo::new(
 .params(&[TARGET_PARAM])
 .syscalls(fork_exec_calls)
 .ladder()
-.expectations(fork_expectations);
+.expectations(fork_expectations)
+.cells(crate::experiment::process::FORK_CELLS);
 
 // --- process.posix_spawn ---
 
@@ -124,7 +125,8 @@ pub static POSIX_SPAWN: ExperimentInfo = ExperimentInfo::new(
 )
 .params(&[TARGET_PARAM])
 .syscalls(spawn_calls)
-.expectations(spawn_expectations);
+.expectations(spawn_expectations)
+.cells(crate::experiment::process::FORK_CELLS);
 
 /// The routines, POSIX's: fork and execve, posix_spawn.
 #[cfg(unix)]

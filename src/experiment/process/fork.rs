@@ -1,6 +1,7 @@
 //! process.fork and process.vfork: a child that exits at once, reaped with waitpid.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup_fork, setup_vfork);
 #[cfg(unix)]
@@ -19,7 +20,8 @@ pub static FORK: ExperimentInfo = ExperimentInfo::new(
 // The child's set_robust_list: glibc's fork registers the child's robust futex list anew.
 .syscalls(|_| crate::experiment::each(&["clone", "set_robust_list", "exit_group", "wait4"]))
 .ladder()
-.expectations(fork_expectations);
+.expectations(fork_expectations)
+.cells(crate::experiment::process::FORK_CELLS);
 
 // --- process.vfork ---
 
@@ -41,7 +43,16 @@ pub static VFORK: ExperimentInfo = ExperimentInfo::new(
     setup_vfork,
 )
 .syscalls(|_| crate::experiment::each(VFORK_SYSCALLS))
-.expectations(vfork_expectations);
+.expectations(vfork_expectations)
+.cells(eq::Cells {
+    linux: eq::noted(
+        "raw vfork in assembly",
+        "x86-64: vfork; arm64: clone with CLONE_VM and CLONE_VFORK",
+    ),
+    freebsd: eq::noted("raw vfork in assembly", "vfork (66), x86-64"),
+    macos: eq::Cell::No("not available: no raw system calls"),
+    windows: eq::Cell::No("not available: Windows has no fork"),
+});
 
 /// The routines, POSIX's: fork and vfork.
 #[cfg(unix)]

@@ -31,7 +31,8 @@ pub static THREAD: ExperimentInfo = ExperimentInfo::new(
     claims
 })
 .ladder()
-.expectations(thread_expectations);
+.expectations(thread_expectations)
+.cells(crate::experiment::process::THREAD_CELLS);
 
 /// The routine, POSIX's: pthread_create and pthread_join.
 #[cfg(unix)]

@@ -5,6 +5,7 @@
 use super::entry::{ENTRY_PARAM, ENTRY_SWEEP};
 use super::*;
 use crate::experiment::{ParamKind, ParamSpec};
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(super::routines => setup_clock_gettime, setup_getpid, setup_getppid,
     setup_getppid_libc, setup_read, setup_write, setup_fstat, setup_stat, setup_open_close);
@@ -81,7 +82,19 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
 )
 .subtract_loop_overhead()
 .ladder()
-.expectations(vdso_expectations);
+.expectations(vdso_expectations)
+.cells(eq::Cells {
+    linux: eq::runs("clock_gettime in the vDSO"),
+    freebsd: eq::Cell::No(
+        "not enabled: FreeBSD reads its clock from a shared page too, but the experiment \
+             is about Linux's vDSO",
+    ),
+    macos: eq::Cell::No("not enabled: the same, through the commpage"),
+    windows: eq::Cell::No(
+        "not enabled: Windows reads its clock in user space too (QueryPerformanceCounter), \
+             but the experiment is about Linux's vDSO",
+    ),
+});
 
 pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
     "syscall.clock_gettime",
@@ -95,7 +108,19 @@ pub static CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(raw_clock_expectations)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(eq::Cells {
+    linux: eq::noted(eq::RAW, "clock_gettime, 228 on x86-64; libc: syscall()"),
+    freebsd: eq::noted(eq::RAW, "clock_gettime (232); libc: syscall()"),
+    macos: eq::Cell::No(
+        "not available: macOS's clock_gettime is a libSystem function, with no system \
+             call of that name",
+    ),
+    windows: eq::Cell::No(
+        "not available: Windows has no clock_gettime system call, and its system-call \
+             numbers change with every build",
+    ),
+});
 
 // --- getpid, getppid ---
 
@@ -111,7 +136,8 @@ pub static GETPID: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(one_syscall)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(crate::experiment::syscall::GETPID_CELLS);
 
 pub static GETPPID: ExperimentInfo = ExperimentInfo::new(
     "syscall.getppid",
@@ -125,7 +151,8 @@ pub static GETPPID: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(one_syscall)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(crate::experiment::syscall::GETPID_CELLS);
 
 pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo::new(
     "syscall.getppid_libc",
@@ -138,7 +165,13 @@ pub static GETPPID_LIBC: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["getppid"]))
 .subtract_loop_overhead()
 .ladder()
-.expectations(one_syscall);
+.expectations(one_syscall)
+.cells(eq::Cells {
+    linux: eq::runs("getppid through libc"),
+    freebsd: eq::runs("getppid through libc"),
+    macos: eq::runs("getppid through libc"),
+    windows: eq::Cell::No("not available: Windows has no getppid"),
+});
 
 // --- read, write ---
 
@@ -154,7 +187,8 @@ pub static READ: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(one_syscall)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(crate::experiment::syscall::READ_CELLS);
 
 pub static WRITE: ExperimentInfo = ExperimentInfo::new(
     "syscall.write",
@@ -168,7 +202,8 @@ pub static WRITE: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(one_syscall)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(crate::experiment::syscall::READ_CELLS);
 
 // --- stat, fstat, open+close ---
 
@@ -193,7 +228,8 @@ pub static FSTAT: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(one_syscall)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(crate::experiment::syscall::FSTAT_CELLS);
 
 pub static STAT: ExperimentInfo = ExperimentInfo::new(
     "syscall.stat",
@@ -207,7 +243,8 @@ pub static STAT: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(one_syscall)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(crate::experiment::syscall::FSTAT_CELLS);
 
 pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
     "syscall.open_close",
@@ -221,7 +258,18 @@ pub static OPEN_CLOSE: ExperimentInfo = ExperimentInfo::new(
 .subtract_loop_overhead()
 .ladder()
 .expectations(two_syscalls)
-.sweep(ENTRY_SWEEP);
+.sweep(ENTRY_SWEEP)
+.cells(eq::Cells {
+    linux: eq::noted(eq::RAW, "openat + close"),
+    freebsd: eq::noted(eq::RAW, "openat (499) + close (6)"),
+    macos: eq::noted(
+        "libc",
+        "open + close; raw system calls are private to libSystem",
+    ),
+    windows: eq::Cell::No(
+        "not available as such: syscall.create_file is CreateFileW + CloseHandle",
+    ),
+});
 
 #[cfg(all(test, unix, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {

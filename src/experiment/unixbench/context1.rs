@@ -40,7 +40,8 @@ pub static CONTEXT1: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["write", "read"]))
 .outside_default_suite()
 .counters_between_samples()
-.expectations(context1_expectations);
+.expectations(context1_expectations)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);
 
 /// The routine, POSIX's: the counter over two pipes to a forked partner.
 #[cfg(unix)]

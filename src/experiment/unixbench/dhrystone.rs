@@ -339,4 +339,5 @@ pub static DHRYSTONE: ExperimentInfo = ExperimentInfo::new(
 .params(&[native::LANGUAGE_PARAM, native::RUNNER_PARAM])
 .syscalls(native::claims)
 .outside_default_suite()
-.expectations(expectations);
+.expectations(expectations)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);

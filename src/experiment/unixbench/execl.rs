@@ -18,6 +18,7 @@
 //! a count of N-1, so N execs in all; the fork and the wait are paid once per batch.
 
 use super::*;
+use crate::model::equivalence as eq;
 
 crate::experiment::unix_setups!(routines => setup);
 #[cfg(all(test, unix))]
@@ -63,7 +64,22 @@ pub static EXECL: ExperimentInfo = ExperimentInfo::new(
     _ => crate::experiment::process::with_dynamic_start_up(&["execve"]),
 })
 .outside_default_suite()
-.expectations(expectations);
+.expectations(expectations)
+.cells(eq::Cells {
+    linux: eq::noted(
+        "execve chain of a dynamically linked C program",
+        "variant=static: a static helper, x86-64 machine code with Linux's call numbers",
+    ),
+    freebsd: eq::Cell::No(
+        "not enabled yet: build.rs links the dynamic program for Linux targets, and the \
+             static helper is Linux x86-64 machine code",
+    ),
+    macos: eq::Cell::No(
+        "not enabled yet: build.rs links the dynamic program for Linux targets, and macOS \
+             runs no static ELF programs",
+    ),
+    windows: eq::NOT_WINDOWS_UNIXBENCH,
+});
 
 /// The routine, POSIX's: a fork, then a chain of execs of a program that execs itself.
 #[cfg(unix)]

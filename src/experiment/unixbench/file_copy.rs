@@ -106,7 +106,8 @@ pub static FILE_COPY: ExperimentInfo = ExperimentInfo::new(
 .outside_default_suite()
 .work_dir()
 .expectations(expectations)
-.preflight(preflight);
+.preflight(preflight)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);
 
 /// The routine, POSIX's: fstime's passes and its copy.
 #[cfg(unix)]

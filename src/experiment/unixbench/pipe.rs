@@ -27,7 +27,8 @@ pub static PIPE: ExperimentInfo = ExperimentInfo::new(
 )
 .syscalls(|_| crate::experiment::each(&["write", "read"]))
 .outside_default_suite()
-.expectations(pipe_expectations);
+.expectations(pipe_expectations)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);
 
 /// The routine, POSIX's: 512 bytes into a pipe and back.
 #[cfg(unix)]

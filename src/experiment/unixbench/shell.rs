@@ -21,6 +21,7 @@
 //! interpreter lookup fewer), and oslab spawns it with posix_spawn where looper forks.
 
 use crate::experiment::RoutineError;
+use crate::model::equivalence as eq;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -228,4 +229,10 @@ pub static SHELL: ExperimentInfo = ExperimentInfo::new(
 .syscalls(|_| crate::experiment::each(&["clone3", "execve", "exit_group", "wait4"]))
 .outside_default_suite()
 .work_dir()
-.expectations(expectations);
+.expectations(expectations)
+.cells(eq::Cells {
+    linux: eq::runs("/bin/sh scripts with coreutils (sort, od, grep, tee, wc, rm)"),
+    freebsd: eq::runs("/bin/sh scripts with the base system's tools (sort, od, grep, tee, wc, rm)"),
+    macos: eq::runs("/bin/sh scripts with the base system's tools (sort, od, grep, tee, wc, rm)"),
+    windows: eq::NOT_WINDOWS_UNIXBENCH,
+});

@@ -94,7 +94,8 @@ pub static SPAWN: ExperimentInfo = ExperimentInfo::new(
     }
 })
 .outside_default_suite()
-.expectations(expectations);
+.expectations(expectations)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);
 
 /// The routine, POSIX's: fork from the worker or from the C program.
 #[cfg(unix)]

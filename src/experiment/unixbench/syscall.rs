@@ -30,7 +30,8 @@ pub static SYSCALL: ExperimentInfo = ExperimentInfo::new(
 )
 .syscalls(|_| crate::experiment::each(&["dup", "close", "getpid", "getuid", "umask"]))
 .outside_default_suite()
-.expectations(expectations);
+.expectations(expectations)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);
 
 /// The routine, POSIX's: close(dup(fd)), getpid, getuid, umask.
 #[cfg(unix)]

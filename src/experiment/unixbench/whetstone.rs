@@ -195,4 +195,5 @@ pub static WHETSTONE: ExperimentInfo = ExperimentInfo::new(
 .params(&[native::LANGUAGE_PARAM, native::RUNNER_PARAM])
 .syscalls(native::claims)
 .outside_default_suite()
-.expectations(expectations);
+.expectations(expectations)
+.cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);
