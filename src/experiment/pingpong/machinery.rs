@@ -4,7 +4,6 @@
 use crate::experiment::RoutineError;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use super::super::mapping::Anon;
 use super::super::{Context, Params, Partner, Routine, SetupError};
 use super::{Channel, partner::*};
 use crate::platform::cpu;
@@ -71,15 +70,6 @@ pub fn pin_worker(cpu: usize) -> Result<(), SetupError> {
         .map_err(|e| SetupError::Failed(format!("cannot pin the worker to CPU {cpu}: {e}")))
 }
 
-/// The text of the last OS error, prefixed with what failed.
-pub fn os_error(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
-}
-
-pub(super) fn setup_failed(what: &str) -> SetupError {
-    SetupError::Failed(os_error(what))
-}
-
 // --- descriptors ---
 
 /// A pipe as (read end, write end), close-on-exec, with extra `flags` (e.g. O_NONBLOCK).
@@ -118,40 +108,6 @@ pub fn read_byte(fd: RawFd, what: &str) -> Result<u8, RoutineError> {
             "read from {what}: end of file (the partner has gone)"
         ))),
         _ => Err(RoutineError::last_os(format!("read from {what}"))),
-    }
-}
-
-// --- a working set touched between hops (lmbench lat_ctx -s) ---
-
-/// An anonymous private mapping of `words` u64s, every page written at creation so each has
-/// its own physical page (an untouched page would be the shared zero page, and a switch
-/// could not evict anything).
-pub struct WorkingSet {
-    map: Anon,
-    words: usize,
-}
-
-impl WorkingSet {
-    pub fn new(bytes: usize) -> Result<WorkingSet, SetupError> {
-        let map = Anon::private(bytes.max(8))?;
-        let set = WorkingSet {
-            words: map.len() / 8,
-            map,
-        };
-        let ptr = set.map.ptr().cast::<u64>();
-        for i in 0..set.words {
-            // SAFETY: `i` is within the mapping, which is readable, writable and 8-aligned.
-            unsafe { ptr.add(i).write(i as u64 | 1) };
-        }
-        Ok(set)
-    }
-
-    /// Sum every word: loads of all its cache lines. Async-signal-safe (no allocation).
-    #[inline(never)]
-    pub fn touch(&self) -> u64 {
-        // SAFETY: the mapping holds `words` initialised u64s and lives as long as `self`.
-        let words = unsafe { std::slice::from_raw_parts(self.map.ptr().cast::<u64>(), self.words) };
-        std::hint::black_box(words.iter().fold(0u64, |a, &w| a.wrapping_add(w)))
     }
 }
 

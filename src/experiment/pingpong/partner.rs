@@ -1,10 +1,10 @@
-//! A forked partner process: pinned, holding only the descriptors it needs, echoing until told to stop.
+//! A forked partner process: pinned, holding only the descriptors it needs, echoing until told
+//! to stop; the working set both sides touch between hops, and the setup errors they share.
 
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use super::WorkingSet;
-use super::machinery::setup_failed;
+use crate::experiment::mapping::Anon;
 use crate::experiment::{Partner, SetupError};
 use crate::platform::{cpu, process};
 
@@ -146,5 +146,48 @@ pub fn echo_loop(input: RawFd, output: RawFd, working_set: Option<&WorkingSet>) 
         if n != 1 {
             return 0;
         }
+    }
+}
+
+/// The text of the last OS error, prefixed with what failed.
+pub fn os_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+pub(super) fn setup_failed(what: &str) -> SetupError {
+    SetupError::Failed(os_error(what))
+}
+
+// --- a working set touched between hops (lmbench lat_ctx -s) ---
+
+/// An anonymous private mapping of `words` u64s, every page written at creation so each has
+/// its own physical page (an untouched page would be the shared zero page, and a switch
+/// could not evict anything).
+pub struct WorkingSet {
+    map: Anon,
+    words: usize,
+}
+
+impl WorkingSet {
+    pub fn new(bytes: usize) -> Result<WorkingSet, SetupError> {
+        let map = Anon::private(bytes.max(8))?;
+        let set = WorkingSet {
+            words: map.len() / 8,
+            map,
+        };
+        let ptr = set.map.ptr().cast::<u64>();
+        for i in 0..set.words {
+            // SAFETY: `i` is within the mapping, which is readable, writable and 8-aligned.
+            unsafe { ptr.add(i).write(i as u64 | 1) };
+        }
+        Ok(set)
+    }
+
+    /// Sum every word: loads of all its cache lines. Async-signal-safe (no allocation).
+    #[inline(never)]
+    pub fn touch(&self) -> u64 {
+        // SAFETY: the mapping holds `words` initialised u64s and lives as long as `self`.
+        let words = unsafe { std::slice::from_raw_parts(self.map.ptr().cast::<u64>(), self.words) };
+        std::hint::black_box(words.iter().fold(0u64, |a, &w| a.wrapping_add(w)))
     }
 }
