@@ -92,7 +92,11 @@ fn an_interval_within_the_target_gets_no_more_processes() {
         return;
     }
     assert_eq!(c["processes"], 3, "{c}");
-    assert_eq!(c["stopped_adding"], "target", "{c}");
+    // Met (`target`), or wider within each process than between them (`within`: more
+    // processes would not narrow it; qemu-user's noise once gave 20.4, 21.0 and 20.5 µs
+    // with a within-process spread of 1.6): either way no process is added.
+    let stopped = c["stopped_adding"].as_str().unwrap_or("");
+    assert!(["target", "within"].contains(&stopped), "{c}");
 }
 
 #[test]
