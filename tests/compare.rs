@@ -11,11 +11,17 @@
 mod common;
 
 use common::{Lab, spread, synthetic_result as result, synthetic_run};
-use oslab::analysis::compare::{DEFAULT_NOISE, Metric, compare_runs};
+use oslab::analysis::compare::{DEFAULT_NOISE, Metric, RunComparison, compare_runs};
 use oslab::model::{ExperimentResult, Run};
 use oslab::report;
 use oslab::store::Store;
 use serde_json::Value;
+
+/// `compare_runs` as `oslab compare` calls it by default: times, the default noise band, the
+/// experiments' cells.
+fn compare(a: &Run, b: &Run) -> RunComparison {
+    compare_runs(a, b, &Metric::Time, DEFAULT_NOISE, oslab::experiment::cell)
+}
 
 fn run(id: i64, tag: &str, kernel: &str, results: Vec<ExperimentResult>) -> Run {
     let mut run = synthetic_run(id, tag, kernel, results);
@@ -59,13 +65,7 @@ fn pair() -> (Run, Run) {
 #[test]
 fn compare_table_snapshot() {
     let (a, b) = pair();
-    let cmp = compare_runs(
-        &a,
-        &b,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    );
+    let cmp = compare(&a, &b);
     let text = report::compare::render(&cmp);
     assert_eq!(text, TABLE);
 }
@@ -105,13 +105,7 @@ fn an_emulated_run_against_a_native_one_is_said_first() {
         "user-mode emulation of aarch64 on an x86_64 kernel: timings are not this CPU's cost"
             .into(),
     );
-    let text = report::compare::render(&compare_runs(
-        &a,
-        &b,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    ));
+    let text = report::compare::render(&compare(&a, &b));
     let warning = text.lines().nth(1).expect("a second line");
     assert!(
         warning.starts_with("warning: run 2 ran under user-mode emulation and run 1 natively"),
@@ -119,26 +113,14 @@ fn an_emulated_run_against_a_native_one_is_said_first() {
     );
     assert!(text.contains("emulation"), "{text}");
     let (a, b) = pair();
-    let text = report::compare::render(&compare_runs(
-        &a,
-        &b,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    ));
+    let text = report::compare::render(&compare(&a, &b));
     assert!(!text.contains("emulation"), "{text}");
 }
 
 #[test]
 fn compare_json_snapshot() {
     let (a, b) = pair();
-    let cmp = compare_runs(
-        &a,
-        &b,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    );
+    let cmp = compare(&a, &b);
     let doc = report::compare::document(&cmp);
     let expected: Value = serde_json::from_str(JSON).unwrap();
     assert_eq!(doc, expected);
@@ -490,23 +472,11 @@ fn repeats_make_the_spread_between_processes_count() {
             vec![one(r.results[0].samples[0].ns_per_op)],
         )
     };
-    let single = compare_runs(
-        &flat(&a),
-        &flat(&b),
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    );
+    let single = compare(&flat(&a), &flat(&b));
     let c = single.pairs[0].comparison.as_ref().unwrap();
     assert_eq!(c.verdict.as_str(), "slower", "one process a side: {c:?}");
 
-    let grouped = compare_runs(
-        &a,
-        &b,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    );
+    let grouped = compare(&a, &b);
     let pair = &grouped.pairs[0];
     assert_eq!(pair.processes, (2, 2));
     let c = pair.comparison.as_ref().unwrap();
@@ -521,17 +491,7 @@ fn repeats_make_the_spread_between_processes_count() {
     assert!(lo < 1.0 && hi > 1.0 && c.p.unwrap() >= 0.05, "{c:?}");
 
     let twice = run(2, "b", "6.1.0", vec![one(200.0), one(224.0)]);
-    let c = compare_runs(
-        &a,
-        &twice,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    )
-    .pairs[0]
-        .comparison
-        .clone()
-        .unwrap();
+    let c = compare(&a, &twice).pairs[0].comparison.clone().unwrap();
     assert_eq!(c.verdict.as_str(), "slower", "{c:?}");
 
     let labelled = |label: &str| ExperimentResult {
@@ -539,13 +499,7 @@ fn repeats_make_the_spread_between_processes_count() {
         ..one(100.0)
     };
     let a = run(1, "a", "6.1.0", vec![labelled("quiet"), labelled("loaded")]);
-    let cmp = compare_runs(
-        &a,
-        &a,
-        &Metric::Time,
-        DEFAULT_NOISE,
-        oslab::experiment::cell,
-    );
+    let cmp = compare(&a, &a);
     assert_eq!(cmp.pairs.len(), 2);
     assert!(cmp.pairs.iter().all(|p| p.processes == (1, 1)));
 }
