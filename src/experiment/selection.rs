@@ -107,23 +107,9 @@ pub fn expand_suite(
         if !swap && config.load.is_some_and(|l| l.ends_with("swap=off")) {
             continue;
         }
-        // A suite of another system's experiments says why they do not run here.
-        let info =
-            find(config.experiment).ok_or_else(|| match super::not_found(config.experiment) {
-                UserError::NotOnThisSystem {
-                    experiment,
-                    system,
-                    why,
-                } => UserError::NotOnThisSystem {
-                    experiment: format!("suite {} ({experiment})", suite.name),
-                    system,
-                    why,
-                },
-                _ => UserError::UnknownExperiment(format!(
-                    "{} (in suite {})",
-                    config.experiment, suite.name
-                )),
-            })?;
+        let info = find(config.experiment).ok_or_else(|| {
+            UserError::UnknownExperiment(format!("{} (in suite {})", config.experiment, suite.name))
+        })?;
         if let Some((name, _)) = given
             .iter()
             .find(|(name, _)| config.params.iter().any(|(n, _)| n == name))

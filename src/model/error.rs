@@ -8,13 +8,6 @@ use thiserror::Error;
 pub enum UserError {
     #[error("unknown experiment or family '{0}'; `oslab list` shows them")]
     UnknownExperiment(String),
-    /// An experiment of another system, not built for this one (on Windows, the POSIX ones).
-    #[error("{experiment} does not run on {system}: {why}; `oslab list` shows what does")]
-    NotOnThisSystem {
-        experiment: String,
-        system: &'static str,
-        why: String,
-    },
     #[error("--param '{0}' is not NAME=VALUE; write e.g. --param size=4K")]
     ParamSyntax(String),
     #[error("{experiment}: parameter {name}={value} is invalid; expected {expected}")]
