@@ -237,6 +237,16 @@ mod tests {
         assert_eq!(createrand.max_batch(), 60);
     }
 
+    /// One size distribution of each kind, at the personalities' defaults.
+    const KINDS: [Sizes; 3] = [
+        Sizes::Below(8192),
+        Sizes::Gamma15 {
+            min: 1024,
+            mean: 5632,
+        },
+        Sizes::Table,
+    ];
+
     fn sample_mean(sizes: Sizes) -> f64 {
         let mut rng = Rng::new(7);
         let n = 200_000;
@@ -245,14 +255,7 @@ mod tests {
 
     #[test]
     fn random_sizes_have_filebench_means() {
-        for sizes in [
-            Sizes::Below(8192),
-            Sizes::Gamma15 {
-                min: 1024,
-                mean: 5632,
-            },
-            Sizes::Table,
-        ] {
+        for sizes in KINDS {
             let m = sample_mean(sizes);
             assert!((m / sizes.mean() - 1.0).abs() < 0.02, "{sizes:?}: {m}");
         }
@@ -262,14 +265,7 @@ mod tests {
     #[test]
     fn draws_stay_within_the_buffer() {
         let mut rng = Rng::new(1);
-        for sizes in [
-            Sizes::Below(8192),
-            Sizes::Gamma15 {
-                min: 1024,
-                mean: 5632,
-            },
-            Sizes::Table,
-        ] {
+        for sizes in KINDS {
             for _ in 0..10_000 {
                 let n = sizes.draw(&mut rng);
                 assert!(n <= sizes.max(), "{sizes:?}: {n}");

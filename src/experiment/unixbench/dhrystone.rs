@@ -308,13 +308,13 @@ impl Routine for Dhrystone {
 }
 
 fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    if native::rust(params) {
-        Ok(Box::new(Dhrystone::new()))
-    } else if native::in_program(params) {
-        native::in_program_routine("dhrystone", ctx)
-    } else {
-        native::dhrystone()
-    }
+    native::routine(
+        params,
+        ctx,
+        "dhrystone",
+        || Box::new(Dhrystone::new()),
+        native::dhrystone,
+    )
 }
 
 fn expectations(params: &Params) -> Vec<Expectation> {

@@ -56,6 +56,24 @@ pub(super) fn in_program(params: &Params) -> bool {
     !rust(params) && params.get("runner").unwrap_or(DEFAULT_RUNNER) == "program"
 }
 
+/// The routine of a benchmark built both ways: the Rust port with `language=rust`, the C in
+/// the cpu program (`runner=program`, the program's `mode`), else the C called from the worker.
+pub(super) fn routine(
+    params: &Params,
+    ctx: &Context,
+    mode: &'static str,
+    port: fn() -> Box<dyn Routine>,
+    in_worker: fn() -> Result<Box<dyn Routine>, SetupError>,
+) -> Result<Box<dyn Routine>, SetupError> {
+    if rust(params) {
+        Ok(port())
+    } else if in_program(params) {
+        in_program_routine(mode, ctx)
+    } else {
+        in_worker()
+    }
+}
+
 /// The system calls of a loop: none; with the program, the worker's fork and wait and the
 /// program's exec and start-up, once per batch.
 pub(super) fn claims(params: &Params) -> Vec<crate::experiment::Claim> {

@@ -157,13 +157,13 @@ impl Routine for Whetstone {
 }
 
 fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
-    if native::rust(params) {
-        Ok(Box::new(Whetstone::new()))
-    } else if native::in_program(params) {
-        native::in_program_routine("whetstone", ctx)
-    } else {
-        native::whetstone()
-    }
+    native::routine(
+        params,
+        ctx,
+        "whetstone",
+        || Box::new(Whetstone::new()),
+        native::whetstone,
+    )
 }
 
 fn expectations(params: &Params) -> Vec<Expectation> {

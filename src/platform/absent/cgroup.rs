@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::super::memory::Psi;
 use crate::model::SetupError;
 
-pub use crate::platform::contract::cgroup::CgroupVersion;
+pub use crate::platform::contract::cgroup::{CgroupVersion, Limits};
 
 fn why() -> String {
     super::refusal("memory cgroups", super::super::this_os::why::CGROUPS)
@@ -41,14 +41,6 @@ pub fn remove_orphaned() {}
 /// There is no cgroup to join.
 pub fn join(_procs: &Path) -> io::Result<()> {
     Err(io::Error::new(io::ErrorKind::Unsupported, why()))
-}
-
-/// The limits of a new cgroup, bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub max: u64,
-    pub high: u64,
-    pub swap: u64,
 }
 
 /// A cgroup oslab created; none can exist here ([`Cgroup::create`] refuses).

@@ -7,21 +7,6 @@ use std::io;
 
 use crate::model::trace::Traced;
 
-/// Why a command could not be traced.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    #[error("cannot run {0}: {1}")]
-    Command(String, io::Error),
-    #[error("{0}")]
-    Refused(String),
-    #[error("{0}")]
-    Failed(String),
-    /// Ctrl-C, SIGTERM or SIGHUP came (the signal's number): the traced command and all it
-    /// started were killed.
-    #[error("interrupted by signal {0}")]
-    Interrupted(i32),
-}
-
 /// The number of Linux's marker call (see the Linux backend); kept so a trace read from
 /// elsewhere is analysed alike. No marker call is made here.
 pub const MARK_NR: i64 = 0x6f73_6c62;
@@ -29,7 +14,7 @@ pub const MARK_NR: i64 = 0x6f73_6c62;
 /// The marker call bounds a traced window; without a tracer there is no window to bound.
 pub fn mark() {}
 
-pub use crate::platform::contract::systrace::{MAX_STDIN, TraceCommand};
+pub use crate::platform::contract::systrace::{MAX_STDIN, TraceCommand, TraceError};
 
 fn refused() -> TraceError {
     TraceError::Refused(super::refusal(

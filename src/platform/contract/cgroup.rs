@@ -22,3 +22,14 @@ impl CgroupVersion {
         }
     }
 }
+
+/// The limits of a new cgroup, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The hard limit (v2 `memory.max`, v1 `memory.limit_in_bytes`).
+    pub max: u64,
+    /// v2 `memory.high`: where the kernel starts throttling and reclaiming (v1 has none).
+    pub high: u64,
+    /// How much may be swapped out, when there is swap and the kernel accounts it.
+    pub swap: u64,
+}

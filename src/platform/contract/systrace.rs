@@ -1,6 +1,7 @@
 //! The tracer's types, the same for every backend (`platform::systrace`).
 
 use std::ffi::OsString;
+use std::io;
 
 /// What to run traced, and how its standard input and output are connected.
 #[derive(Debug, Clone, Default)]
@@ -26,3 +27,18 @@ pub struct TraceCommand {
 /// The most bytes [`TraceCommand::stdin`] may hold: a pipe's default capacity is 64 KiB, and
 /// the held command reads nothing until it is released.
 pub const MAX_STDIN: usize = 60 << 10;
+
+/// Why a command could not be traced.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot run {0}: {1}")]
+    Command(String, io::Error),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{0}")]
+    Failed(String),
+    /// Ctrl-C, SIGTERM or SIGHUP came (the signal's number): the traced command and all it
+    /// started were killed.
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
+}

@@ -20,7 +20,7 @@ pub const CGROUP_PREFIX: &str = "oslab-";
 /// How long removing a cgroup may wait for its last processes to finish dying.
 const REMOVE_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub use crate::platform::contract::cgroup::CgroupVersion;
+pub use crate::platform::contract::cgroup::{CgroupVersion, Limits};
 
 /// What this process may still allocate, bytes: `available` (MemAvailable), or less when its
 /// memory cgroup or one of that cgroup's ancestors leaves less room under its limit (a worker
@@ -292,17 +292,6 @@ pub(super) fn parse_keyed(text: &str) -> BTreeMap<String, u64> {
             Some((key.to_string(), value.trim().parse().ok()?))
         })
         .collect()
-}
-
-/// The limits of a new cgroup, bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// The hard limit (v2 `memory.max`, v1 `memory.limit_in_bytes`).
-    pub max: u64,
-    /// v2 `memory.high`: where the kernel starts throttling and reclaiming (v1 has none).
-    pub high: u64,
-    /// How much may be swapped out, when there is swap and the kernel accounts it.
-    pub swap: u64,
 }
 
 /// A cgroup oslab created; dropping it removes it, killing what is still inside first.

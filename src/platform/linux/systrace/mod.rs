@@ -25,21 +25,6 @@ use self::tree::Tree;
 use super::bpf::SyscallCounter;
 use crate::model::trace::{Method, SysEvent, Traced};
 
-/// Why a command could not be traced.
-#[derive(Debug, thiserror::Error)]
-pub enum TraceError {
-    #[error("cannot run {0}: {1}")]
-    Command(String, io::Error),
-    #[error("{0}")]
-    Refused(String),
-    #[error("{0}")]
-    Failed(String),
-    /// Ctrl-C, SIGTERM or SIGHUP came (the signal's number): the traced command and all it
-    /// started were killed.
-    #[error("interrupted by signal {0}")]
-    Interrupted(i32),
-}
-
 /// How often the buffers are drained while the command runs.
 const POLL: Duration = Duration::from_millis(2);
 
@@ -55,7 +40,7 @@ pub fn mark() {
     unsafe { libc::syscall(MARK_NR as libc::c_long) };
 }
 
-pub use crate::platform::contract::systrace::{MAX_STDIN, TraceCommand};
+pub use crate::platform::contract::systrace::{MAX_STDIN, TraceCommand, TraceError};
 
 /// Run `argv` traced, with inherited stdin and stderr, and wait for it; its stdout is
 /// inherited too, or sent to oslab's stderr (`stdout_to_stderr`: oslab's own stdout carries a
