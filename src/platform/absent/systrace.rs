@@ -3,7 +3,6 @@
 //! refuses in one line.
 
 use std::ffi::OsString;
-use std::io;
 
 use crate::model::trace::Traced;
 
