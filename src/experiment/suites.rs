@@ -166,43 +166,55 @@ pub static UNIXBENCH: Suite = Suite {
         Config {
             label: "Dhrystone 2 using register variables",
             experiment: "unixbench.dhrystone",
-            params: &[("language", "c")],
+            params: &[("language", "c"), ("placement", "free")],
             load: None,
         },
         Config {
             label: "Double-Precision Whetstone",
             experiment: "unixbench.whetstone",
-            params: &[("language", "c")],
+            params: &[("language", "c"), ("placement", "free")],
             load: None,
         },
         Config {
             label: "Execl Throughput",
             experiment: "unixbench.execl",
-            params: &[("variant", "dynamic")],
+            params: &[("variant", "dynamic"), ("placement", "free")],
             load: None,
         },
         Config {
             label: "File Copy 1024 bufsize 2000 maxblocks",
             experiment: "unixbench.file_copy",
-            params: &[("bufsize", "1024"), ("maxblocks", "2000")],
+            params: &[
+                ("bufsize", "1024"),
+                ("maxblocks", "2000"),
+                ("placement", "free"),
+            ],
             load: None,
         },
         Config {
             label: "File Copy 256 bufsize 500 maxblocks",
             experiment: "unixbench.file_copy",
-            params: &[("bufsize", "256"), ("maxblocks", "500")],
+            params: &[
+                ("bufsize", "256"),
+                ("maxblocks", "500"),
+                ("placement", "free"),
+            ],
             load: None,
         },
         Config {
             label: "File Copy 4096 bufsize 8000 maxblocks",
             experiment: "unixbench.file_copy",
-            params: &[("bufsize", "4096"), ("maxblocks", "8000")],
+            params: &[
+                ("bufsize", "4096"),
+                ("maxblocks", "8000"),
+                ("placement", "free"),
+            ],
             load: None,
         },
         Config {
             label: "Pipe Throughput",
             experiment: "unixbench.pipe",
-            params: &[],
+            params: &[("placement", "free")],
             load: None,
         },
         Config {
@@ -232,7 +244,7 @@ pub static UNIXBENCH: Suite = Suite {
         Config {
             label: "System Call Overhead",
             experiment: "unixbench.syscall",
-            params: &[],
+            params: &[("placement", "free")],
             load: None,
         },
     ],

@@ -336,7 +336,11 @@ pub static DHRYSTONE: ExperimentInfo = ExperimentInfo::new(
     "user space only (no system call)",
     setup,
 )
-.params(&[native::LANGUAGE_PARAM, native::RUNNER_PARAM])
+.params(&[
+    native::LANGUAGE_PARAM,
+    native::RUNNER_PARAM,
+    PLACEMENT_FREE_SAME,
+])
 .syscalls(native::claims)
 .outside_default_suite()
 .expectations(expectations)

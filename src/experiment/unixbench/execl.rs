@@ -56,7 +56,7 @@ pub static EXECL: ExperimentInfo = ExperimentInfo::new(
     "execve of the program, chained; one fork and waitpid per batch",
     setup,
 )
-.params(&[VARIANT_PARAM])
+.params(&[VARIANT_PARAM, PLACEMENT_FREE_SAME])
 // Each image of the dynamic program also runs the loader and libc's start-up (its time()
 // is the vDSO's: no system call).
 .syscalls(|params| match params.get("variant") {
@@ -190,6 +190,7 @@ mod routines {
     }
 
     pub(super) fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        place(params, ctx)?;
         let dynamic = params.get("variant") != Some("static");
         let image = if dynamic {
             dynamic_image()?

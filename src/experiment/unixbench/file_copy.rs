@@ -101,7 +101,7 @@ pub static FILE_COPY: ExperimentInfo = ExperimentInfo::new(
     "libc read() and write() on two regular files in the work directory (page cache)",
     setup,
 )
-.params(&[BUFSIZE_PARAM, MAXBLOCKS_PARAM])
+.params(&[BUFSIZE_PARAM, MAXBLOCKS_PARAM, PLACEMENT_FREE_SAME])
 .syscalls(|_| crate::experiment::each(&["read", "write"]))
 .outside_default_suite()
 .work_dir()
@@ -252,6 +252,7 @@ mod routines {
         let dir = ctx.work_dir.as_ref().ok_or_else(|| {
             SetupError::Failed("the file copy needs a work directory, and none was created".into())
         })?;
+        place(params, ctx)?;
         let bufsize = params.u64("bufsize") as usize;
         preflight(params, ctx).map_err(|e| SetupError::Failed(e.to_string()))?;
         let blocks = buffers(params);

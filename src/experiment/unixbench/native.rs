@@ -65,6 +65,7 @@ pub(super) fn routine(
     port: fn() -> Box<dyn Routine>,
     in_worker: fn() -> Result<Box<dyn Routine>, SetupError>,
 ) -> Result<Box<dyn Routine>, SetupError> {
+    place(params, ctx)?;
     if rust(params) {
         Ok(port())
     } else if in_program(params) {

@@ -25,6 +25,7 @@ pub static PIPE: ExperimentInfo = ExperimentInfo::new(
     "libc write() and read() on one blocking pipe, no partner",
     setup_pipe,
 )
+.params(&[PLACEMENT_FREE_SAME])
 .syscalls(|_| crate::experiment::each(&["write", "read"]))
 .outside_default_suite()
 .expectations(pipe_expectations)
@@ -67,7 +68,11 @@ mod routines {
         }
     }
 
-    pub(super) fn setup_pipe(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    pub(super) fn setup_pipe(
+        params: &Params,
+        ctx: &Context,
+    ) -> Result<Box<dyn Routine>, SetupError> {
+        place(params, ctx)?;
         let (read, write) = pingpong::pipe(0)?;
         Ok(Box::new(PipeThroughput {
             read,

@@ -28,6 +28,7 @@ pub static SYSCALL: ExperimentInfo = ExperimentInfo::new(
     "libc dup, close, getpid, getuid, umask",
     setup,
 )
+.params(&[PLACEMENT_FREE_SAME])
 .syscalls(|_| crate::experiment::each(&["dup", "close", "getpid", "getuid", "umask"]))
 .outside_default_suite()
 .expectations(expectations)
@@ -67,7 +68,8 @@ mod routines {
         }
     }
 
-    pub(super) fn setup(_: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
+    pub(super) fn setup(params: &Params, ctx: &Context) -> Result<Box<dyn Routine>, SetupError> {
+        place(params, ctx)?;
         let (read, write) = crate::experiment::pingpong::pipe(0)?;
         drop(write);
         Ok(Box::new(Mix { fd: read }))

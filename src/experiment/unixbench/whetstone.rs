@@ -192,7 +192,11 @@ pub static WHETSTONE: ExperimentInfo = ExperimentInfo::new(
     "user space only (libm's sin, cos, atan, exp, log, sqrt)",
     setup,
 )
-.params(&[native::LANGUAGE_PARAM, native::RUNNER_PARAM])
+.params(&[
+    native::LANGUAGE_PARAM,
+    native::RUNNER_PARAM,
+    PLACEMENT_FREE_SAME,
+])
 .syscalls(native::claims)
 .outside_default_suite()
 .expectations(expectations)
