@@ -56,8 +56,10 @@ pub(super) fn in_program(params: &Params) -> bool {
     !rust(params) && params.get("runner").unwrap_or(DEFAULT_RUNNER) == "program"
 }
 
-/// The routine of a benchmark built both ways: the Rust port with `language=rust`, the C in
-/// the cpu program (`runner=program`, the program's `mode`), else the C called from the worker.
+/// The routine of a benchmark built both ways, once the worker is placed (`placement`, as
+/// every test of the family): the Rust port with `language=rust`, the C in the cpu program
+/// (`runner=program`, the program's `mode`, started from the placed worker), else the C
+/// called from the worker.
 pub(super) fn routine(
     params: &Params,
     ctx: &Context,
