@@ -31,6 +31,15 @@
 #                  K processes (each run exported, the later processes dropped, imported into a
 #                  second database and shown): what the processes added after K
 #                  (--max-processes) bought, on the same runs and the same machine state
+#   --lmbench      after each oslab run, run lmbench's counterparts as lmbench runs them by
+#                  default, pinned to the CPU oslab takes (lat_syscall null, read, stat FILE,
+#                  open FILE; lat_ctx -s 0 2), and print beside oslab's figures the machine's
+#                  own spread between those runs (issue 34's targets: oslab's spread no wider
+#                  than lmbench's; a median half-width no wider than 1.5 times lmbench's
+#                  spread; a quiet window is one where lmbench's spreads are all within 3%).
+#                  About four minutes a run: lmbench's programs take 40-55 s each here
+#   --lmbench-src DIR  lmbench's source when it cannot be cloned (a tree or a bare git repository)
+#   --file PATH    the file lmbench's stat and open use (default /etc/passwd)
 #   -- RUN ARGS    what each run measures instead of the default:
 #                  syscall.getppid syscall.read syscall.stat syscall.open_close
 #                  ctxswitch.pipe --param placement=same pagefault.anon
@@ -50,6 +59,9 @@ QUICK=()
 BINARY=""
 STRICT=0
 FIRST=0
+LMBENCH=0
+LMBENCH_SRC=${LMBENCH_SRC:-}
+FILE=/etc/passwd
 RUN_ARGS=(syscall.getppid syscall.read syscall.stat syscall.open_close
     ctxswitch.pipe --param placement=same pagefault.anon)
 while (($#)); do
@@ -76,6 +88,17 @@ while (($#)); do
             FIRST=$2
             shift 2
             ;;
+        --lmbench) LMBENCH=1; shift ;;
+        --lmbench-src)
+            [[ -e ${2:-} ]] || { echo "calibration.sh: --lmbench-src needs lmbench's source directory" >&2; exit 2; }
+            LMBENCH_SRC=$2
+            shift 2
+            ;;
+        --file)
+            [[ -r ${2:-} ]] || { echo "calibration.sh: --file needs a readable file" >&2; exit 2; }
+            FILE=$2
+            shift 2
+            ;;
         --) shift; RUN_ARGS=("$@"); break ;;
         -h | --help) usage; exit 0 ;;
         *) echo "calibration.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -100,6 +123,31 @@ DB=$WORK/calibration.db
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 
+# lmbench's counterparts of the default experiments, run as lmbench runs them by default and
+# pinned where oslab runs: "EXPERIMENT<TAB>ns" per line of $WORK/lmbench/RUN.tsv.
+if ((LMBENCH)); then
+    command -v taskset >/dev/null || die "--lmbench needs taskset"
+    # shellcheck source=bench/lmbench.sh
+    source "$ROOT/bench/lmbench.sh"
+    lmbench_build lat_syscall lat_ctx || die "--lmbench: $LMBENCH_WHY"
+    mkdir -p "$WORK/lmbench"
+fi
+# lat_syscall prints "Simple syscall: 0.1234 microseconds", lat_ctx "2 1.85" (µs), on stderr.
+lmbench_run() {
+    local out=$WORK/lmbench/$1.tsv spec experiment ns
+    : >"$out"
+    for spec in "syscall.getppid lat_syscall null" "syscall.read lat_syscall read" \
+        "syscall.stat lat_syscall stat $FILE" "syscall.open_close lat_syscall open $FILE" \
+        "ctxswitch.pipe lat_ctx -s 0 2"; do
+        read -r experiment program args <<<"$spec"
+        # shellcheck disable=SC2086  # args is several words
+        ns=$(taskset -c "$CPU" "$LMBENCH_BIN/$program" $args 2>&1 |
+            awk '/microseconds/ { v = $(NF-1) } $1 == "2" && NF == 2 { v = $2 } END { if (v == "") exit 1; printf "%.1f\n", v * 1000 }') ||
+            die "lmbench $program $args printed no figure"
+        printf '%s\t%s\n' "$experiment" "$ns" >>"$out"
+    done
+}
+
 echo "calibration: $RUNS runs (after $HISTORY not counted) of: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
 echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
 for ((i = 1; i <= HISTORY; i++)); do
@@ -113,6 +161,10 @@ for ((i = 1; i <= RUNS; i++)); do
     oslab_to "$WORK/run$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
     took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     echo "  run $i: ${took} s; other CPUs $(busy_since "$before")% busy; other oslab processes before: $others"
+    if ((LMBENCH)); then
+        lmbench_run "$i"
+        echo "  lmbench after run $i: $(cut -f2 "$WORK/lmbench/$i.tsv" | paste -sd' ') ns (getppid read stat open ctx)"
+    fi
 done
 
 # The same runs with only each configuration's first $FIRST processes (--first): exported,
@@ -239,12 +291,56 @@ if len(steady) < len(runs) and len(steady) >= 2:
           f"({', '.join(str(i + 1) for i in steady)}): {c}/{p} = {c / p * 100:.1f}%")
 print(f"spread <= {TARGET_SPREAD*100:.0f}% (syscall, ctxswitch, pagefault): "
       f"{'PASS' if not misses else 'MISS: ' + '; '.join(misses)}")
-if strict and (misses or coverage < TARGET_COVERAGE):
+
+# Issue 34's absolute targets on the median half-width of each configuration's intervals.
+def half_target(k):
+    return 0.10 if k.startswith("fs.") else 0.05
+wide = []
+for k in keys:
+    halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None]
+    if halves and median(halves) > half_target(k):
+        wide.append(f"{k} ±{median(halves)*100:.1f}%")
+print(f"median half-width <= 5% (<= 10% for fs.*): "
+      f"{'PASS' if not wide else 'MISS: ' + '; '.join(wide)}")
+
+# The machine's own spread: lmbench's counterparts, run after each oslab run (--lmbench).
+import glob, os
+lm = {}
+for path in sorted(glob.glob(os.path.join(os.environ.get("LMBENCH_DIR", "/nonexistent"), "*.tsv")),
+                   key=lambda p: int(os.path.basename(p).split(".")[0])):
+    for line in open(path):
+        experiment, ns = line.split()
+        lm.setdefault(experiment, []).append(float(ns))
+lm_misses = []
+if lm:
+    print()
+    print("Beside lmbench, run after each oslab run on the same CPU (spread = max/min - 1 of the runs):")
+    print(f"  {'experiment':<20} {'lmbench (ns)':<40} {'lmbench':>8} {'oslab':>8} {'oslab ±':>8}  "
+          "oslab's spread no wider; half-width <= 1.5 x lmbench's spread")
+    quiet = True
+    for experiment, values in lm.items():
+        ks = [k for k in keys if k.split()[0] == experiment]
+        if not ks or len(values) < 2:
+            continue
+        ls = max(values) / min(values) - 1
+        quiet &= ls <= 0.03
+        spreads = [max(runs[i][k][0] for i in range(len(runs))) / min(runs[i][k][0] for i in range(len(runs))) - 1 for k in ks]
+        halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for k in ks for r in runs if r[k][1] is not None]
+        os_, oh = max(spreads), median(halves)
+        v1, v2 = os_ <= ls, oh <= 1.5 * ls
+        if not (v1 and v2):
+            lm_misses.append(experiment)
+        shown = " ".join(f"{v:.5g}" for v in values)
+        print(f"  {experiment:<20} {shown:<40} {ls*100:7.1f}% {os_*100:7.1f}% {oh*100:7.1f}%  "
+              f"{'yes' if v1 else 'no'}; {'yes' if v2 else 'no'}")
+    print(f"  a quiet window (every lmbench spread within 3%): {'yes' if quiet else 'no'}; "
+          f"oslab's spread is its widest configuration's, its half-width the median over them")
+if strict and (misses or wide or lm_misses or coverage < TARGET_COVERAGE):
     sys.exit(1)
 PY
 }
 
-analyse "$WORK"/run*.json
+LMBENCH_DIR=$WORK/lmbench analyse "$WORK"/run*.json
 if ((FIRST > 0)); then
     echo
     echo "The same runs, each configuration's first $FIRST processes only:"

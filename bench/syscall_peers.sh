@@ -74,7 +74,6 @@ OSLAB="$ROOT/target/release/oslab"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-peers.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 DB="$WORK/peers.db"
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/oslab-bench"
 
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
@@ -87,54 +86,12 @@ fi
 
 # --- lmbench: fetch, build, or say why not ------------------------------------------------
 
-LAT_SYSCALL="$CACHE/lmbench/bin/lat_syscall"
-LMBENCH_WHY=""
-
-fetch_lmbench() {
-    local src="$CACHE/lmbench/src"
-    [[ -f "$src/src/lat_syscall.c" ]] && return 0
-    rm -rf "$src" && mkdir -p "$src"
-    if [[ -n "$LMBENCH_SRC" && -f "$LMBENCH_SRC/src/lat_syscall.c" ]]; then
-        cp -r "$LMBENCH_SRC/." "$src/"
-    elif [[ -n "$LMBENCH_SRC" ]] && git --git-dir="$LMBENCH_SRC" rev-parse HEAD >/dev/null 2>&1; then
-        git --git-dir="$LMBENCH_SRC" archive HEAD | tar -x -C "$src"
-    elif curl -sfI -m 10 https://github.com >/dev/null 2>&1; then
-        git clone -q --depth 1 https://github.com/intel/lmbench "$src" 2>"$WORK/clone.log" ||
-            { LMBENCH_WHY="git clone of intel/lmbench failed: $(tail -n 1 "$WORK/clone.log")"; return 1; }
-    else
-        LMBENCH_WHY="no network to clone intel/lmbench (curl https://github.com failed) and no --lmbench-src"
-        return 1
-    fi
-    [[ -f "$src/src/lat_syscall.c" ]] || { LMBENCH_WHY="no src/lat_syscall.c in the lmbench source"; return 1; }
-}
-
-build_lmbench() {
-    [[ -x "$LAT_SYSCALL" ]] && return 0
-    fetch_lmbench || return 1
-    if [[ ! -f /usr/include/tirpc/rpc/rpc.h ]]; then
-        if ((EUID == 0)) && command -v apt-get >/dev/null; then
-            echo "installing libtirpc-dev (lmbench needs it) ..." >&2
-            apt-get install -y libtirpc-dev >"$WORK/apt.log" 2>&1 ||
-                { apt-get update >>"$WORK/apt.log" 2>&1 && apt-get install -y libtirpc-dev >>"$WORK/apt.log" 2>&1; } ||
-                { LMBENCH_WHY="apt-get install libtirpc-dev failed: $(tail -n 1 "$WORK/apt.log")"; return 1; }
-        else
-            LMBENCH_WHY="lmbench needs libtirpc-dev (as root: apt-get install -y libtirpc-dev)"
-            return 1
-        fi
-    fi
-    # lat_syscall and the lmbench library it links (its own Makefile probes the system with
-    # scripts; these are the sources and flags that probing settles on for glibc).
-    local s="$CACHE/lmbench/src/src"
-    mkdir -p "$(dirname "$LAT_SYSCALL")"
-    cc -O2 -w -DHAVE_uint64_t -DHAVE_int64_t -DHAVE_socklen_t -I/usr/include/tirpc \
-        -o "$LAT_SYSCALL" "$s/lat_syscall.c" "$s/lib_timing.c" "$s/lib_mem.c" "$s/lib_stats.c" \
-        "$s/lib_debug.c" "$s/getopt.c" "$s/lib_sched.c" "$s/lib_tcp.c" "$s/lib_udp.c" \
-        "$s/lib_unix.c" -ltirpc -lm 2>"$WORK/cc.log" ||
-        { LMBENCH_WHY="building lat_syscall failed: $(tail -n 1 "$WORK/cc.log")"; return 1; }
-}
+# shellcheck source=bench/lmbench.sh
+source "$ROOT/bench/lmbench.sh"
+LAT_SYSCALL="$LMBENCH_BIN/lat_syscall"
 
 HAVE_LMBENCH=1
-build_lmbench || HAVE_LMBENCH=0
+lmbench_build lat_syscall || HAVE_LMBENCH=0
 
 echo "== the system-call ladder's called path beside lmbench and perf bench =="
 echo "kernel:      $(uname -r)"
@@ -187,7 +144,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
         --json --cpu "$CPU" "${OSLAB_QUICK[@]}"
     python3 - "$WORK/oslab.json" "$round" "$f0/$(foreign_oslab)" >>"$WORK/figures.tsv" <<'EOF'
 import json, sys
-for r in json.load(open(sys.argv[1]))["results"]:
+doc = json.load(open(sys.argv[1]))
+# One figure per rung and round: the pooled median of its processes (an older oslab without
+# pooled configurations has one result per rung).
+for r in doc.get("configurations", doc["results"]):
     if r.get("median") is None:
         sys.exit(f"oslab: {r['experiment']} status {r['status']}: {r.get('reason')}")
     print(f"{sys.argv[2]}\toslab\t{r['experiment'].split('.', 1)[1]}\t{r['median']:.1f}\t{sys.argv[3]}")
@@ -233,6 +193,24 @@ for rung in ["getppid", "read", "write", "stat", "open_close"]:
         ok = abs(diff) <= target
         missed += not ok
         print(f"  {rung:11} {om:11.1f} {name:>18} {pm:9.1f} {diff:+7.1f}%  {'PASS' if ok else 'MISS'}")
+print()
+print("Spread between the rounds (max/min - 1): how far a rerun moves each tool's figure; the")
+print("machine's own noise is the peer's spread, and oslab adds none of its own when its spread")
+print("is no wider (issue 34: a quiet window is one where lmbench's spreads are within 3%)")
+print(f"  {'rung':11} {'oslab':>8} {'lmbench':>8} {'perf':>8}  oslab's no wider (than lmbench's, else perf's)")
+def spread(v):
+    return 100 * (max(v) / min(v) - 1) if v and len(v) > 1 and min(v) > 0 else None
+def cell(x):
+    return f"{x:7.1f}%" if x is not None else f"{'-':>8}"
+for rung in ["getppid", "read", "write", "stat", "open_close"]:
+    so = spread(figures.get(("oslab", rung)))
+    sl = spread(figures.get(("lmbench", rung)))
+    sp = spread(figures.get(("perf", rung)))
+    if so is None:
+        continue
+    peer = sl if sl is not None else sp
+    verdict = "-" if peer is None else ("yes" if so <= peer else "no")
+    print(f"  {rung:11} {cell(so)} {cell(sl)} {cell(sp)}  {verdict}")
 if dirty:
     print(f"\n{dirty} measurements ran while other oslab processes were running (their tracepoint "
           "slows every system call on the machine): distrust them.")
