@@ -32,6 +32,15 @@ pub(super) enum Outcome {
 /// What the worker's stdout reader hands over: a message, or the line it could not parse.
 type Line = Result<Message, Garbled>;
 
+/// What wakes the harness while its worker runs: a line of the worker's, the end of its output,
+/// or the user's request to stop. The harness sleeps until one comes (or the time limit), so
+/// that it is no third task waking beside the processes it measures.
+enum Event {
+    Line(Box<Line>),
+    Closed,
+    Interrupted,
+}
+
 /// A line of the worker's output that is not a message of the protocol.
 #[derive(Debug, thiserror::Error)]
 #[error("unreadable worker output ({source}): {line:.200}")]
@@ -47,8 +56,10 @@ struct Worker {
     /// Kept open for a synced copy's `go` and release (`Job::synced`); else closed at once.
     stdin: Option<ChildStdin>,
     group: Group,
-    messages: mpsc::Receiver<Line>,
+    messages: mpsc::Receiver<Event>,
     stderr: Option<JoinHandle<String>>,
+    /// Sends `Event::Interrupted` on Ctrl-C while the worker runs.
+    _woken: crate::platform::interrupt::Subscription,
 }
 
 /// The directories a worker uses, removed by the parent after reaping it, so nothing is left
@@ -237,9 +248,18 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
     // Closed now, unless the worker waits on it for `go` and its release.
     let stdin = stdin.filter(|_| job.synced);
 
-    let (tx, messages) = mpsc::channel::<Line>();
-    if let Some(stdout) = child.stdout.take() {
-        std::thread::spawn(move || read_messages(stdout, &tx));
+    let (tx, messages) = mpsc::channel::<Event>();
+    let interrupts = tx.clone();
+    let woken = crate::platform::interrupt::on_request(move || {
+        let _ = interrupts.send(Event::Interrupted);
+    });
+    match child.stdout.take() {
+        Some(stdout) => {
+            std::thread::spawn(move || read_messages(stdout, &tx));
+        }
+        None => {
+            let _ = tx.send(Event::Closed);
+        }
     }
     let stderr = child.stderr.take().map(|mut stderr| {
         std::thread::spawn(move || {
@@ -254,25 +274,28 @@ fn spawn(exe: &Path, job: &Job) -> Result<Worker, Outcome> {
         group,
         messages,
         stderr,
+        _woken: woken,
     })
 }
 
-/// The worker protocol: one JSON [`Message`] per line, until the pipe closes or nobody listens.
-fn read_messages(stdout: ChildStdout, tx: &mpsc::Sender<Line>) {
+/// The worker protocol: one JSON [`Message`] per line, until the pipe closes or nobody listens;
+/// then `Event::Closed`.
+fn read_messages(stdout: ChildStdout, tx: &mpsc::Sender<Event>) {
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
         let parsed =
             serde_json::from_str::<Message>(&line).map_err(|source| Garbled { line, source });
-        if tx.send(parsed).is_err() {
-            break;
+        if tx.send(Event::Line(Box::new(parsed))).is_err() {
+            return;
         }
     }
+    let _ = tx.send(Event::Closed);
 }
 
 /// Take the worker's messages into `results` (its own, and a duet's partner's) until it says
 /// how it ended, its output closes, the time limit passes or the user interrupts the run.
 fn follow(
-    messages: &mpsc::Receiver<Line>,
+    messages: &mpsc::Receiver<Event>,
     (info, plan): (&ExperimentInfo, &Plan),
     deadline: &mut Deadline,
     mut copy: Option<&mut Copy>,
@@ -291,20 +314,25 @@ fn follow(
                 results[0].samples.len()
             ))));
         }
-        // Wake at least every 100 ms to notice an interruption.
-        let outcome =
-            match messages.recv_timeout((deadline.at - now).min(Duration::from_millis(100))) {
-                Ok(Ok(Message::Ready)) => {
-                    if let Some(copy) = copy.as_mut() {
-                        copy.release(deadline.at);
-                    }
-                    None
+        // Asleep until the worker speaks, the time limit or an interruption (`Event::Interrupted`,
+        // seen at the top of the loop).
+        let line = match messages.recv_timeout(deadline.at - now) {
+            Ok(Event::Line(line)) => *line,
+            Ok(Event::Interrupted) | Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Ok(Event::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Ending::Ended(None);
+            }
+        };
+        let outcome = match line {
+            Ok(Message::Ready) => {
+                if let Some(copy) = copy.as_mut() {
+                    copy.release(deadline.at);
                 }
-                Ok(Ok(message)) => take(message, (info, plan), deadline, results, on_sample),
-                Ok(Err(garbled)) => Some(Outcome::Failed(garbled.to_string())),
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Ending::Ended(None),
-            };
+                None
+            }
+            Ok(message) => take(message, (info, plan), deadline, results, on_sample),
+            Err(garbled) => Some(Outcome::Failed(garbled.to_string())),
+        };
         if outcome.is_some() {
             return Ending::Ended(outcome);
         }

@@ -14,3 +14,4 @@ pub mod pipe;
 pub mod stacks;
 pub mod swap;
 pub mod systrace;
+pub mod wakers;

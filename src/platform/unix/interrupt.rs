@@ -14,13 +14,79 @@ const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 /// background job or nohup leaves them.
 static IGNORED_AT_START: AtomicU64 = AtomicU64::new(0);
 
+pub use crate::platform::contract::wakers::{Subscription, on_request};
+
+/// The write end of the pipe whose reader wakes the subscribers (`on_request`), or -1.
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
 extern "C" fn note(signal: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
+    // An atomic store and a write of one byte to a non-blocking pipe: async-signal-safe. A
+    // full pipe (requests no one has read yet) drops the byte: a wake is already pending.
     REQUESTED.store(signal, Ordering::SeqCst);
+    let fd = WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        let byte = 1u8;
+        // SAFETY: one readable byte at `&byte`; errno is saved and restored around the call,
+        // so the interrupted code does not see it change.
+        unsafe {
+            let saved = *errno();
+            libc::write(fd, (&byte as *const u8).cast(), 1);
+            *errno() = saved;
+        }
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn errno() -> *mut libc::c_int {
+    // SAFETY: the thread's errno location.
+    unsafe { libc::__errno_location() }
+}
+
+#[cfg(any(target_os = "freebsd", target_os = "macos"))]
+unsafe fn errno() -> *mut libc::c_int {
+    // SAFETY: the thread's errno location.
+    unsafe { libc::__error() }
+}
+
+/// The pipe the handler writes to and a thread that reads it and wakes the subscribers. Without
+/// it (no pipe or no thread: out of descriptors) a request still sets the flag, and a waiter
+/// that polls sees it; one that sleeps until its deadline sees it then.
+fn start_waking() {
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    if WAKE_FD.load(Ordering::SeqCst) >= 0 {
+        return;
+    }
+    let Ok((read, write)) = crate::platform::unix::fds::pipe_cloexec(0) else {
+        return;
+    };
+    // The write end alone non-blocking: the handler must never block; the reader sleeps.
+    // SAFETY: F_GETFL/F_SETFL on a descriptor this function owns.
+    unsafe {
+        let flags = libc::fcntl(write.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(write.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let spawned = std::thread::Builder::new()
+        .name("oslab-interrupt".into())
+        .spawn(move || {
+            let mut file = std::fs::File::from(read);
+            let mut byte = [0u8; 1];
+            loop {
+                match std::io::Read::read(&mut file, &mut byte) {
+                    Ok(1) => crate::platform::contract::wakers::wake(),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    _ => break,
+                }
+            }
+        });
+    if spawned.is_ok() {
+        // Kept open for the life of the process: the handler may write at any time.
+        WAKE_FD.store(write.into_raw_fd(), Ordering::SeqCst);
+    }
 }
 
 /// Install the handlers (once, in the parent of a run).
 pub fn install() {
+    start_waking();
     for signal in HANDLED {
         // SAFETY: an all-zero sigaction is valid; the handler only stores to an atomic, and
         // the mask and flags are set explicitly; `old` is written by the call.

@@ -27,12 +27,16 @@ unsafe extern "system" fn note(event: u32) -> BOOL {
         _ => return FALSE,
     };
     REQUESTED.store(signal, Ordering::SeqCst);
+    // The console runs this handler on a thread of its own: waking the waiters is safe here.
+    crate::platform::contract::wakers::wake();
     TRUE
 }
 
+pub use crate::platform::contract::wakers::{Subscription, on_request};
+
 /// Install the handler (once, in the parent of a run).
 pub fn install() {
-    // SAFETY: the handler only stores to an atomic.
+    // SAFETY: the handler stores to an atomic and wakes the waiters, on its own thread.
     unsafe { SetConsoleCtrlHandler(Some(note), TRUE) };
 }
 
