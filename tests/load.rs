@@ -334,9 +334,24 @@ fn an_io_load_records_its_achieved_rates_and_leaves_nothing() {
             .map(|(_, v)| v.clone())
             .unwrap_or_else(|| panic!("no `{name}` in {details:?}"))
     };
-    for name in ["achieved write rate", "achieved read rate"] {
-        let rate: f64 = detail(name).split(' ').next().unwrap().parse().unwrap();
-        assert!(rate > 0.0, "{name}: {details:?}");
+    let rate = |name: &str| -> f64 { detail(name).split(' ').next().unwrap().parse().unwrap() };
+    let write = rate("achieved write rate");
+    assert!(write > 0.0, "achieved write rate: {details:?}");
+    // The load reads its 32 MiB file back once it has written it: a load stopped before that
+    // (a slow machine, an emulated one: the experiment's processes end first) has read
+    // nothing, and says so; one that had the time has read.
+    let over: f64 = detail("measured over")
+        .trim_start_matches("its first ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    if write * over > 40.0 {
+        assert!(
+            rate("achieved read rate") > 0.0,
+            "achieved read rate: {details:?}"
+        );
     }
     assert!(detail("fsyncs").ends_with("/s"));
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
