@@ -237,6 +237,7 @@ print(f"{'configuration':<36} {'processes':>9} {'medians (ns)':<44} {'spread':>7
 covered = pairs = 0
 misses = []
 all_halves = []
+spread_of, halves_of = {}, {}  # per configuration, for the targets below
 worst = (0.0, "")
 for k in keys:
     meds = [r[k][0] for r in runs]
@@ -247,6 +248,7 @@ for k in keys:
     halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None]
     half = median(halves) if halves else float("nan")
     all_halves.extend(halves)
+    spread_of[k], halves_of[k] = spread, halves
     worst = max(worst, (spread, k))
     ok_spread = spread <= TARGET_SPREAD or not k.startswith(families)
     verdict = "ok" if ok_spread else "MISS spread"
@@ -297,9 +299,8 @@ def half_target(k):
     return 0.10 if k.startswith("fs.") else 0.05
 wide = []
 for k in keys:
-    halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for r in runs if r[k][1] is not None]
-    if halves and median(halves) > half_target(k):
-        wide.append(f"{k} ±{median(halves)*100:.1f}%")
+    if halves_of[k] and median(halves_of[k]) > half_target(k):
+        wide.append(f"{k} ±{median(halves_of[k])*100:.1f}%")
 print(f"median half-width <= 5% (<= 10% for fs.*): "
       f"{'PASS' if not wide else 'MISS: ' + '; '.join(wide)}")
 
@@ -324,9 +325,8 @@ if lm:
             continue
         ls = max(values) / min(values) - 1
         quiet &= ls <= 0.03
-        spreads = [max(runs[i][k][0] for i in range(len(runs))) / min(runs[i][k][0] for i in range(len(runs))) - 1 for k in ks]
-        halves = [(r[k][2] - r[k][1]) / 2 / r[k][0] for k in ks for r in runs if r[k][1] is not None]
-        os_, oh = max(spreads), median(halves)
+        os_ = max(spread_of[k] for k in ks)
+        oh = median([h for k in ks for h in halves_of[k]])
         v1, v2 = os_ <= ls, oh <= 1.5 * ls
         if not (v1 and v2):
             lm_misses.append(experiment)
