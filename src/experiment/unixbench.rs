@@ -25,6 +25,7 @@
 
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
 use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::experiment::ctxswitch::no_faults;
 use crate::model::equivalence as eq;
 
 mod dhrystone;
@@ -104,10 +105,6 @@ fn no_major_faults() -> Expectation {
         "the loop reads nothing from disk: a major fault means the worker's memory was \
          swapped or evicted meanwhile",
     )
-}
-
-fn no_faults(why: &'static str) -> Expectation {
-    Expectation::new(Metric::Faults, Bound::Below(0.01), why)
 }
 
 fn no_switch(why: &'static str) -> Expectation {
