@@ -3,8 +3,8 @@
 //! before any samples, every copy done before the holding copies stop.
 
 use std::path::PathBuf;
-use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
 
 /// How one worker takes part in its configuration's copies.
 #[derive(Default)]
@@ -29,16 +29,29 @@ pub enum Meeting {
 /// The copies' two meetings: a count of arrivals each, and a wait for all.
 pub struct Gate {
     copies: usize,
+    /// Shared with the interruption's waker, which may outlive a borrow of the gate.
+    state: Arc<State>,
+}
+
+struct State {
     arrived: Mutex<[usize; 2]>,
     changed: Condvar,
+}
+
+impl State {
+    fn lock(&self) -> std::sync::MutexGuard<'_, [usize; 2]> {
+        self.arrived.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Gate {
     pub fn new(copies: usize) -> Gate {
         Gate {
             copies,
-            arrived: Mutex::new([0; 2]),
-            changed: Condvar::new(),
+            state: Arc::new(State {
+                arrived: Mutex::new([0; 2]),
+                changed: Condvar::new(),
+            }),
         }
     }
 
@@ -60,17 +73,26 @@ pub struct Place<'a> {
 
 impl Place<'_> {
     /// Arrive at `meeting` and wait for every copy until `until`, an interruption (Ctrl-C) or
-    /// the copies' arrival, whichever comes first; `true` when they all came.
+    /// the copies' arrival, whichever comes first; `true` when they all came. Asleep while it
+    /// waits: the copies that have not arrived may be measuring, and a harness that woke to
+    /// look for Ctrl-C would be a task beside them (`platform::interrupt::on_request`).
     pub fn meet(&mut self, meeting: Meeting, until: Instant) -> bool {
         self.arrive(meeting as usize);
-        let mut arrived = self.gate.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        let state = Arc::clone(&self.gate.state);
+        // The waker takes the lock before it notifies: a waiter that has looked at the flag
+        // holds the lock until it sleeps, so the wake-up cannot fall between the two.
+        let _woken = crate::platform::interrupt::on_request(move || {
+            let _arrived = state.lock();
+            state.changed.notify_all();
+        });
+        let state = &self.gate.state;
+        let mut arrived = state.lock();
         while arrived[meeting as usize] < self.gate.copies {
             let now = Instant::now();
             if now >= until || crate::platform::interrupt::requested().is_some() {
                 return false;
             }
-            let wait = (until - now).min(Duration::from_millis(100));
-            arrived = match self.gate.changed.wait_timeout(arrived, wait) {
+            arrived = match state.changed.wait_timeout(arrived, until - now) {
                 Ok((guard, _)) => guard,
                 Err(e) => e.into_inner().0,
             };
@@ -82,9 +104,9 @@ impl Place<'_> {
         if std::mem::replace(&mut self.arrived[meeting], true) {
             return;
         }
-        let mut arrived = self.gate.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        let mut arrived = self.gate.state.lock();
         arrived[meeting] += 1;
-        self.gate.changed.notify_all();
+        self.gate.state.changed.notify_all();
     }
 }
 
@@ -98,6 +120,7 @@ impl Drop for Place<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn copies_meet_and_a_dropped_place_releases_the_others() {

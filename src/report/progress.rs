@@ -14,6 +14,14 @@ use crate::model::Sample;
 const CI_EVERY: usize = 10;
 const CI_RESAMPLES: usize = 200;
 
+/// How often the live line redraws between samples (its elapsed time): once a second. The
+/// ticker is a thread of oslab's beside the processes it measures; at indicatif's usual 8–10
+/// a second it would move where the scheduler puts an unpinned pair, as the harness's own
+/// 100 ms wake-ups moved unixbench.context1 with one copy (docs/unixbench.md, "The harness
+/// asleep while its worker measures"), and a run at a terminal would measure otherwise than
+/// the same run piped.
+const TICK: Duration = Duration::from_secs(1);
+
 pub struct Progress {
     interactive: bool,
     precision: f64,
@@ -43,7 +51,7 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner());
             bar.set_style(style);
             bar.set_message(format!("{label} setting up"));
-            bar.enable_steady_tick(Duration::from_millis(120));
+            bar.enable_steady_tick(TICK);
             self.bar = Some(bar);
         }
         self.label = label;
