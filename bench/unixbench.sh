@@ -20,7 +20,8 @@
 # anything itself.
 #
 # Usage: bench/unixbench.sh [--src DIR] [--rounds R] [--iterations I] [--copies N] [--quick]
-#                           [--binary OSLAB] [--strict] [--halves] [--only TESTS]
+#                           [--binary OSLAB] [--strict] [--halves] [--only TESTS] [--keep DIR]
+#        bench/unixbench.sh --from DIR [--from DIR...] [--strict]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
 #   --rounds R        UnixBench and oslab alternately, R times each (default 1)
 #   --iterations I    UnixBench's -i and oslab's --passes (default 1; UnixBench's own
@@ -33,6 +34,17 @@
 #   --only TESTS      some of the tests, comma-separated, by UnixBench's name or oslab's
 #                     (`shell1,spawn`, `unixbench.shell`); File Copy's three and Shell
 #                     Scripts' two run together; no score then
+#   --keep DIR        keep every round's reports in DIR (created; its reports are replaced),
+#                     with the machine and the settings in DIR/machine.txt
+#   --from DIR        run nothing: summarize the rounds kept in DIR (by --keep); repeat it to
+#                     pool the rounds of several runs of the script on one machine
+#
+# Besides the median ratio's PASS/MISS, each figure gets the 90% interval of the ratio from
+# the rounds' own ratios (geometric mean, Student's t on their logarithms) and the verdict of
+# two one-sided tests at 5% against the target (TOST): `within` when the interval lies inside
+# ±5 % (±3 % for the score), `outside` when it lies wholly outside, else `open`, with the
+# rounds that would decide at the spread measured. Two rounds decide only a ratio whose two
+# rounds agree closely: t(0.95, 1) = 6.31.
 #
 # UnixBench takes about six minutes per number of copies with -i 1 (its file copies sync and
 # sleep, its shell tests run a minute each). Neither is pinned; other load on the machine
@@ -53,6 +65,8 @@ BINARY=
 STRICT=0
 HALVES=0
 ONLY=
+KEEP=
+FROM=()
 while (($#)); do
     case $1 in
         --src) SRC=${2:?--src needs a directory}; shift 2 ;;
@@ -80,116 +94,50 @@ while (($#)); do
         --strict) STRICT=1; shift ;;
         --halves) HALVES=1; shift ;;
         --only) ONLY=,${2:?--only needs test names},; shift 2 ;;
+        --keep) KEEP=${2:?--keep needs a directory}; shift 2 ;;
+        --from)
+            [[ -d ${2:-} ]] || { echo "unixbench.sh: --from needs a directory that --keep wrote" >&2; exit 2; }
+            FROM+=("$2")
+            shift 2
+            ;;
         -h | --help) usage; exit 0 ;;
         *) echo "unixbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
 
-die() {
-    echo "unixbench.sh: $*" >&2
-    exit 1
-}
-
-[[ -z $SRC && -d ./byte-unixbench ]] && SRC=./byte-unixbench
-if [[ -n $SRC && -d $SRC/UnixBench ]]; then SRC=$SRC/UnixBench; fi
-if [[ -z $SRC || ! -f $SRC/Run || ! -f $SRC/src/fstime.c ]]; then
-    cat <<'HOW'
-unixbench.sh: byte-unixbench's source is not here, so there is nothing to compare with.
-  Get it (it is GPL-2.0, and oslab does not ship it):
-    git clone https://github.com/kdlucas/byte-unixbench
-  then run this script from the directory holding byte-unixbench/, or point to it:
-    UNIXBENCH_SRC=/path/to/byte-unixbench bench/unixbench.sh
-  oslab's own figures need no source: oslab run --suite unixbench
-HOW
-    exit 0
-fi
-for tool in cc make perl python3; do
-    command -v "$tool" >/dev/null || die "$tool is needed to build and run UnixBench and to read the figures"
-done
-
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [[ -z $BINARY ]]; then
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-    BINARY=$ROOT/target/release/oslab
-fi
-OSLAB=$BINARY
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-unixbench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-DB=$WORK/unixbench.db
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
-
-echo "UnixBench from $SRC, built in $WORK; oslab $("$OSLAB" --version 2>/dev/null | head -n1)"
-echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE"
-cp -r "$SRC" "$WORK/UnixBench"
-make -C "$WORK/UnixBench" >"$WORK/make.log" 2>&1 || { tail -n 20 "$WORK/make.log" >&2; die "UnixBench's make failed"; }
-
-TESTS=(dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall)
-UB_COPIES=(-c 1)
-OSLAB_COPIES=1
-if ((COPIES > 1)); then
-    UB_COPIES+=(-c "$COPIES")
-    OSLAB_COPIES=1,$COPIES
-fi
-# UnixBench's tests and the oslab experiment that measures each (File Copy's three and Shell
-# Scripts' two are one experiment's configurations, run together).
-TEST_GROUPS=("dhry2reg:unixbench.dhrystone" "whetstone-double:unixbench.whetstone"
-    "execl:unixbench.execl" "fstime fsbuffer fsdisk:unixbench.file_copy" "pipe:unixbench.pipe"
-    "context1:unixbench.context1" "spawn:unixbench.spawn" "shell1 shell8:unixbench.shell"
-    "syscall:unixbench.syscall")
-# One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
-run_both() {
-    local round=$1 tag=$2 ub_tests=$3 experiment=$4 before ub_busy oslab_busy
-    # shellcheck disable=SC2086  # the test names split on purpose
-    echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
-    before=$(idle_snapshot)
-    # shellcheck disable=SC2086
-    (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
-        { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
-    ub_busy=$(busy_since "$before")
-    echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
-    before=$(idle_snapshot)
-    # shellcheck disable=SC2086
-    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
-    oslab_busy=$(busy_since "$before")
-    echo "round $round, $tag: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
-}
-# Whether test group $1 ("tests:experiment") holds a test --only names.
-chosen() {
-    local name
-    for name in ${1%%:*} ${1##*:}; do
-        [[ $ONLY == *",$name,"* ]] && return 0
-    done
-    return 1
-}
-if [[ -n $ONLY ]]; then
-    ((HALVES)) && { echo "unixbench.sh: --only runs test by test; drop --halves" >&2; exit 2; }
-    for name in ${ONLY//,/ }; do
-        found=0
-        for group in "${TEST_GROUPS[@]}"; do
-            [[ " ${group%%:*} ${group##*:} " == *" $name "* ]] && found=1
-        done
-        ((found)) || { echo "unixbench.sh: --only: no test '$name' (UnixBench's: ${TESTS[*]}; or oslab's unixbench.*)" >&2; exit 2; }
-    done
-fi
-for round in $(seq 1 "$ROUNDS"); do
-    if ((HALVES)); then
-        run_both "$round" all "${TESTS[*]}" ""
-        continue
-    fi
-    for group in "${TEST_GROUPS[@]}"; do
-        if [[ -n $ONLY ]] && ! chosen "$group"; then
-            continue
-        fi
-        run_both "$round" "${group##*:}" "${group%%:*}" "${group##*:}"
-    done
-done
-echo
-
-python3 - "$WORK" "$ROUNDS" "$STRICT" <<'PY'
+# Summarize the rounds kept in the directories $2...: one table per number of copies. $1: 1 to
+# exit 1 when a figure misses its target.
+summarize() {
+    python3 - "$@" <<'PY'
 import glob, json, math, re, statistics, sys
 
-work, rounds, strict = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+strict, dirs = sys.argv[1] == "1", sys.argv[2:]
+
+# t(0.95, df) for the 90% interval of two one-sided tests at 5%.
+T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860, 9: 1.833,
+       10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697, 60: 1.671, 120: 1.658}
+def t95(df):
+    return T95[max(k for k in T95 if k <= df)] if df < 1000 else 1.645
+
+def equivalence(ratios, target):
+    """(interval, verdict) of the ratio from the rounds' ratios: the geometric mean's 90%
+    interval (t on the logarithms), `within`/`outside` the target by TOST, or `open` with the
+    rounds that would decide if the spread stayed as measured."""
+    n = len(ratios)
+    if n < 2:
+        return "", ""
+    logs = [math.log(r) for r in ratios]
+    mean, sd = statistics.mean(logs), statistics.stdev(logs)
+    half = t95(n - 1) * sd / math.sqrt(n)
+    lo, hi, edge = math.exp(mean - half), math.exp(mean + half), math.log(1 + target)
+    interval = f"{lo:.3f}–{hi:.3f}"
+    if mean + half <= edge and mean - half >= -edge:
+        return interval, "within"
+    if mean - half > edge or mean + half < -edge:
+        return interval, "outside"
+    room = abs(abs(mean) - edge)
+    need = next((k for k in range(n + 1, 201) if t95(k - 1) * sd / math.sqrt(k) < room), None)
+    return interval, f"open (~{need} rounds)" if need else "open (at the edge)"
 
 def geometric(indexes):
     return math.exp(sum(math.log(i) for i in indexes) / len(indexes)) if indexes and all(i > 0 for i in indexes) else None
@@ -226,6 +174,11 @@ def unixbench(path):
                 break
     return tables
 
+ORDER = ["Dhrystone 2 using register variables", "Double-Precision Whetstone", "Execl Throughput",
+         "File Copy 1024 bufsize 2000 maxblocks", "File Copy 256 bufsize 500 maxblocks",
+         "File Copy 4096 bufsize 8000 maxblocks", "Pipe Throughput", "Pipe-based Context Switching",
+         "Process Creation", "Shell Scripts (1 concurrent)", "Shell Scripts (8 concurrent)",
+         "System Call Overhead"]
 units = {}
 def oslab(path):
     tables = {}
@@ -236,13 +189,23 @@ def oslab(path):
             units[t["test"]] = (t["unit"], t["status"])
     return tables
 
-ub_rounds = [merged(sorted(glob.glob(f"{work}/unixbench.{r}.*.txt")), unixbench) for r in range(1, rounds + 1)]
-os_rounds = [merged(sorted(glob.glob(f"{work}/oslab.{r}.*.json")), oslab) for r in range(1, rounds + 1)]
+# Every round of every directory: its number is the first field after the tool's name.
+kept = [(d, r) for d in dirs for r in sorted({int(p.split("/")[-1].split(".")[1])
+                                               for p in glob.glob(f"{d}/unixbench.*.txt")})]
+ub_rounds = [merged(sorted(glob.glob(f"{d}/unixbench.{r}.*.txt")), unixbench) for d, r in kept]
+os_rounds = [merged(sorted(glob.glob(f"{d}/oslab.{r}.*.json")), oslab) for d, r in kept]
+rounds = len(kept)
+if not rounds or not os_rounds[0]:
+    sys.exit("unixbench.sh: no rounds to summarize in " + ", ".join(dirs))
 units["score"] = ("", "")
 missed = checked = 0
+decided = {}
 for copies in sorted(os_rounds[0]):
-    labels = [k for k in os_rounds[0][copies] if k != "score"] + ["score"]
-    rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "rounds' ratios", "status", "")]
+    # In the order of UnixBench's own report.
+    labels = sorted((k for k in os_rounds[0][copies] if k != "score"),
+                    key=lambda k: (ORDER.index(k) if k in ORDER else len(ORDER), k)) + ["score"]
+    rows = [("test", "unit", "oslab", "UnixBench", "oslab/UB", "rounds' ratios", "status", "",
+             "90% interval", "equivalence")]
     for label in labels:
         ours = [t[copies][label][0] for t in os_rounds if copies in t and label in t[copies] and t[copies][label][0]]
         theirs = [t[copies][label][0] for t in ub_rounds if copies in t and label in t[copies] and t[copies][label][0]]
@@ -259,14 +222,141 @@ for copies in sorted(os_rounds[0]):
         verdict = "" if ratio is None else ("PASS" if abs(ratio - 1) <= target else "MISS")
         checked += verdict != ""
         missed += verdict == "MISS"
+        interval, equivalent = equivalence(pairs, target)
+        decided[equivalent.split(" ")[0]] = decided.get(equivalent.split(" ")[0], 0) + 1
         name = "System Benchmarks Index Score" if label == "score" else label
         rows.append((name, unit, "–" if mine is None else f"{mine:.1f}", "–" if ub is None else f"{ub:.1f}",
-                     "–" if ratio is None else f"{ratio:.3f}", spread, status, verdict))
+                     "–" if ratio is None else f"{ratio:.3f}", spread, status, verdict, interval, equivalent))
     print(f"{copies} {'copy' if copies == 1 else 'copies'} (median of {rounds} round{'s' if rounds > 1 else ''} each)")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.ljust(w) if i in (0, 1, 6, 7) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        print("  ".join(c.ljust(w) if i in (0, 1, 6, 7, 9) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
     print()
 print(f"{missed} of {checked} figures outside their target (tests ±5 %, score ±3 %; docs/unixbench.md says why)")
+if rounds > 1:
+    print("equivalence over the rounds (90% interval, TOST): " +
+          ", ".join(f"{decided.get(k, 0)} {k}" for k in ("within", "outside", "open")))
 sys.exit(1 if strict and missed else 0)
 PY
+}
+
+die() {
+    echo "unixbench.sh: $*" >&2
+    exit 1
+}
+
+if ((${#FROM[@]})); then
+    summarize "$STRICT" "${FROM[@]}"
+    exit
+fi
+
+[[ -z $SRC && -d ./byte-unixbench ]] && SRC=./byte-unixbench
+if [[ -n $SRC && -d $SRC/UnixBench ]]; then SRC=$SRC/UnixBench; fi
+if [[ -z $SRC || ! -f $SRC/Run || ! -f $SRC/src/fstime.c ]]; then
+    cat <<'HOW'
+unixbench.sh: byte-unixbench's source is not here, so there is nothing to compare with.
+  Get it (it is GPL-2.0, and oslab does not ship it):
+    git clone https://github.com/kdlucas/byte-unixbench
+  then run this script from the directory holding byte-unixbench/, or point to it:
+    UNIXBENCH_SRC=/path/to/byte-unixbench bench/unixbench.sh
+  oslab's own figures need no source: oslab run --suite unixbench
+HOW
+    exit 0
+fi
+for tool in cc make perl python3; do
+    command -v "$tool" >/dev/null || die "$tool is needed to build and run UnixBench and to read the figures"
+done
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ -z $BINARY ]]; then
+    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+    BINARY=$ROOT/target/release/oslab
+fi
+OSLAB=$BINARY
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-unixbench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+DB=$WORK/unixbench.db
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+echo "UnixBench from $SRC, built in $WORK; oslab $("$OSLAB" --version 2>/dev/null | head -n1)"
+echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE"
+if [[ -n $KEEP ]]; then
+    mkdir -p "$KEEP" || die "--keep: cannot create $KEEP"
+    rm -f "$KEEP"/unixbench.*.txt "$KEEP"/oslab.*.json
+    {
+        date -u '+%Y-%m-%d %H:%M UTC'
+        echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE"
+        "$OSLAB" --version 2>/dev/null | head -n1
+        echo "rounds $ROUNDS, iterations $ITERATIONS, copies $COPIES, halves $HALVES, only ${ONLY:-all}"
+    } >"$KEEP/machine.txt"
+fi
+cp -r "$SRC" "$WORK/UnixBench"
+make -C "$WORK/UnixBench" >"$WORK/make.log" 2>&1 || { tail -n 20 "$WORK/make.log" >&2; die "UnixBench's make failed"; }
+
+TESTS=(dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall)
+UB_COPIES=(-c 1)
+OSLAB_COPIES=1
+if ((COPIES > 1)); then
+    UB_COPIES+=(-c "$COPIES")
+    OSLAB_COPIES=1,$COPIES
+fi
+# UnixBench's tests and the oslab experiment that measures each (File Copy's three and Shell
+# Scripts' two are one experiment's configurations, run together).
+TEST_GROUPS=("dhry2reg:unixbench.dhrystone" "whetstone-double:unixbench.whetstone"
+    "execl:unixbench.execl" "fstime fsbuffer fsdisk:unixbench.file_copy" "pipe:unixbench.pipe"
+    "context1:unixbench.context1" "spawn:unixbench.spawn" "shell1 shell8:unixbench.shell"
+    "syscall:unixbench.syscall")
+# One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
+run_both() {
+    local round=$1 tag=$2 ub_tests=$3 experiment=$4 before ub_busy oslab_busy
+    # shellcheck disable=SC2086  # the test names split on purpose
+    echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
+    before=$(idle_snapshot)
+    # shellcheck disable=SC2086
+    (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
+        { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
+    ub_busy=$(busy_since "$before")
+    echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
+    before=$(idle_snapshot)
+    # shellcheck disable=SC2086
+    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
+    oslab_busy=$(busy_since "$before")
+    echo "round $round, $tag: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
+    if [[ -n $KEEP ]]; then
+        cp "$WORK/unixbench.$round.$tag.txt" "$WORK/oslab.$round.$tag.json" "$KEEP/"
+    fi
+}
+# Whether test group $1 ("tests:experiment") holds a test --only names.
+chosen() {
+    local name
+    for name in ${1%%:*} ${1##*:}; do
+        [[ $ONLY == *",$name,"* ]] && return 0
+    done
+    return 1
+}
+if [[ -n $ONLY ]]; then
+    ((HALVES)) && { echo "unixbench.sh: --only runs test by test; drop --halves" >&2; exit 2; }
+    for name in ${ONLY//,/ }; do
+        found=0
+        for group in "${TEST_GROUPS[@]}"; do
+            [[ " ${group%%:*} ${group##*:} " == *" $name "* ]] && found=1
+        done
+        ((found)) || { echo "unixbench.sh: --only: no test '$name' (UnixBench's: ${TESTS[*]}; or oslab's unixbench.*)" >&2; exit 2; }
+    done
+fi
+for round in $(seq 1 "$ROUNDS"); do
+    if ((HALVES)); then
+        run_both "$round" all "${TESTS[*]}" ""
+        continue
+    fi
+    for group in "${TEST_GROUPS[@]}"; do
+        if [[ -n $ONLY ]] && ! chosen "$group"; then
+            continue
+        fi
+        run_both "$round" "${group##*:}" "${group%%:*}" "${group##*:}"
+    done
+done
+echo
+
+summarize "$STRICT" "$WORK"
