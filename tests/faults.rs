@@ -31,6 +31,9 @@ fn a_killed_oslab_leaves_nothing_the_next_run_keeps() {
         "mode=hang",
         "fs.stat",
         "--quick",
+        // Sampling goes on to the 40th batch, where the worker hangs (tests/common/drill.rs).
+        "--precision",
+        "0.01",
         "--dir",
         dir_arg,
         "--timeout",
@@ -456,6 +459,8 @@ fn a_full_file_system_is_one_line_and_leaves_no_file() {
         "--param",
         "mode=hang",
         "--quick",
+        "--precision",
+        "0.01",
         "--timeout",
         "1",
     ];

@@ -11,12 +11,19 @@ use super::*;
 
 /// A run whose worker hangs beside a memory load (a competitor in a memory cgroup) until it is
 /// interrupted or killed, or the 60 s limit passes: the drills' and the load tests' target.
-pub const HANG_UNDER_MEMORY_LOAD: [&str; 9] = [
+/// The worker hangs at its 40th batch: a precision no run reaches and a budget of 5 s keep it
+/// sampling until then (with `--quick`'s 5% alone, a quiet machine reached it in 17 samples,
+/// the run ended in 0.8 s without hanging, and a Ctrl-C drill found exit 0, 2026-12-04).
+pub const HANG_UNDER_MEMORY_LOAD: [&str; 13] = [
     "run",
     "synthetic.spin",
     "--param",
     "mode=hang",
     "--quick",
+    "--precision",
+    "0.01",
+    "--budget",
+    "5",
     "--load",
     "memory",
     "--timeout",
