@@ -101,7 +101,7 @@ fn every_view_shows_the_pooled_figure() {
     );
 
     html_views(&lab, &shown, &each);
-    terminal_views(&lab, pooled, &shown, &each);
+    terminal_views(&lab, pooled, &shown, &each, c);
     exports(&lab, pooled, &each);
 }
 
@@ -166,8 +166,8 @@ fn html_views(lab: &Lab, shown: &str, each: &[f64]) {
     }
 }
 
-/// `show` and `compare`, as text and JSON.
-fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64]) {
+/// `show` and `compare`, as text and JSON; `config` is the run document's configuration.
+fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64], config: &Value) {
     let show = lab.oslab(&["show", "r2"]);
     show.assert_code(0);
     let rung = show
@@ -183,10 +183,26 @@ fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64]) {
         .find(|l| l.contains("synthetic.spin"))
         .unwrap_or_else(|| panic!("the per-process table\n{show}"));
     assert!(per_process.contains(shown));
-    assert!(
+    // The notes say the processes differ where the run found them to differ more than each
+    // was measured (natively always: ±1–3% within against ±75% between). Under a loaded
+    // emulator (the aarch64 lane of CI, beside the FreeBSD guest) a process's own interval can
+    // be as wide as the spread: then the notes stay silent, as the document says.
+    let (within, between) = (f(&config["within_process"]), f(&config["between_processes"]));
+    let sensitive = config["layout_sensitive"] == true;
+    assert_eq!(sensitive, between > within && between >= 0.01, "{config:#}");
+    assert_eq!(
         show.stdout.contains("spread=4000 layout-sensitive: ±"),
-        "the notes say the processes differ\n{show}"
+        sensitive,
+        "the notes say the processes differ as the document does\n{show}"
     );
+    if !sensitive {
+        eprintln!(
+            "pooled: not layout-sensitive here: ±{:.1}% within a process against ±{:.1}% \
+             between ({each:?})",
+            within * 100.0,
+            between * 100.0
+        );
+    }
     for m in each {
         assert!(per_process.contains(&time_ns(*m)), "{per_process}");
     }
