@@ -187,7 +187,10 @@ fn terminal_views(lab: &Lab, pooled: f64, shown: &str, each: &[f64], config: &Va
     // was measured (natively always: ±1–3% within against ±75% between). Under a loaded
     // emulator (the aarch64 lane of CI, beside the FreeBSD guest) a process's own interval can
     // be as wide as the spread: then the notes stay silent, as the document says.
-    let (within, between) = (f(&config["within_process"]), f(&config["between_processes"]));
+    let (within, between) = (
+        f(&config["within_process"]),
+        f(&config["between_processes"]),
+    );
     let sensitive = config["layout_sensitive"] == true;
     assert_eq!(sensitive, between > within && between >= 0.01, "{config:#}");
     assert_eq!(
