@@ -157,7 +157,6 @@ pub fn sample(
         baseline_ns,
         ..
     } = calibrated.calibration;
-    let partner = routine.partner();
     let subtract_ns = calibrated.subtract_ns;
     if let Some(passes) = cfg.passes {
         let batch = pass_batch(ops, target_ns, passes.seconds, routine.max_batch());
@@ -166,6 +165,8 @@ pub fn sample(
         for _ in 0..passes.count {
             settle_before_pass(passes.seconds);
             routine.before_pass(passes.seconds)?;
+            // Read after `before_pass`, which may start the pass's own partner.
+            let partner = routine.partner();
             let sample = take_pass(
                 routine,
                 clock,
@@ -181,6 +182,7 @@ pub fn sample(
             ops_per_sample: ops,
         });
     }
+    let partner = routine.partner();
     let sampling_start = clock.start();
     let mut values: Vec<f64> = Vec::new();
     let mut stopping = Stopping::new(cfg);

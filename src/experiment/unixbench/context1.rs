@@ -6,6 +6,12 @@
 //! Both processes are left to the scheduler, as UnixBench's are (`placement=free`, the
 //! default); `same` pins both to the worker's CPU and `cross` to two CPUs (oslab's own
 //! measurements, `ctxswitch.pipe`'s, whose one-byte ping-pong this is not).
+//!
+//! Unpinned, a timed pass starts with a pair forked for it, as each of UnixBench's passes
+//! starts context1 anew: the scheduler keeps an unpinned pair where it put it (on one CPU, a
+//! round trip costs a few microseconds; split across two, tens), so a pair that the sizing
+//! batches left on one CPU would start the pass on one CPU, where UnixBench's freshly forked
+//! child starts on the idle one.
 
 use super::*;
 use crate::experiment::pingpong::Channel;
@@ -51,8 +57,15 @@ mod routines {
     use crate::experiment::{Partner, RoutineError};
     use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-    /// The worker's side: the counter it sends, the pipes, the child.
+    /// The worker's side: the counter it sends, the pipes, the child; whether each timed pass
+    /// gets a pair of its own (`placement=free`).
     struct Context1 {
+        pair: Pair,
+        fresh_per_pass: bool,
+    }
+
+    /// One pair: the worker's counter, its ends of the pipes and the forked child.
+    struct Pair {
         iter: u64,
         out: RawFd,
         inp: RawFd,
@@ -97,8 +110,8 @@ mod routines {
         }
     }
 
-    impl Context1 {
-        fn start(partner_cpu: Option<usize>) -> Result<Context1, SetupError> {
+    impl Pair {
+        fn start(partner_cpu: Option<usize>) -> Result<Pair, SetupError> {
             let (to_r, to_w) = pingpong::pipe(0)?;
             let (from_r, from_w) = pingpong::pipe(0)?;
             let (child_in, child_out) = (to_r.as_raw_fd(), from_w.as_raw_fd());
@@ -108,7 +121,7 @@ mod routines {
             // The child's ends are the child's now: closing ours lets it see end of file when
             // the worker closes (or loses) its own.
             drop((to_r, from_w));
-            Ok(Context1 {
+            Ok(Pair {
                 iter: 0,
                 out: to_w.as_raw_fd(),
                 inp: from_r.as_raw_fd(),
@@ -118,7 +131,7 @@ mod routines {
         }
     }
 
-    impl Routine for Context1 {
+    impl Pair {
         #[inline(never)]
         fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
             for _ in 0..ops {
@@ -138,9 +151,29 @@ mod routines {
             }
             Ok(())
         }
+    }
+
+    impl Routine for Context1 {
+        fn run(&mut self, ops: u64) -> Result<(), RoutineError> {
+            self.pair.run(ops)
+        }
+
+        /// Unpinned: the old pair ends (its child, blocked in a read, is killed and reaped)
+        /// and a new one is forked, after the pass's sync and sleep, as UnixBench starts
+        /// context1. One round trip before the pass takes the copy-on-write faults the fork
+        /// left on the worker's pages (its stack, the pair), which would otherwise fall in
+        /// the pass and be charged to its loops.
+        fn before_pass(&mut self, _seconds: f64) -> Result<(), RoutineError> {
+            if self.fresh_per_pass {
+                self.pair.child.stop(std::time::Duration::ZERO);
+                self.pair = Pair::start(None).map_err(fork)?;
+                self.pair.run(1)?;
+            }
+            Ok(())
+        }
 
         fn partner(&self) -> Option<Partner> {
-            Some(self.child.partner())
+            Some(self.pair.child.partner())
         }
 
         fn min_batch(&self) -> Option<u64> {
@@ -158,7 +191,15 @@ mod routines {
         } else {
             Some(pingpong::place(params, ctx)?.partner)
         };
-        Ok(Box::new(Context1::start(partner_cpu)?))
+        Ok(Box::new(Context1 {
+            pair: Pair::start(partner_cpu)?,
+            fresh_per_pass: partner_cpu.is_none(),
+        }))
+    }
+
+    /// A new pair that could not start: the pass cannot run.
+    fn fork(e: SetupError) -> RoutineError {
+        RoutineError::Check(format!("cannot start the pass's partner: {e}"))
     }
 
     #[cfg(test)]
@@ -167,12 +208,37 @@ mod routines {
 
         #[test]
         fn the_partner_checks_the_counter_and_answers_with_its_own() {
-            let mut c = Context1::start(None).expect("start the partner");
+            let mut c = Pair::start(None).expect("start the partner");
             c.run(1000).expect("a thousand round trips");
             assert_eq!(c.iter, 1000);
             // Out of step: the partner expects 1000 and gets 5, and leaves with code 2.
             c.iter = 5;
             assert!(c.run(1).is_err(), "a counter out of step is an error");
+        }
+
+        #[test]
+        fn an_unpinned_pass_starts_with_a_pair_of_its_own() {
+            let mut c = Context1 {
+                pair: Pair::start(None).expect("start the partner"),
+                fresh_per_pass: true,
+            };
+            c.run(100).expect("round trips");
+            let first = c.partner().expect("a partner").pid;
+            c.before_pass(1.0).expect("a new pair");
+            let second = c.partner().expect("a partner").pid;
+            assert_ne!(first, second, "the pass has a child of its own");
+            // SAFETY: kill with signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(first, 0) } == 0;
+            assert!(!alive, "the old child is gone (killed and reaped)");
+            c.run(100).expect("the new pair answers from loop 0");
+            // Pinned, the pair stays.
+            let mut pinned = Context1 {
+                pair: Pair::start(None).expect("start the partner"),
+                fresh_per_pass: false,
+            };
+            let pid = pinned.partner().expect("a partner").pid;
+            pinned.before_pass(1.0).expect("nothing to do");
+            assert_eq!(pinned.partner().expect("a partner").pid, pid);
         }
     }
 }

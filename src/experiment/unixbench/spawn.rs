@@ -42,10 +42,12 @@ fn worker_forks(params: &Params) -> bool {
 fn expectations(params: &Params) -> Vec<Expectation> {
     let waits = if worker_forks(params) {
         Expectation::new(
-            Metric::Rusage("nvcsw"),
+            Metric::TypicalRusage("nvcsw"),
             Bound::Below(1.05),
             "the parent sleeps at most once per loop, waiting for its child; more voluntary \
-             switches mean it also slept for something else",
+             switches in most samples mean it also slept for something else (judged on the \
+             median sample: in an emulated FreeBSD guest, 3 of 34 one-loop samples slept \
+             twice, 2026-12-04)",
         )
     } else {
         Expectation::new(
