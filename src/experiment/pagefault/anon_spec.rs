@@ -17,6 +17,11 @@ pub(super) const ABSORB_CHUNK: usize = 16 << 20;
 /// not enough, a preempted warm chunk can be slow too).
 pub(super) const ABSORB_RUN: usize = 4;
 #[cfg(unix)]
+/// …or until this long has passed: the absorption runs in setup, inside the worker's time
+/// limit, and right after heavy file I/O a third of MemAvailable is gigabytes of page cache
+/// to reclaim (it once took the whole limit, and the run ended with no sample).
+pub(super) const ABSORB_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+#[cfg(unix)]
 /// The region the warm reference of `memory=fresh` touches.
 pub(super) const WARM_PROBE: usize = 64 << 20;
 #[cfg(unix)]

@@ -173,12 +173,18 @@ pub(super) struct Absorbed {
     pub(super) bytes: usize,
     /// Whether the run of slow chunks was found before `cap` bytes.
     pub(super) reached: bool,
+    /// Whether the absorption ran out of time before either.
+    pub(super) out_of_time: bool,
     pub(super) cap: usize,
 }
 
 /// Touch memory chunk by chunk until the kernel hands out pages the host reclaimed (see
-/// [`FreshRule`]), or `cap` bytes.
-pub(super) fn absorb_recently_freed(warm_ns: f64, cap: usize) -> Result<Absorbed, SetupError> {
+/// [`FreshRule`]), or `cap` bytes, or `budget` has passed (`ABSORB_BUDGET` in setup).
+pub(super) fn absorb_recently_freed(
+    warm_ns: f64,
+    cap: usize,
+    budget: std::time::Duration,
+) -> Result<Absorbed, SetupError> {
     let cap = cap / ABSORB_CHUNK * ABSORB_CHUNK;
     if cap < ABSORB_CHUNK * ABSORB_RUN {
         return Ok(Absorbed {
@@ -186,6 +192,7 @@ pub(super) fn absorb_recently_freed(warm_ns: f64, cap: usize) -> Result<Absorbed
             pool_bytes: 0,
             bytes: 0,
             reached: false,
+            out_of_time: false,
             cap,
         });
     }
@@ -195,7 +202,9 @@ pub(super) fn absorb_recently_freed(warm_ns: f64, cap: usize) -> Result<Absorbed
     let mut rule = FreshRule::new(warm_ns);
     let mut bytes = 0;
     let mut reached = false;
-    while bytes < cap && !reached {
+    let began = Instant::now();
+    let mut out_of_time = false;
+    while bytes < cap && !reached && !out_of_time {
         let start = Instant::now();
         for offset in (bytes..bytes + ABSORB_CHUNK).step_by(PAGE) {
             // SAFETY: `offset` < `cap`, the length of `map`, our own writable mapping.
@@ -203,12 +212,14 @@ pub(super) fn absorb_recently_freed(warm_ns: f64, cap: usize) -> Result<Absorbed
         }
         reached = rule.reached(ns_per_page(start.elapsed(), ABSORB_CHUNK / PAGE));
         bytes += ABSORB_CHUNK;
+        out_of_time = !reached && began.elapsed() > budget;
     }
     Ok(Absorbed {
         _map: Some(map),
         pool_bytes: bytes - rule.run * ABSORB_CHUNK,
         bytes,
         reached,
+        out_of_time,
         cap,
     })
 }
@@ -253,7 +264,10 @@ impl Fresh {
         let warm_ns = warm_reference()?;
         let available = memory_headroom().unwrap_or(ASSUMED_AVAILABLE);
         let reporting = match platform::memory::free_page_reporting() {
-            Some(device) => Some((device, absorb_recently_freed(warm_ns, available / 3)?)),
+            Some(device) => Some((
+                device,
+                absorb_recently_freed(warm_ns, available / 3, ABSORB_BUDGET)?,
+            )),
             None => None,
         };
         Ok(Fresh {
@@ -304,9 +318,14 @@ impl Fresh {
                     format!(
                         "{device} reports free pages to the host: memory the kernel handed \
                          out first, still backed by the host, touched and held before the \
-                         first batch ({} MiB touched in all, at most {} MiB)",
+                         first batch ({} MiB touched in all, at most {} MiB{})",
                         a.bytes >> 20,
-                        a.cap >> 20
+                        a.cap >> 20,
+                        if a.out_of_time {
+                            format!("; stopped after {} s", ABSORB_BUDGET.as_secs())
+                        } else {
+                            String::new()
+                        }
                     ),
                 ));
                 facts.push(Fact::new(

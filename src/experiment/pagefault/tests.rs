@@ -177,6 +177,21 @@ fn the_fresh_rule_needs_a_run_of_slow_chunks() {
     assert!(rule.reached(7000.0), "the fourth slow chunk in a row");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn the_absorption_stops_when_its_time_is_up() {
+    // No time at all: one chunk, then it stops, short of the cap and of fresh memory (a warm
+    // reference of 1 ms a page is more than any touch costs, so no chunk counts as slow).
+    let cap = ABSORB_CHUNK * (ABSORB_RUN + 4);
+    let a = absorb_recently_freed(1e6, cap, std::time::Duration::ZERO).unwrap();
+    assert!(a.out_of_time && !a.reached, "out of time, not reached");
+    assert_eq!(a.bytes, ABSORB_CHUNK, "one chunk touched");
+    // Time enough: the whole cap, and no word of time.
+    let a = absorb_recently_freed(1e6, cap, std::time::Duration::from_secs(600)).unwrap();
+    assert!(!a.out_of_time && !a.reached);
+    assert_eq!(a.bytes, cap);
+}
+
 #[test]
 fn smaps_reports_huge_pages_of_the_right_mapping() {
     if crate::platform::memory::thp_mode().is_err() {
