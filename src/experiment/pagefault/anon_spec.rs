@@ -19,7 +19,8 @@ pub(super) const ABSORB_RUN: usize = 4;
 #[cfg(unix)]
 /// …or until this long has passed: the absorption runs in setup, inside the worker's time
 /// limit, and right after heavy file I/O a third of MemAvailable is gigabytes of page cache
-/// to reclaim (it once took the whole limit, and the run ended with no sample).
+/// to reclaim (the likely cause of a CI run, right after a UnixBench round, that ended at the
+/// limit with no sample).
 pub(super) const ABSORB_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 #[cfg(unix)]
 /// The region the warm reference of `memory=fresh` touches.
