@@ -173,8 +173,8 @@ pub(super) struct Absorbed {
     pub(super) bytes: usize,
     /// Whether the run of slow chunks was found before `cap` bytes.
     pub(super) reached: bool,
-    /// Whether the absorption ran out of time before either.
-    pub(super) out_of_time: bool,
+    /// The time budget, where the absorption used it up before either.
+    pub(super) out_of_time: Option<std::time::Duration>,
     pub(super) cap: usize,
 }
 
@@ -192,7 +192,7 @@ pub(super) fn absorb_recently_freed(
             pool_bytes: 0,
             bytes: 0,
             reached: false,
-            out_of_time: false,
+            out_of_time: None,
             cap,
         });
     }
@@ -203,8 +203,8 @@ pub(super) fn absorb_recently_freed(
     let mut bytes = 0;
     let mut reached = false;
     let began = Instant::now();
-    let mut out_of_time = false;
-    while bytes < cap && !reached && !out_of_time {
+    let mut out_of_time = None;
+    while bytes < cap && !reached && out_of_time.is_none() {
         let start = Instant::now();
         for offset in (bytes..bytes + ABSORB_CHUNK).step_by(PAGE) {
             // SAFETY: `offset` < `cap`, the length of `map`, our own writable mapping.
@@ -212,7 +212,7 @@ pub(super) fn absorb_recently_freed(
         }
         reached = rule.reached(ns_per_page(start.elapsed(), ABSORB_CHUNK / PAGE));
         bytes += ABSORB_CHUNK;
-        out_of_time = !reached && began.elapsed() > budget;
+        out_of_time = (!reached && began.elapsed() > budget).then_some(budget);
     }
     Ok(Absorbed {
         _map: Some(map),
@@ -321,11 +321,10 @@ impl Fresh {
                          first batch ({} MiB touched in all, at most {} MiB{})",
                         a.bytes >> 20,
                         a.cap >> 20,
-                        if a.out_of_time {
-                            format!("; stopped after {} s", ABSORB_BUDGET.as_secs())
-                        } else {
-                            String::new()
-                        }
+                        a.out_of_time.map_or(String::new(), |budget| format!(
+                            "; stopped after {} s",
+                            budget.as_secs()
+                        ))
                     ),
                 ));
                 facts.push(Fact::new(
