@@ -7,7 +7,7 @@
 #   spread     max/min − 1 of the N runs' medians: how far a rerun moves the figure
 #   coverage   how often one run's 95% interval (where a rerun's median falls: the
 #              confidence interval times √2, floored by the earlier runs' spread once the
-#              database holds four of them; docs/measurement.md) covers another run's median,
+#              database holds two of them; docs/measurement.md) covers another run's median,
 #              over all ordered pairs of runs (N·(N−1) pairs per configuration); also apart
 #              for the runs whose intervals rest on earlier runs and those that do not
 #   drift      per run, how far all its configurations sat from the other runs at once (the
@@ -21,7 +21,7 @@
 #   --runs N       separate runs (default 5)
 #   --history N    first make N runs of the same, into the same database, that are not counted:
 #                  the earlier runs a user's database holds (default 0: a fresh database, where
-#                  only the fifth run on has enough)
+#                  the third run on has enough)
 #   --quick        oslab's --quick (a smoke run)
 #   --binary PATH  measure another oslab build (e.g. an older one, for a before/after); an
 #                  oslab without the pooled `configurations` of its JSON is read through its
@@ -191,8 +191,9 @@ strict = sys.argv[1] == "1"
 docs = [json.load(open(p)) for p in sys.argv[2:]]
 
 def configurations(doc):
-    """(key, median, ci_low, ci_high, processes, earlier runs) per configuration, pooled as oslab
-    shows it."""
+    """(key, median, ci_low, ci_high, processes, floored) per configuration, pooled as oslab
+    shows it; floored: its interval rests on the earlier runs' spread too (`between_runs` in the
+    JSON; an oslab older than that field floored from four earlier runs on)."""
     if "configurations" in doc:
         rows = doc["configurations"]
     else:  # an older oslab: one process per configuration
@@ -203,8 +204,9 @@ def configurations(doc):
             f" {k}={v}" for k, v in sorted(r["params"].items()) if k in ("placement", "memory", "thp", "entry"))
         if r.get("median") is None:
             continue
-        out[key] = (r["median"], r["ci_low"], r["ci_high"], r.get("processes", 1),
-                    len(r.get("earlier_medians", [])))
+        floored = (r["between_runs"] is not None if "between_runs" in r
+                   else len(r.get("earlier_medians", [])) >= 4)
+        out[key] = (r["median"], r["ci_low"], r["ci_high"], r.get("processes", 1), floored)
     return out
 
 runs = [configurations(d) for d in docs]
@@ -263,12 +265,11 @@ if all_halves:
           f"worst spread between runs: {worst[0]*100:.1f}% ({worst[1]})")
 print(f"coverage overall: {covered}/{pairs} = {coverage*100:.1f}% (target >= {TARGET_COVERAGE*100:.0f}%)"
       f" {'PASS' if coverage >= TARGET_COVERAGE else 'MISS'}")
-# Apart: the intervals floored by four or more earlier runs' spread, and the rest.
-MIN_EARLIER = 4
+# Apart: the intervals floored by the earlier runs' spread (from two of them on), and the rest.
 for name, floored in (("floored by earlier runs", True), ("resting on their own run", False)):
     c = p = 0
     for k in keys:
-        holders = {i for i, r in enumerate(runs) if (r[k][4] >= MIN_EARLIER) == floored}
+        holders = {i for i, r in enumerate(runs) if r[k][4] == floored}
         ck, pk = covered_pairs(k, range(len(runs)), holders)
         c, p = c + ck, p + pk
     if p:

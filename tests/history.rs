@@ -1,5 +1,5 @@
 //! Earlier runs on the same machine: a run stores, with each configuration, the medians this
-//! database's earlier runs with the same settings gave for it, and from the fifth run on their
+//! database's earlier runs with the same settings gave for it, and from the third run on their
 //! spread floors the interval (docs/measurement.md, "Where a rerun falls"). Real runs of
 //! `syscall.getppid`, small budgets, one process each (the tests' default); no timing is
 //! asserted.
@@ -36,13 +36,13 @@ fn earlier(c: &Value) -> Vec<f64> {
 #[test]
 fn earlier_runs_with_the_same_settings_floor_the_interval() {
     let lab = Lab::new();
-    let first: Vec<Value> = (0..4).map(|_| lab.run_json(&QUICK, 0)).collect();
+    let first: Vec<Value> = (0..2).map(|_| lab.run_json(&QUICK, 0)).collect();
     for entry in ["call", "inline"] {
         assert_eq!(earlier(by_entry(&first[0], entry)), Vec::<f64>::new());
         assert_eq!(
-            by_entry(&first[3], entry)["between_runs"],
+            by_entry(&first[1], entry)["between_runs"],
             Value::Null,
-            "three are too few"
+            "one is too few"
         );
     }
     // Other settings: measured unlike the others, so none of them counts, nor it for them.
@@ -51,15 +51,15 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
     let other = lab.run_json(&repeat2, 0);
     assert_eq!(earlier(by_entry(&other, "call")), Vec::<f64>::new());
 
-    let fifth = lab.run_json(&QUICK, 0);
-    history_follows_one_configuration(&lab, &first, &other, &fifth);
+    let third = lab.run_json(&QUICK, 0);
+    history_follows_one_configuration(&lab, &first, &other, &third);
     for entry in ["call", "inline"] {
-        let c = by_entry(&fifth, entry);
+        let c = by_entry(&third, entry);
         let medians: Vec<f64> = first
             .iter()
             .map(|doc| num(&by_entry(doc, entry)["median"], "median"))
             .collect();
-        assert_eq!(earlier(c), medians, "the four earlier runs, oldest first");
+        assert_eq!(earlier(c), medians, "the two earlier runs, oldest first");
         let spread = num(&c["between_runs"], "between_runs");
         assert!(spread.is_finite() && spread >= 0.0, "{c:#}");
         let (lo, hi, median) = (
@@ -67,8 +67,8 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
             num(&c["ci_high"], "ci_high"),
             num(&c["median"], "median"),
         );
-        // The floor: t(4) · √2 · the spread of the five medians, on a log scale.
-        let floor = 2.776 * std::f64::consts::SQRT_2 * spread;
+        // The floor: t(2) · √2 · the spread of the three medians, on a log scale.
+        let floor = 4.303 * std::f64::consts::SQRT_2 * spread;
         assert!(
             lo <= median * (-floor).exp() * 1.000_001 && hi >= median * floor.exp() * 0.999_999,
             "{lo} – {hi} around {median}, floor ±{floor}"
@@ -76,15 +76,15 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
     }
 
     // Stored with the run: `show` and an export imported elsewhere give the same interval.
-    let id = fifth["run_id"].to_string();
+    let id = third["run_id"].to_string();
     let shown = lab.oslab(&["show", &id, "--json"]);
     shown.assert_code(0);
     assert_eq!(
         shown.json()["configurations"],
-        fifth["configurations"],
+        third["configurations"],
         "show reproduces the run"
     );
-    let file = lab.dir().join("fifth.json");
+    let file = lab.dir().join("third.json");
     let file_arg = file.to_str().unwrap();
     lab.oslab(&["export", &id, "--format", "json", "-o", file_arg])
         .assert_code(0);
@@ -95,7 +95,7 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
     imported.assert_code(0);
     let imported = imported.json();
     for entry in ["call", "inline"] {
-        let (here, there) = (by_entry(&fifth, entry), by_entry(&imported, entry));
+        let (here, there) = (by_entry(&third, entry), by_entry(&imported, entry));
         for field in [
             "median",
             "ci_low",
@@ -111,7 +111,7 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
 /// `oslab history`: the configuration's pooled median in every run, oldest first, as each run
 /// stored it; the run measured with other settings says what changed, and so does the run
 /// after it; a name that fits several configurations, or none, is a one-line user error.
-fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, fifth: &Value) {
+fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, third: &Value) {
     let out = lab.oslab(&[
         "history",
         "syscall.getppid",
@@ -122,7 +122,7 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
     out.assert_code(0);
     let doc = out.json();
     let runs = doc["runs"].as_array().expect("runs");
-    let expected: Vec<&Value> = first.iter().chain([other, fifth]).collect();
+    let expected: Vec<&Value> = first.iter().chain([other, third]).collect();
     assert_eq!(runs.len(), expected.len(), "{doc:#}");
     for (point, run) in runs.iter().zip(&expected) {
         assert_eq!(point["run_id"], run["run_id"], "oldest first");
@@ -144,16 +144,16 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
         Value::Array(Vec::new()),
         "nothing before the first"
     );
-    for changed in [&runs[4]["changed"], &runs[5]["changed"]] {
+    for changed in [&runs[2]["changed"], &runs[3]["changed"]] {
         assert!(
             changed.as_array().is_some_and(|c| !c.is_empty()),
             "the --repeat 2 run and the one after it changed a setting: {doc:#}"
         );
     }
 
-    // Between the first four, same settings: nothing but the command line differed, and
+    // Between the first two, same settings: nothing but the command line differed, and
     // that is not a change (nor the CPU choice's interrupt counts, which always grow).
-    for point in &runs[1..4] {
+    for point in &runs[1..2] {
         assert_eq!(point["changed"], Value::Array(Vec::new()), "{point:#}");
     }
     let page = lab.dir().join("history.html");
@@ -168,13 +168,13 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
     text.assert_code(0);
     assert!(
         text.stdout
-            .starts_with("syscall.getppid entry=call: 6 run(s), oldest first"),
+            .starts_with("syscall.getppid entry=call: 4 run(s), oldest first"),
         "{text}"
     );
     // The page: a chart with a point per run, each run's id on the axis, the table.
     let html = std::fs::read_to_string(&page).expect("the history page");
     assert!(html.contains("data-chart=\"history\""), "the chart");
-    assert_eq!(html.matches("<circle class=\"point\"").count(), 6);
+    assert_eq!(html.matches("<circle class=\"point\"").count(), 4);
     for point in runs {
         assert!(
             html.contains(&format!(">run {}<", point["run_id"])),

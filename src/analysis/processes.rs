@@ -234,11 +234,17 @@ fn lower_bound(center: f64, lo: f64) -> f64 {
     if center >= 0.0 { lo.max(0.0) } else { lo }
 }
 
-/// Earlier runs of a configuration needed before their spread floors its rerun interval. With
-/// two or three, t (4.3 or 3.2) times so rough a spread floors it wider than the runs differ:
-/// 15 stored runs replayed offline gave coverage 96–98% at a median half-width of ±6.3% from two
-/// earlier runs on, 92–97% at ±6.0% from four (docs/measurement.md §8).
-pub const MIN_EARLIER_RUNS: usize = 4;
+/// Earlier runs of a configuration needed before their spread floors its rerun interval. From
+/// two on, t(0.975, 2) = 4.3 times so rough a spread floors it wider than four would, but a
+/// host that moves between runs is seen two runs sooner: 15 stored runs replayed offline gave
+/// coverage 96–98% at a median half-width of ±6.3% from two earlier runs on, 92–97% at ±6.0%
+/// from four, and `bench/calibration.sh`'s five runs on a fresh database covered 85–86% with
+/// four, the first four runs resting on their own processes alone (docs/measurement.md).
+pub const MIN_EARLIER_RUNS: usize = 2;
+/// Earlier runs each side of a comparison needs before their spread floors the ratio's
+/// interval ([`ratio_between_runs`]): that spread is the earlier runs' alone, with one degree of
+/// freedom fewer than the rerun floor's (t(0.975, 1) = 12.7 from two runs, 3.2 from four).
+pub const MIN_EARLIER_RUNS_COMPARED: usize = 4;
 /// …and the most that count: the most recent, so that a state of the machine ages out.
 pub const MAX_EARLIER_RUNS: usize = 9;
 
@@ -296,7 +302,7 @@ pub fn recent_earlier(earlier: &[f64]) -> Option<&[f64]> {
 /// other's, k the fewer earlier runs of a side that has them. `None` when neither has enough.
 pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
     let of = |earlier: &[f64]| -> Option<(f64, usize)> {
-        let recent = recent_earlier(earlier)?;
+        let recent = recent_earlier(earlier).filter(|r| r.len() >= MIN_EARLIER_RUNS_COMPARED)?;
         Some((log_sd(recent.iter().copied())?, recent.len()))
     };
     let ((sa, sb), k) = match (of(a_earlier), of(b_earlier)) {

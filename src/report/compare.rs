@@ -230,7 +230,8 @@ fn footnotes(cmp: &RunComparison) -> String {
     out.push_str(&tests_note(cmp));
     let floored = cmp.metric == Metric::Time
         && cmp.pairs.iter().any(|p| {
-            p.earlier_runs.0.max(p.earlier_runs.1) >= crate::analysis::processes::MIN_EARLIER_RUNS
+            p.earlier_runs.0.max(p.earlier_runs.1)
+                >= crate::analysis::processes::MIN_EARLIER_RUNS_COMPARED
         });
     if floored {
         out.push_str(

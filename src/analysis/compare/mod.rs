@@ -83,7 +83,7 @@ pub struct Pair {
     /// Worker processes (repeats) on each side.
     pub processes: (usize, usize),
     /// Earlier runs' medians each side's results carry (`ExperimentResult::earlier_medians`):
-    /// from `analysis::processes::MIN_EARLIER_RUNS` on, their spread widens a time's CI.
+    /// from `analysis::processes::MIN_EARLIER_RUNS_COMPARED` on, their spread widens a time's CI.
     pub earlier_runs: (usize, usize),
     pub unit: String,
     /// A side whose figure comes from a failed process that kept samples (interrupted,

@@ -259,14 +259,14 @@ fn earlier_runs_cover_a_run_shifted_as_a_whole() {
     };
     let (blind, seen) = (coverage(&runs, inside), coverage(&runs, with_history));
     assert!(blind < 0.5, "without history: {blind}");
-    // The first four runs have too few earlier ones; the rest are covered.
+    // The first two runs have too few earlier ones; the rest are covered.
     assert!(seen >= 0.9, "with history: {seen}");
 }
 
 #[test]
-fn earlier_runs_count_from_four_and_only_the_last_nine() {
+fn earlier_runs_count_from_two_and_only_the_last_nine() {
     let ci = (99.0, 101.0);
-    let few = [90.0, 110.0, 95.0];
+    let few = [90.0];
     assert_eq!(between_runs(100.0, &few), None);
     assert_eq!(
         rerun_interval(100.0, ci, 1, &few),
@@ -278,9 +278,17 @@ fn earlier_runs_count_from_four_and_only_the_last_nine() {
         (widened.0 - 100.0 * 0.99f64.powf(2f64.sqrt())).abs() < 1e-9,
         "{widened:?}"
     );
-    let enough = [90.0, 110.0, 95.0, 105.0];
+    let enough = [90.0, 110.0];
     let (lo, hi) = rerun_interval(100.0, ci, 3, &enough);
     assert!(lo < 80.0 && hi > 120.0, "{lo} – {hi}");
+    // t(0.975, 2) · √2 times the spread of the three medians, on a log scale.
+    let s = crate::analysis::stats::summarize(&[90f64.ln(), 110f64.ln(), 100f64.ln()])
+        .unwrap()
+        .stddev;
+    assert!(
+        (hi - 100.0 * (4.303 * s * 2f64.sqrt()).exp()).abs() < 1e-6 * hi,
+        "{hi}"
+    );
     // Far-off runs older than the last nine do not count.
     let mut old = vec![10.0; 5];
     old.extend([100.0; MAX_EARLIER_RUNS]);
