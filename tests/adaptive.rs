@@ -1,8 +1,9 @@
 //! Processes added as a run goes (`run --max-processes`, `analysis::adaptive`): a configuration
 //! whose processes differ by a known amount (synthetic.spin's `spread`: process k spins
 //! k × spread ns more) gets processes up to the most and says so; one whose interval is within
-//! the precision target at once gets none; the default run allows six; and each mistake in the
-//! option is one line. No timing is asserted: the spread is made, not measured.
+//! the precision target at once gets none; one whose processes took its time budget gets none
+//! either; the default run allows six; and each mistake in the option is one line. No timing is
+//! asserted: the spread is made, not measured.
 
 // The synthetic experiments run on every system; the process drills are Unix's.
 #![cfg(unix)]
@@ -29,6 +30,9 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
         "--quick",
         "--max-processes",
         "5",
+        // Room for five processes' setup and samples: the budget bounds them too.
+        "--budget",
+        "30",
         "--json",
     ]);
     out.assert_code(0);
@@ -63,6 +67,41 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
     ] {
         assert!(shown.stdout.contains(needle), "{needle}\n{shown}");
     }
+}
+
+#[test]
+fn a_configuration_whose_processes_took_its_budget_gets_no_more() {
+    let lab = Lab::new();
+    // The same made spread, but a budget of 0.05 s: three processes, each of them started,
+    // warmed up and sampled, took more than that in wall time together.
+    let doc = lab
+        .oslab_as_given(&[
+            "run",
+            "synthetic.spin",
+            "--param",
+            "ns=20000",
+            "--param",
+            "spread=2000",
+            "--quick",
+            "--max-processes",
+            "5",
+            "--budget",
+            "0.05",
+            "--json",
+        ])
+        .assert_code(0)
+        .json();
+    let c = &configurations(&doc)[0];
+    assert_eq!(c["processes"], 3, "{c}");
+    assert_eq!(c["stopped_adding"], "budget", "{c}");
+    let shown = lab.oslab(&["show"]);
+    shown.assert_code(0);
+    assert!(
+        shown
+            .stdout
+            .contains("3: another process would overrun the time budget"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -24,6 +24,9 @@ pub struct Widths {
     pub within: f64,
     pub between: f64,
     pub runs: Option<f64>,
+    /// The wall time its processes took so far, seconds, setup included (a duet's worker
+    /// counts half for each of its two configurations).
+    pub spent_s: f64,
 }
 
 /// Why a configuration got no more processes.
@@ -37,6 +40,10 @@ pub enum Stop {
     Within,
     /// It reached the most processes the run allows (`--max-processes`).
     Most,
+    /// Another process of the length of its others would take its processes past the
+    /// configuration's time budget (`--budget`): a long setup (thousands of files made first)
+    /// or long samples.
+    Budget,
     /// Fewer than two of its processes measured: nothing to weigh.
     TooFew,
 }
@@ -49,6 +56,7 @@ impl Stop {
             Stop::Runs => "runs",
             Stop::Within => "within",
             Stop::Most => "most",
+            Stop::Budget => "budget",
             Stop::TooFew => "too-few",
         }
     }
@@ -60,15 +68,22 @@ impl Stop {
             Stop::Runs => "earlier runs' spread widest: a quieter machine would narrow it",
             Stop::Within => "within-process level widest: more samples would narrow it",
             Stop::Most => "at the most processes",
+            Stop::Budget => "another process would overrun the time budget",
             Stop::TooFew => "fewer than two processes measured",
         }
     }
 }
 
 /// Whether a configuration whose processes so far give `widths` (`None`: fewer than two
-/// measured) gets another process: `None` if it does, else why not. `target` is the run's
-/// precision (a fraction of the median), `most` the most processes it may have.
-pub fn next(widths: Option<&Widths>, target: f64, most: usize) -> Option<Stop> {
+/// measured) gets another process: `None` if it does, else why not. `limits` are the run's
+/// precision target (a fraction of the median), the most processes a configuration may have
+/// and its time budget in seconds.
+pub fn next(widths: Option<&Widths>, limits: Limits) -> Option<Stop> {
+    let Limits {
+        target,
+        most,
+        budget_s,
+    } = limits;
     let Some(w) = widths else {
         return Some(Stop::TooFew);
     };
@@ -85,7 +100,22 @@ pub fn next(widths: Option<&Widths>, target: f64, most: usize) -> Option<Stop> {
     if w.processes >= most {
         return Some(Stop::Most);
     }
+    let another = w.spent_s / w.processes.max(1) as f64;
+    if w.spent_s + another > budget_s {
+        return Some(Stop::Budget);
+    }
     None
+}
+
+/// What bounds a configuration's processes (see [`next`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// The precision target of the rerun interval, a fraction of the median.
+    pub target: f64,
+    /// The most processes a configuration may have.
+    pub most: usize,
+    /// The configuration's time budget, seconds (`--budget`).
+    pub budget_s: f64,
 }
 
 #[cfg(test)]
@@ -99,26 +129,41 @@ mod tests {
             within,
             between,
             runs,
+            spent_s: 0.9,
+        }
+    }
+
+    fn limits(target: f64, most: usize) -> Limits {
+        Limits {
+            target,
+            most,
+            budget_s: 5.0,
         }
     }
 
     #[test]
     fn a_process_is_added_while_the_spread_between_processes_is_widest() {
         assert_eq!(
-            next(Some(&widths(Some(0.2), 0.01, 0.2, None)), 0.01, 6),
+            next(Some(&widths(Some(0.2), 0.01, 0.2, None)), limits(0.01, 6)),
             None
         );
         // Unstable (no interval): processes are what could tell.
-        assert_eq!(next(Some(&widths(None, 0.01, 0.9, None)), 0.01, 6), None);
         assert_eq!(
-            next(Some(&widths(Some(0.2), 0.01, 0.2, Some(0.05))), 0.01, 6),
+            next(Some(&widths(None, 0.01, 0.9, None)), limits(0.01, 6)),
+            None
+        );
+        assert_eq!(
+            next(
+                Some(&widths(Some(0.2), 0.01, 0.2, Some(0.05))),
+                limits(0.01, 6)
+            ),
             None
         );
     }
 
     #[test]
     fn each_reason_to_stop_is_named() {
-        let case = |w: Widths, most| next(Some(&w), 0.02, most);
+        let case = |w: Widths, most| next(Some(&w), limits(0.02, most));
         assert_eq!(
             case(widths(Some(0.015), 0.01, 0.3, None), 6),
             Some(Stop::Target)
@@ -135,13 +180,29 @@ mod tests {
             case(widths(Some(0.2), 0.01, 0.2, None), 3),
             Some(Stop::Most)
         );
-        assert_eq!(next(None, 0.02, 6), Some(Stop::TooFew));
+        let long = Widths {
+            spent_s: 4.0,
+            ..widths(Some(0.2), 0.01, 0.2, None)
+        };
+        assert_eq!(case(long, 6), Some(Stop::Budget));
+        assert_eq!(next(None, limits(0.02, 6)), Some(Stop::TooFew));
+    }
+
+    #[test]
+    fn a_process_is_added_while_one_more_fits_the_budget() {
+        // Three processes of 1.25 s: a fourth ends at 5 s, within the budget; of 1.3 s, past it.
+        let took = |spent_s| Widths {
+            spent_s,
+            ..widths(Some(0.2), 0.01, 0.2, None)
+        };
+        assert_eq!(next(Some(&took(3.75)), limits(0.01, 6)), None);
+        assert_eq!(next(Some(&took(3.9)), limits(0.01, 6)), Some(Stop::Budget));
     }
 
     #[test]
     fn the_target_wins_over_the_most_processes() {
         let mut w = widths(Some(0.01), 0.002, 0.01, None);
         w.processes = 6;
-        assert_eq!(next(Some(&w), 0.02, 6), Some(Stop::Target));
+        assert_eq!(next(Some(&w), limits(0.02, 6)), Some(Stop::Target));
     }
 }

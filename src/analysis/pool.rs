@@ -49,6 +49,9 @@ pub struct Pooled {
     /// Round by round, beside `rounds`: whether that process measured this configuration and
     /// its pair's in turn (`model::pairs::DUET_FACT`).
     pub duet: Vec<bool>,
+    /// The wall time its processes took, seconds, setup included; a duet's worker, which
+    /// measured two configurations, counts half for each.
+    pub spent_s: f64,
 }
 
 impl Pooled {
@@ -255,7 +258,15 @@ fn pooled(group: &[&ExperimentResult], expectations: Expectations) -> Pooled {
         .map(|r| r.facts.iter().any(|f| f.name == DUET_FACT))
         .take(rounds.len())
         .collect();
+    let spent_s = group
+        .iter()
+        .map(|r| {
+            let duet = r.facts.iter().any(|f| f.name == DUET_FACT);
+            r.duration_s / if duet { 2.0 } else { 1.0 }
+        })
+        .sum();
     Pooled {
+        spent_s,
         rounds,
         duet,
         processes: group.len(),

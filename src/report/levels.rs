@@ -107,6 +107,7 @@ pub fn widths(p: &Pooled) -> Option<Widths> {
         within: levels.within,
         between: levels.between,
         runs: levels.runs.map(|(r, _)| r),
+        spent_s: p.spent_s,
     })
 }
 
@@ -121,7 +122,12 @@ pub fn most_processes(settings: &RunSettings) -> Option<u32> {
 /// processes were fixed. A configuration that wanted more but got none was cut short (Ctrl-C).
 pub fn stopped(p: &Pooled, settings: &RunSettings) -> Option<Stop> {
     let most = most_processes(settings)?;
-    adaptive::next(widths(p).as_ref(), settings.precision, most as usize)
+    let limits = adaptive::Limits {
+        target: settings.precision,
+        most: most as usize,
+        budget_s: settings.budget_s,
+    };
+    adaptive::next(widths(p).as_ref(), limits)
 }
 
 /// The line under the run's heading that says how its rows pool processes; `None` when every
@@ -142,7 +148,8 @@ pub fn processes_line(settings: &RunSettings, pooled: &[Pooled]) -> Option<Strin
             "processes: each row pools the {count} worker processes that measured it, \
              {common}; each configuration started with {} and got more (to {max}, \
              --max-processes) while the spread between them made its interval widest and \
-             wider than the precision target; the per-process table says why each stopped\n",
+             wider than the precision target, and another fitted the time budget; the \
+             per-process table says why each stopped\n",
             settings.processes
         )),
         None if most > 1 => Some(format!(

@@ -134,8 +134,9 @@ pub(super) fn measure(
     };
     let earlier = earlier_medians(&store, run_id, run, &jobs);
     let rounds = Rounds {
-        most: max_processes.unwrap_or(processes),
+        most: max_processes.unwrap_or(processes) as usize,
         target: sampler.precision,
+        budget_s: sampler.budget_s,
     };
     run_all(&jobs, &plan, rounds, &mut store, run_id, &earlier)?;
     let interrupted = crate::platform::interrupt::requested();

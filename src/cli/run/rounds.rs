@@ -9,14 +9,9 @@ use crate::analysis::adaptive;
 use crate::model::ExperimentResult;
 use crate::model::passes::Passes;
 
-/// How far the rounds may go.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Rounds {
-    /// The most processes a configuration may get (`plan.processes` when the count is fixed).
-    pub(super) most: u32,
-    /// The precision target of the rerun interval, a fraction of the median.
-    pub(super) target: f64,
-}
+/// How far the rounds may go: the adaptive rule's limits, whose `most` is `plan.processes`
+/// when the count is fixed.
+pub(super) type Rounds = adaptive::Limits;
 
 /// One configuration's processes so far, as stored.
 type Measured = Vec<ExperimentResult>;
@@ -38,7 +33,7 @@ pub(super) fn run_all(
     let mut done = 0;
     let mut progress =
         report::progress::Progress::new(std::io::stderr().is_terminal(), plan.sampler.precision);
-    for process in 0..rounds.most.max(plan.processes) {
+    for process in 0..(rounds.most as u32).max(plan.processes) {
         let chosen: Vec<usize> = (0..jobs.len())
             .filter(|&j| runs(process, &jobs[j]))
             .filter(|&j| process < plan.processes || wants_more(&measured[j], rounds))
@@ -147,7 +142,7 @@ fn runs(process: u32, job: &Planned) -> bool {
 fn wants_more(measured: &Measured, rounds: Rounds) -> bool {
     let pooled = report::pool::pool(measured);
     let widths = pooled.first().and_then(report::levels::widths);
-    adaptive::next(widths.as_ref(), rounds.target, rounds.most as usize).is_none()
+    adaptive::next(widths.as_ref(), rounds).is_none()
 }
 
 #[cfg(test)]
