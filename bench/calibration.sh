@@ -17,7 +17,7 @@
 # syscall, ctxswitch (same CPU) and pagefault families, on a quiet machine.
 #
 # Usage: bench/calibration.sh [--runs N] [--history N] [--quick] [--binary PATH] [--strict]
-#                               [-- RUN ARGS...]
+#                               [--keep DIR | --from DIR] [-- RUN ARGS...]
 #   --runs N       separate runs (default 5)
 #   --history N    first make N runs of the same, into the same database, that are not counted:
 #                  the earlier runs a user's database holds (default 0: a fresh database, where
@@ -40,6 +40,11 @@
 #                  About four minutes a run: lmbench's programs take 40-55 s each here
 #   --lmbench-src DIR  lmbench's source when it cannot be cloned (a tree or a bare git repository)
 #   --file PATH    the file lmbench's stat and open use (default /etc/passwd)
+#   --keep DIR     keep the window: its database, each run's JSON and lmbench's figures in DIR
+#   --from DIR     measure nothing: score a window kept with --keep, each run shown anew from
+#                  its database by the oslab given (--binary, or this checkout's): a changed
+#                  interval rule tried on the same runs (--runs, --history, --first, --quick,
+#                  --lmbench and RUN ARGS do not apply)
 #   -- RUN ARGS    what each run measures instead of the default:
 #                  syscall.getppid syscall.read syscall.stat syscall.open_close
 #                  ctxswitch.pipe --param placement=same pagefault.anon
@@ -62,6 +67,8 @@ FIRST=0
 LMBENCH=0
 LMBENCH_SRC=${LMBENCH_SRC:-}
 FILE=/etc/passwd
+KEEP=""
+FROM=""
 RUN_ARGS=(syscall.getppid syscall.read syscall.stat syscall.open_close
     ctxswitch.pipe --param placement=same pagefault.anon)
 while (($#)); do
@@ -99,6 +106,17 @@ while (($#)); do
             FILE=$2
             shift 2
             ;;
+        --keep)
+            [[ -n ${2:-} && ! -f ${2:-} ]] || { echo "calibration.sh: --keep needs a directory to write" >&2; exit 2; }
+            KEEP=$2
+            shift 2
+            ;;
+        --from)
+            [[ -f ${2:-}/calibration.db && -f ${2:-}/run1.json ]] ||
+                { echo "calibration.sh: --from needs a directory that --keep wrote (calibration.db, run1.json, ...)" >&2; exit 2; }
+            FROM=$2
+            shift 2
+            ;;
         --) shift; RUN_ARGS=("$@"); break ;;
         -h | --help) usage; exit 0 ;;
         *) echo "calibration.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -110,6 +128,9 @@ die() {
     exit 1
 }
 command -v python3 >/dev/null || die "python3 is needed to read oslab's JSON"
+[[ -n $KEEP && -n $FROM ]] && { echo "calibration.sh: --keep and --from do not go together" >&2; exit 2; }
+# A kept window (--from) measures nothing: its runs are shown anew at the end.
+[[ -n $FROM ]] && { RUNS=0; HISTORY=0; FIRST=0; LMBENCH=0; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ -z $BINARY ]]; then
@@ -148,8 +169,10 @@ lmbench_run() {
     done
 }
 
-echo "calibration: $RUNS runs (after $HISTORY not counted) of: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
-echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
+if [[ -z $FROM ]]; then
+    echo "calibration: $RUNS runs (after $HISTORY not counted) of: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
+    echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
+fi
 for ((i = 1; i <= HISTORY; i++)); do
     oslab_to "$WORK/history$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
     echo "  earlier run $i of $HISTORY stored (not counted)"
@@ -341,6 +364,23 @@ if strict and (misses or wide or lm_misses or coverage < TARGET_COVERAGE):
 PY
 }
 
+# A kept window (--from): each run shown anew from its database, lmbench's figures as kept.
+if [[ -n $FROM ]]; then
+    DB=$FROM/calibration.db
+    echo "calibration: the window kept in $FROM, each run shown by $OSLAB"
+    for kept in "$FROM"/run[0-9]*.json; do
+        id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$kept")
+        oslab_to "$WORK/$(basename "$kept")" show --json "$id"
+    done
+    LMBENCH_DIR=$FROM/lmbench analyse "$WORK"/run*.json
+    exit
+fi
+if [[ -n $KEEP ]]; then
+    mkdir -p "$KEEP" || die "--keep: cannot make $KEEP"
+    cp "$DB" "$WORK"/run[0-9]*.json "$KEEP/"
+    [[ -d $WORK/lmbench ]] && cp -r "$WORK/lmbench" "$KEEP/"
+    echo "kept in $KEEP: bench/calibration.sh --from $KEEP scores it again"
+fi
 LMBENCH_DIR=$WORK/lmbench analyse "$WORK"/run*.json
 if ((FIRST > 0)); then
     echo

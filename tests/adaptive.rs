@@ -119,6 +119,9 @@ fn an_interval_within_the_target_gets_no_more_processes() {
             "50",
             "--max-processes",
             "6",
+            // Room for six processes, should they be unstable (below).
+            "--budget",
+            "30",
             "--json",
         ])
         .assert_code(0)
