@@ -17,10 +17,10 @@ fn configurations(doc: &Value) -> &Vec<Value> {
     doc["configurations"].as_array().expect("configurations")
 }
 
-#[test]
-fn processes_that_differ_by_design_get_processes_up_to_the_most() {
-    let lab = Lab::new();
-    let out = lab.oslab_as_given(&[
+/// A quick run of processes that differ by design (process k spins k × 2 µs more), up to five
+/// of them, within `budget` seconds.
+fn made_spread(lab: &Lab, budget: &str) -> Value {
+    lab.oslab_as_given(&[
         "run",
         "synthetic.spin",
         "--param",
@@ -30,13 +30,19 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
         "--quick",
         "--max-processes",
         "5",
-        // Room for five processes' setup and samples: the budget bounds them too.
         "--budget",
-        "30",
+        budget,
         "--json",
-    ]);
-    out.assert_code(0);
-    let doc = out.json();
+    ])
+    .assert_code(0)
+    .json()
+}
+
+#[test]
+fn processes_that_differ_by_design_get_processes_up_to_the_most() {
+    let lab = Lab::new();
+    // Room for five processes' setup and samples: the budget bounds them too.
+    let doc = made_spread(&lab, "30");
     assert_eq!(doc["settings"]["processes"], 3);
     assert_eq!(doc["settings"]["max_processes"], 5);
     let c = &configurations(&doc)[0];
@@ -74,23 +80,7 @@ fn a_configuration_whose_processes_took_its_budget_gets_no_more() {
     let lab = Lab::new();
     // The same made spread, but a budget of 0.05 s: three processes, each of them started,
     // warmed up and sampled, took more than that in wall time together.
-    let doc = lab
-        .oslab_as_given(&[
-            "run",
-            "synthetic.spin",
-            "--param",
-            "ns=20000",
-            "--param",
-            "spread=2000",
-            "--quick",
-            "--max-processes",
-            "5",
-            "--budget",
-            "0.05",
-            "--json",
-        ])
-        .assert_code(0)
-        .json();
+    let doc = made_spread(&lab, "0.05");
     let c = &configurations(&doc)[0];
     assert_eq!(c["processes"], 3, "{c}");
     assert_eq!(c["stopped_adding"], "budget", "{c}");
