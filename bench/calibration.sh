@@ -128,6 +128,10 @@ die() {
     exit 1
 }
 command -v python3 >/dev/null || die "python3 is needed to read oslab's JSON"
+# The run id in an `oslab run --json` document.
+run_id_of() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$1"
+}
 [[ -n $KEEP && -n $FROM ]] && { echo "calibration.sh: --keep and --from do not go together" >&2; exit 2; }
 # A kept window (--from) measures nothing: its runs are shown anew at the end.
 [[ -n $FROM ]] && { RUNS=0; HISTORY=0; FIRST=0; LMBENCH=0; }
@@ -195,7 +199,7 @@ done
 if ((FIRST > 0)); then
     command -v jq >/dev/null || die "jq is needed for --first"
     for ((i = 1; i <= RUNS; i++)); do
-        id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$WORK/run$i.json")
+        id=$(run_id_of "$WORK/run$i.json")
         oslab_to "$WORK/export$i.log" export "$id" --format json -o "$WORK/export$i.json"
         jq --argjson k "$FIRST" '.run.results |= (reduce .[] as $r ({out: [], n: {}};
                 ($r | [.experiment, .params, .label] | tojson) as $key
@@ -369,7 +373,7 @@ if [[ -n $FROM ]]; then
     DB=$FROM/calibration.db
     echo "calibration: the window kept in $FROM, each run shown by $OSLAB"
     for kept in "$FROM"/run[0-9]*.json; do
-        id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$kept")
+        id=$(run_id_of "$kept")
         oslab_to "$WORK/$(basename "$kept")" show --json "$id"
     done
     LMBENCH_DIR=$FROM/lmbench analyse "$WORK"/run*.json

@@ -253,18 +253,16 @@ fn pooled(group: &[&ExperimentResult], expectations: Expectations) -> Pooled {
     } else {
         Vec::new()
     };
-    let duet = group
+    let in_duet: Vec<bool> = group
         .iter()
         .map(|r| r.facts.iter().any(|f| f.name == DUET_FACT))
-        .take(rounds.len())
         .collect();
     let spent_s = group
         .iter()
-        .map(|r| {
-            let duet = r.facts.iter().any(|f| f.name == DUET_FACT);
-            r.duration_s / if duet { 2.0 } else { 1.0 }
-        })
+        .zip(&in_duet)
+        .map(|(r, &duet)| r.duration_s / if duet { 2.0 } else { 1.0 })
         .sum();
+    let duet = in_duet.into_iter().take(rounds.len()).collect();
     Pooled {
         spent_s,
         rounds,
