@@ -9,16 +9,17 @@ use std::hint::black_box;
 
 use super::mapping::Anon;
 use super::{Context, ExperimentInfo, ParamKind, ParamSpec, Params, Routine, SetupError};
-use crate::analysis::validate::{Bound, Expectation, Metric};
+use crate::analysis::validate::Expectation;
 
 const PAGE: usize = 4096;
 /// Pages cycled through by `pages=N`; released with MADV_DONTNEED when used up.
 const REGION_PAGES: usize = 16384;
 
+/// Judged on the typical sample: a process's first sample may take one stray fault of its own
+/// first touches, which a short run divides by few operations (measured: 1 fault over 50 spins
+/// of 20 µs under `--budget 0.05`, 0.02 a spin, where `pages=1` faults in every sample).
 fn expectations(_: &Params) -> Vec<Expectation> {
-    vec![Expectation::new(
-        Metric::Faults,
-        Bound::Below(0.01),
+    vec![super::ctxswitch::no_faults(
         "the synthetic loop touches no new memory unless `pages` asks it to",
     )]
 }
