@@ -7,7 +7,8 @@
 #   spread     max/min − 1 of the N runs' medians: how far a rerun moves the figure
 #   coverage   how often one run's 95% interval (where a rerun's median falls: the
 #              confidence interval times √2, floored by the earlier runs' spread once the
-#              database holds two of them; docs/measurement.md) covers another run's median,
+#              database holds two of them, by the machine's spread over the run's
+#              configurations with one; docs/measurement.md) covers another run's median,
 #              over all ordered pairs of runs (N·(N−1) pairs per configuration); also apart
 #              for the runs whose intervals rest on earlier runs and those that do not
 #   drift      per run, how far all its configurations sat from the other runs at once (the
@@ -218,9 +219,11 @@ strict = sys.argv[1] == "1"
 docs = [json.load(open(p)) for p in sys.argv[2:]]
 
 def configurations(doc):
-    """(key, median, ci_low, ci_high, processes, floored) per configuration, pooled as oslab
-    shows it; floored: its interval rests on the earlier runs' spread too (`between_runs` in the
-    JSON; an oslab older than that field floored from four earlier runs on)."""
+    """(key, median, ci_low, ci_high, processes, floor) per configuration, pooled as oslab
+    shows it; floor: what its interval rests on besides its own run, "runs" (its earlier runs'
+    spread: `between_runs` in the JSON; an oslab older than that field floored from four
+    earlier runs on), "machine" (`machine_floor`: the machine's spread over the run's
+    configurations, where it has one earlier run) or None."""
     if "configurations" in doc:
         rows = doc["configurations"]
     else:  # an older oslab: one process per configuration
@@ -233,6 +236,7 @@ def configurations(doc):
             continue
         floored = (r["between_runs"] is not None if "between_runs" in r
                    else len(r.get("earlier_medians", [])) >= 4)
+        floored = "runs" if floored else "machine" if r.get("machine_floor") else None
         out[key] = (r["median"], r["ci_low"], r["ci_high"], r.get("processes", 1), floored)
     return out
 
@@ -292,8 +296,10 @@ if all_halves:
           f"worst spread between runs: {worst[0]*100:.1f}% ({worst[1]})")
 print(f"coverage overall: {covered}/{pairs} = {coverage*100:.1f}% (target >= {TARGET_COVERAGE*100:.0f}%)"
       f" {'PASS' if coverage >= TARGET_COVERAGE else 'MISS'}")
-# Apart: the intervals floored by the earlier runs' spread (from two of them on), and the rest.
-for name, floored in (("floored by earlier runs", True), ("resting on their own run", False)):
+# Apart: the intervals floored by the earlier runs' spread (from two of them on), by the
+# machine's spread (one earlier run), and the rest.
+for name, floored in (("floored by earlier runs", "runs"), ("floored by the machine's spread", "machine"),
+                      ("resting on their own run", None)):
     c = p = 0
     for k in keys:
         holders = {i for i, r in enumerate(runs) if r[k][4] == floored}

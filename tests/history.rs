@@ -108,6 +108,50 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
     }
 }
 
+#[test]
+fn one_earlier_run_floors_a_sweep_by_the_machines_spread() {
+    let lab = Lab::new();
+    let sweep = [
+        "synthetic.spin",
+        "--param",
+        "ns=1000,1500,2000,2500,3000,3500",
+        "--quick",
+        "--budget",
+        "0.3",
+    ];
+    let first = lab.run_json(&sweep, 0);
+    let second = lab.run_json(&sweep, 0);
+    let configurations = |doc: &Value| doc["configurations"].as_array().unwrap().clone();
+    for c in configurations(&first) {
+        assert_eq!(c["machine_floor"], Value::Null, "nothing earlier: {c:#}");
+    }
+    for c in configurations(&second) {
+        assert_eq!(
+            c["between_runs"],
+            Value::Null,
+            "one earlier run is too few of its own"
+        );
+        let floor = &c["machine_floor"];
+        assert_eq!(floor["configurations"], 6, "{c:#}");
+        let half = num(&floor["half"], "half");
+        let (lo, hi, median) = (
+            num(&c["ci_low"], "ci_low"),
+            num(&c["ci_high"], "ci_high"),
+            num(&c["median"], "median"),
+        );
+        assert!(
+            half >= 0.0
+                && lo <= median * (-half).exp() * 1.000_001
+                && hi >= median * half.exp() * 0.999_999,
+            "{lo} – {hi} around {median}, floor ±{half}"
+        );
+    }
+    let id = second["run_id"].to_string();
+    let shown = lab.oslab(&["show", &id, "--json"]);
+    shown.assert_code(0);
+    assert_eq!(shown.json()["configurations"], second["configurations"]);
+}
+
 /// `oslab history`: the configuration's pooled median in every run, oldest first, as each run
 /// stored it; the run measured with other settings says what changed, and so does the run
 /// after it; a name that fits several configurations, or none, is a one-line user error.

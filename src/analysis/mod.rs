@@ -26,6 +26,7 @@ pub mod pool;
 pub mod processes;
 pub mod profile;
 pub mod reclaim;
+pub mod reruns;
 pub mod result;
 pub mod rng;
 pub mod special;

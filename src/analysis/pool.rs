@@ -15,6 +15,7 @@ use crate::analysis::host::HostFigures;
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
+use crate::analysis::reruns::MachineFloor;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate::{self, Expectation};
 use crate::model::pairs::DUET_FACT;
@@ -52,6 +53,9 @@ pub struct Pooled {
     /// The wall time its processes took, seconds, setup included; a duet's worker, which
     /// measured two configurations, counts half for each.
     pub spent_s: f64,
+    /// The machine's rerun spread over the run's configurations (`analysis::reruns`), where
+    /// this configuration has too few earlier runs of its own to floor its interval.
+    pub machine: Option<MachineFloor>,
 }
 
 impl Pooled {
@@ -61,8 +65,21 @@ impl Pooled {
     /// two-stage bootstrap over them (processes, then their samples) widened to Student's t
     /// interval over the process medians, as `compare` does, its half-widths times √2; floored
     /// by the spread of this machine's earlier runs of the configuration where there are
-    /// enough. With one process and no such runs it is that process's confidence interval.
+    /// enough, or else by the machine's rerun spread over the run's configurations
+    /// (`analysis::reruns`). With one process and no such runs it is that process's
+    /// confidence interval.
     pub fn figures(&self) -> ResultFigures {
+        let mut f = self.own_figures();
+        if let (Some(stats), Some(ci), Some(machine)) = (&f.stats, f.ci, self.machine) {
+            f.ci = Some(hull(ci, Some(machine.around(stats.median))));
+        }
+        f
+    }
+
+    /// The figures as [`Pooled::figures`] has them but for the machine's floor: what this
+    /// configuration's own processes and earlier runs give, which the adaptive plan weighs
+    /// (during the run a configuration is pooled alone, without the run's others).
+    pub fn own_figures(&self) -> ResultFigures {
         let mut f = figures(&self.result);
         f.rounds.clone_from(&self.rounds);
         let kept = self.kept();
@@ -199,6 +216,13 @@ pub fn pool(results: &[ExperimentResult], expectations: Expectations) -> Vec<Poo
     let mut tested: Vec<&mut CpuEffect> =
         pooled.iter_mut().filter_map(|p| p.cpu.as_mut()).collect();
     adjust_for_each_other(&mut tested);
+    let machine = MachineFloor::of(pooled.iter().filter_map(|p| {
+        let usable = p.result.status == Status::Ok && !unstable(&p.kept());
+        usable.then(|| Some((p.median()?, p.result.earlier_medians.as_slice())))?
+    }));
+    for p in &mut pooled {
+        p.machine = machine.filter(|_| MachineFloor::floors(&p.result.earlier_medians));
+    }
     pooled
 }
 
@@ -265,6 +289,7 @@ fn pooled(group: &[&ExperimentResult], expectations: Expectations) -> Pooled {
     let duet = in_duet.into_iter().take(rounds.len()).collect();
     Pooled {
         spent_s,
+        machine: None,
         rounds,
         duet,
         processes: group.len(),

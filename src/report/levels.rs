@@ -31,6 +31,26 @@ impl Level {
     }
 }
 
+/// Where the between-runs level comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsFrom {
+    /// This configuration's own earlier runs on this machine, so many.
+    Own(usize),
+    /// The machine's rerun spread over so many of the run's configurations, each against its
+    /// last earlier run (`analysis::reruns`): the configuration has too few runs of its own.
+    Machine(usize),
+}
+
+impl RunsFrom {
+    /// In a few words: "3 earlier", "the machine's, 11 configurations".
+    pub fn describe(self) -> String {
+        match self {
+            RunsFrom::Own(k) => format!("{k} earlier"),
+            RunsFrom::Machine(n) => format!("the machine's, {n} configurations"),
+        }
+    }
+}
+
 /// One configuration's uncertainty, level by level: each a relative half-width of the rerun
 /// interval that the level alone would give.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,9 +62,10 @@ pub struct Levels {
     pub within: f64,
     /// √2 · t(0.975, kept − 1) · the spread of the kept process medians / √kept.
     pub between: f64,
-    /// √2 · t(0.975, k) · the spread of this and the k earlier runs' medians, with k; `None`
-    /// with too few earlier runs.
-    pub runs: Option<(f64, usize)>,
+    /// √2 · t(0.975, k) · the spread of this and the k earlier runs' medians, with k; or,
+    /// with too few of those, the machine's rerun spread over the run's configurations; `None`
+    /// with neither.
+    pub runs: Option<(f64, RunsFrom)>,
     /// The process medians are more than 2× apart: no interval is shown.
     pub unstable: bool,
     /// The first process was cold by this much, relatively.
@@ -67,7 +88,11 @@ impl Levels {
             between: t975(kept - 1) * spread.between * root,
             runs: p
                 .between_runs()
-                .map(|(s, k)| (t975(k) * s * std::f64::consts::SQRT_2, k)),
+                .map(|(s, k)| (t975(k) * s * std::f64::consts::SQRT_2, RunsFrom::Own(k)))
+                .or_else(|| {
+                    p.machine
+                        .map(|m| (m.half, RunsFrom::Machine(m.configurations)))
+                }),
             unstable: unstable(spread.kept()),
             cold_first: spread.first_run,
         })
@@ -95,8 +120,9 @@ impl Levels {
 /// processes; `None` with fewer than two measuring.
 pub fn widths(p: &Pooled) -> Option<Widths> {
     let levels = Levels::of(p)?;
-    // One call: each resamples the pooled processes for the interval.
-    let f = p.figures();
+    // One call: each resamples the pooled processes for the interval. The plan weighs the
+    // configuration's own levels: during the run it is pooled alone, without the machine's.
+    let f = p.own_figures();
     let rerun = f
         .stats
         .zip(f.ci)
@@ -106,7 +132,9 @@ pub fn widths(p: &Pooled) -> Option<Widths> {
         rerun,
         within: levels.within,
         between: levels.between,
-        runs: levels.runs.map(|(r, _)| r),
+        runs: levels
+            .runs
+            .and_then(|(r, from)| matches!(from, RunsFrom::Own(_)).then_some(r)),
         spent_s: p.spent_s,
     })
 }
@@ -170,7 +198,7 @@ mod tests {
             kept: 3,
             within,
             between,
-            runs: runs.map(|r| (r, 4)),
+            runs: runs.map(|r| (r, RunsFrom::Own(4))),
             unstable: false,
             cold_first: None,
         }

@@ -202,8 +202,8 @@ fn levels_tables(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
 fn level_row(p: &Pooled, settings: &RunSettings) -> Option<String> {
     let levels = Levels::of(p)?;
     let pct = Levels::percent;
-    let runs = levels.runs.map_or("–".to_string(), |(r, k)| {
-        format!("{} ({k} earlier)", pct(r))
+    let runs = levels.runs.map_or("–".to_string(), |(r, from)| {
+        format!("{} ({})", pct(r), from.describe())
     });
     let mut notes = Vec::new();
     if let Some(excess) = levels.cold_first {

@@ -135,6 +135,60 @@ fn earlier_runs_widen_the_interval_and_are_said() {
     );
 }
 
+/// Three processes near `c` of each of `n` configurations, each with `earlier` as its
+/// earlier runs' medians.
+fn configurations(n: usize, c: f64, earlier: &[f64]) -> Vec<ExperimentResult> {
+    (0..n)
+        .flat_map(|i| {
+            (0..3).map(move |k| ExperimentResult {
+                params: [("n".to_string(), i.to_string())].into(),
+                earlier_medians: earlier.to_vec(),
+                ..result("syscall.stat", &around(c + k as f64 * 0.1), Status::Ok)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn one_earlier_run_floors_by_the_machines_spread_over_the_configurations() {
+    // Eight configurations at 100.2 where the last run gave 105: d = ln(100.2 / 105) each.
+    let pooled = pool(&configurations(8, 100.0, &[105.0]));
+    assert_eq!(pooled.len(), 8);
+    let machine = pooled[0].machine.expect("a machine floor");
+    assert_eq!(machine.configurations, 8);
+    let (lo, hi) = pooled[0].figures().ci.unwrap();
+    assert!(
+        lo < 92.0 && hi > 109.0,
+        "covers a rerun as far off as the last: {lo} – {hi}"
+    );
+    let (own_lo, own_hi) = pooled[0].own_figures().ci.unwrap();
+    assert!(own_lo > 99.0 && own_hi < 101.5, "{own_lo} – {own_hi}");
+    let levels = crate::report::levels::Levels::of(&pooled[0]).unwrap();
+    assert_eq!(
+        levels.runs.map(|(_, from)| from.describe()).as_deref(),
+        Some("the machine's, 8 configurations")
+    );
+    // The adaptive plan weighs the configuration's own levels only.
+    assert_eq!(
+        crate::report::levels::widths(&pooled[0]).unwrap().runs,
+        None
+    );
+}
+
+#[test]
+fn the_machines_floor_needs_configurations_and_yields_to_their_own_runs() {
+    assert!(
+        pool(&configurations(5, 100.0, &[105.0]))[0]
+            .machine
+            .is_none()
+    );
+    assert!(pool(&configurations(8, 100.0, &[]))[0].machine.is_none());
+    // Two earlier runs each: their own spread floors them.
+    let pooled = pool(&configurations(8, 100.0, &[105.0, 95.0]));
+    assert!(pooled[0].machine.is_none());
+    assert!(pooled[0].between_runs().is_some());
+}
+
 #[test]
 fn processes_far_apart_are_said_and_widen_the_interval() {
     let results = vec![
