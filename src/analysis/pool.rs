@@ -216,10 +216,12 @@ pub fn pool(results: &[ExperimentResult], expectations: Expectations) -> Vec<Poo
     let mut tested: Vec<&mut CpuEffect> =
         pooled.iter_mut().filter_map(|p| p.cpu.as_mut()).collect();
     adjust_for_each_other(&mut tested);
-    let machine = MachineFloor::of(pooled.iter().filter_map(|p| {
-        let usable = p.result.status == Status::Ok && !unstable(&p.kept());
-        usable.then(|| Some((p.median()?, p.result.earlier_medians.as_slice())))?
-    }));
+    let machine = MachineFloor::of(
+        pooled
+            .iter()
+            .filter(|p| p.result.status == Status::Ok && !unstable(&p.kept()))
+            .filter_map(|p| Some((p.median()?, p.result.earlier_medians.as_slice()))),
+    );
     for p in &mut pooled {
         p.machine = machine.filter(|_| MachineFloor::floors(&p.result.earlier_medians));
     }
