@@ -33,6 +33,19 @@ fn earlier(c: &Value) -> Vec<f64> {
         .collect()
 }
 
+/// That the interval of configuration `c` holds its median · e^(±half), to rounding.
+fn assert_floored(c: &Value, half: f64) {
+    let (lo, hi, median) = (
+        num(&c["ci_low"], "ci_low"),
+        num(&c["ci_high"], "ci_high"),
+        num(&c["median"], "median"),
+    );
+    assert!(
+        lo <= median * (-half).exp() * 1.000_001 && hi >= median * half.exp() * 0.999_999,
+        "{lo} – {hi} around {median}, floor ±{half}"
+    );
+}
+
 #[test]
 fn earlier_runs_with_the_same_settings_floor_the_interval() {
     let lab = Lab::new();
@@ -62,17 +75,8 @@ fn earlier_runs_with_the_same_settings_floor_the_interval() {
         assert_eq!(earlier(c), medians, "the two earlier runs, oldest first");
         let spread = num(&c["between_runs"], "between_runs");
         assert!(spread.is_finite() && spread >= 0.0, "{c:#}");
-        let (lo, hi, median) = (
-            num(&c["ci_low"], "ci_low"),
-            num(&c["ci_high"], "ci_high"),
-            num(&c["median"], "median"),
-        );
         // The floor: t(2) · √2 · the spread of the three medians, on a log scale.
-        let floor = 4.303 * std::f64::consts::SQRT_2 * spread;
-        assert!(
-            lo <= median * (-floor).exp() * 1.000_001 && hi >= median * floor.exp() * 0.999_999,
-            "{lo} – {hi} around {median}, floor ±{floor}"
-        );
+        assert_floored(c, 4.303 * std::f64::consts::SQRT_2 * spread);
     }
 
     // Stored with the run: `show` and an export imported elsewhere give the same interval.
@@ -134,17 +138,8 @@ fn one_earlier_run_floors_a_sweep_by_the_machines_spread() {
         let floor = &c["machine_floor"];
         assert_eq!(floor["configurations"], 6, "{c:#}");
         let half = num(&floor["half"], "half");
-        let (lo, hi, median) = (
-            num(&c["ci_low"], "ci_low"),
-            num(&c["ci_high"], "ci_high"),
-            num(&c["median"], "median"),
-        );
-        assert!(
-            half >= 0.0
-                && lo <= median * (-half).exp() * 1.000_001
-                && hi >= median * half.exp() * 0.999_999,
-            "{lo} – {hi} around {median}, floor ±{half}"
-        );
+        assert!(half >= 0.0, "{c:#}");
+        assert_floored(&c, half);
     }
     let id = second["run_id"].to_string();
     let shown = lab.oslab(&["show", &id, "--json"]);

@@ -137,7 +137,7 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
         return None;
     }
     let half = welch_half_width(&logs(a)?, &logs(b)?)?;
-    Some((ratio * (-half).exp(), ratio * half.exp()))
+    Some(log_interval(ratio, half))
 }
 
 /// The interval of the ratio `b / a` of two configurations of one run from their rounds: each
@@ -212,8 +212,7 @@ pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let half = t975(n - 1) * log_sd(medians.iter().copied())? / (n as f64).sqrt();
-    half.is_finite()
-        .then_some((center * (-half).exp(), center * half.exp()))
+    half.is_finite().then(|| log_interval(center, half))
 }
 
 /// Process medians further apart than this factor (the slowest over the fastest) make a
@@ -277,7 +276,7 @@ pub fn rerun_interval(
     };
     // A rerun's median and this one's, each off by the spread of runs: √2 of it between them.
     let half = t975(used.len()) * s * std::f64::consts::SQRT_2;
-    hull(widened, Some((center * (-half).exp(), center * half.exp())))
+    hull(widened, Some(log_interval(center, half)))
 }
 
 /// The spread between runs: the standard deviation of the logarithms of this run's median
@@ -321,6 +320,12 @@ fn log_sd(medians: impl Iterator<Item = f64>) -> Option<f64> {
         .collect::<Option<_>>()?;
     let s = summarize(&logs)?.stddev;
     s.is_finite().then_some(s)
+}
+
+/// `center · e^(±half)`: an interval `half` wide each way on a log scale, never reaching zero
+/// for a positive `center`.
+pub fn log_interval(center: f64, half: f64) -> (f64, f64) {
+    (center * (-half).exp(), center * half.exp())
 }
 
 /// The hull of two intervals.

@@ -1,6 +1,6 @@
 //! The machine's rerun spread, pooled over a run's configurations: the floor of the rerun
 //! interval of a configuration that has too few earlier runs of its own to floor it
-//! (`processes::between_runs` wants [`MIN_EARLIER_RUNS`]).
+//! (`processes::between_runs` wants [`MIN_EARLIER_RUNS`](super::processes::MIN_EARLIER_RUNS)).
 //!
 //! Host phases that last longer than a run move its configurations alike, so one earlier run
 //! on the machine already says much about them — not for one configuration (one difference
@@ -16,7 +16,7 @@
 //! A configuration whose own processes or earlier runs give a wider interval keeps it: this is
 //! a floor, the hull of the two.
 
-use super::processes::{MIN_EARLIER_RUNS, t975};
+use super::processes::{log_interval, recent_earlier, t975};
 use super::stats::median;
 
 /// Configurations with an earlier run needed before their differences floor the others': fewer
@@ -57,14 +57,15 @@ impl MachineFloor {
         })
     }
 
-    /// Whether it floors a configuration with `earlier` runs: one without enough of its own.
+    /// Whether it floors a configuration with `earlier` runs: one without enough of its own
+    /// ([`recent_earlier`] gives none).
     pub fn floors(earlier: &[f64]) -> bool {
-        earlier.len() < MIN_EARLIER_RUNS
+        recent_earlier(earlier).is_none()
     }
 
     /// The interval it gives around `center`.
     pub fn around(&self, center: f64) -> (f64, f64) {
-        (center * (-self.half).exp(), center * self.half.exp())
+        log_interval(center, self.half)
     }
 }
 

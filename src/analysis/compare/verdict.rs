@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::analysis::bootstrap::{grouped_two_sample_ci, two_sample_ci};
-use crate::analysis::processes::{hull, kept_groups, ratio_between_interval};
+use crate::analysis::processes::{hull, kept_groups, log_interval, ratio_between_interval};
 use crate::analysis::stats::median;
 use crate::model::Run;
 
@@ -302,7 +302,7 @@ pub fn floored(c: Comparison, half: f64, noise: f64) -> Comparison {
     let Some(ci) = c.ci else {
         return c;
     };
-    let ci = hull(ci, Some((c.ratio * (-half).exp(), c.ratio * half.exp())));
+    let ci = hull(ci, Some(log_interval(c.ratio, half)));
     // The runs are now the unit of replication: the test is the interval's.
     let p = interval_p(c.ratio, ci);
     let verdict = verdict(Some(p.unwrap_or(1.0)), c.ratio, Some(ci), noise);
