@@ -77,11 +77,26 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
 
 #[test]
 fn a_configuration_whose_processes_took_its_budget_gets_no_more() {
-    let lab = Lab::new();
     // The same made spread, but a budget of 0.05 s: three processes, each of them started,
-    // warmed up and sampled, took more than that in wall time together.
-    let doc = made_spread(&lab, "0.05");
-    let c = &configurations(&doc)[0];
+    // warmed up and sampled, took more than that in wall time together. So short a budget
+    // leaves each process a handful of samples, whose own interval is then their whole range:
+    // one sample the host preempted makes the within-process level the widest, and the plan
+    // rightly stops for that before it weighs the budget. Up to three runs, for one whose made
+    // spread between processes is the widest level.
+    let mut tries = 0;
+    let (lab, c) = loop {
+        tries += 1;
+        let lab = Lab::new();
+        let c = configurations(&made_spread(&lab, "0.05"))[0].clone();
+        if c["stopped_adding"] != "within" || tries == 3 {
+            break (lab, c);
+        }
+        assert!(
+            num(&c["within_process"], "within") >= num(&c["between_processes"], "between"),
+            "stopped for the within-process level, which is not the widest: {c}"
+        );
+        eprintln!("within-process level widest (a preempted sample), run again: {c}");
+    };
     assert_eq!(c["processes"], 3, "{c}");
     assert_eq!(c["stopped_adding"], "budget", "{c}");
     let shown = lab.oslab(&["show"]);
