@@ -21,6 +21,7 @@
 #
 # Usage: bench/unixbench.sh [--src DIR] [--rounds R] [--iterations I] [--copies N] [--quick]
 #                           [--binary OSLAB] [--strict] [--halves] [--only TESTS] [--keep DIR]
+#                           [--rest SECONDS]
 #        bench/unixbench.sh --from DIR [--from DIR...] [--strict]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
 #   --rounds R        UnixBench and oslab alternately, R times each (default 1)
@@ -36,6 +37,10 @@
 #                     Scripts' two run together; no score then
 #   --keep DIR        keep every round's reports in DIR (created; its reports are replaced),
 #                     with the machine and the settings in DIR/machine.txt
+#   --rest SECONDS    idle this long before each tool's tests (default 0), so that neither
+#                     tool's pass comes right after the other's: UnixBench's shell1 pass right
+#                     after oslab's 8-script pass made 0.91-0.96 of its pass after a minute
+#                     idle, and the ratio of the two tools followed (docs/unixbench.md)
 #   --from DIR        run nothing: summarize the rounds kept in DIR (by --keep); repeat it to
 #                     pool the rounds of several runs of the script on one machine (the
 #                     `rounds` column says how many each test has; where tests have more
@@ -69,6 +74,7 @@ STRICT=0
 HALVES=0
 ONLY=
 KEEP=
+REST=0
 FROM=()
 while (($#)); do
     case $1 in
@@ -98,6 +104,11 @@ while (($#)); do
         --halves) HALVES=1; shift ;;
         --only) ONLY=,${2:?--only needs test names},; shift 2 ;;
         --keep) KEEP=${2:?--keep needs a directory}; shift 2 ;;
+        --rest)
+            [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "unixbench.sh: --rest needs whole seconds" >&2; exit 2; }
+            REST=$2
+            shift 2
+            ;;
         --from)
             [[ -d ${2:-} ]] || { echo "unixbench.sh: --from needs a directory that --keep wrote" >&2; exit 2; }
             FROM+=("$2")
@@ -309,7 +320,7 @@ if [[ -n $KEEP ]]; then
         date -u '+%Y-%m-%d %H:%M UTC'
         echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE"
         "$OSLAB" --version 2>/dev/null | head -n1
-        echo "rounds $ROUNDS, iterations $ITERATIONS, copies $COPIES, halves $HALVES, only ${ONLY:-all}"
+        echo "rounds $ROUNDS, iterations $ITERATIONS, copies $COPIES, halves $HALVES, only ${ONLY:-all}, rest ${REST}s"
     } >"$KEEP/machine.txt"
 fi
 cp -r "$SRC" "$WORK/UnixBench"
@@ -333,12 +344,14 @@ run_both() {
     local round=$1 tag=$2 ub_tests=$3 experiment=$4 before ub_busy oslab_busy
     # shellcheck disable=SC2086  # the test names split on purpose
     echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
+    sleep "$REST"
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
     (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
         { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
     ub_busy=$(busy_since "$before")
     echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
+    sleep "$REST"
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
     oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
