@@ -339,19 +339,25 @@ TEST_GROUPS=("dhry2reg:unixbench.dhrystone" "whetstone-double:unixbench.whetston
     "execl:unixbench.execl" "fstime fsbuffer fsdisk:unixbench.file_copy" "pipe:unixbench.pipe"
     "context1:unixbench.context1" "spawn:unixbench.spawn" "shell1 shell8:unixbench.shell"
     "syscall:unixbench.syscall")
+# --rest: idle before a tool's tests, and say so, so that the line naming the tool means it runs.
+rest() {
+    ((REST)) || return 0
+    echo "  (idle ${REST}s first: --rest)" >&2
+    sleep "$REST"
+}
 # One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
 run_both() {
     local round=$1 tag=$2 ub_tests=$3 experiment=$4 before ub_busy oslab_busy
+    rest
     # shellcheck disable=SC2086  # the test names split on purpose
     echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
-    sleep "$REST"
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
     (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
         { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
     ub_busy=$(busy_since "$before")
+    rest
     echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
-    sleep "$REST"
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
     oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
