@@ -77,7 +77,7 @@ use {
     std::fs::File,
     std::hint::black_box,
     std::io,
-    std::os::fd::AsRawFd,
+    std::os::fd::{AsFd, AsRawFd},
     std::path::Path,
     std::time::Instant,
 };

@@ -12,6 +12,28 @@ pub fn release_range(ptr: *mut u8, len: usize) -> std::io::Result<()> {
     os::release(ptr, len)
 }
 
+/// A fresh readable and writable mapping of `len` bytes of the open file `file` from its start
+/// (at least `len` bytes long), or anonymous (`None`); shared or private. The caller unmaps it
+/// (munmap(2)).
+#[cfg(unix)]
+pub fn map(
+    len: usize,
+    shared: bool,
+    file: Option<std::os::fd::BorrowedFd<'_>>,
+) -> std::io::Result<*mut u8> {
+    os::map_fd(len, shared, file)
+}
+
+/// madvise(2) on `[ptr, ptr + len)`.
+///
+/// # Safety
+/// The range is whole pages of one of the caller's own mappings, and the advice may not
+/// drop contents that Rust code still reads as initialised.
+#[cfg(unix)]
+pub unsafe fn advise(ptr: *mut u8, len: usize, advice: libc::c_int) -> std::io::Result<()> {
+    os::advise(ptr, len, advice)
+}
+
 /// An anonymous mapping of `len` bytes.
 pub struct Anon {
     ptr: *mut u8,

@@ -36,27 +36,11 @@ impl Mapping {
                 malloc: true,
             });
         }
-        let (share, fd) = match (backing.shared(), file) {
-            (false, None) => (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1),
-            (true, None) => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1),
-            (false, Some(f)) => (libc::MAP_PRIVATE, f.as_raw_fd()),
-            (true, Some(f)) => (libc::MAP_SHARED, f.as_raw_fd()),
-        };
-        // SAFETY: a new mapping at an address the kernel picks; `fd` is open (or -1 for an
-        // anonymous mapping) and the file is at least `len` bytes long.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                share,
-                fd,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(RoutineError::last_os(format!("mmap of {len} bytes")));
-        }
+        let ptr = crate::platform::anon::map(len, backing.shared(), file.map(|f| f.as_fd()))
+            .map_err(|source| RoutineError::Os {
+                call: format!("mmap of {len} bytes"),
+                source,
+            })?;
         Ok(Mapping {
             base: ptr.cast(),
             pages_start: ptr.cast(),
@@ -71,13 +55,9 @@ impl Mapping {
 
     pub(super) fn advise(&self, advice: libc::c_int) -> io::Result<()> {
         // SAFETY: the range is whole pages of this mapping (of the malloc block's own
-        // mapping, which M_MMAP_THRESHOLD guarantees).
-        let rc = unsafe { libc::madvise(self.pages_start.cast(), self.pages_len, advice) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        // mapping, which M_MMAP_THRESHOLD guarantees), whose bytes are only read through
+        // raw pointers.
+        unsafe { crate::platform::anon::advise(self.pages_start, self.pages_len, advice) }
     }
 
     pub(super) fn msync(&self) -> io::Result<()> {

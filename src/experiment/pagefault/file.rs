@@ -252,7 +252,7 @@ mod routines {
     use crate::platform::mount::{Mount, mount_of};
     use std::fs::{File, OpenOptions};
     use std::io::{self, Write};
-    use std::os::fd::AsRawFd;
+    use std::os::fd::{AsFd, AsRawFd};
     use std::os::unix::fs::OpenOptionsExt;
     use std::path::Path;
     use std::time::Instant;
@@ -265,32 +265,14 @@ mod routines {
 
     impl FileMap {
         fn new(file: &File, len: usize, shared: bool) -> Result<FileMap, RoutineError> {
-            let kind = if shared {
-                libc::MAP_SHARED
-            } else {
-                libc::MAP_PRIVATE
-            };
-            // SAFETY: a new mapping of our own open file at an address the kernel picks; no
-            // existing memory is affected.
-            let ptr = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    kind,
-                    file.as_raw_fd(),
-                    0,
-                )
-            };
-            if ptr == libc::MAP_FAILED {
-                return Err(RoutineError::last_os(format!(
-                    "mmap of the {len}-byte file"
-                )));
-            }
-            Ok(FileMap {
-                ptr: ptr.cast(),
-                len,
-            })
+            let ptr =
+                crate::platform::anon::map(len, shared, Some(file.as_fd())).map_err(|source| {
+                    RoutineError::Os {
+                        call: format!("mmap of the {len}-byte file"),
+                        source,
+                    }
+                })?;
+            Ok(FileMap { ptr, len })
         }
 
         /// How many of the mapping's pages are in the page cache (mincore(2)); `residency` is

@@ -46,23 +46,8 @@ pub const EXECVE: i64 = 59;
 /// The calls that end a task and never return: exit (1) on FreeBSD and macOS.
 pub const EXITS: [i64; 2] = [1, 1];
 
-/// A wait status in words: `exit status 0`, `killed by SIGKILL`; and the exit code if it
-/// exited.
 #[cfg(unix)]
-pub fn describe_status(status: i32) -> (String, Option<i32>) {
-    if libc::WIFEXITED(status) {
-        let code = libc::WEXITSTATUS(status);
-        (format!("exit status {code}"), Some(code))
-    } else if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        (
-            format!("killed by {}", super::super::interrupt::signal_name(signal)),
-            None,
-        )
-    } else {
-        (format!("wait status {status}"), None)
-    }
-}
+pub use crate::platform::unix::process::describe_status;
 
 /// An exit code in words (Windows has no wait status: the code is all there is).
 #[cfg(windows)]

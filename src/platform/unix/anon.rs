@@ -1,31 +1,42 @@
 //! Anonymous memory on Unix (`platform::anon`): mmap, madvise, munmap.
 
+use std::os::fd::{AsRawFd, BorrowedFd};
+
 use crate::model::SetupError;
 
 /// A fresh anonymous mapping of `len` bytes, shared with forked children or private.
 pub fn map(len: usize, shared: bool) -> Result<*mut u8, SetupError> {
+    map_fd(len, shared, None)
+        .map_err(|e| SetupError::Failed(format!("mmap of {len} bytes failed: {e}")))
+}
+
+/// A fresh readable and writable mapping of `len` bytes at an address the kernel picks: of
+/// the open file `fd` from its start (at least `len` bytes long), or anonymous; shared (with
+/// forked children, and for a file with the page cache) or private (copied on write).
+pub fn map_fd(len: usize, shared: bool, fd: Option<BorrowedFd<'_>>) -> std::io::Result<*mut u8> {
     let kind = if shared {
         libc::MAP_SHARED
     } else {
         libc::MAP_PRIVATE
     };
-    // SAFETY: a fresh anonymous mapping at an address the kernel picks; no existing memory
-    // is affected.
+    let (kind, fd) = match fd {
+        Some(fd) => (kind, fd.as_raw_fd()),
+        None => (kind | libc::MAP_ANONYMOUS, -1),
+    };
+    // SAFETY: a fresh mapping at an address the kernel picks, of an open file (borrowed for
+    // the call) or anonymous; no existing memory is affected.
     let ptr = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            kind | libc::MAP_ANONYMOUS,
-            -1,
+            kind,
+            fd,
             0,
         )
     };
     if ptr == libc::MAP_FAILED {
-        return Err(SetupError::Failed(format!(
-            "mmap of {len} bytes failed: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(ptr.cast())
 }

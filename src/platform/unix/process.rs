@@ -53,3 +53,20 @@ pub fn ending(status: std::process::ExitStatus) -> Result<i32, Killed> {
         (None, None) => Err(Killed::Other(status.to_string())),
     }
 }
+
+/// A wait status in words: `exit status 0`, `killed by SIGKILL`; and the exit code if it
+/// exited.
+pub fn describe_status(status: i32) -> (String, Option<i32>) {
+    if libc::WIFEXITED(status) {
+        let code = libc::WEXITSTATUS(status);
+        (format!("exit status {code}"), Some(code))
+    } else if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        (
+            format!("killed by {}", super::interrupt::signal_name(signal)),
+            None,
+        )
+    } else {
+        (format!("wait status {status}"), None)
+    }
+}

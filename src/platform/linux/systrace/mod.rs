@@ -205,19 +205,4 @@ pub const EXITS: [i64; 2] = [
     syscalls::Sysno::exit_group as i64,
 ];
 
-/// A wait status in words: `exit status 0`, `killed by SIGKILL`; and the exit code if it
-/// exited.
-pub fn describe_status(status: i32) -> (String, Option<i32>) {
-    if libc::WIFEXITED(status) {
-        let code = libc::WEXITSTATUS(status);
-        (format!("exit status {code}"), Some(code))
-    } else if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        (
-            format!("killed by {}", super::interrupt::signal_name(signal)),
-            None,
-        )
-    } else {
-        (format!("wait status {status}"), None)
-    }
-}
+pub use crate::platform::unix::process::describe_status;
