@@ -64,7 +64,7 @@ set -euo pipefail
 
 usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
-SRC=${UNIXBENCH_SRC:-}
+SRC=
 ITERATIONS=1
 ROUNDS=1
 COPIES=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
@@ -282,24 +282,11 @@ if ((${#FROM[@]})); then
     exit
 fi
 
-[[ -z $SRC && -d ./byte-unixbench ]] && SRC=./byte-unixbench
-if [[ -n $SRC && -d $SRC/UnixBench ]]; then SRC=$SRC/UnixBench; fi
-if [[ -z $SRC || ! -f $SRC/Run || ! -f $SRC/src/fstime.c ]]; then
-    cat <<'HOW'
-unixbench.sh: byte-unixbench's source is not here, so there is nothing to compare with.
-  Get it (it is GPL-2.0, and oslab does not ship it):
-    git clone https://github.com/kdlucas/byte-unixbench
-  then run this script from the directory holding byte-unixbench/, or point to it:
-    UNIXBENCH_SRC=/path/to/byte-unixbench bench/unixbench.sh
-  oslab's own figures need no source: oslab run --suite unixbench
-HOW
-    exit 0
-fi
-for tool in cc make perl python3; do
-    command -v "$tool" >/dev/null || die "$tool is needed to build and run UnixBench and to read the figures"
-done
-
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRIPT=unixbench.sh
+# shellcheck source=bench/unixbench_src.sh
+source "$ROOT/bench/unixbench_src.sh"
+unixbench_source
 if [[ -z $BINARY ]]; then
     (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
     BINARY=$ROOT/target/release/oslab
@@ -323,8 +310,7 @@ if [[ -n $KEEP ]]; then
         echo "rounds $ROUNDS, iterations $ITERATIONS, copies $COPIES, halves $HALVES, only ${ONLY:-all}, rest ${REST}s"
     } >"$KEEP/machine.txt"
 fi
-cp -r "$SRC" "$WORK/UnixBench"
-make -C "$WORK/UnixBench" >"$WORK/make.log" 2>&1 || { tail -n 20 "$WORK/make.log" >&2; die "UnixBench's make failed"; }
+unixbench_build "$WORK"
 
 TESTS=(dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall)
 UB_COPIES=(-c 1)

@@ -1,5 +1,6 @@
 //! Anonymous memory for experiments: `len` bytes, readable and writable, zero-filled by the
-//! system at first touch, given back when dropped. The system's calls are the backend's
+//! system at first touch, given back when dropped; on Unix also a bare mapping of a file or of
+//! anonymous memory that the caller unmaps (`map`). The system's calls are the backend's
 //! (`unix/anon.rs`: mmap, madvise; `windows/anon.rs`: VirtualAlloc, VirtualFree).
 
 use crate::model::SetupError;
