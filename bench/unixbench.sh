@@ -286,15 +286,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPT=unixbench.sh
 # shellcheck source=bench/unixbench_src.sh
 source "$ROOT/bench/unixbench_src.sh"
-unixbench_source
-if [[ -z $BINARY ]]; then
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-    BINARY=$ROOT/target/release/oslab
-fi
-OSLAB=$BINARY
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-unixbench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-DB=$WORK/unixbench.db
+unixbench_prepare
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 

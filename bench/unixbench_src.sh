@@ -2,11 +2,14 @@
 # bench/unixbench_src.sh — byte-unixbench's source and build for the benchmark scripts;
 # sourced, not run.
 #
-# The sourcing script sets SRC (a directory given by --src, or empty), SCRIPT (its name, for
-# messages) and defines die MESSAGE; sourcing defines:
+# The sourcing script sets ROOT (the repository), SRC (a directory given by --src, or empty),
+# SCRIPT (its name, for messages) and BINARY (--binary, or empty) and defines die MESSAGE;
+# sourcing defines:
 #   unixbench_source     settle SRC: $UNIXBENCH_SRC, else ./byte-unixbench; the repository
 #                        root or its UnixBench/ folder. Without a source it says how to get
 #                        one and exits 0 (nothing to compare with is not a failure)
+#   unixbench_prepare    unixbench_source, then OSLAB (BINARY, else cargo build --release),
+#                        WORK (a scratch directory, removed on exit) and DB in it
 #   unixbench_build DIR  copy the source to DIR/UnixBench and build it there (make)
 
 unixbench_source() {
@@ -33,4 +36,16 @@ HOW
 unixbench_build() {
     cp -r "$SRC" "$1/UnixBench"
     make -C "$1/UnixBench" >"$1/make.log" 2>&1 || { tail -n 20 "$1/make.log" >&2; die "UnixBench's make failed"; }
+}
+
+unixbench_prepare() {
+    unixbench_source
+    if [[ -z $BINARY ]]; then
+        (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+        BINARY=$ROOT/target/release/oslab
+    fi
+    OSLAB=$BINARY
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-${SCRIPT%.sh}.XXXXXX")
+    trap 'rm -rf "$WORK"' EXIT
+    DB=$WORK/${SCRIPT%.sh}.db
 }
