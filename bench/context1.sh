@@ -84,13 +84,18 @@ UB=$WORK/UnixBench
 echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE; oslab $("$OSLAB" --version 2>/dev/null | head -n1); $MODE, $ROUNDS rounds, ${IDLE}s idle before each pass"
 
 # The sampler: comm names (comma-separated), a file whose existence stops it, the window (s).
+# It also stops when the pass that started it is gone (it was reparented: the script died or
+# was killed) or after ten minutes, so that it never outlives the script.
 SAMPLER=$WORK/sample.py
 cat >"$SAMPLER" <<'PY'
 import os, sys, time
 names, stop, window = set(sys.argv[1].split(",")), sys.argv[2], float(sys.argv[3])
 tick = os.sysconf("SC_CLK_TCK")
+parent, deadline = os.getppid(), time.monotonic() + 600
 samples = []  # (time, {pid: (last CPU, CPU seconds)})
 while not os.path.exists(stop):
+    if os.getppid() != parent or time.monotonic() > deadline:
+        sys.exit()
     t, snap = time.monotonic(), {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
