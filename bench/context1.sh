@@ -13,21 +13,23 @@
 #   pinned  oslab's round trip pinned to one CPU (`oslab run unixbench.context1 -p
 #           placement=same --cpu CPU --budget 10 --repeat 1`: the median of its batches)
 #           against the bare program pinned there (`taskset -c CPU pgms/context1 10`)
+#   three   oslab's pass, `Run`'s and the bare program's, in one rotation: each round runs
+#           the three, the order turned by one a round
 #
 # During every unpinned pass a sampler reads, ten times a second, the CPU each process of the
 # pair last ran on (/proc/PID/stat, field 39) and its CPU time. It prints the share of samples
 # in which both processes had last run on the same CPU, and each one's CPU seconds.
 #
 # Usage: bench/context1.sh [--src DIR] [--rounds R] [--idle SECONDS] [--binary OSLAB]
-#                          [--keep DIR] bare|run|pinned
+#                          [--keep DIR] bare|run|pinned|three
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
 #   --rounds R        rounds of the two programs (default 5)
 #   --idle SECONDS    idle this long before every pass (default 20)
 #   --binary OSLAB    the oslab to run (default: cargo build --release)
 #   --keep DIR        keep every pass's output in DIR (created)
 #
-# Prints a line per pass, then per round the ratio (the first program over the second), and
-# their median. Needs Linux (/proc, taskset). The host's own drift spoils both programs alike
+# Prints a line per pass, then per round the ratio of each program over each later one, and
+# their medians. Needs Linux (/proc, taskset). The host's own drift spoils both programs alike
 # only when they alternate closely: nothing else should run (docs/unixbench.md, "Pipe-based
 # Context Switching with 1 copy: where the pair ran"). Exit status: 0 when everything ran or
 # the source is absent, 1 when something failed, 2 for a usage error.
@@ -62,12 +64,12 @@ while (($#)); do
             shift 2
             ;;
         --keep) KEEP=${2:?--keep needs a directory}; shift 2 ;;
-        bare | run | pinned) MODE=$1; shift ;;
+        bare | run | pinned | three) MODE=$1; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "context1.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
-[[ -n $MODE ]] || { echo "context1.sh: say which comparison: bare, run or pinned (try --help)" >&2; exit 2; }
+[[ -n $MODE ]] || { echo "context1.sh: say which comparison: bare, run, pinned or three (try --help)" >&2; exit 2; }
 [[ -r /proc/self/stat ]] && command -v taskset >/dev/null || die "this needs Linux's /proc and taskset"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -157,19 +159,29 @@ case $MODE in
     bare) PROGRAMS=(oslab bare) ;;
     run) PROGRAMS=(run bare) ;;
     pinned) PROGRAMS=(oslab-pinned bare-pinned) ;;
+    three) PROGRAMS=(oslab run bare) ;;
 esac
-RATIOS=()
+N=${#PROGRAMS[@]}
+declare -A RATIOS=()  # "i j" -> the rounds' ratios of program i over program j
 for round in $(seq 1 "$ROUNDS"); do
-    if ((round % 2)); then
-        a=$(pass "${PROGRAMS[0]}" "$round")
-        b=$(pass "${PROGRAMS[1]}" "$round")
-    else
-        b=$(pass "${PROGRAMS[1]}" "$round")
-        a=$(pass "${PROGRAMS[0]}" "$round")
-    fi
-    RATIOS+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')")
-    echo "round $round: ${PROGRAMS[0]} / ${PROGRAMS[1]} = ${RATIOS[-1]}"
+    RATE=()
+    # The order turns by one program a round, so that each takes every place in turn.
+    for k in $(seq 0 $((N - 1))); do
+        i=$(((k + round - 1) % N))
+        RATE[i]=$(pass "${PROGRAMS[i]}" "$round")
+    done
+    for ((i = 0; i < N; i++)); do
+        for ((j = i + 1; j < N; j++)); do
+            r=$(awk -v a="${RATE[i]}" -v b="${RATE[j]}" 'BEGIN { printf "%.3f", a / b }')
+            RATIOS["$i $j"]+=" $r"
+            echo "round $round: ${PROGRAMS[i]} / ${PROGRAMS[j]} = $r"
+        done
+    done
 done
-printf '%s\n' "${RATIOS[@]}" | sort -n | awk -v what="${PROGRAMS[0]} / ${PROGRAMS[1]}" \
-    '{ r[NR] = $1 } END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
-        printf "%s: median %.3f over %d rounds (%.3f-%.3f)\n", what, m, NR, r[1], r[NR] }'
+for ((i = 0; i < N; i++)); do
+    for ((j = i + 1; j < N; j++)); do
+        printf '%s\n' ${RATIOS["$i $j"]} | sort -n | awk -v what="${PROGRAMS[i]} / ${PROGRAMS[j]}" \
+            '{ r[NR] = $1 } END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+                printf "%s: median %.3f over %d rounds (%.3f-%.3f)\n", what, m, NR, r[1], r[NR] }'
+    done
+done
