@@ -24,7 +24,8 @@
 #                           [--rest SECONDS]
 #        bench/unixbench.sh --from DIR [--from DIR...] [--strict]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
-#   --rounds R        UnixBench and oslab alternately, R times each (default 1)
+#   --rounds R        UnixBench and oslab alternately, R times each (default 1); UnixBench
+#                     goes first in odd rounds, oslab in even ones
 #   --iterations I    UnixBench's -i and oslab's --passes (default 1; UnixBench's own
 #                     default is 10)
 #   --copies N        the second number of copies (default: the online CPUs; 1: one copy only)
@@ -323,9 +324,9 @@ rest() {
     echo "  (idle ${REST}s first: --rest)" >&2
     sleep "$REST"
 }
-# One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
-run_both() {
-    local round=$1 tag=$2 ub_tests=$3 experiment=$4 before ub_busy oslab_busy
+# UnixBench's pass of one test group of round R, tagged T: the CPUs' busy share on stdout.
+run_unixbench() {
+    local round=$1 tag=$2 ub_tests=$3 before
     rest
     # shellcheck disable=SC2086  # the test names split on purpose
     echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
@@ -333,13 +334,30 @@ run_both() {
     # shellcheck disable=SC2086
     (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
         { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
-    ub_busy=$(busy_since "$before")
+    busy_since "$before"
+}
+# oslab's pass of the same group (its experiment: none for all): the busy share on stdout.
+run_oslab() {
+    local round=$1 tag=$2 experiment=$3 before
     rest
     echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
-    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}"
-    oslab_busy=$(busy_since "$before")
+    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}" >&2
+    busy_since "$before"
+}
+# One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
+# UnixBench goes first in odd rounds and oslab in even ones: a host that drifts the same way
+# through a round (this VM's did by 15% in ten minutes) then favours neither tool over rounds.
+run_both() {
+    local round=$1 tag=$2 ub_tests=$3 experiment=$4 ub_busy oslab_busy
+    if ((round % 2)); then
+        ub_busy=$(run_unixbench "$round" "$tag" "$ub_tests")
+        oslab_busy=$(run_oslab "$round" "$tag" "$experiment")
+    else
+        oslab_busy=$(run_oslab "$round" "$tag" "$experiment")
+        ub_busy=$(run_unixbench "$round" "$tag" "$ub_tests")
+    fi
     echo "round $round, $tag: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
     if [[ -n $KEEP ]]; then
         cp "$WORK/unixbench.$round.$tag.txt" "$WORK/oslab.$round.$tag.json" "$KEEP/"
