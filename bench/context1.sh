@@ -23,7 +23,7 @@
 # Usage: bench/context1.sh [--src DIR] [--rounds R] [--idle SECONDS] [--binary OSLAB]
 #                          [--keep DIR] bare|run|pinned|three
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
-#   --rounds R        rounds of the two programs (default 5)
+#   --rounds R        rounds of the programs (default 5)
 #   --idle SECONDS    idle this long before every pass (default 20)
 #   --binary OSLAB    the oslab to run (default: cargo build --release)
 #   --keep DIR        keep every pass's output in DIR (created)
