@@ -138,16 +138,9 @@ run_id_of() {
 [[ -n $FROM ]] && { RUNS=0; HISTORY=0; FIRST=0; LMBENCH=0; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [[ -z $BINARY ]]; then
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-    BINARY=$ROOT/target/release/oslab
-fi
-OSLAB=$BINARY
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-DB=$WORK/calibration.db
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
+oslab_prepare calibration
 
 # lmbench's counterparts of the default experiments, run as lmbench runs them by default and
 # pinned where oslab runs: "EXPERIMENT<TAB>ns" per line of $WORK/lmbench/RUN.tsv.

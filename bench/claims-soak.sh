@@ -64,17 +64,10 @@ die() {
 command -v python3 >/dev/null || die "python3 is needed to read the runs' JSON"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [[ -z $BINARY ]]; then
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-    BINARY=$ROOT/target/release/oslab
-fi
-OSLAB=$BINARY
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-soak.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-DB=$WORK/soak.db
-[[ -n $DIR ]] || DIR=$WORK
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
+oslab_prepare soak
+[[ -n $DIR ]] || DIR=$WORK
 
 echo "oslab $("$OSLAB" --version 2>/dev/null | head -n1); $(uname -sr), $CPU_MODEL, CPUs online $ONLINE"
 echo "$RUNS round(s) of: ${SUITES//,/, } (--quick); files in $DIR"

@@ -74,11 +74,11 @@ done
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPT=context1.sh
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 # shellcheck source=bench/unixbench_src.sh
 source "$ROOT/bench/unixbench_src.sh"
 unixbench_prepare
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 OUT=${KEEP:-$WORK/passes}
 mkdir -p "$OUT" || die "--keep: cannot create $OUT"
 unixbench_build "$WORK"

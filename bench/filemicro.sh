@@ -138,12 +138,10 @@ for tool in setarch python3; do
 done
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [[ -z $BINARY ]]; then
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-    BINARY=$ROOT/target/release/oslab
-fi
-OSLAB=$BINARY
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-filemicro.XXXXXX")
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+oslab_prepare filemicro
+# The scratch directory's trap, widened to the file system's directory and Filebench's build.
 if [[ -z $DIR ]]; then
     DIR=$(mktemp -d /var/tmp/oslab-filemicro.XXXXXX)
     trap 'rm -rf "$WORK" "$DIR" ${BUILD:+"$BUILD"}' EXIT
@@ -151,9 +149,6 @@ else
     [[ -d $DIR && -w $DIR ]] || die "--dir $DIR is not a writable directory"
     trap 'rm -rf "$WORK" ${BUILD:+"$BUILD"}' EXIT
 fi
-DB=$WORK/filemicro.db
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 
 # The personalities and, for --quick, the sizes oslab shrinks (name=value per experiment).
 "$OSLAB" list --json >"$WORK/list.json" || die "oslab list --json failed"

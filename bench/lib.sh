@@ -1,9 +1,12 @@
 # shellcheck shell=bash
 # bench/lib.sh — helpers shared by the benchmark scripts; sourced, not run.
 #
-# The sourcing script sets OSLAB (the binary), DB (a throw-away database) and defines
-# die MESSAGE; sourcing sets ONLINE, CPU (where everything is pinned: the CPU `oslab run` takes
-# by default) and CPU_MODEL, and defines:
+# The sourcing script sets OSLAB (the binary) and DB (a throw-away database), or has
+# oslab_prepare set them, and defines die MESSAGE; sourcing sets ONLINE, CPU (where everything
+# is pinned: the CPU `oslab run` takes by default) and CPU_MODEL, and defines:
+#   oslab_prepare NAME       OSLAB: $BINARY (--binary), else this checkout's release build
+#                            (cargo build --release in $ROOT); WORK: a scratch directory
+#                            oslab-NAME.XXXXXX, removed on exit; DB: $WORK/NAME.db
 #   idle_snapshot            "TOTAL IDLE" jiffies summed over the CPUs other than $CPU
 #   busy_since SNAPSHOT      percent of that time the other CPUs were busy since SNAPSHOT
 #   foreign_oslab            how many oslab processes run now (a script's own never runs then)
@@ -28,6 +31,17 @@ CPU=$(quietest_cpu)
 [[ $CPU =~ ^[0-9]+$ ]] || CPU=${ONLINE##*[,-]}
 # shellcheck disable=SC2034  # used by the sourcing scripts
 CPU_MODEL=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+
+oslab_prepare() {
+    if [[ -z ${BINARY:-} ]]; then
+        (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+        BINARY=$ROOT/target/release/oslab
+    fi
+    OSLAB=$BINARY
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-$1.XXXXXX")
+    trap 'rm -rf "$WORK"' EXIT
+    DB=$WORK/$1.db
+}
 
 idle_snapshot() {
     awk -v pinned="cpu$CPU" '/^cpu[0-9]/ && $1 != pinned {

@@ -285,11 +285,11 @@ fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPT=unixbench.sh
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 # shellcheck source=bench/unixbench_src.sh
 source "$ROOT/bench/unixbench_src.sh"
 unixbench_prepare
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 
 echo "UnixBench from $SRC, built in $WORK; oslab $("$OSLAB" --version 2>/dev/null | head -n1)"
 echo "$(uname -sr), $CPU_MODEL, CPUs online $ONLINE"

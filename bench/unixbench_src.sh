@@ -3,13 +3,12 @@
 # sourced, not run.
 #
 # The sourcing script sets ROOT (the repository), SRC (a directory given by --src, or empty),
-# SCRIPT (its name, for messages) and BINARY (--binary, or empty) and defines die MESSAGE;
-# sourcing defines:
+# SCRIPT (its name, for messages) and BINARY (--binary, or empty), defines die MESSAGE and
+# has sourced bench/lib.sh; sourcing defines:
 #   unixbench_source     settle SRC: $UNIXBENCH_SRC, else ./byte-unixbench; the repository
 #                        root or its UnixBench/ folder. Without a source it says how to get
 #                        one and exits 0 (nothing to compare with is not a failure)
-#   unixbench_prepare    unixbench_source, then OSLAB (BINARY, else cargo build --release),
-#                        WORK (a scratch directory, removed on exit) and DB in it
+#   unixbench_prepare    unixbench_source, then lib.sh's oslab_prepare: OSLAB, WORK and DB
 #   unixbench_build DIR  copy the source to DIR/UnixBench and build it there (make)
 
 unixbench_source() {
@@ -40,12 +39,5 @@ unixbench_build() {
 
 unixbench_prepare() {
     unixbench_source
-    if [[ -z $BINARY ]]; then
-        (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-        BINARY=$ROOT/target/release/oslab
-    fi
-    OSLAB=$BINARY
-    WORK=$(mktemp -d "${TMPDIR:-/tmp}/oslab-${SCRIPT%.sh}.XXXXXX")
-    trap 'rm -rf "$WORK"' EXIT
-    DB=$WORK/${SCRIPT%.sh}.db
+    oslab_prepare "${SCRIPT%.sh}"
 }
