@@ -4,12 +4,13 @@
 # A benchmark, not a test: it measures and reports. When byte-unixbench's source is at hand
 # (UNIXBENCH_SRC, --src DIR, or ./byte-unixbench; the repository root or its UnixBench/
 # folder), it copies it to a temporary directory, builds it there (make; needs cc, make and
-# perl), and then, round after round, test by test, runs one of UnixBench's twelve index
-# tests with 1 and N copies (e.g. `Run -c 1 -c N -i I syscall`, N the online CPUs) and then
-# oslab's (`oslab run --suite unixbench unixbench.syscall --json --copies 1,N --passes I`),
-# the same timed passes (I of 10 s for the short loops, (I+1)/3 of 30 s or 60 s for the
-# others), so that a phase of the host that lasts minutes falls on both tools of a test
-# (--halves: all of UnixBench's tests, then all of oslab's, as `Run` runs them in one go);
+# perl), and then, round after round, test by test and number of copies by number of copies,
+# runs one of UnixBench's twelve index tests (e.g. `Run -c 1 -i I fsdisk`; then with N copies,
+# N the online CPUs) and oslab's (`oslab run --suite unixbench fsdisk --json --copies 1
+# --passes I`) one right after the other, the same timed passes (I of 10 s for the short
+# loops, (I+1)/3 of 30 s or 60 s for the others), so that a phase of the host that lasts
+# minutes falls on both tools of a figure (--halves: all of UnixBench's tests, then all of
+# oslab's, as `Run` runs them in one go);
 # the score is the geometric mean of the twelve indexes, as `Run` computes it. It prints per
 # number of copies and test oslab's result and UnixBench's in UnixBench's unit (each the
 # median over the rounds), the median of the rounds' own ratios oslab / UnixBench (a round's
@@ -24,8 +25,9 @@
 #                           [--rest SECONDS]
 #        bench/unixbench.sh --from DIR [--from DIR...] [--strict]
 #   --src DIR         byte-unixbench's source (default: $UNIXBENCH_SRC, else ./byte-unixbench)
-#   --rounds R        UnixBench and oslab alternately, R times each (default 1); UnixBench
-#                     goes first in odd rounds, oslab in even ones
+#   --rounds R        UnixBench and oslab alternately, R times each (default 1); which goes
+#                     first turns from one figure to the next, and from one round to the
+#                     next (each figure's first tool swaps between rounds)
 #   --iterations I    UnixBench's -i and oslab's --passes (default 1; UnixBench's own
 #                     default is 10)
 #   --copies N        the second number of copies (default: the online CPUs; 1: one copy only)
@@ -34,14 +36,15 @@
 #   --strict          exit 1 if a target is missed
 #   --halves          UnixBench's twelve tests in one `Run`, then oslab's in one `oslab run`
 #   --only TESTS      some of the tests, comma-separated, by UnixBench's name or oslab's
-#                     (`shell1,spawn`, `unixbench.shell`); File Copy's three and Shell
-#                     Scripts' two run together; no score then
+#                     experiment (`fsdisk,spawn`; `unixbench.shell`: shell1 and shell8);
+#                     no score then
 #   --keep DIR        keep every round's reports in DIR (created; its reports are replaced),
 #                     with the machine and the settings in DIR/machine.txt
-#   --rest SECONDS    idle this long before each tool's tests (default 0), so that neither
+#   --rest SECONDS    idle this long before each tool's test (default 0), so that neither
 #                     tool's pass comes right after the other's: UnixBench's shell1 pass right
 #                     after oslab's 8-script pass made 0.91-0.96 of its pass after a minute
-#                     idle, and the ratio of the two tools followed (docs/unixbench.md)
+#                     idle, and the ratio of the two tools followed (docs/unixbench.md); a
+#                     round has 48 such starts with 2 copies (24 with --copies 1)
 #   --from DIR        run nothing: summarize the rounds kept in DIR (by --keep); repeat it to
 #                     pool the rounds of several runs of the script on one machine (the
 #                     `rounds` column says how many each test has; where tests have more
@@ -56,7 +59,7 @@
 # rounds agree closely: t(0.95, 1) = 6.31.
 #
 # UnixBench takes about six minutes per number of copies with -i 1 (its file copies sync and
-# sleep, its shell tests run a minute each). Neither is pinned; other load on the machine
+# sleep, its shell tests run a minute each), and so does oslab. Neither is pinned; other load on the machine
 # spoils both (the busy share of the CPUs is printed). Exit status: 0 when everything ran
 # (PASS or MISS) or the source is absent, 1 when something failed to run (or a MISS under
 # --strict), 2 for a usage error.
@@ -306,70 +309,76 @@ fi
 unixbench_build "$WORK"
 
 TESTS=(dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall)
-UB_COPIES=(-c 1)
-OSLAB_COPIES=1
-if ((COPIES > 1)); then
-    UB_COPIES+=(-c "$COPIES")
-    OSLAB_COPIES=1,$COPIES
-fi
+COPY_COUNTS=(1)
+((COPIES > 1)) && COPY_COUNTS+=("$COPIES")
 # UnixBench's tests and the oslab experiment that measures each (File Copy's three and Shell
-# Scripts' two are one experiment's configurations, run together).
+# Scripts' two are one experiment's configurations; `oslab run --suite unixbench fsdisk`
+# picks one, as `./Run fsdisk` does).
 TEST_GROUPS=("dhry2reg:unixbench.dhrystone" "whetstone-double:unixbench.whetstone"
     "execl:unixbench.execl" "fstime fsbuffer fsdisk:unixbench.file_copy" "pipe:unixbench.pipe"
     "context1:unixbench.context1" "spawn:unixbench.spawn" "shell1 shell8:unixbench.shell"
     "syscall:unixbench.syscall")
-# --rest: idle before a tool's tests, and say so, so that the line naming the tool means it runs.
+# --rest: idle before a tool's test, and say so, so that the line naming the tool means it runs.
 rest() {
     ((REST)) || return 0
     echo "  (idle ${REST}s first: --rest)" >&2
     sleep "$REST"
 }
-# UnixBench's pass of one test group of round R, tagged T: the CPUs' busy share on stdout.
+# UnixBench's pass of tests $3 (UnixBench's names) with copies $4 (comma-separated) in round
+# $1, tagged $2: the CPUs' busy share on stdout.
 run_unixbench() {
-    local round=$1 tag=$2 ub_tests=$3 before
+    local round=$1 tag=$2 ub_tests=$3 copies=() n before
+    for n in ${4//,/ }; do copies+=(-c "$n"); done
     rest
     # shellcheck disable=SC2086  # the test names split on purpose
-    echo "Round $round of $ROUNDS: UnixBench (Run ${UB_COPIES[*]} -i $ITERATIONS $ub_tests) ..." >&2
+    echo "Round $round of $ROUNDS: UnixBench (Run ${copies[*]} -i $ITERATIONS $ub_tests) ..." >&2
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
-    (cd "$WORK/UnixBench" && ./Run "${UB_COPIES[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
+    (cd "$WORK/UnixBench" && ./Run "${copies[@]}" -i "$ITERATIONS" $ub_tests) >"$WORK/unixbench.$round.$tag.txt" 2>"$WORK/unixbench.err" ||
         { tail -n 20 "$WORK/unixbench.err" >&2; die "UnixBench's Run failed"; }
     busy_since "$before"
 }
-# oslab's pass of the same group (its experiment: none for all): the busy share on stdout.
+# oslab's pass of the same tests (UnixBench's names or an experiment; none: all) with the same
+# copies: the busy share on stdout.
 run_oslab() {
-    local round=$1 tag=$2 experiment=$3 before
+    local round=$1 tag=$2 tests=$3 copies=$4 before
     rest
-    echo "Round $round of $ROUNDS: oslab (run --suite unixbench $experiment --copies $OSLAB_COPIES --passes $ITERATIONS ${QUICK[*]}) ..." >&2
+    echo "Round $round of $ROUNDS: oslab (run --suite unixbench $tests --copies $copies --passes $ITERATIONS ${QUICK[*]}) ..." >&2
     before=$(idle_snapshot)
     # shellcheck disable=SC2086
-    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $experiment --copies "$OSLAB_COPIES" --passes "$ITERATIONS" --json "${QUICK[@]}" >&2
+    oslab_to "$WORK/oslab.$round.$tag.json" run --suite unixbench $tests --copies "$copies" --passes "$ITERATIONS" --json "${QUICK[@]}" >&2
     busy_since "$before"
 }
-# One test group (UnixBench's tests, oslab's experiment: none for all) of round R, tagged T.
-# UnixBench goes first in odd rounds and oslab in even ones: a host that drifts the same way
-# through a round (this VM's did by 15% in ten minutes) then favours neither tool over rounds.
+# One figure (or, with --halves, all) of round R, tagged T: tests $3, copies $4; UnixBench
+# first when $5 is odd, oslab first when it is even. Turning the order from one figure to
+# the next and from one round to the next, a host that drifts the same way through minutes
+# (this VM's did by 15% in ten) favours neither tool.
 run_both() {
-    local round=$1 tag=$2 ub_tests=$3 experiment=$4 ub_busy oslab_busy
-    if ((round % 2)); then
-        ub_busy=$(run_unixbench "$round" "$tag" "$ub_tests")
-        oslab_busy=$(run_oslab "$round" "$tag" "$experiment")
+    local round=$1 tag=$2 tests=$3 copies=$4 turn=$5 ub_busy oslab_busy
+    if ((turn % 2)); then
+        ub_busy=$(run_unixbench "$round" "$tag" "$tests" "$copies")
+        oslab_busy=$(run_oslab "$round" "$tag" "$tests" "$copies")
     else
-        oslab_busy=$(run_oslab "$round" "$tag" "$experiment")
-        ub_busy=$(run_unixbench "$round" "$tag" "$ub_tests")
+        oslab_busy=$(run_oslab "$round" "$tag" "$tests" "$copies")
+        ub_busy=$(run_unixbench "$round" "$tag" "$tests" "$copies")
     fi
     echo "round $round, $tag: other CPUs busy ${ub_busy}% during UnixBench, ${oslab_busy}% during oslab; other oslab processes now: $(foreign_oslab)"
     if [[ -n $KEEP ]]; then
         cp "$WORK/unixbench.$round.$tag.txt" "$WORK/oslab.$round.$tag.json" "$KEEP/"
     fi
 }
-# Whether test group $1 ("tests:experiment") holds a test --only names.
-chosen() {
-    local name
-    for name in ${1%%:*} ${1##*:}; do
-        [[ $ONLY == *",$name,"* ]] && return 0
+# The tests --only names, UnixBench's names, space-separated: each test it names, and each of
+# an experiment's it names; all without --only.
+chosen_tests() {
+    local group test out=()
+    for group in "${TEST_GROUPS[@]}"; do
+        for test in ${group%%:*}; do
+            if [[ -z $ONLY || $ONLY == *",$test,"* || $ONLY == *",${group##*:},"* ]]; then
+                out+=("$test")
+            fi
+        done
     done
-    return 1
+    echo "${out[*]}"
 }
 if [[ -n $ONLY ]]; then
     ((HALVES)) && { echo "unixbench.sh: --only runs test by test; drop --halves" >&2; exit 2; }
@@ -381,16 +390,19 @@ if [[ -n $ONLY ]]; then
         ((found)) || { echo "unixbench.sh: --only: no test '$name' (UnixBench's: ${TESTS[*]}; or oslab's unixbench.*)" >&2; exit 2; }
     done
 fi
+all_copies=$(IFS=,; echo "${COPY_COUNTS[*]}")
 for round in $(seq 1 "$ROUNDS"); do
     if ((HALVES)); then
-        run_both "$round" all "${TESTS[*]}" ""
+        # oslab's own name for all its tests is none: its suite.
+        run_both "$round" all "${TESTS[*]}" "$all_copies" "$round"
         continue
     fi
-    for group in "${TEST_GROUPS[@]}"; do
-        if [[ -n $ONLY ]] && ! chosen "$group"; then
-            continue
-        fi
-        run_both "$round" "${group##*:}" "${group%%:*}" "${group##*:}"
+    turn=$round
+    for test in $(chosen_tests); do
+        for copies in "${COPY_COUNTS[@]}"; do
+            run_both "$round" "$test.c$copies" "$test" "$copies" "$turn"
+            turn=$((turn + 1))
+        done
     done
 done
 echo

@@ -187,3 +187,47 @@ fn a_file_copy_source_smaller_than_its_buffer_is_one_line() {
     .assert_user_error(&["bufsize 4096", "2 KiB", "--param maxblocks="]);
     assert!(!lab.db().exists(), "nothing was stored");
 }
+
+/// UnixBench's names of its tests pick one configuration each, in the suite's order,
+/// `syscall` meaning UnixBench's test and not oslab's family of that name; outside the suite
+/// such a name is one line that names `--suite unixbench`.
+#[test]
+fn unixbench_names_pick_one_test_each() {
+    let lab = Lab::new();
+    let out = lab.oslab(&[
+        "run",
+        "--suite",
+        "unixbench",
+        "syscall",
+        "fsdisk",
+        "--copies",
+        "1",
+        "--quick",
+    ]);
+    out.assert_code(0);
+    let show = lab.oslab(&["show", "--json"]);
+    show.assert_code(0);
+    let doc = show.json();
+    let picked: Vec<String> = doc["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["experiment"].as_str().unwrap(),
+                r["params"]["bufsize"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        picked,
+        ["unixbench.file_copy \"4096\"", "unixbench.syscall null"],
+        "File Copy 4096 and System Call Overhead, in UnixBench's order"
+    );
+
+    lab.oslab_as_given(&["run", "fsdisk", "--quick"])
+        .assert_user_error(&["fsdisk", "File Copy 4096", "--suite unixbench"]);
+    lab.oslab_as_given(&["run", "--suite", "unixbench", "syscall.getpid"])
+        .assert_user_error(&["measures none of syscall.getpid", "fsdisk"]);
+}

@@ -47,6 +47,7 @@ pub(super) enum Command {
                             oslab run --suite unixbench --quick\n  \
                             oslab run --suite unixbench --passes 3   # UnixBench's -i 3\n  \
                             oslab run --suite unixbench unixbench.file_copy   # its three File Copy tests\n  \
+                            oslab run --suite unixbench fsdisk syscall   # UnixBench's names, as ./Run takes them\n  \
                             oslab run --suite reclaim --quick --swap 1G\n  \
                             oslab run --suite filemicro --dir /mnt/ssd")]
     Run(RunArgs),
@@ -280,7 +281,8 @@ pub(super) struct HistoryArgs {
 #[derive(clap::Args, Debug)]
 pub(super) struct RunArgs {
     /// Experiments (family.variant) or families; none means the default suite. With
-    /// --suite, they pick that suite's configurations of them (as UnixBench's `./Run execl`)
+    /// --suite, they pick that suite's configurations of them; with --suite unixbench,
+    /// UnixBench's names of its tests pick one each (fsdisk, shell8; as its `./Run fsdisk`)
     pub(super) targets: Vec<String>,
     /// Looser precision and a small time budget: the default suite in well under a minute
     #[arg(long)]

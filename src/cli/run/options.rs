@@ -3,8 +3,10 @@
 
 use super::*;
 use crate::experiment::refusal::Refusal;
+use crate::experiment::suites::UNIXBENCH;
 use crate::model::copies;
 use crate::platform::swap::SwapKind;
+use crate::report::peers::unixbench;
 
 /// What the command line asks for, checked.
 pub(super) struct Options {
@@ -210,7 +212,20 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
             ))
             .into());
         }
-        let selected = experiment::select(&args.targets)?;
+        let selected = experiment::select(&args.targets).map_err(|e| match &e {
+            // UnixBench's name of a test (fsdisk) is a target only within its suite.
+            UserError::UnknownExperiment(target) => {
+                match unixbench::TESTS.iter().find(|u| u.program == target) {
+                    Some(t) => UserError::BadOption(format!(
+                        "{target}: UnixBench's name of its {} test; run it with --suite \
+                         unixbench",
+                        t.label()
+                    )),
+                    None => e,
+                }
+            }
+            _ => e,
+        })?;
         check_param_names(&given, &selected)?;
         return Ok(selection::expand(&selected, &given, args.quick)?);
     };
@@ -242,20 +257,53 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
     if args.targets.is_empty() {
         return Ok(planned);
     }
-    // Experiments named beside a suite pick its configurations of them, as UnixBench's `Run`
-    // takes the names of its tests.
-    let chosen = experiment::select(&args.targets)?;
+    pick_from_suite(suite, planned, &args.targets)
+}
+
+/// The configurations of `suite` that `targets` name: experiments and families pick the
+/// suite's configurations of them, as UnixBench's `Run` takes the names of its tests; under
+/// `--suite unixbench` so do UnixBench's own names of its tests (`fsdisk`: File Copy 4096),
+/// each one configuration.
+fn pick_from_suite(
+    suite: &selection::Suite,
+    planned: Vec<Planned>,
+    targets: &[String],
+) -> Result<Vec<Planned>> {
+    let program = |t: &str| match suite.name == UNIXBENCH.name {
+        true => unixbench::TESTS.iter().find(|u| u.program == t),
+        false => None,
+    };
+    let (tests, experiments): (Vec<String>, Vec<String>) =
+        targets.iter().cloned().partition(|t| program(t).is_some());
+    let labels: Vec<&str> = tests
+        .iter()
+        .filter_map(|t| program(t))
+        .map(|u| u.label())
+        .collect();
+    let chosen = match experiments.is_empty() {
+        true => Vec::new(),
+        false => experiment::select(&experiments)?,
+    };
     let mut its_own: Vec<&str> = planned.iter().map(|p| p.info.name).collect();
     its_own.dedup();
+    let mut names = its_own.join(" ");
+    if suite.name == UNIXBENCH.name {
+        let programs: Vec<&str> = unixbench::TESTS.iter().map(|u| u.program).collect();
+        names += &format!(" (or UnixBench's names: {})", programs.join(" "));
+    }
     let kept: Vec<Planned> = planned
         .into_iter()
-        .filter(|p| chosen.iter().any(|c| c.name == p.info.name))
+        .filter(|p| {
+            chosen.iter().any(|c| c.name == p.info.name)
+                || p.label.as_deref().is_some_and(|l| labels.contains(&l))
+        })
         .collect();
     if kept.is_empty() {
         return Err(UserError::BadOption(format!(
-            "--suite {name} measures none of {}: name some of {}, or none for all",
-            args.targets.join(" "),
-            its_own.join(" ")
+            "--suite {} measures none of {}: name some of {}, or none for all",
+            suite.name,
+            targets.join(" "),
+            names
         ))
         .into());
     }
