@@ -214,16 +214,14 @@ fn configurations(args: &RunArgs) -> Result<Vec<Planned>> {
         }
         let selected = experiment::select(&args.targets).map_err(|e| match &e {
             // UnixBench's name of a test (fsdisk) is a target only within its suite.
-            UserError::UnknownExperiment(target) => {
-                match unixbench::TESTS.iter().find(|u| u.program == target) {
-                    Some(t) => UserError::BadOption(format!(
-                        "{target}: UnixBench's name of its {} test; run it with --suite \
+            UserError::UnknownExperiment(target) => match unixbench::test_named(target) {
+                Some(t) => UserError::BadOption(format!(
+                    "{target}: UnixBench's name of its {} test; run it with --suite \
                          unixbench",
-                        t.label()
-                    )),
-                    None => e,
-                }
-            }
+                    t.label()
+                )),
+                None => e,
+            },
             _ => e,
         })?;
         check_param_names(&given, &selected)?;
@@ -269,45 +267,39 @@ fn pick_from_suite(
     planned: Vec<Planned>,
     targets: &[String],
 ) -> Result<Vec<Planned>> {
-    let program = |t: &str| match suite.name == UNIXBENCH.name {
-        true => unixbench::TESTS.iter().find(|u| u.program == t),
-        false => None,
-    };
-    let (tests, experiments): (Vec<String>, Vec<String>) =
-        targets.iter().cloned().partition(|t| program(t).is_some());
-    let labels: Vec<&str> = tests
-        .iter()
-        .filter_map(|t| program(t))
-        .map(|u| u.label())
-        .collect();
+    let is_unixbench = suite.name == UNIXBENCH.name;
+    let mut labels: Vec<&str> = Vec::new();
+    let mut experiments: Vec<String> = Vec::new();
+    for target in targets {
+        match unixbench::test_named(target).filter(|_| is_unixbench) {
+            Some(test) => labels.push(test.label()),
+            None => experiments.push(target.clone()),
+        }
+    }
     let chosen = match experiments.is_empty() {
         true => Vec::new(),
         false => experiment::select(&experiments)?,
     };
-    let mut its_own: Vec<&str> = planned.iter().map(|p| p.info.name).collect();
-    its_own.dedup();
-    let mut names = its_own.join(" ");
-    if suite.name == UNIXBENCH.name {
-        let programs: Vec<&str> = unixbench::TESTS.iter().map(|u| u.program).collect();
-        names += &format!(" (or UnixBench's names: {})", programs.join(" "));
-    }
-    let kept: Vec<Planned> = planned
-        .into_iter()
-        .filter(|p| {
-            chosen.iter().any(|c| c.name == p.info.name)
-                || p.label.as_deref().is_some_and(|l| labels.contains(&l))
-        })
-        .collect();
-    if kept.is_empty() {
+    let picked = |p: &Planned| {
+        chosen.iter().any(|c| c.name == p.info.name)
+            || p.label.as_deref().is_some_and(|l| labels.contains(&l))
+    };
+    if !planned.iter().any(picked) {
+        let mut its_own: Vec<&str> = planned.iter().map(|p| p.info.name).collect();
+        its_own.dedup();
+        let mut names = its_own.join(" ");
+        if is_unixbench {
+            let programs: Vec<&str> = unixbench::TESTS.iter().map(|u| u.program).collect();
+            names += &format!(" (or UnixBench's names: {})", programs.join(" "));
+        }
         return Err(UserError::BadOption(format!(
-            "--suite {} measures none of {}: name some of {}, or none for all",
+            "--suite {} measures none of {}: name some of {names}, or none for all",
             suite.name,
             targets.join(" "),
-            names
         ))
         .into());
     }
-    Ok(kept)
+    Ok(planned.into_iter().filter(picked).collect())
 }
 
 /// `--quick` or the standard sampler, with `--precision` and `--budget` applied.

@@ -124,6 +124,11 @@ pub fn test_of(r: &ExperimentResult) -> Option<&'static Test> {
     })
 }
 
+/// The test UnixBench names `program` (`fsdisk`: File Copy 4096), as its `Run` takes it.
+pub fn test_named(program: &str) -> Option<&'static Test> {
+    TESTS.iter().find(|t| t.program == program)
+}
+
 /// How many copies ran at once for `r`.
 pub fn copies_of(r: &ExperimentResult) -> u32 {
     r.params
