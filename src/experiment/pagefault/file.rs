@@ -172,13 +172,17 @@ fn cache_expectations(p: &Params) -> Vec<Expectation> {
             Bound::AtLeast(0.99),
             "the file stays in the page cache between passes",
         ));
+        // In the typical pass: on a loaded machine another program's memory may still push
+        // out a cached page and one pass read it back (one major fault and 8 blocks in 9,728
+        // pages in CI, 2026-12-06, the cached share at the start checked), which leaves the
+        // median pass warm; a file that is not cached breaks the claim in every pass.
         list.push(Expectation::new(
-            Metric::Rusage("majflt"),
+            Metric::TypicalRusage("majflt"),
             Bound::Below(0.0001),
             "every page is cached: no fault waits for the device",
         ));
         list.push(Expectation::new(
-            Metric::Rusage("inblock"),
+            Metric::TypicalRusage("inblock"),
             Bound::Below(0.01),
             "every page is cached: nothing is read from the device",
         ));

@@ -140,7 +140,16 @@ fn expectations_follow_the_variant() {
         list.iter().any(|e| e.metric == metric && e.bound == bound)
     };
     let warm = resolve(&[]);
-    assert!(has(&warm, Metric::Rusage("inblock"), Bound::Below(0.01)));
+    assert!(has(
+        &warm,
+        Metric::TypicalRusage("inblock"),
+        Bound::Below(0.01)
+    ));
+    assert!(has(
+        &warm,
+        Metric::TypicalRusage("majflt"),
+        Bound::Below(0.0001)
+    ));
     assert!(has(&warm, Metric::Rusage("oublock"), Bound::Below(0.01)));
     let cold = resolve(&[("cache", "cold"), ("size", "1M")]);
     assert!(has(
