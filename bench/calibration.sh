@@ -312,6 +312,22 @@ for i, ri in enumerate(runs):
     drift.append(median(ratios) - 1 if ratios else 0.0)
 print("whole-run drift (median over configurations of run / median of runs − 1): "
       + ", ".join(f"run {i + 1} {d*100:+.1f}%" for i, d in enumerate(drift)))
+# The same for the kernel canary (a null call timed after every sample, docs/measurement.md
+# §5): a run whose configurations all moved while its kernel canary moved alike ran while the
+# host made entering the kernel dearer or cheaper.
+def kernel_canaries(doc):
+    out = {}
+    for r in doc.get("configurations", []):
+        call = (r.get("host") or {}).get("kernel_canary_median_ns")
+        if call:
+            out[r["experiment"] + json.dumps(r["params"], sort_keys=True)] = call
+    return out
+calls = [kernel_canaries(d) for d in docs]
+common = [k for k in calls[0] if all(k in c for c in calls)]
+if common:
+    kdrift = [median([c[k] / median([cc[k] for cc in calls]) for k in common]) - 1 for c in calls]
+    print("kernel canary's drift (the same, of the null call timed after every sample): "
+          + ", ".join(f"run {i + 1} {d*100:+.1f}%" for i, d in enumerate(kdrift)))
 DRIFT = 0.01
 steady = [i for i, d in enumerate(drift) if abs(d) < DRIFT]
 if len(steady) < len(runs) and len(steady) >= 2:

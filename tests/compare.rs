@@ -117,6 +117,73 @@ fn an_emulated_run_against_a_native_one_is_said_first() {
     assert!(!text.contains("emulation"), "{text}");
 }
 
+/// Every sample of `run` carries a kernel canary of `ns` per call.
+fn with_kernel_canary(mut run: Run, ns: f64) -> Run {
+    for s in run.results.iter_mut().flat_map(|r| &mut r.samples) {
+        s.counters.insert(
+            oslab::model::host::KERNEL_CANARY.into(),
+            oslab::model::CounterValue {
+                value: Some(ns),
+                raw: ns as u64,
+                enabled_ns: 0,
+                running_ns: 0,
+            },
+        );
+    }
+    run
+}
+
+/// Runs whose kernel canaries lie 10% apart get a line that says so, and whose doing it is:
+/// the host's on one kernel, the host's or the kernels' between two; none when they agree.
+#[test]
+fn kernel_canaries_apart_are_said_before_the_environment() {
+    let (a, b) = pair();
+    let (a, b) = (with_kernel_canary(a, 165.0), with_kernel_canary(b, 215.0));
+    let cmp = compare(&a, &b);
+    // The line is wrapped: its words, one space apart.
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = flat(&report::compare::render(&cmp));
+    assert!(
+        text.contains("took 165 ns in A and 215 ns in B (B/A 1.303)"),
+        "{text}"
+    );
+    assert!(text.contains("between two kernels"), "{text}");
+    let doc = report::compare::document(&cmp);
+    let k = &doc["kernel_canaries"];
+    assert_eq!(
+        (k["a_ns"].as_f64(), k["b_ns"].as_f64()),
+        (Some(165.0), Some(215.0))
+    );
+    // process.fork got 2× slower while its own samples' canaries moved 1.3× the same way: marked
+    // † with a note; syscall.getppid, unchanged, is not.
+    let fork = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["experiment"] == "process.fork")
+        .unwrap();
+    assert_eq!(fork["kernel_canaries"]["b_ns"].as_f64(), Some(215.0));
+    assert!(
+        text.contains("† process.fork: its kernel canary moved the same way"),
+        "{text}"
+    );
+    assert!(!text.contains("† syscall.getppid"), "{text}");
+
+    let (a, mut b) = pair();
+    b.environment.kernel_release = a.environment.kernel_release.clone();
+    let (a, b) = (with_kernel_canary(a, 165.0), with_kernel_canary(b, 215.0));
+    let text = report::compare::render(&compare(&a, &b));
+    assert!(
+        text.contains("on the same kernel, that is the host's doing"),
+        "{text}"
+    );
+
+    let (a, b) = pair();
+    let (a, b) = (with_kernel_canary(a, 165.0), with_kernel_canary(b, 170.0));
+    let text = report::compare::render(&compare(&a, &b));
+    assert!(!text.contains("kernel canary"), "{text}");
+}
+
 #[test]
 fn compare_json_snapshot() {
     let (a, b) = pair();
@@ -137,6 +204,7 @@ const JSON: &str = r#"{
       "field": "kernel_release"
     }
   ],
+  "kernel_canaries": null,
   "metric": "time",
   "noise": 0.02,
   "noise_reason": null,
@@ -161,6 +229,7 @@ const JSON: &str = r#"{
       "b": 100.0,
       "experiment": "syscall.getppid",
       "highlight": false,
+      "kernel_canaries": null,
       "p_value": 1.0,
       "p_test": "mann_whitney",
       "detectable_change": 0.02511705685618737,
@@ -179,6 +248,7 @@ const JSON: &str = r#"{
       "b": 100000.0,
       "experiment": "process.fork",
       "highlight": true,
+      "kernel_canaries": null,
       "p_value": 1.3775088545298564e-14,
       "p_test": "mann_whitney",
       "detectable_change": 0.03026845637583908,
@@ -197,6 +267,7 @@ const JSON: &str = r#"{
       "b": 202.0,
       "experiment": "syscall.read",
       "highlight": false,
+      "kernel_canaries": null,
       "p_value": 1.3775088545298564e-14,
       "p_test": "mann_whitney",
       "detectable_change": 0.02051017005668543,

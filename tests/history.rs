@@ -171,6 +171,12 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
                 .is_some_and(|c| c > 0.0),
             "each run's canary: {point:#}"
         );
+        assert!(
+            point["host"]["kernel_canary_median_ns"]
+                .as_f64()
+                .is_some_and(|c| c > 0.0),
+            "each run's kernel canary: {point:#}"
+        );
         assert_eq!(
             point["median"],
             by_entry(run, "call")["median"],

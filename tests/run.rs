@@ -428,9 +428,17 @@ fn a_default_run_measures_each_configuration_in_several_processes() {
             assert!(lo <= median && median <= hi, "{c}");
         }
         assert!(num(&c["between_processes"], "between") >= 0.0);
-        // Every sample carries the host's readings: a canary, and on Linux the steal.
+        // Every sample carries the host's readings: a canary, a kernel canary on Unix, and on
+        // Linux the steal.
         let host = &c["host"];
         assert!(num(&host["canary_median_ns"], "canary") > 0.0, "{c}");
+        if cfg!(unix) {
+            assert!(
+                num(&host["kernel_canary_median_ns"], "null call") > 0.0,
+                "{c}"
+            );
+            assert!(num(&host["kernel_canary_spread"], "apart") >= 0.0, "{c}");
+        }
         assert_eq!(host["samples"], c["samples"], "{c}");
         if cfg!(target_os = "linux") {
             assert!(host["stolen_samples"].is_u64(), "{c}");

@@ -1,17 +1,22 @@
 //! What the host did during a configuration's timed samples, from the readings every sample
 //! carries (`model::host`): how much time the hypervisor stole and during how many samples,
-//! the canary's typical time and how often it ran slow, and how far the figure's median
-//! moves without the samples so flagged. Samples are flagged, never dropped: the shift says
+//! the canary's typical time and how often it ran slow, the kernel canary's typical time (a
+//! call into the kernel that does no work) and how far it moved between the processes, and
+//! how far the figure's median moves without the samples so flagged. Samples are flagged, never dropped: the shift says
 //! what dropping them would change. Pure: computed from stored samples.
 
 use serde::Serialize;
 
 use super::stats::median;
-use crate::model::host::{CANARY, STEAL};
-use crate::model::{ExperimentResult, Sample};
+use crate::model::host::{CANARY, KERNEL_CANARY, STEAL};
+use crate::model::{ExperimentResult, Run, Sample};
 
 /// A canary this many times its result's median or slower ran on a slow host.
 pub const SLOW_CANARY: f64 = 1.25;
+
+/// Processes whose kernel canaries lie this far apart (max/min − 1) or more ran while the host
+/// changed the cost of entering the kernel: on a quiet host they agree within a few percent.
+pub const KERNEL_SPREAD: f64 = 0.10;
 
 /// The host's figures over one configuration's samples (one result or several processes').
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,6 +35,13 @@ pub struct HostFigures {
     /// slow canary), relative, averaged over the processes; `None` when none is flagged or
     /// too few would remain.
     pub median_shift: Option<f64>,
+    /// The kernel canary's median time per call over the samples, in ns (`None`: not read,
+    /// as on Windows and in runs stored before oslab read it).
+    pub kernel_canary_median_ns: Option<f64>,
+    /// How far the processes' own kernel canary medians lie apart, max/min − 1 (`None` with
+    /// fewer than two processes that read it): a host that made entering the kernel dearer
+    /// for some processes than for others.
+    pub kernel_canary_spread: Option<f64>,
 }
 
 impl HostFigures {
@@ -39,10 +51,14 @@ impl HostFigures {
         self.slow_canaries + self.stolen_samples.unwrap_or(0)
     }
 
-    /// Whether the host did anything worth a note: time stolen, or slow canaries in more than
-    /// 2% of the samples.
+    /// Whether the host did anything worth a note: time stolen, slow canaries in more than
+    /// 2% of the samples, or processes whose kernel canaries lie [`KERNEL_SPREAD`] apart.
     pub fn notable(&self) -> bool {
-        self.steal_ns.is_some_and(|s| s > 0.0) || self.slow_canaries * 50 > self.samples
+        self.steal_ns.is_some_and(|s| s > 0.0)
+            || self.slow_canaries * 50 > self.samples
+            || self
+                .kernel_canary_spread
+                .is_some_and(|s| s >= KERNEL_SPREAD)
     }
 }
 
@@ -93,6 +109,7 @@ pub fn figures(processes: &[&[Sample]]) -> Option<HostFigures> {
         }
     }
     let canary_median_ns = median(&canaries)?;
+    let (kernel_canary_median_ns, kernel_canary_spread) = kernel_figures(processes);
     Some(HostFigures {
         samples: canaries.len(),
         canary_median_ns,
@@ -101,12 +118,93 @@ pub fn figures(processes: &[&[Sample]]) -> Option<HostFigures> {
         steal_ns: steal_read.then_some(steal_ns),
         median_shift: (!shifts.is_empty())
             .then(|| shifts.iter().sum::<f64>() / shifts.len() as f64),
+        kernel_canary_median_ns,
+        kernel_canary_spread,
     })
+}
+
+/// The kernel canary's median over every sample of `processes`, and the spread of the
+/// processes' own medians.
+fn kernel_figures(processes: &[&[Sample]]) -> (Option<f64>, Option<f64>) {
+    let read = |s: &Sample| s.counters.get(KERNEL_CANARY).and_then(|v| v.value);
+    let mut all = Vec::new();
+    let mut own_medians = Vec::new();
+    for samples in processes {
+        let own: Vec<f64> = samples.iter().filter_map(read).collect();
+        if let Some(m) = median(&own) {
+            own_medians.push(m);
+        }
+        all.extend(own);
+    }
+    let spread = (own_medians.len() >= 2)
+        .then(|| {
+            let lo = own_medians.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = own_medians.iter().copied().fold(0.0, f64::max);
+            (lo > 0.0).then(|| hi / lo - 1.0)
+        })
+        .flatten();
+    (median(&all), spread)
 }
 
 /// The figures of one result.
 pub fn of_result(result: &ExperimentResult) -> Option<HostFigures> {
     figures(&[&result.samples])
+}
+
+/// The kernel canary of `results`: the median over every sample of theirs that read it, in
+/// ns per call (`None`: none did).
+pub fn kernel_canary_of<'a>(
+    results: impl IntoIterator<Item = &'a ExperimentResult>,
+) -> Option<f64> {
+    let calls: Vec<f64> = results
+        .into_iter()
+        .flat_map(|r| &r.samples)
+        .filter_map(|s| s.counters.get(KERNEL_CANARY).and_then(|v| v.value))
+        .collect();
+    median(&calls)
+}
+
+/// Two runs' kernel canaries, A's and B's, when both read one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KernelCanaries {
+    pub a_ns: f64,
+    pub b_ns: f64,
+}
+
+impl KernelCanaries {
+    /// Over two whole runs.
+    pub fn of(a: &Run, b: &Run) -> Option<KernelCanaries> {
+        Some(KernelCanaries {
+            a_ns: kernel_canary_of(&a.results)?,
+            b_ns: kernel_canary_of(&b.results)?,
+        })
+    }
+
+    /// Over one configuration's results in each run.
+    pub fn of_results(a: &[&ExperimentResult], b: &[&ExperimentResult]) -> Option<KernelCanaries> {
+        Some(KernelCanaries {
+            a_ns: kernel_canary_of(a.iter().copied())?,
+            b_ns: kernel_canary_of(b.iter().copied())?,
+        })
+    }
+
+    /// Whether they lie [`KERNEL_SPREAD`] apart or more in the direction of `ratio` (B/A of a
+    /// figure): the figure moved the way the cost of entering the kernel did.
+    pub fn moved_with(&self, ratio: f64) -> bool {
+        self.differ() && (ratio > 1.0) == (self.ratio() > 1.0)
+    }
+
+    /// B's against A's.
+    pub fn ratio(&self) -> f64 {
+        self.b_ns / self.a_ns
+    }
+
+    /// Whether they lie [`KERNEL_SPREAD`] apart or more.
+    pub fn differ(&self) -> bool {
+        self.a_ns > 0.0
+            && self.b_ns > 0.0
+            && self.b_ns.max(self.a_ns) / self.b_ns.min(self.a_ns) - 1.0 >= KERNEL_SPREAD
+    }
 }
 
 #[cfg(test)]
@@ -168,5 +266,31 @@ mod tests {
         assert_eq!(of_result(&unread).unwrap().stolen_samples, None);
         let old = ExperimentResult::from_values("x.y", &[], &[10.0, 11.0], 10);
         assert_eq!(of_result(&old), None);
+        assert_eq!(of_result(&quiet).unwrap().kernel_canary_median_ns, None);
+    }
+
+    /// A process's samples with their kernel canaries (ns per call).
+    fn with_kernel(calls: &[f64]) -> ExperimentResult {
+        let mut r = result(&vec![(10.0, 5000.0, Some(0.0)); calls.len()]);
+        for (s, &call) in r.samples.iter_mut().zip(calls) {
+            s.counters.insert(KERNEL_CANARY.into(), value(call));
+        }
+        r
+    }
+
+    #[test]
+    fn processes_whose_kernel_canaries_lie_apart_are_notable() {
+        let fast = with_kernel(&[164.0, 165.0, 163.0]);
+        let slow = with_kernel(&[218.0, 220.0, 216.0]);
+        let also_fast = with_kernel(&[166.0, 164.0, 165.0]);
+        let f = figures(&[&fast.samples, &slow.samples, &also_fast.samples]).unwrap();
+        assert_eq!(f.kernel_canary_median_ns, Some(165.0));
+        let spread = f.kernel_canary_spread.unwrap();
+        assert!((spread - (218.0 / 164.0 - 1.0)).abs() < 1e-12, "{spread}");
+        assert!(f.notable());
+        let agreeing = figures(&[&fast.samples, &also_fast.samples]).unwrap();
+        assert!(agreeing.kernel_canary_spread.unwrap() < KERNEL_SPREAD);
+        assert!(!agreeing.notable());
+        assert_eq!(of_result(&fast).unwrap().kernel_canary_spread, None);
     }
 }

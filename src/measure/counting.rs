@@ -46,18 +46,24 @@ impl Counting {
         }
     }
 
-    /// After the timed window, in the reverse order, and the host's readings last.
+    /// After the timed window, in the reverse order. The host's readings come apart
+    /// ([`Counting::read_host`]), once the sample's rusage is read too.
     pub fn after(&mut self) -> Readings {
         let perf = self.perf.read_after();
         let reclaim = self.reclaim.as_mut().map(ReclaimStats::read);
         Readings {
             perf,
             reclaim,
-            host: self
-                .host
-                .as_mut()
-                .map(HostWatch::after_sample)
-                .unwrap_or_default(),
+            host: BTreeMap::new(),
+        }
+    }
+
+    /// The host's readings after a sample (`super::host`), into its `after` readings: last,
+    /// outside every window of the sample (its time, counters and rusage), since the kernel
+    /// canary enters the kernel and the steal is read from a file.
+    pub fn read_host(&mut self, after: &mut Readings) {
+        if let Some(host) = self.host.as_mut() {
+            after.host = host.after_sample();
         }
     }
 

@@ -293,10 +293,11 @@ fn measured(
     let children0 = rusage::reaped_children();
     let c0 = counters.before();
     let (ops, elapsed_ns, timings) = timed()?;
-    let c1 = counters.after();
+    let mut c1 = counters.after();
     let children1 = rusage::reaped_children();
     let ru1 = own();
     let partner1 = partner_rusage();
+    counters.read_host(&mut c1);
 
     let timed_ns = elapsed_ns - timer_overhead_ns * f64::from(timings);
     let ns_per_op = timed_ns / ops as f64 - subtract_ns;

@@ -89,6 +89,23 @@ pub fn sync_all() {
     };
 }
 
+/// A round trip into the kernel that does no work: getppid(2) on Unix, which every kernel
+/// answers from the calling task. The host's kernel canary (`measure::host`) times a few.
+/// `None` on Windows, where oslab has not chosen one yet.
+pub fn null_call() -> Option<fn()> {
+    #[cfg(unix)]
+    {
+        Some(|| {
+            // SAFETY: getppid(2) takes no arguments and cannot fail.
+            std::hint::black_box(unsafe { libc::getppid() });
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Sync, sleep `first`, sync, sleep `second`: the "sync and let it settle" with which
 /// UnixBench's `Run` starts every pass and fstime each of its tests, so that what came before
 /// is written back before what is measured next.

@@ -26,6 +26,7 @@ pub fn render(cmp: &RunComparison) -> String {
             .map_or(String::new(), |why| format!(" ({why})"))
     );
     out.push_str(&emulation_warning(cmp));
+    out.push_str(&super::compare_host::kernel_canary_line(cmp));
     out.push('\n');
     out.push_str(&diff_section("Environment", &cmp.environment_diff));
     out.push('\n');
@@ -78,7 +79,7 @@ pub(crate) fn os_title(name: &str) -> String {
 }
 
 /// The last column of a row: `!!` for a change of 1.5× or more, `≠` for an experiment the two
-/// systems perform differently.
+/// systems perform differently, `†` for a change the kernel canary made too.
 fn marks(pair: &Pair) -> String {
     let big = pair.comparison.as_ref().is_some_and(|c| c.highlight);
     let differs = pair.implementations.as_ref().is_some_and(|i| i.differs);
@@ -88,6 +89,9 @@ fn marks(pair: &Pair) -> String {
     }
     if differs {
         marks.push("≠");
+    }
+    if super::compare_host::moved_with_host(pair).is_some() {
+        marks.push("†");
     }
     match pair.partial {
         (true, true) => marks.push("A, B failed (partial)"),
@@ -204,6 +208,7 @@ fn footnotes(cmp: &RunComparison) -> String {
         .any(|c| c.p.is_none());
     out.push('\n');
     out.push_str(&implementation_notes(cmp));
+    out.push_str(&super::compare_host::notes(cmp));
     if ratio_only {
         out.push_str(
             "p –: the metric was counted once over untimed batches, with no per-sample spread; \
@@ -416,6 +421,7 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "detectable_change": c.and_then(|c| c.detectable).and_then(finite),
                 "verdict": c.map(|c| c.verdict),
                 "highlight": c.is_some_and(|c| c.highlight),
+                "kernel_canaries": pair.kernel_canaries,
             });
             if let Some(label) = &pair.label {
                 doc["label"] = json!(label);
@@ -452,6 +458,7 @@ pub fn document(cmp: &RunComparison) -> Value {
         "systems": cmp.systems,
         "environment_diff": cmp.environment_diff,
         "settings_diff": cmp.settings_diff,
+        "kernel_canaries": cmp.kernel_canaries,
         "results": results,
         "only_in_a": only("a"),
         "only_in_b": only("b"),

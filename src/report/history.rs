@@ -141,8 +141,9 @@ pub fn render(h: &History) -> String {
     let mut out = format!(
         "{}: {} run(s), oldest first; time per {per}, pooled median and rerun 95% interval; \
          × previous: the median against the run before; canary: a fixed loop timed after every \
-         sample, whose move is the CPU's speed, and the time the hypervisor stole during the \
-         samples; changed: the machine's description and the run's settings since the run \
+         sample, whose move is the CPU's speed; null call: a call into the kernel that does no \
+         work, timed after every sample, whose move is the cost of entering the kernel; stolen: \
+         the time the hypervisor stole during the samples; changed: the machine's description and the run's settings since the run \
          before\n\n",
         config_name(&h.experiment, h.label.as_deref(), &h.params),
         h.points.len()
@@ -156,6 +157,7 @@ pub fn render(h: &History) -> String {
         ("rerun 95%", Align::Right),
         ("× previous", Align::Right),
         ("canary", Align::Right),
+        ("null call", Align::Right),
         ("stolen", Align::Right),
         ("processes", Align::Right),
         ("status", Align::Left),
@@ -183,6 +185,10 @@ pub fn render(h: &History) -> String {
             p.host
                 .as_ref()
                 .map_or("–".into(), |h| time_ns(h.canary_median_ns)),
+            p.host
+                .as_ref()
+                .and_then(|h| h.kernel_canary_median_ns)
+                .map_or("–".into(), time_ns),
             p.host
                 .as_ref()
                 .and_then(|h| h.steal_ns)

@@ -1,5 +1,5 @@
 //! What the host did during a run, as `show` and the report say it: one line for the whole
-//! run (stolen time, the canary) and a table of the configurations it touched
+//! run (stolen time, the canaries) and a table of the configurations it touched
 //! (`analysis::host`).
 
 use crate::analysis::host::{HostFigures, SLOW_CANARY};
@@ -40,16 +40,29 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
         ),
         None => format!("stolen time is not read here ({samples} samples)"),
     };
+    let calls: Vec<f64> = figures
+        .iter()
+        .filter_map(|(_, h)| h.kernel_canary_median_ns)
+        .collect();
+    let kernel = match crate::analysis::median(&calls) {
+        Some(call) => format!(
+            "; a call into the kernel that does no work (the kernel canary, timed after every \
+             sample too) took {} typically",
+            time_ns(call)
+        ),
+        None => String::new(),
+    };
     Some(format!(
         "{steal}; the canary (a fixed loop timed after every sample, {} typically) ran {:.0}% \
-         slow or more after {slow} of them",
+         slow or more after {slow} of them{kernel}",
         time_ns(canary),
         (SLOW_CANARY - 1.0) * 100.0
     ))
 }
 
 /// The text `show` prints: the run's line, and a table of the configurations during which
-/// the host stole time or the canary ran slow after more than 2% of the samples.
+/// the host stole time, the canary ran slow after more than 2% of the samples, or the
+/// processes' kernel canaries lay 10% apart or more.
 pub fn section(pooled: &[Pooled]) -> String {
     let figures = of_run(pooled);
     let Some(summary) = summary(&figures) else {
@@ -72,6 +85,8 @@ pub fn section(pooled: &[Pooled]) -> String {
         ("canary", Align::Right),
         ("slow canaries", Align::Right),
         ("median without those", Align::Right),
+        ("null call", Align::Right),
+        ("apart", Align::Right),
     ]);
     for (p, h) in notable {
         table.row(vec![
@@ -83,6 +98,9 @@ pub fn section(pooled: &[Pooled]) -> String {
             h.slow_canaries.to_string(),
             h.median_shift
                 .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
+            h.kernel_canary_median_ns.map_or("–".into(), time_ns),
+            h.kernel_canary_spread
+                .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
         ]);
     }
     out.push('\n');

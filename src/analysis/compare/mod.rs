@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::host::KernelCanaries;
 use super::processes::ratio_between_runs;
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
@@ -93,6 +94,8 @@ pub struct Pair {
     pub comparison: Option<Comparison>,
     /// When the runs are of two operating systems: how each performs the experiment.
     pub implementations: Option<Implementations>,
+    /// The kernel canaries of this configuration's samples in each run, when both read one.
+    pub kernel_canaries: Option<KernelCanaries>,
 }
 
 /// How each side's system performs one experiment, from its cells (`model::equivalence`):
@@ -141,6 +144,9 @@ pub struct RunComparison {
     pub systems: Option<Systems>,
     pub environment_diff: Vec<FieldDiff>,
     pub settings_diff: Vec<FieldDiff>,
+    /// The two runs' kernel canaries (`analysis::host`), when both read one: a host that made
+    /// entering the kernel dearer during one run moves every kernel-bound figure of it.
+    pub kernel_canaries: Option<KernelCanaries>,
     pub pairs: Vec<Pair>,
     pub unpaired: Vec<Unpaired>,
 }
@@ -239,6 +245,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64, cell: CellOf)
         systems,
         environment_diff: environment_diff(a, b),
         settings_diff: settings_diff(a, b),
+        kernel_canaries: KernelCanaries::of(a, b),
         pairs,
         unpaired,
     }
@@ -297,6 +304,7 @@ fn pair(
         partial: (partial(ra), partial(rb)),
         comparison,
         implementations: None,
+        kernel_canaries: KernelCanaries::of_results(ra, rb),
     }
 }
 

@@ -1,11 +1,11 @@
-//! The host: for each run, what its hypervisor stole and how its canary ran, as a timeline —
-//! each worker process's typical canary at the time it ran, the processes during which time
-//! was stolen said in their tooltips and the table — and the configurations it touched
-//! (`analysis::host`, `report::host`).
+//! The host: for each run, what its hypervisor stole and how its canaries ran, as timelines —
+//! each worker process's typical canary and kernel canary at the time it ran, the processes
+//! during which time was stolen said in their tooltips and the table — and the configurations
+//! it touched (`analysis::host`, `report::host`).
 
 use std::fmt::Write as _;
 
-use crate::analysis::host::of_result;
+use crate::analysis::host::{HostFigures, of_result};
 use crate::model::Run;
 use crate::report::charts::{self, Point, Unit, XAxis, esc};
 use crate::report::format::{steal_text, time_ns};
@@ -27,19 +27,21 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
             run.id,
             esc(&capitalised(&line))
         );
-        body.push_str(&timeline(&format!("host-{i}"), run));
+        body.push_str(&timeline(&format!("host-{i}"), run, &CPU));
+        body.push_str(&timeline(&format!("host-kernel-{i}"), run, &KERNEL));
         let notable: Vec<_> = figures.iter().filter(|(_, h)| h.notable()).collect();
         if !notable.is_empty() {
             body.push_str(
                 "<table><thead><tr><th>configuration</th><th>samples</th><th>stolen</th>\
                  <th>in samples</th><th>canary</th><th>slow canaries</th>\
-                 <th>median without those</th></tr></thead><tbody>",
+                 <th>median without those</th><th>null call</th><th>apart</th></tr></thead>\
+                 <tbody>",
             );
             for (p, h) in notable {
                 let _ = write!(
                     body,
                     "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                     <td>{}</td></tr>",
+                     <td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&label(&p.result)),
                     h.samples,
                     h.steal_ns.map_or("–".into(), steal_text),
@@ -48,6 +50,9 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
                     h.slow_canaries,
                     h.median_shift
                         .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
+                    h.kernel_canary_median_ns.map_or("–".into(), time_ns),
+                    h.kernel_canary_spread
+                        .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
                 );
             }
             body.push_str("</tbody></table>");
@@ -63,8 +68,12 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          reads the time the hypervisor stole from the worker's CPU (/proc/stat, in ticks of \
          10 ms). A canary slower than usual means the CPU itself ran slower then (other \
          tenants, a frequency change); samples taken then are flagged, never dropped: the \
-         table says how far each median would move without them. The timeline shows each \
-         worker process's typical canary when it ran.</p>\n{body}</section>\n"
+         table says how far each median would move without them. It also times a kernel \
+         canary — a call into the kernel that does no work (getppid) —, whose time moves with \
+         the cost of entering the kernel, which a host can change while the CPU canary stays \
+         put: processes whose kernel canaries lie 10% apart or more are in the table. The \
+         timelines show each worker process's typical canaries when it ran.</p>\n{body}\
+         </section>\n"
     )
 }
 
@@ -75,8 +84,24 @@ fn capitalised(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Each worker process's canary median against the seconds since the run began.
-fn timeline(id: &str, run: &Run) -> String {
+/// One of the canaries a timeline follows: its name and its typical time in a result.
+struct Canary {
+    name: &'static str,
+    typical: fn(&HostFigures) -> Option<f64>,
+}
+
+const CPU: Canary = Canary {
+    name: "canary",
+    typical: |h| Some(h.canary_median_ns),
+};
+
+const KERNEL: Canary = Canary {
+    name: "kernel canary (a null call)",
+    typical: |h| h.kernel_canary_median_ns,
+};
+
+/// Each worker process's median of `canary` against the seconds since the run began.
+fn timeline(id: &str, run: &Run, canary: &Canary) -> String {
     let start = run
         .results
         .iter()
@@ -87,18 +112,20 @@ fn timeline(id: &str, run: &Run) -> String {
         .iter()
         .filter_map(|r| {
             let h = of_result(r)?;
+            let y = (canary.typical)(&h)?;
             let stolen = match h.steal_ns {
                 Some(ns) if ns > 0.0 => format!("; {} stolen", steal_text(ns)),
                 _ => String::new(),
             };
             Some(Point {
                 x: r.started_at - start + r.duration_s / 2.0,
-                y: h.canary_median_ns,
+                y,
                 whisker: None,
                 title: format!(
-                    "{}: canary {}, slow after {} of {} samples{stolen}",
+                    "{}: {} {}; the canary slow after {} of {} samples{stolen}",
                     label(r),
-                    time_ns(h.canary_median_ns),
+                    canary.name,
+                    time_ns(y),
                     h.slow_canaries,
                     h.samples
                 ),
@@ -113,8 +140,8 @@ fn timeline(id: &str, run: &Run) -> String {
     charts::curve(
         id,
         &format!(
-            "run {}: the canary's typical time against the run's time",
-            run.id
+            "run {}: the {}'s typical time against the run's time",
+            run.id, canary.name
         ),
         &sorted,
         &[],

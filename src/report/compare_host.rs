@@ -1,0 +1,78 @@
+//! What `oslab compare` says of the host's kernel canary (`analysis::host`): a line when the
+//! two runs' canaries lie apart, and a mark and a note on each change that the canary of the
+//! configuration's own samples made as well. A host that makes entering the kernel dearer for
+//! a while moves every figure that enters the kernel; a change that moved with it is the
+//! host's until reruns say otherwise.
+
+use super::compare::config_name;
+use super::format::{time_ns, wrap};
+use crate::analysis::compare::{Pair, RunComparison, Verdict};
+use crate::analysis::host::KernelCanaries;
+
+/// Whether the two sides ran on one kernel (and one system).
+fn same_kernel(cmp: &RunComparison) -> bool {
+    !cmp.environment_diff
+        .iter()
+        .any(|d| d.field == "kernel_release" || d.field == "os")
+}
+
+/// Whose doing a move of the canary is.
+fn whose(cmp: &RunComparison) -> &'static str {
+    if same_kernel(cmp) {
+        "on the same kernel, that is the host's doing (a hypervisor or another tenant)"
+    } else {
+        "between two kernels, that is the host's doing or the kernels' own entry paths: rerun \
+         each side to tell"
+    }
+}
+
+/// One line when the runs' kernel canaries (a call into the kernel that does no work, timed
+/// after every sample) lie 10% apart or more: every figure that enters the kernel may have
+/// moved as much without the experiment changing.
+pub(super) fn kernel_canary_line(cmp: &RunComparison) -> String {
+    let Some(k) = cmp.kernel_canaries.filter(|k| k.differ()) else {
+        return String::new();
+    };
+    let line = format!(
+        "The kernel canary differs: a call into the kernel that does no work took {} in A and \
+         {} in B (B/A {:.3}); {}, and every figure that enters the kernel may have moved as \
+         much for that reason alone",
+        time_ns(k.a_ns),
+        time_ns(k.b_ns),
+        k.ratio(),
+        whose(cmp)
+    );
+    wrap(&line, 96, "", "  ") + "\n"
+}
+
+/// The configuration's kernel canaries, when its verdict is a change (faster or slower) and
+/// its own samples' canaries moved 10% or more the same way.
+pub(super) fn moved_with_host(pair: &Pair) -> Option<KernelCanaries> {
+    let c = pair.comparison.as_ref()?;
+    let changed = matches!(c.verdict, Verdict::Faster | Verdict::Slower);
+    pair.kernel_canaries
+        .filter(|k| changed && k.moved_with(c.ratio))
+}
+
+/// A note for each change marked `†`.
+pub(super) fn notes(cmp: &RunComparison) -> String {
+    let mut out = String::new();
+    for pair in &cmp.pairs {
+        let Some(k) = moved_with_host(pair) else {
+            continue;
+        };
+        let name = config_name(&pair.experiment, pair.label.as_deref(), &pair.params);
+        let note = format!(
+            "† {name}: its kernel canary moved the same way, a call into the kernel that does \
+             no work taking {} in A's samples and {} in B's (B/A {:.3}); {}: rerun both before \
+             reading the change as the system's (docs/measurement.md §5).",
+            time_ns(k.a_ns),
+            time_ns(k.b_ns),
+            k.ratio(),
+            whose(cmp)
+        );
+        out.push_str(&wrap(&note, 96, "", "  "));
+        out.push('\n');
+    }
+    out
+}
