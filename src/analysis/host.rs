@@ -2,8 +2,9 @@
 //! carries (`model::host`): how much time the hypervisor stole and during how many samples,
 //! the canary's typical time and how often it ran slow, the kernel canary's typical time (a
 //! call into the kernel that does no work) and how far it moved between the processes, and
-//! how far the figure's median moves without the samples so flagged. Samples are flagged, never dropped: the shift says
-//! what dropping them would change. Pure: computed from stored samples.
+//! how far the figure's median moves without the samples so flagged. Samples are flagged,
+//! never dropped: the shift says what dropping them would change. Pure: computed from stored
+//! samples.
 
 use serde::Serialize;
 

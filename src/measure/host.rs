@@ -6,9 +6,9 @@
 //! (`platform::null_call`) — whose time moves with the cost of entering the kernel, which a
 //! host can change while the CPU canary stays put (measured on an AMD EPYC VM, 2026-12-06: a
 //! null system call went from about 165 to 215 ns and back from one second to the next, 44.8%
-//! over three minutes, while the CPU canary moved 0.9%). All go into the sample's counters under
-//! `model::host`'s names (not counters of the worker: `analysis::host` reads them, no counter
-//! table shows them).
+//! over three minutes, while the CPU canary moved 0.9%). All go into the sample's counters
+//! under `model::host`'s names (not counters of the worker: `analysis::host` reads them, no
+//! counter table shows them).
 
 use std::collections::BTreeMap;
 

@@ -21,8 +21,7 @@ fn whose(cmp: &RunComparison) -> &'static str {
     if same_kernel(cmp) {
         "on the same kernel, that is the host's doing (a hypervisor or another tenant)"
     } else {
-        "between two kernels, that is the host's doing or the kernels' own entry paths: rerun \
-         each side to tell"
+        "between two kernels, that is the host's doing or the kernels' own entry paths"
     }
 }
 

@@ -143,8 +143,8 @@ pub fn render(h: &History) -> String {
          × previous: the median against the run before; canary: a fixed loop timed after every \
          sample, whose move is the CPU's speed; null call: a call into the kernel that does no \
          work, timed after every sample, whose move is the cost of entering the kernel; stolen: \
-         the time the hypervisor stole during the samples; changed: the machine's description and the run's settings since the run \
-         before\n\n",
+         the time the hypervisor stole during the samples; changed: the machine's description \
+         and the run's settings since the run before\n\n",
         config_name(&h.experiment, h.label.as_deref(), &h.params),
         h.points.len()
     );
