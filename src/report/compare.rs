@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::format::{Align, Table, per_op, time_ns};
+use super::names::config_name;
 use crate::analysis::compare::{Comparison, FieldDiff, Metric, Pair, RunComparison, Test, Verdict};
 
 /// The comparison as text: what is compared, the environment and settings that differ (so the
@@ -100,22 +101,6 @@ fn marks(pair: &Pair) -> String {
         (false, false) => {}
     }
     marks.join(" ")
-}
-
-/// `experiment (label) k=v …`: how a configuration is named in the tables.
-pub(super) fn config_name(
-    experiment: &str,
-    label: Option<&str>,
-    params: &std::collections::BTreeMap<String, String>,
-) -> String {
-    let mut name = experiment.to_string();
-    if let Some(label) = label {
-        name.push_str(&format!(" ({label})"));
-    }
-    for (k, v) in params {
-        name.push_str(&format!(" {k}={v}"));
-    }
-    name
 }
 
 /// One row per configuration measured in both runs: A, B, B/A, its CI, p, the verdict.

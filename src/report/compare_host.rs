@@ -4,8 +4,8 @@
 //! a while moves every figure that enters the kernel; a change that moved with it is the
 //! host's until reruns say otherwise.
 
-use super::compare::config_name;
 use super::format::{time_ns, wrap};
+use super::names::config_name;
 use crate::analysis::compare::{Pair, RunComparison, Verdict};
 use crate::analysis::host::KernelCanaries;
 

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::analysis::compare::{FieldDiff, environment_diff, settings_diff};
 use crate::analysis::host::HostFigures;
 use crate::model::{ExperimentResult, Run};
-use crate::report::compare::config_name;
 use crate::report::format::{Align, Table, rerun_cell, steal_text, time_ns};
+use crate::report::names::config_name;
 use crate::report::pool::pool;
 
 /// One stored run's figure of the configuration.

@@ -78,3 +78,19 @@ pub fn status_text(r: &ExperimentResult) -> String {
 pub fn is_partial(r: &ExperimentResult) -> bool {
     r.status == Status::Failed && !r.samples.is_empty()
 }
+
+/// `experiment (label) k=v …`: how a configuration is named in the tables.
+pub(crate) fn config_name(
+    experiment: &str,
+    label: Option<&str>,
+    params: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let mut name = experiment.to_string();
+    if let Some(label) = label {
+        name.push_str(&format!(" ({label})"));
+    }
+    for (k, v) in params {
+        name.push_str(&format!(" {k}={v}"));
+    }
+    name
+}

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 
 use super::CSS;
 use crate::report::charts::{self, Point, Unit, XAxis, esc};
-use crate::report::compare::config_name;
 use crate::report::format::{time_ns, utc};
 use crate::report::history::{History, changed_cell};
+use crate::report::names::config_name;
 
 /// The page for `h`.
 pub fn page(h: &History) -> String {
