@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::stats::median;
+use super::stats::{median, spread_ratio};
 use crate::model::host::{CANARY, KERNEL_CANARY, STEAL};
 use crate::model::{ExperimentResult, Run, Sample};
 
@@ -127,24 +127,21 @@ pub fn figures(processes: &[&[Sample]]) -> Option<HostFigures> {
 /// The kernel canary's median over every sample of `processes`, and the spread of the
 /// processes' own medians.
 fn kernel_figures(processes: &[&[Sample]]) -> (Option<f64>, Option<f64>) {
-    let read = |s: &Sample| s.counters.get(KERNEL_CANARY).and_then(|v| v.value);
     let mut all = Vec::new();
     let mut own_medians = Vec::new();
     for samples in processes {
-        let own: Vec<f64> = samples.iter().filter_map(read).collect();
+        let own: Vec<f64> = samples.iter().filter_map(kernel_call).collect();
         if let Some(m) = median(&own) {
             own_medians.push(m);
         }
         all.extend(own);
     }
-    let spread = (own_medians.len() >= 2)
-        .then(|| {
-            let lo = own_medians.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = own_medians.iter().copied().fold(0.0, f64::max);
-            (lo > 0.0).then(|| hi / lo - 1.0)
-        })
-        .flatten();
-    (median(&all), spread)
+    (median(&all), spread_ratio(&own_medians))
+}
+
+/// One sample's kernel canary, ns per call, if it read one.
+fn kernel_call(s: &Sample) -> Option<f64> {
+    s.counters.get(KERNEL_CANARY)?.value
 }
 
 /// The figures of one result.
@@ -160,7 +157,7 @@ pub fn kernel_canary_of<'a>(
     let calls: Vec<f64> = results
         .into_iter()
         .flat_map(|r| &r.samples)
-        .filter_map(|s| s.counters.get(KERNEL_CANARY).and_then(|v| v.value))
+        .filter_map(kernel_call)
         .collect();
     median(&calls)
 }
@@ -202,9 +199,7 @@ impl KernelCanaries {
 
     /// Whether they lie [`KERNEL_SPREAD`] apart or more.
     pub fn differ(&self) -> bool {
-        self.a_ns > 0.0
-            && self.b_ns > 0.0
-            && self.b_ns.max(self.a_ns) / self.b_ns.min(self.a_ns) - 1.0 >= KERNEL_SPREAD
+        spread_ratio(&[self.a_ns, self.b_ns]).is_some_and(|s| s >= KERNEL_SPREAD)
     }
 }
 

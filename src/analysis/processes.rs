@@ -35,7 +35,7 @@
 //! those runs' medians floors the interval ([`between_runs`]).
 
 use super::bootstrap::median_ci;
-use super::stats::{median, summarize};
+use super::stats::{median, spread_ratio, summarize};
 
 /// How far the first process must be above every other, relatively, to count as cold.
 const FIRST_RUN_MIN: f64 = 0.02;
@@ -222,9 +222,7 @@ pub const UNSTABLE_FACTOR: f64 = 2.0;
 /// Whether the process medians differ by more than [`UNSTABLE_FACTOR`]: the configuration is
 /// then reported with its processes' medians, as unstable here, rather than an interval.
 pub fn unstable(medians: &[f64]) -> bool {
-    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    medians.len() >= 2 && lo > 0.0 && hi / lo > UNSTABLE_FACTOR
+    spread_ratio(medians).is_some_and(|s| s + 1.0 > UNSTABLE_FACTOR)
 }
 
 /// An interval's low end `lo` around `center`: a positive figure (a time, a count) cannot have

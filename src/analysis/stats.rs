@@ -103,6 +103,14 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     Some(median_in_place(&mut buf))
 }
 
+/// How far the largest of `values` lies above the smallest, as a ratio less one (0.10: 10%
+/// apart); `None` with fewer than two values or a smallest one not above zero.
+pub fn spread_ratio(values: &[f64]) -> Option<f64> {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (values.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0)
+}
+
 /// The median of `xs`, reordering `xs` as scratch space; NaN for an empty slice.
 ///
 /// This is the bootstrap's inner loop, so it selects instead of sorting: one
@@ -198,6 +206,13 @@ mod tests {
         assert!(close(s.p5, 1.2, 1e-12));
         assert!(close(s.p95, 80.8, 1e-12));
         assert!(close(s.cv, 43.617656975128774 / 22.0, 1e-12));
+    }
+
+    #[test]
+    fn spread_ratio_is_the_largest_over_the_smallest_less_one() {
+        assert_eq!(spread_ratio(&[200.0, 100.0, 150.0]), Some(1.0));
+        assert_eq!(spread_ratio(&[100.0]), None);
+        assert_eq!(spread_ratio(&[0.0, 100.0]), None);
     }
 
     #[test]
