@@ -438,6 +438,16 @@ fn a_default_run_measures_each_configuration_in_several_processes() {
                 "{c}"
             );
             assert!(num(&host["kernel_canary_spread"], "apart") >= 0.0, "{c}");
+            // The kernel phases: the fast level is the low decile of the readings, so it
+            // lies at or below their median; a slow sample is one of those read.
+            let phase = &host["kernel_phase"];
+            let fast = num(&phase["fast_ns"], "fast level");
+            assert!(fast > 0.0 && fast <= num(&host["kernel_canary_median_ns"], "call"));
+            let read = phase["samples"].as_u64().expect("kernel_phase.samples");
+            assert!(
+                phase["slow_samples"].as_u64().is_some_and(|n| n <= read),
+                "{c}"
+            );
         }
         assert_eq!(host["samples"], c["samples"], "{c}");
         if cfg!(target_os = "linux") {

@@ -1,16 +1,22 @@
 //! What the host did during a configuration's timed samples, from the readings every sample
 //! carries (`model::host`): how much time the hypervisor stole and during how many samples,
 //! the canary's typical time and how often it ran slow, the kernel canary's typical time (a
-//! call into the kernel that does no work) and how far it moved between the processes, and
-//! how far the figure's median moves without the samples so flagged. Samples are flagged,
+//! call into the kernel that does no work), how far it moved between the processes and which
+//! samples it says were taken in a slow kernel phase (`phase`), and how far the figure's
+//! median moves without the samples so flagged. Samples are flagged,
 //! never dropped: the shift says what dropping them would change. Pure: computed from stored
 //! samples.
 
 use serde::Serialize;
 
+mod phase;
+
+pub use phase::{KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT};
+
 use super::stats::{median, spread_ratio};
-use crate::model::host::{CANARY, KERNEL_CANARY, STEAL};
+use crate::model::host::{CANARY, STEAL};
 use crate::model::{ExperimentResult, Run, Sample};
+use phase::kernel_call;
 
 /// A canary this many times its result's median or slower ran on a slow host.
 pub const SLOW_CANARY: f64 = 1.25;
@@ -43,6 +49,9 @@ pub struct HostFigures {
     /// fewer than two processes that read it): a host that made entering the kernel dearer
     /// for some processes than for others.
     pub kernel_canary_spread: Option<f64>,
+    /// The samples taken while the host made entering the kernel dearer (`phase`), and how far
+    /// the median moves without them (`None`: no sample read a kernel canary).
+    pub kernel_phase: Option<KernelPhase>,
 }
 
 impl HostFigures {
@@ -53,13 +62,14 @@ impl HostFigures {
     }
 
     /// Whether the host did anything worth a note: time stolen, slow canaries in more than
-    /// 2% of the samples, or processes whose kernel canaries lie [`KERNEL_SPREAD`] apart.
+    /// 2% of the samples, or a median that moves 2% or more without the samples taken in a
+    /// slow kernel phase ([`KernelPhase::moves_figure`]). Processes whose kernel canaries lie
+    /// [`KERNEL_SPREAD`] apart are not enough: a steady host's did in runs whose figures
+    /// agreed within 1%.
     pub fn notable(&self) -> bool {
         self.steal_ns.is_some_and(|s| s > 0.0)
             || self.slow_canaries * 50 > self.samples
-            || self
-                .kernel_canary_spread
-                .is_some_and(|s| s >= KERNEL_SPREAD)
+            || self.kernel_phase.is_some_and(|k| k.moves_figure())
     }
 }
 
@@ -121,6 +131,7 @@ pub fn figures(processes: &[&[Sample]]) -> Option<HostFigures> {
             .then(|| shifts.iter().sum::<f64>() / shifts.len() as f64),
         kernel_canary_median_ns,
         kernel_canary_spread,
+        kernel_phase: phase::of(processes),
     })
 }
 
@@ -137,11 +148,6 @@ fn kernel_figures(processes: &[&[Sample]]) -> (Option<f64>, Option<f64>) {
         all.extend(own);
     }
     (median(&all), spread_ratio(&own_medians))
-}
-
-/// One sample's kernel canary, ns per call, if it read one.
-fn kernel_call(s: &Sample) -> Option<f64> {
-    s.counters.get(KERNEL_CANARY)?.value
 }
 
 /// The figures of one result.
@@ -207,6 +213,7 @@ impl KernelCanaries {
 mod tests {
     use super::*;
     use crate::model::CounterValue;
+    use crate::model::host::KERNEL_CANARY;
 
     fn value(v: f64) -> CounterValue {
         CounterValue {
@@ -265,9 +272,9 @@ mod tests {
         assert_eq!(of_result(&quiet).unwrap().kernel_canary_median_ns, None);
     }
 
-    /// A process's samples with their kernel canaries (ns per call).
-    fn with_kernel(calls: &[f64]) -> ExperimentResult {
-        let mut r = result(&vec![(10.0, 5000.0, Some(0.0)); calls.len()]);
+    /// A process's samples, each figure 10 with its kernel canary (ns per call), or `figure`.
+    fn with_kernel(calls: &[f64], figure: f64) -> ExperimentResult {
+        let mut r = result(&vec![(figure, 5000.0, Some(0.0)); calls.len()]);
         for (s, &call) in r.samples.iter_mut().zip(calls) {
             s.counters.insert(KERNEL_CANARY.into(), value(call));
         }
@@ -275,15 +282,21 @@ mod tests {
     }
 
     #[test]
-    fn processes_whose_kernel_canaries_lie_apart_are_notable() {
-        let fast = with_kernel(&[164.0, 165.0, 163.0]);
-        let slow = with_kernel(&[218.0, 220.0, 216.0]);
-        let also_fast = with_kernel(&[166.0, 164.0, 165.0]);
+    fn a_median_moved_by_a_slow_kernel_phase_is_notable() {
+        let fast = with_kernel(&[164.0, 165.0, 163.0], 10.0);
+        let slow = with_kernel(&[218.0, 220.0, 216.0], 10.0);
+        let also_fast = with_kernel(&[166.0, 164.0, 165.0], 10.0);
         let f = figures(&[&fast.samples, &slow.samples, &also_fast.samples]).unwrap();
         assert_eq!(f.kernel_canary_median_ns, Some(165.0));
         let spread = f.kernel_canary_spread.unwrap();
         assert!((spread - (218.0 / 164.0 - 1.0)).abs() < 1e-12, "{spread}");
-        assert!(f.notable());
+        // Apart, and three samples in a slow phase, but the figure did not move.
+        assert_eq!(f.kernel_phase.unwrap().slow_samples, 3);
+        assert!(!f.notable());
+        let slower = with_kernel(&[218.0, 220.0, 216.0], 13.0);
+        let s = &slower.samples;
+        let moved = figures(&[&fast.samples, &also_fast.samples, s, s, s]).unwrap();
+        assert!(moved.notable());
         let agreeing = figures(&[&fast.samples, &also_fast.samples]).unwrap();
         assert!(agreeing.kernel_canary_spread.unwrap() < KERNEL_SPREAD);
         assert!(!agreeing.notable());

@@ -2,7 +2,7 @@
 //! run (stolen time, the canaries) and a table of the configurations it touched
 //! (`analysis::host`).
 
-use crate::analysis::host::{HostFigures, SLOW_CANARY};
+use crate::analysis::host::{HostFigures, KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT, SLOW_CANARY};
 use crate::report::format::{Align, Table, steal_text, time_ns};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
@@ -44,11 +44,18 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
         .iter()
         .filter_map(|(_, h)| h.kernel_canary_median_ns)
         .collect();
+    let phases: Vec<KernelPhase> = figures.iter().filter_map(|(_, h)| h.kernel_phase).collect();
+    let moved = phases.iter().filter(|k| k.moves_figure()).count();
     let kernel = match crate::analysis::median(&calls) {
         Some(call) => format!(
             "; a call into the kernel that does no work (the kernel canary, timed after every \
-             sample too) took {} typically",
-            time_ns(call)
+             sample too) took {} typically, and {moved} of {} configurations' medians would move \
+             {:.0}% or more without their samples taken in a slow kernel phase (a kernel canary \
+             {:.0}% or more above its configuration's fast level)",
+            time_ns(call),
+            phases.len(),
+            NOTABLE_SHIFT * 100.0,
+            (KERNEL_SLOW - 1.0) * 100.0
         ),
         None => String::new(),
     };
@@ -61,8 +68,8 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
 }
 
 /// The text `show` prints: the run's line, and a table of the configurations during which
-/// the host stole time, the canary ran slow after more than 2% of the samples, or the
-/// processes' kernel canaries lay 10% apart or more.
+/// the host stole time, the canary ran slow after more than 2% of the samples, or the median
+/// would move 2% or more without the samples taken in a slow kernel phase.
 pub fn section(pooled: &[Pooled]) -> String {
     let figures = of_run(pooled);
     let Some(summary) = summary(&figures) else {
@@ -87,6 +94,8 @@ pub fn section(pooled: &[Pooled]) -> String {
         ("median without those", Align::Right),
         ("null call", Align::Right),
         ("apart", Align::Right),
+        ("slow phase", Align::Right),
+        ("median without", Align::Right),
     ]);
     for (p, h) in notable {
         table.row(vec![
@@ -101,6 +110,11 @@ pub fn section(pooled: &[Pooled]) -> String {
             h.kernel_canary_median_ns.map_or("–".into(), time_ns),
             h.kernel_canary_spread
                 .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
+            h.kernel_phase
+                .map_or("–".into(), |k| k.slow_samples.to_string()),
+            h.kernel_phase
+                .and_then(|k| k.median_shift)
+                .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
         ]);
     }
     out.push('\n');

@@ -34,14 +34,15 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
             body.push_str(
                 "<table><thead><tr><th>configuration</th><th>samples</th><th>stolen</th>\
                  <th>in samples</th><th>canary</th><th>slow canaries</th>\
-                 <th>median without those</th><th>null call</th><th>apart</th></tr></thead>\
+                 <th>median without those</th><th>null call</th><th>apart</th>\
+                 <th>slow phase</th><th>median without</th></tr></thead>\
                  <tbody>",
             );
             for (p, h) in notable {
                 let _ = write!(
                     body,
                     "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                     <td>{}</td><td>{}</td><td>{}</td></tr>",
+                     <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&label(&p.result)),
                     h.samples,
                     h.steal_ns.map_or("–".into(), steal_text),
@@ -53,6 +54,11 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
                     h.kernel_canary_median_ns.map_or("–".into(), time_ns),
                     h.kernel_canary_spread
                         .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
+                    h.kernel_phase
+                        .map_or("–".into(), |k| k.slow_samples.to_string()),
+                    h.kernel_phase
+                        .and_then(|k| k.median_shift)
+                        .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
                 );
             }
             body.push_str("</tbody></table>");
@@ -71,8 +77,10 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          table says how far each median would move without them. It also times a kernel \
          canary — a call into the kernel that does no work (getppid) —, whose time moves with \
          the cost of entering the kernel, which a host can change while the CPU canary stays \
-         put: processes whose kernel canaries lie 10% apart or more are in the table. The \
-         timelines show each worker process's typical canaries when it ran.</p>\n{body}\
+         put: a sample whose kernel canary took 20% or more above its configuration's fast \
+         level (the low decile of its readings) was taken in a slow kernel phase, and a \
+         configuration whose median would move 2% or more without such samples is in the \
+         table. The timelines show each worker process's typical canaries when it ran.</p>\n{body}\
          </section>\n"
     )
 }
