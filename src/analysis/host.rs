@@ -173,6 +173,18 @@ pub fn kernel_canary_of<'a>(
 pub struct KernelCanaries {
     pub a_ns: f64,
     pub b_ns: f64,
+    /// Over one configuration's results: how far each side's median moves without its
+    /// samples taken in a slow kernel phase ([`KernelPhase::median_shift`]); `None` over whole
+    /// runs, and for a side with none such or too few others.
+    pub a_steady_shift: Option<f64>,
+    pub b_steady_shift: Option<f64>,
+}
+
+/// How far the median of `results` (one configuration's processes) moves without the samples
+/// taken in a slow kernel phase.
+fn steady_shift(results: &[&ExperimentResult]) -> Option<f64> {
+    let processes: Vec<&[Sample]> = results.iter().map(|r| r.samples.as_slice()).collect();
+    phase::of(&processes)?.median_shift
 }
 
 impl KernelCanaries {
@@ -181,6 +193,8 @@ impl KernelCanaries {
         Some(KernelCanaries {
             a_ns: kernel_canary_of(&a.results)?,
             b_ns: kernel_canary_of(&b.results)?,
+            a_steady_shift: None,
+            b_steady_shift: None,
         })
     }
 
@@ -189,7 +203,20 @@ impl KernelCanaries {
         Some(KernelCanaries {
             a_ns: kernel_canary_of(a.iter().copied())?,
             b_ns: kernel_canary_of(b.iter().copied())?,
+            a_steady_shift: steady_shift(a),
+            b_steady_shift: steady_shift(b),
         })
+    }
+
+    /// B/A of a figure measured at `ratio`, each side's median moved by its steady shift: what
+    /// the ratio would be without the samples either side took in a slow kernel phase (`None`
+    /// when neither side has a shift).
+    pub fn steady_ratio(&self, ratio: f64) -> Option<f64> {
+        if self.a_steady_shift.is_none() && self.b_steady_shift.is_none() {
+            return None;
+        }
+        let moved = |shift: Option<f64>| 1.0 + shift.unwrap_or(0.0);
+        Some(ratio * moved(self.b_steady_shift) / moved(self.a_steady_shift))
     }
 
     /// Whether they lie [`KERNEL_SPREAD`] apart or more in the direction of `ratio` (B/A of a
@@ -301,5 +328,22 @@ mod tests {
         assert!(agreeing.kernel_canary_spread.unwrap() < KERNEL_SPREAD);
         assert!(!agreeing.notable());
         assert_eq!(of_result(&fast).unwrap().kernel_canary_spread, None);
+    }
+
+    #[test]
+    fn a_ratio_without_the_slow_phase_moves_each_side_by_its_own_shift() {
+        let fast = with_kernel(&[164.0, 165.0, 163.0], 10.0);
+        let slow = with_kernel(&[218.0, 220.0, 216.0], 13.0);
+        let a = [&fast, &fast, &fast];
+        let b = [&fast, &fast, &slow, &slow, &slow];
+        let k = KernelCanaries::of_results(&a, &b).unwrap();
+        // A was steady throughout; B's median (13) is 10 without its slow-phase samples.
+        assert_eq!(k.a_steady_shift, None);
+        let shift = k.b_steady_shift.unwrap();
+        assert!((shift - (10.0 / 13.0 - 1.0)).abs() < 1e-12, "{shift}");
+        let steady = k.steady_ratio(1.3).unwrap();
+        assert!((steady - 1.0).abs() < 1e-12, "{steady}");
+        let steady_both = KernelCanaries::of_results(&a, &a).unwrap();
+        assert_eq!(steady_both.steady_ratio(1.0), None);
     }
 }

@@ -61,10 +61,21 @@ pub(super) fn notes(cmp: &RunComparison) -> String {
             continue;
         };
         let name = config_name(&pair.experiment, pair.label.as_deref(), &pair.params);
+        let steady = pair
+            .comparison
+            .as_ref()
+            .and_then(|c| k.steady_ratio(c.ratio))
+            .map(|r| {
+                format!(
+                    "; without the samples either run took in a slow kernel phase its B/A would \
+                     be {r:.3}"
+                )
+            })
+            .unwrap_or_default();
         let note = format!(
             "† {name}: its kernel canary moved the same way, a call into the kernel that does \
-             no work taking {} in A's samples and {} in B's (B/A {:.3}); {}: rerun both before \
-             reading the change as the system's (docs/measurement.md §5).",
+             no work taking {} in A's samples and {} in B's (B/A {:.3}){steady}; {}: rerun both \
+             before reading the change as the system's (docs/measurement.md §5).",
             time_ns(k.a_ns),
             time_ns(k.b_ns),
             k.ratio(),
