@@ -2,7 +2,7 @@
 //!
 //! On a VM the cost of entering the kernel can switch between levels for seconds at a time,
 //! with the CPU's own speed unchanged (docs/measurement.md §5: on the AMD EPYC VM a null call
-//! took about 170 ns or about 260 ns, and every kernel-bound figure moved with it). The kernel
+//! took about 170 ns or about 250 ns, and every kernel-bound figure moved with it). The kernel
 //! canary timed after every sample tells the two apart: its fast level in a configuration is
 //! the low decile of its readings over all the configuration's processes, and a sample whose
 //! canary took [`KERNEL_SLOW`] times that or longer was taken in a slow phase. Such samples
@@ -17,8 +17,9 @@ use crate::model::Sample;
 use crate::model::host::KERNEL_CANARY;
 
 /// A kernel canary this many times its configuration's fast level or slower was read in a
-/// slow phase. Fast readings on the AMD EPYC VM lay within 1.2 × their low decile, slow ones
-/// 1.3–1.7 × it.
+/// slow phase. On the AMD EPYC VM a steady process's null calls took 170–195 ns with a tail
+/// to about 230, a slow phase's 215–290 ns, over a fast level of about 170: the bound parts
+/// most of them, and the steady tail above it moves no median (docs/measurement.md §5).
 pub const KERNEL_SLOW: f64 = 1.2;
 
 /// The percentile of a configuration's kernel canaries that stands for its fast level.
