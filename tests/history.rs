@@ -177,6 +177,16 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
                 .is_some_and(|c| c > 0.0),
             "each run's kernel canary: {point:#}"
         );
+        // Its kernel phases: a fast level, and slow samples among those read.
+        let phase = &point["host"]["kernel_phase"];
+        assert!(
+            phase["fast_ns"].as_f64().is_some_and(|f| f > 0.0),
+            "{point:#}"
+        );
+        assert!(
+            phase["slow_samples"].as_u64() <= phase["samples"].as_u64(),
+            "{point:#}"
+        );
         assert_eq!(
             point["median"],
             by_entry(run, "call")["median"],
@@ -216,6 +226,7 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
             .starts_with("syscall.getppid entry=call: 4 run(s), oldest first"),
         "{text}"
     );
+    assert!(text.stdout.contains("without slow phases"), "{text}");
     // The page: a chart with a point per run, each run's id on the axis, the table.
     let html = std::fs::read_to_string(&page).expect("the history page");
     assert!(html.contains("data-chart=\"history\""), "the chart");

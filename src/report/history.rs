@@ -142,7 +142,9 @@ pub fn render(h: &History) -> String {
         "{}: {} run(s), oldest first; time per {per}, pooled median and rerun 95% interval; \
          × previous: the median against the run before; canary: a fixed loop timed after every \
          sample, whose move is the CPU's speed; null call: a call into the kernel that does no \
-         work, timed after every sample, whose move is the cost of entering the kernel; stolen: \
+         work, timed after every sample, whose move is the cost of entering the kernel; without \
+         slow phases: the median without the samples taken while the host made entering the \
+         kernel dearer (a null call 1.2× its configuration's fast level or slower); stolen: \
          the time the hypervisor stole during the samples; changed: the machine's description \
          and the run's settings since the run before\n\n",
         config_name(&h.experiment, h.label.as_deref(), &h.params),
@@ -158,6 +160,7 @@ pub fn render(h: &History) -> String {
         ("× previous", Align::Right),
         ("canary", Align::Right),
         ("null call", Align::Right),
+        ("without slow phases", Align::Right),
         ("stolen", Align::Right),
         ("processes", Align::Right),
         ("status", Align::Left),
@@ -189,6 +192,7 @@ pub fn render(h: &History) -> String {
                 .as_ref()
                 .and_then(|h| h.kernel_canary_median_ns)
                 .map_or("–".into(), time_ns),
+            steady_cell(p),
             p.host
                 .as_ref()
                 .and_then(|h| h.steal_ns)
@@ -203,6 +207,20 @@ pub fn render(h: &History) -> String {
     }
     out.push_str(&table.render(0));
     out
+}
+
+/// The median without the samples taken in a slow kernel phase (`analysis::host::phase`);
+/// "–" when none was, or too few others remain.
+fn steady_cell(p: &Point) -> String {
+    let shift = p
+        .host
+        .as_ref()
+        .and_then(|h| h.kernel_phase)
+        .and_then(|k| k.median_shift);
+    match (p.median, shift) {
+        (Some(m), Some(s)) => time_ns(m * (1.0 + s)),
+        _ => "–".into(),
+    }
 }
 
 /// The history as one JSON document (docs/json.md, "history").
