@@ -3,9 +3,8 @@
 //! the canary's typical time and how often it ran slow, the kernel canary's typical time (a
 //! call into the kernel that does no work), how far it moved between the processes and which
 //! samples it says were taken in a slow kernel phase (`phase`), and how far the figure's
-//! median moves without the samples so flagged. Samples are flagged,
-//! never dropped: the shift says what dropping them would change. Pure: computed from stored
-//! samples.
+//! median moves without the samples so flagged. Samples are flagged, never dropped: the shift
+//! says what dropping them would change. Pure: computed from stored samples.
 
 use serde::Serialize;
 

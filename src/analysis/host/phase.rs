@@ -46,11 +46,6 @@ pub struct KernelPhase {
 }
 
 impl KernelPhase {
-    /// The share of the samples taken in a slow phase.
-    pub fn slow_share(&self) -> f64 {
-        self.slow_samples as f64 / self.samples.max(1) as f64
-    }
-
     /// Whether the median moves [`NOTABLE_SHIFT`] or more without the slow phase's samples. A
     /// steady host's own tail lies above the bound too (a tenth of the samples or so on the
     /// AMD EPYC VM) but moves no median.
@@ -151,7 +146,7 @@ mod tests {
         let phase = of(&[&a, &a]).unwrap();
         assert_eq!(phase.slow_samples, 0);
         assert_eq!(phase.median_shift, None);
-        assert_eq!(phase.slow_share(), 0.0);
+        assert!(!phase.moves_figure());
     }
 
     #[test]
