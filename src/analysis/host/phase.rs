@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 
+use crate::analysis::processes::unstable;
 use crate::analysis::stats::{median, percentile};
 use crate::model::Sample;
 use crate::model::host::KERNEL_CANARY;
@@ -41,7 +42,7 @@ pub struct KernelPhase {
     /// Of them, those whose canary took [`KERNEL_SLOW`] times the fast level or longer.
     pub slow_samples: usize,
     /// How far the median over the samples moves without the slow ones, relative (`None`
-    /// when none is slow, or fewer than five would remain).
+    /// when none is slow, fewer than five would remain, or the processes' medians differ 2×).
     pub median_shift: Option<f64>,
 }
 
@@ -57,6 +58,18 @@ impl KernelPhase {
 /// One sample's kernel canary, ns per call, if it read one.
 pub(super) fn kernel_call(s: &Sample) -> Option<f64> {
     s.counters.get(KERNEL_CANARY)?.value
+}
+
+/// Whether the processes' own medians differ by more than the unstable bound
+/// (`processes::UNSTABLE_FACTOR`, 2×): more than a kernel phase moves a figure (1.2–1.5× here),
+/// so they differ for reasons of their own (fs.create's directory grows from one process to
+/// the next), and a median without the slow phase's samples would credit the host with those.
+fn processes_unstable(processes: &[&[Sample]]) -> bool {
+    let medians: Vec<f64> = processes
+        .iter()
+        .filter_map(|p| median(&p.iter().map(|s| s.ns_per_op).collect::<Vec<_>>()))
+        .collect();
+    unstable(&medians)
 }
 
 /// The kernel phases of `processes` (each the samples of one of a configuration's
@@ -82,7 +95,12 @@ pub fn of(processes: &[&[Sample]]) -> Option<KernelPhase> {
         .collect();
     let slow_samples = all.len() - steady.len();
     let median_shift = match (median(&all), median(&steady)) {
-        (Some(a), Some(s)) if slow_samples > 0 && steady.len() >= FEWEST_STEADY && a > 0.0 => {
+        (Some(a), Some(s))
+            if slow_samples > 0
+                && steady.len() >= FEWEST_STEADY
+                && a > 0.0
+                && !processes_unstable(processes) =>
+        {
             Some(s / a - 1.0)
         }
         _ => None,
@@ -162,5 +180,15 @@ mod tests {
         assert_eq!((phase.slow_samples, phase.median_shift), (16, None));
         let none = ExperimentResult::from_values("x.y", &[], &[1.0, 2.0], 10).samples;
         assert_eq!(of(&[&none]), None);
+    }
+
+    #[test]
+    fn processes_2x_apart_for_their_own_reasons_get_no_shift() {
+        // A process 3x slower than the others, its null calls in the slow phase too: the
+        // slow phase is told, but the median's move is not the host's to claim.
+        let fast = process(&[(100.0, 170.0); 10]);
+        let grown = process(&[(300.0, 260.0); 10]);
+        let phase = of(&[&fast, &grown, &grown]).unwrap();
+        assert_eq!((phase.slow_samples, phase.median_shift), (20, None));
     }
 }

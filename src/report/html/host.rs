@@ -80,7 +80,9 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          put: a sample whose kernel canary took 20% or more above its configuration's fast \
          level (the low decile of its readings) was taken in a slow kernel phase, and a \
          configuration whose median would move 2% or more without such samples is in the \
-         table. The timelines show each worker process's typical canaries when it ran.</p>\n{body}\
+         table (none whose processes differ 2×: more than a phase moved those). A slow null \
+         call after a sample that leaves the kernel busy (an fsync's writeback) may be the \
+         experiment's own wake rather than the host's. The timelines show each worker process's typical canaries when it ran.</p>\n{body}\
          </section>\n"
     )
 }
