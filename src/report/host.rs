@@ -67,6 +67,40 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
     ))
 }
 
+/// The columns of a configuration's host figures after its name, in `show`'s table and the
+/// HTML report's.
+pub const COLUMNS: [(&str, Align); 10] = [
+    ("samples", Align::Right),
+    ("stolen", Align::Right),
+    ("in samples", Align::Right),
+    ("canary", Align::Right),
+    ("slow canaries", Align::Right),
+    ("median without those", Align::Right),
+    ("null call", Align::Right),
+    ("apart", Align::Right),
+    ("slow phase", Align::Right),
+    ("median without", Align::Right),
+];
+
+/// One configuration's host figures as text, under [`COLUMNS`].
+pub fn cells(h: &HostFigures) -> Vec<String> {
+    let shift = |s: Option<f64>| s.map_or("–".into(), |s| format!("{:+.1}%", s * 100.0));
+    vec![
+        h.samples.to_string(),
+        h.steal_ns.map_or("–".into(), steal_text),
+        h.stolen_samples.map_or("–".into(), |n| n.to_string()),
+        time_ns(h.canary_median_ns),
+        h.slow_canaries.to_string(),
+        shift(h.median_shift),
+        h.kernel_canary_median_ns.map_or("–".into(), time_ns),
+        h.kernel_canary_spread
+            .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
+        h.kernel_phase
+            .map_or("–".into(), |k| k.slow_samples.to_string()),
+        shift(h.kernel_phase.and_then(|k| k.median_shift)),
+    ]
+}
+
 /// The text `show` prints: the run's line, and a table of the configurations during which
 /// the host stole time, the canary ran slow after more than 2% of the samples, or the median
 /// would move 2% or more without the samples taken in a slow kernel phase.
@@ -84,38 +118,13 @@ pub fn section(pooled: &[Pooled]) -> String {
     if notable.is_empty() {
         return out;
     }
-    let mut table = Table::new(&[
-        ("experiment", Align::Left),
-        ("samples", Align::Right),
-        ("stolen", Align::Right),
-        ("in samples", Align::Right),
-        ("canary", Align::Right),
-        ("slow canaries", Align::Right),
-        ("median without those", Align::Right),
-        ("null call", Align::Right),
-        ("apart", Align::Right),
-        ("slow phase", Align::Right),
-        ("median without", Align::Right),
-    ]);
+    let mut columns = vec![("experiment", Align::Left)];
+    columns.extend_from_slice(&COLUMNS);
+    let mut table = Table::new(&columns);
     for (p, h) in notable {
-        table.row(vec![
-            label(&p.result),
-            h.samples.to_string(),
-            h.steal_ns.map_or("–".into(), steal_text),
-            h.stolen_samples.map_or("–".into(), |n| n.to_string()),
-            time_ns(h.canary_median_ns),
-            h.slow_canaries.to_string(),
-            h.median_shift
-                .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
-            h.kernel_canary_median_ns.map_or("–".into(), time_ns),
-            h.kernel_canary_spread
-                .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
-            h.kernel_phase
-                .map_or("–".into(), |k| k.slow_samples.to_string()),
-            h.kernel_phase
-                .and_then(|k| k.median_shift)
-                .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
-        ]);
+        let mut row = vec![label(&p.result)];
+        row.extend(cells(h));
+        table.row(row);
     }
     out.push('\n');
     out.push_str(&table.render(2));

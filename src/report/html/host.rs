@@ -9,7 +9,7 @@ use crate::analysis::host::{HostFigures, of_result};
 use crate::model::Run;
 use crate::report::charts::{self, Point, Unit, XAxis, esc};
 use crate::report::format::{steal_text, time_ns};
-use crate::report::host::{of_run, summary};
+use crate::report::host::{COLUMNS, cells, of_run, summary};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
 
@@ -31,35 +31,17 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
         body.push_str(&timeline(&format!("host-kernel-{i}"), run, &KERNEL));
         let notable: Vec<_> = figures.iter().filter(|(_, h)| h.notable()).collect();
         if !notable.is_empty() {
-            body.push_str(
-                "<table><thead><tr><th>configuration</th><th>samples</th><th>stolen</th>\
-                 <th>in samples</th><th>canary</th><th>slow canaries</th>\
-                 <th>median without those</th><th>null call</th><th>apart</th>\
-                 <th>slow phase</th><th>median without</th></tr></thead>\
-                 <tbody>",
-            );
+            body.push_str("<table><thead><tr><th>configuration</th>");
+            for (name, _) in COLUMNS {
+                let _ = write!(body, "<th>{}</th>", esc(name));
+            }
+            body.push_str("</tr></thead><tbody>");
             for (p, h) in notable {
-                let _ = write!(
-                    body,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-                     <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&label(&p.result)),
-                    h.samples,
-                    h.steal_ns.map_or("–".into(), steal_text),
-                    h.stolen_samples.map_or("–".into(), |n| n.to_string()),
-                    time_ns(h.canary_median_ns),
-                    h.slow_canaries,
-                    h.median_shift
-                        .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
-                    h.kernel_canary_median_ns.map_or("–".into(), time_ns),
-                    h.kernel_canary_spread
-                        .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
-                    h.kernel_phase
-                        .map_or("–".into(), |k| k.slow_samples.to_string()),
-                    h.kernel_phase
-                        .and_then(|k| k.median_shift)
-                        .map_or("–".into(), |s| format!("{:+.1}%", s * 100.0)),
-                );
+                let _ = write!(body, "<tr><td>{}</td>", esc(&label(&p.result)));
+                for cell in cells(h) {
+                    let _ = write!(body, "<td>{}</td>", esc(&cell));
+                }
+                body.push_str("</tr>");
             }
             body.push_str("</tbody></table>");
         }
@@ -82,7 +64,8 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          configuration whose median would move 2% or more without such samples is in the \
          table (none whose processes differ 2×: more than a phase moved those). A slow null \
          call after a sample that leaves the kernel busy (an fsync's writeback) may be the \
-         experiment's own wake rather than the host's. The timelines show each worker process's typical canaries when it ran.</p>\n{body}\
+         experiment's own wake rather than the host's. The timelines show each worker \
+         process's typical canaries when it ran.</p>\n{body}\
          </section>\n"
     )
 }
