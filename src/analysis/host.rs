@@ -13,9 +13,8 @@ mod phase;
 pub use phase::{KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT};
 
 use super::stats::{median, spread_ratio};
-use crate::model::host::{CANARY, STEAL};
+use crate::model::host::{CANARY, KERNEL_CANARY, STEAL};
 use crate::model::{ExperimentResult, Run, Sample};
-use phase::kernel_call;
 
 /// A canary this many times its result's median or slower ran on a slow host.
 pub const SLOW_CANARY: f64 = 1.25;
@@ -149,6 +148,11 @@ fn kernel_figures(processes: &[&[Sample]]) -> (Option<f64>, Option<f64>) {
     (median(&all), spread_ratio(&own_medians))
 }
 
+/// One sample's kernel canary, ns per call, if it read one.
+fn kernel_call(s: &Sample) -> Option<f64> {
+    s.counters.get(KERNEL_CANARY)?.value
+}
+
 /// The figures of one result.
 pub fn of_result(result: &ExperimentResult) -> Option<HostFigures> {
     figures(&[&result.samples])
@@ -239,7 +243,6 @@ impl KernelCanaries {
 mod tests {
     use super::*;
     use crate::model::CounterValue;
-    use crate::model::host::KERNEL_CANARY;
 
     fn value(v: f64) -> CounterValue {
         CounterValue {

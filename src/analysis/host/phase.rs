@@ -12,10 +12,10 @@
 
 use serde::Serialize;
 
+use super::kernel_call;
 use crate::analysis::processes::unstable;
 use crate::analysis::stats::{median, percentile};
 use crate::model::Sample;
-use crate::model::host::KERNEL_CANARY;
 
 /// A kernel canary this many times its configuration's fast level or slower was read in a
 /// slow phase. On the AMD EPYC VM a steady process's null calls took 170–195 ns with a tail
@@ -53,11 +53,6 @@ impl KernelPhase {
     pub fn moves_figure(&self) -> bool {
         self.median_shift.is_some_and(|s| s.abs() >= NOTABLE_SHIFT)
     }
-}
-
-/// One sample's kernel canary, ns per call, if it read one.
-pub(super) fn kernel_call(s: &Sample) -> Option<f64> {
-    s.counters.get(KERNEL_CANARY)?.value
 }
 
 /// Whether the processes' own medians differ by more than the unstable bound
@@ -116,6 +111,7 @@ pub fn of(processes: &[&[Sample]]) -> Option<KernelPhase> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::host::KERNEL_CANARY;
     use crate::model::{CounterValue, ExperimentResult};
 
     /// A process of samples (figure, kernel canary).
