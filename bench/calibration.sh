@@ -328,28 +328,33 @@ if common:
     kdrift = [median([c[k] / median([cc[k] for cc in calls]) for k in common]) - 1 for c in calls]
     print("kernel canary's drift (the same, of the null call timed after every sample): "
           + ", ".join(f"run {i + 1} {d*100:+.1f}%" for i, d in enumerate(kdrift)))
-# The runs' medians without the samples taken in a slow kernel phase (host.kernel_phase, the
-# kernel canary 1.2x its configuration's fast level or more): how far apart the runs would
-# sit if those samples were set aside. oslab flags them and keeps them; this says what
-# setting them aside would buy, scored on windows it was not tuned on.
-def steady_medians(doc):
+# The runs' medians with and without the samples taken in a slow kernel phase
+# (host.kernel_phase: the kernel canary 1.2x its configuration's fast level or more). Where
+# they came in phases (left_out) oslab's median already leaves them out, and the one with them
+# is the median moved back by median_shift; where they stay in (scattered), the one without
+# is the median moved by it. Says how far apart the runs sit either way.
+def phase_medians(doc):
     out = {}
     for r in doc.get("configurations", []):
         phase = (r.get("host") or {}).get("kernel_phase")
         if r.get("median") and phase:
-            out[r["experiment"] + json.dumps(r["params"], sort_keys=True)] = (
-                r["median"], r["median"] * (1 + (phase.get("median_shift") or 0.0)))
+            moved = 1 + (phase.get("median_shift") or 0.0)
+            m = r["median"]
+            key = r["experiment"] + json.dumps(r["params"], sort_keys=True)
+            out[key] = (m / moved, m, True) if phase.get("left_out") else (m, m * moved, False)
     return out
-steadies = [steady_medians(d) for d in docs]
-common = [k for k in steadies[0] if all(k in s for s in steadies)]
+phased = [phase_medians(d) for d in docs]
+common = [k for k in phased[0] if all(k in s for s in phased)]
 if common:
     def spreads(j):
-        return sorted((max(s[k][j] for s in steadies) / min(s[k][j] for s in steadies) - 1, k)
+        return sorted((max(s[k][j] for s in phased) / min(s[k][j] for s in phased) - 1, k)
                       for k in common)
     raw, kept = spreads(0), spreads(1)
-    print(f"without the samples of slow kernel phases: spread between runs {median([s for s, _ in kept])*100:.1f}% "
-          f"(as measured {median([s for s, _ in raw])*100:.1f}%) over {len(common)} configurations; "
-          f"worst {kept[-1][0]*100:.1f}% ({kept[-1][1]})")
+    left = sum(s[k][2] for s in phased for k in common)
+    print(f"slow kernel phases: left out in {left} of {len(common) * len(phased)} configuration runs; "
+          f"spread between runs without their samples {median([s for s, _ in kept])*100:.1f}% "
+          f"(with them {median([s for s, _ in raw])*100:.1f}%) over {len(common)} configurations; "
+          f"worst without {kept[-1][0]*100:.1f}% ({kept[-1][1]})")
 DRIFT = 0.01
 steady = [i for i, d in enumerate(drift) if abs(d) < DRIFT]
 if len(steady) < len(runs) and len(steady) >= 2:

@@ -20,7 +20,13 @@ use serde_json::Value;
 /// `compare_runs` as `oslab compare` calls it by default: times, the default noise band, the
 /// experiments' cells.
 fn compare(a: &Run, b: &Run) -> RunComparison {
-    compare_runs(a, b, &Metric::Time, DEFAULT_NOISE, oslab::experiment::cell)
+    compare_runs(
+        a,
+        b,
+        &Metric::Time,
+        DEFAULT_NOISE,
+        oslab::experiment::DECLARED,
+    )
 }
 
 fn run(id: i64, tag: &str, kernel: &str, results: Vec<ExperimentResult>) -> Run {

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 mod phase;
 
-pub use phase::{KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT};
+#[cfg(test)]
+pub(crate) use phase::tests::with_slow as phased_samples;
+pub use phase::{KERNEL_SLOW, KernelPhase, KernelWork, NOTABLE_SHIFT, leave_out};
 
 use super::stats::{median, spread_ratio};
 use crate::model::host::{CANARY, KERNEL_CANARY, STEAL};
@@ -183,11 +185,12 @@ pub struct KernelCanaries {
     pub b_steady_shift: Option<f64>,
 }
 
-/// How far the median of `results` (one configuration's processes) moves without the samples
-/// taken in a slow kernel phase.
-fn steady_shift(results: &[&ExperimentResult]) -> Option<f64> {
+/// How far the median of `results` (one configuration's processes) would move without the
+/// samples taken in a slow kernel phase, where its figures keep them (`None` where they leave
+/// them out already: `KernelPhase::left_out`).
+fn steady_shift(results: &[&ExperimentResult], left_out: bool) -> Option<f64> {
     let processes: Vec<&[Sample]> = results.iter().map(|r| r.samples.as_slice()).collect();
-    phase::of(&processes)?.median_shift
+    phase::of(&processes)?.median_shift.filter(|_| !left_out)
 }
 
 impl KernelCanaries {
@@ -201,13 +204,18 @@ impl KernelCanaries {
         })
     }
 
-    /// Over one configuration's results in each run.
-    pub fn of_results(a: &[&ExperimentResult], b: &[&ExperimentResult]) -> Option<KernelCanaries> {
+    /// Over one configuration's results in each run; `left_out`: whether each side's figures
+    /// leave out the samples of its slow kernel phases already (`leave_out`).
+    pub fn of_results(
+        a: &[&ExperimentResult],
+        b: &[&ExperimentResult],
+        left_out: (bool, bool),
+    ) -> Option<KernelCanaries> {
         Some(KernelCanaries {
             a_ns: kernel_canary_of(a.iter().copied())?,
             b_ns: kernel_canary_of(b.iter().copied())?,
-            a_steady_shift: steady_shift(a),
-            b_steady_shift: steady_shift(b),
+            a_steady_shift: steady_shift(a, left_out.0),
+            b_steady_shift: steady_shift(b, left_out.1),
         })
     }
 
@@ -338,14 +346,14 @@ mod tests {
         let slow = with_kernel(&[218.0, 220.0, 216.0], 13.0);
         let a = [&fast, &fast, &fast];
         let b = [&fast, &fast, &slow, &slow, &slow];
-        let k = KernelCanaries::of_results(&a, &b).unwrap();
+        let k = KernelCanaries::of_results(&a, &b, (false, false)).unwrap();
         // A was steady throughout; B's median (13) is 10 without its slow-phase samples.
         assert_eq!(k.a_steady_shift, None);
         let shift = k.b_steady_shift.unwrap();
         assert!((shift - (10.0 / 13.0 - 1.0)).abs() < 1e-12, "{shift}");
         let steady = k.steady_ratio(1.3).unwrap();
         assert!((steady - 1.0).abs() < 1e-12, "{steady}");
-        let steady_both = KernelCanaries::of_results(&a, &a).unwrap();
+        let steady_both = KernelCanaries::of_results(&a, &a, (false, false)).unwrap();
         assert_eq!(steady_both.steady_ratio(1.0), None);
     }
 }

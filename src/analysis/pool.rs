@@ -11,7 +11,7 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::cpus::{CpuEffect, adjust_for_each_other, cpu_effect};
-use crate::analysis::host::HostFigures;
+use crate::analysis::host::{HostFigures, KernelWork, leave_out};
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
@@ -19,7 +19,7 @@ use crate::analysis::reruns::MachineFloor;
 use crate::analysis::result::{CI_RESAMPLES, CI_SEED, ResultFigures, figures, sum_probes};
 use crate::analysis::validate::{self, Expectation};
 use crate::model::pairs::DUET_FACT;
-use crate::model::{ExperimentResult, Fact, Status};
+use crate::model::{ExperimentResult, Fact, Sample, Status};
 
 /// What a configuration's counters must show, given its result (experiment and parameters):
 /// `None` for an experiment the caller does not know, whose checks then stay as stored.
@@ -56,6 +56,9 @@ pub struct Pooled {
     /// The machine's rerun spread over the run's configurations (`analysis::reruns`), where
     /// this configuration has too few earlier runs of its own to floor its interval.
     pub machine: Option<MachineFloor>,
+    /// What the host did during the samples of every process that took any, those the
+    /// figures leave out in slow kernel phases included (`analysis::host`).
+    host: Option<HostFigures>,
 }
 
 impl Pooled {
@@ -157,9 +160,11 @@ impl Pooled {
             .unwrap_or_default()
     }
 
-    /// What the host did during the measuring processes' samples (`analysis::host`).
+    /// What the host did during the processes' samples (`analysis::host`), over all of them:
+    /// those taken in slow kernel phases, which the figures leave out where they came in
+    /// phases (`KernelPhase::left_out`), included.
     pub fn host(&self) -> Option<HostFigures> {
-        crate::analysis::host::figures(&self.groups(&self.result.samples))
+        self.host.clone()
     }
 
     fn values(&self) -> Vec<f64> {
@@ -200,8 +205,13 @@ fn same_configuration(a: &ExperimentResult, b: &ExperimentResult) -> bool {
 
 /// The results of a run with those of one configuration (experiment, parameters, suite
 /// label) merged, in the order each configuration first appears.
-/// `expectations` are checked again over each configuration's pooled counts.
-pub fn pool(results: &[ExperimentResult], expectations: Expectations) -> Vec<Pooled> {
+/// `expectations` are checked again over each configuration's pooled counts; `kernel_work`
+/// says which experiments keep the samples of slow kernel phases (`analysis::host::leave_out`).
+pub fn pool(
+    results: &[ExperimentResult],
+    expectations: Expectations,
+    kernel_work: KernelWork,
+) -> Vec<Pooled> {
     let mut groups: Vec<Vec<&ExperimentResult>> = Vec::new();
     for r in results {
         match groups.iter_mut().find(|g| same_configuration(g[0], r)) {
@@ -211,7 +221,7 @@ pub fn pool(results: &[ExperimentResult], expectations: Expectations) -> Vec<Poo
     }
     let mut pooled: Vec<Pooled> = groups
         .into_iter()
-        .map(|g| pooled(&g, expectations))
+        .map(|g| pooled(&g, expectations, kernel_work))
         .collect();
     let mut tested: Vec<&mut CpuEffect> =
         pooled.iter_mut().filter_map(|p| p.cpu.as_mut()).collect();
@@ -235,9 +245,32 @@ fn tested_cpus(spread: Option<&Spread>, process_cpus: &[Option<usize>]) -> Optio
     cpu_effect(spread.medians.get(skip..)?, process_cpus.get(skip..)?)
 }
 
-/// One configuration's processes pooled; a cold first process (`Spread::first_run`) is left
-/// out of the merged samples and figures, and the result says so.
-fn pooled(group: &[&ExperimentResult], expectations: Expectations) -> Pooled {
+/// One configuration's processes pooled: the samples taken in slow kernel phases left out
+/// where they came in phases and `kernel_work` allows (`analysis::host::leave_out`), then a cold first process
+/// (`Spread::first_run`) left out of the merged samples and figures, and the result says so.
+fn pooled(
+    group: &[&ExperimentResult],
+    expectations: Expectations,
+    kernel_work: KernelWork,
+) -> Pooled {
+    let all: Vec<&[Sample]> = group
+        .iter()
+        .map(|r| r.samples.as_slice())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut host = crate::analysis::host::figures(&all);
+    let steady = leave_out(group, kernel_work);
+    if let Some(phase) = host.as_mut().and_then(|h| h.kernel_phase.as_mut()) {
+        phase.left_out = steady.is_some();
+    }
+    let steady_refs: Vec<&ExperimentResult>;
+    let group = match &steady {
+        Some(results) => {
+            steady_refs = results.iter().collect();
+            steady_refs.as_slice()
+        }
+        None => group,
+    };
     // Each process's times per op, in run order (empty for a process that measured nothing).
     let values: Vec<Vec<f64>> = group
         .iter()
@@ -292,6 +325,7 @@ fn pooled(group: &[&ExperimentResult], expectations: Expectations) -> Pooled {
     Pooled {
         spent_s,
         machine: None,
+        host,
         rounds,
         duet,
         processes: group.len(),

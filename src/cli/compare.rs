@@ -46,7 +46,7 @@ pub(super) fn compare(mut source: Source, args: CompareArgs) -> Result<ExitCode>
         Some(dir) => Some(super::profile::Differential::of(&a, &b, dir)?),
         None => None,
     };
-    let mut cmp = compare_runs(&a, &b, &metric, noise, crate::experiment::cell);
+    let mut cmp = compare_runs(&a, &b, &metric, noise, crate::experiment::DECLARED);
     cmp.noise_reason = noise_reason;
     let text = if args.json {
         let mut doc = report::compare::document(&cmp);

@@ -323,6 +323,17 @@ pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
 /// What the experiment of `result` expects of its counters at the result's parameters (what
 /// `analysis::pool` checks again over a configuration's pooled processes); `None` for an
 /// experiment this build does not know.
+/// Whether `experiment` leaves work in the kernel behind it, so that its slow kernel canaries
+/// may be its own doing (`analysis::host::KernelWork`): one that works on files (their
+/// writeback and journal), and one this build does not know.
+pub fn kernel_work(experiment: &str) -> bool {
+    find(experiment).is_none_or(|info| info.work_dir)
+}
+
+/// What a comparison needs from the declarations (`analysis::compare::Declared`).
+pub const DECLARED: crate::analysis::compare::Declared =
+    crate::analysis::compare::Declared { cell, kernel_work };
+
 pub fn expectations_of(result: &crate::model::ExperimentResult) -> Option<Vec<Expectation>> {
     let info = find(&result.experiment)?;
     Some((info.expectations)(&Params::from_map(

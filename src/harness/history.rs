@@ -64,7 +64,11 @@ pub fn earlier_medians(
         }
         read += 1;
         let earlier = store.load_run(id)?;
-        for pooled in pool(&earlier.results, &experiment::expectations_of) {
+        for pooled in pool(
+            &earlier.results,
+            &experiment::expectations_of,
+            experiment::kernel_work,
+        ) {
             let Some(medians) = found.get_mut(&configuration_of(&pooled.result)) else {
                 continue;
             };

@@ -142,9 +142,11 @@ pub fn render(h: &History) -> String {
         "{}: {} run(s), oldest first; time per {per}, pooled median and rerun 95% interval; \
          × previous: the median against the run before; canary: a fixed loop timed after every \
          sample, whose move is the CPU's speed; null call: a call into the kernel that does no \
-         work, timed after every sample, whose move is the cost of entering the kernel; without \
-         slow phases: the median without the samples taken while the host made entering the \
-         kernel dearer (a null call 1.2× its configuration's fast level or slower); stolen: \
+         work, timed after every sample, whose move is the cost of entering the kernel; slow \
+         phases: the samples taken while the host made entering the kernel dearer (a null call \
+         1.2× its configuration's fast level or slower), left out of the median where they \
+         came in phases, with how far that moved it, or in, with how far leaving them out \
+         would; stolen: \
          the time the hypervisor stole during the samples; changed: the machine's description \
          and the run's settings since the run before\n\n",
         config_name(&h.experiment, h.label.as_deref(), &h.params),
@@ -160,7 +162,7 @@ pub fn render(h: &History) -> String {
         ("× previous", Align::Right),
         ("canary", Align::Right),
         ("null call", Align::Right),
-        ("without slow phases", Align::Right),
+        ("slow phases", Align::Right),
         ("stolen", Align::Right),
         ("processes", Align::Right),
         ("status", Align::Left),
@@ -209,17 +211,15 @@ pub fn render(h: &History) -> String {
     out
 }
 
-/// The median without the samples taken in a slow kernel phase (`analysis::host::phase`);
-/// "–" when none was, or too few others remain.
+/// The samples taken in slow kernel phases (`analysis::host::phase`): "left out (−4.1%)" where
+/// the median leaves them out, with how far that moved it; "in (−3.0% without)" where they
+/// stay in and would move it; "–" when none was, or too few others remain.
 fn steady_cell(p: &Point) -> String {
-    let shift = p
-        .host
-        .as_ref()
-        .and_then(|h| h.kernel_phase)
-        .and_then(|k| k.median_shift);
-    match (p.median, shift) {
-        (Some(m), Some(s)) => time_ns(m * (1.0 + s)),
-        _ => "–".into(),
+    let phase = p.host.as_ref().and_then(|h| h.kernel_phase);
+    match phase.and_then(|k| Some((k.left_out, k.median_shift?))) {
+        Some((true, s)) => format!("left out ({:+.1}%)", s * 100.0),
+        Some((false, s)) => format!("in ({:+.1}% without)", s * 100.0),
+        None => "–".into(),
     }
 }
 

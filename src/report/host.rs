@@ -45,17 +45,12 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
         .filter_map(|(_, h)| h.kernel_canary_median_ns)
         .collect();
     let phases: Vec<KernelPhase> = figures.iter().filter_map(|(_, h)| h.kernel_phase).collect();
-    let moved = phases.iter().filter(|k| k.moves_figure()).count();
     let kernel = match crate::analysis::median(&calls) {
         Some(call) => format!(
             "; a call into the kernel that does no work (the kernel canary, timed after every \
-             sample too) took {} typically, and {moved} of {} configurations' medians would move \
-             {:.0}% or more without their samples taken in a slow kernel phase (a kernel canary \
-             {:.0}% or more above its configuration's fast level)",
+             sample too) took {} typically; {}",
             time_ns(call),
-            phases.len(),
-            NOTABLE_SHIFT * 100.0,
-            (KERNEL_SLOW - 1.0) * 100.0
+            phase_text(&phases)
         ),
         None => String::new(),
     };
@@ -65,6 +60,27 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
         time_ns(canary),
         (SLOW_CANARY - 1.0) * 100.0
     ))
+}
+
+/// What the run's slow kernel phases did to its figures: how many configurations leave their
+/// samples out, how many medians that moved, and how many would move without scattered ones.
+fn phase_text(phases: &[KernelPhase]) -> String {
+    let left: Vec<&KernelPhase> = phases.iter().filter(|k| k.left_out).collect();
+    let moved = left.iter().filter(|k| k.moves_figure()).count();
+    let would = phases
+        .iter()
+        .filter(|k| !k.left_out && k.moves_figure())
+        .count();
+    format!(
+        "{} of {} configurations leave out their samples taken in slow kernel phases (a kernel \
+         canary {:.0}% or more above its configuration's fast level, in phases of the host), \
+         which moved {moved} of their medians {:.0}% or more; {would} others' medians would \
+         move as much without their scattered slow samples, which stay in",
+        left.len(),
+        phases.len(),
+        (KERNEL_SLOW - 1.0) * 100.0,
+        NOTABLE_SHIFT * 100.0,
+    )
 }
 
 /// The columns of a configuration's host figures after its name, in `show`'s table and the
@@ -95,15 +111,17 @@ pub fn cells(h: &HostFigures) -> Vec<String> {
         h.kernel_canary_median_ns.map_or("–".into(), time_ns),
         h.kernel_canary_spread
             .map_or("–".into(), |s| format!("{:.1}%", s * 100.0)),
-        h.kernel_phase
-            .map_or("–".into(), |k| k.slow_samples.to_string()),
+        h.kernel_phase.map_or("–".into(), |k| {
+            let fate = if k.left_out { " left out" } else { "" };
+            format!("{}{fate}", k.slow_samples)
+        }),
         shift(h.kernel_phase.and_then(|k| k.median_shift)),
     ]
 }
 
 /// The text `show` prints: the run's line, and a table of the configurations during which
 /// the host stole time, the canary ran slow after more than 2% of the samples, or the median
-/// would move 2% or more without the samples taken in a slow kernel phase.
+/// moved (or would move) 2% or more without the samples taken in a slow kernel phase.
 pub fn section(pooled: &[Pooled]) -> String {
     let figures = of_run(pooled);
     let Some(summary) = summary(&figures) else {

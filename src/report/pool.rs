@@ -14,7 +14,11 @@ use crate::report::format::{sig3, steal_text, time_ns};
 /// the order each configuration first appears, their experiments' expectations checked again
 /// over the pooled counts.
 pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
-    crate::analysis::pool::pool(results, &experiment::expectations_of)
+    crate::analysis::pool::pool(
+        results,
+        &experiment::expectations_of,
+        experiment::kernel_work,
+    )
 }
 
 /// What the processes of `pooled` add to its figures, for the notes: a cold first process left

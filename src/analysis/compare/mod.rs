@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::host::KernelCanaries;
+use super::host::{KernelCanaries, KernelWork, leave_out};
 use super::processes::ratio_between_runs;
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
@@ -205,10 +205,26 @@ fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
     usable.then_some(Side::Samples(groups))
 }
 
+/// What the experiment layer declares that a comparison needs: how each system performs an
+/// experiment, and which experiments leave work in the kernel behind them.
+#[derive(Clone, Copy)]
+pub struct Declared {
+    pub cell: CellOf,
+    pub kernel_work: KernelWork,
+}
+
 /// Compare `b` against `a`: every experiment and parameter set with samples in both, in A's
 /// order, then B's new ones; the environment and settings diffs. Runs of two systems say how
-/// each performs every experiment, from `cell`.
-pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64, cell: CellOf) -> RunComparison {
+/// each performs every experiment, from `declared.cell`; each side's figures count its samples
+/// as `show`'s do (`declared.kernel_work`: `analysis::host::leave_out`).
+pub fn compare_runs(
+    a: &Run,
+    b: &Run,
+    metric: &Metric,
+    noise: f64,
+    declared: Declared,
+) -> RunComparison {
+    let Declared { cell, kernel_work } = declared;
     let (ga, gb) = (group(a), group(b));
     let systems = (a.environment.os != b.environment.os).then(|| Systems {
         a: a.environment.os.clone(),
@@ -220,7 +236,7 @@ pub fn compare_runs(a: &Run, b: &Run, metric: &Metric, noise: f64, cell: CellOf)
         let rb = gb.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice());
         match rb {
             Some(rb) if measured(ra) && measured(rb) => {
-                let mut p = pair(key, ra, rb, metric, noise);
+                let mut p = pair(key, ra, rb, metric, noise, kernel_work);
                 p.implementations = systems.as_ref().map(|s| implementations(&key.0, s, cell));
                 pairs.push(p);
             }
@@ -268,8 +284,20 @@ fn pair(
     rb: &[&ExperimentResult],
     metric: &Metric,
     noise: f64,
+    kernel_work: KernelWork,
 ) -> Pair {
-    let comparison = match (side(metric, ra), side(metric, rb)) {
+    // The samples each side's figures count: those of slow kernel phases left out, as
+    // `analysis::pool` leaves them out of the medians `show` gives.
+    let (steady_a, steady_b) = (leave_out(ra, kernel_work), leave_out(rb, kernel_work));
+    let counted = |steady: &'_ Option<Vec<ExperimentResult>>, all: &[&ExperimentResult]| {
+        side(
+            metric,
+            &steady
+                .as_ref()
+                .map_or_else(|| all.to_vec(), |s| s.iter().collect::<Vec<_>>()),
+        )
+    };
+    let comparison = match (counted(&steady_a, ra), counted(&steady_b, rb)) {
         (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
             let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
             let y: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
@@ -304,7 +332,11 @@ fn pair(
         partial: (partial(ra), partial(rb)),
         comparison,
         implementations: None,
-        kernel_canaries: KernelCanaries::of_results(ra, rb),
+        kernel_canaries: KernelCanaries::of_results(
+            ra,
+            rb,
+            (steady_a.is_some(), steady_b.is_some()),
+        ),
     }
 }
 

@@ -178,7 +178,7 @@ fn stat_run(center: f64, earlier: &[f64]) -> Run {
 fn a_change_within_what_reruns_give_is_no_change() {
     // Processes that agree within 0.1%, B 5% slower than A.
     let (a, b) = (stat_run(1000.0, &[]), stat_run(1050.0, &[]));
-    let alone = compare_runs(&a, &b, &Metric::Time, 0.02, cell);
+    let alone = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED);
     assert_eq!(
         alone.pairs[0].comparison.as_ref().unwrap().verdict,
         Verdict::Slower
@@ -186,7 +186,7 @@ fn a_change_within_what_reruns_give_is_no_change() {
     // This machine's earlier runs of it moved ±5% from run to run: so may a rerun.
     let earlier = [950.0, 1050.0, 1000.0, 1060.0, 980.0];
     let (a, b) = (stat_run(1000.0, &earlier), stat_run(1050.0, &earlier));
-    let c = compare_runs(&a, &b, &Metric::Time, 0.02, cell).pairs[0]
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0]
         .comparison
         .clone()
         .unwrap();
@@ -195,7 +195,7 @@ fn a_change_within_what_reruns_give_is_no_change() {
     assert!(lo < 1.0 && hi > 1.1, "{lo} – {hi}");
     // A change far beyond it still shows.
     let b = stat_run(2000.0, &earlier);
-    let c = compare_runs(&a, &b, &Metric::Time, 0.02, cell).pairs[0]
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0]
         .comparison
         .clone()
         .unwrap();
@@ -233,6 +233,12 @@ fn run_on(os: &str, experiments: &[&str]) -> Run {
 }
 
 /// The cells of the experiments below, as their declarations give them.
+/// The declarations of `cell`, no experiment leaving work in the kernel behind it.
+const DECLARED: Declared = Declared {
+    cell,
+    kernel_work: |_| false,
+};
+
 fn cell(experiment: &str, os: &str) -> Option<Cell> {
     let how = match (experiment, os) {
         ("ctxswitch.futex", "linux") => "futex FUTEX_WAIT / FUTEX_WAKE",
@@ -254,7 +260,13 @@ fn runs_of_two_systems_say_how_each_performs_every_experiment() {
     ];
     let linux = run_on("linux", &names);
     // One system: nothing to say about implementations, and none is marked.
-    let same = compare_runs(&linux, &run_on("linux", &names), &Metric::Time, 0.02, cell);
+    let same = compare_runs(
+        &linux,
+        &run_on("linux", &names),
+        &Metric::Time,
+        0.02,
+        DECLARED,
+    );
     assert!(same.systems.is_none());
     assert!(same.pairs.iter().all(|p| p.implementations.is_none()));
 
@@ -263,7 +275,7 @@ fn runs_of_two_systems_say_how_each_performs_every_experiment() {
         &run_on("freebsd", &names),
         &Metric::Time,
         0.02,
-        cell,
+        DECLARED,
     );
     let systems = bsd.systems.as_ref().unwrap();
     assert_eq!(
@@ -288,10 +300,22 @@ fn runs_of_two_systems_say_how_each_performs_every_experiment() {
     assert!(!how(&bsd, "syscall.open_close").differs);
 
     // macOS opens through libc only: that differs from Linux's raw call.
-    let mac = compare_runs(&linux, &run_on("macos", &names), &Metric::Time, 0.02, cell);
+    let mac = compare_runs(
+        &linux,
+        &run_on("macos", &names),
+        &Metric::Time,
+        0.02,
+        DECLARED,
+    );
     assert!(how(&mac, "syscall.open_close").differs);
     // A system the table does not know differs from every one it knows.
-    let plan9 = compare_runs(&linux, &run_on("plan9", &names), &Metric::Time, 0.02, cell);
+    let plan9 = compare_runs(
+        &linux,
+        &run_on("plan9", &names),
+        &Metric::Time,
+        0.02,
+        DECLARED,
+    );
     let unknown = how(&plan9, "syscall.getppid_libc");
     assert!(unknown.differs && unknown.b.contains("not in oslab's equivalence table"));
 }
@@ -347,4 +371,25 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_slow_kernel_phase_in_one_run_is_no_change() {
+    // A's second process took half its samples in a slow kernel phase (210 ns against 165);
+    // B's took none. Counted as `show` counts them, the two runs agree.
+    let phased: Vec<usize> = (0..20).collect();
+    let processes = |slow: &[usize]| {
+        let results = [vec![], slow.to_vec(), vec![]].map(|s| ExperimentResult {
+            samples: crate::analysis::host::phased_samples(40, &s),
+            ..ExperimentResult::from_values("syscall.getppid", &[], &[1.0], 100)
+        });
+        crate::store::tests::run(None, 1.0, results.to_vec())
+    };
+    let (a, b) = (processes(&phased), processes(&[]));
+    let c = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0]
+        .comparison
+        .clone()
+        .unwrap();
+    assert_eq!(c.verdict, Verdict::NoChange, "{c:?}");
+    assert!((c.ratio - 1.0).abs() < 1e-9, "{c:?}");
 }

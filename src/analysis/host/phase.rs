@@ -5,17 +5,24 @@
 //! took about 170 ns or about 250 ns, and every kernel-bound figure moved with it). The kernel
 //! canary timed after every sample tells the two apart: its fast level in a configuration is
 //! the low decile of its readings over all the configuration's processes, and a sample whose
-//! canary took [`KERNEL_SLOW`] times that or longer was taken in a slow phase. Such samples
-//! are flagged, never dropped: [`KernelPhase::median_shift`] says how far the figure would
-//! move without them. A run slow from its first sample to its last has no fast level to be
-//! told from; the run's kernel canary against another run's says that (`KernelCanaries`).
+//! canary took [`KERNEL_SLOW`] times that or longer was taken in a slow phase.
+//!
+//! Where those samples come in phases of the host — a slow one followed by slow ones, fewer
+//! than half of them, steady processes left to measure — the figures leave them out
+//! ([`leave_out`]): every figure of the configuration (its median, its interval, the medians
+//! later runs are floored by, `compare`) is made of the steady samples, and
+//! [`KernelPhase::median_shift`] says how far the median moved. Slow canaries scattered among
+//! steady ones are the experiment's own doing (an fsync's wake) or noise: they stay in,
+//! flagged, and the shift says what leaving them out would change. A run slow from its first
+//! sample to its last has no fast level to be told from; the run's kernel canary against
+//! another run's says that (`KernelCanaries`).
 
 use serde::Serialize;
 
 use super::kernel_call;
 use crate::analysis::processes::unstable;
 use crate::analysis::stats::{median, percentile};
-use crate::model::Sample;
+use crate::model::{ExperimentResult, Sample};
 
 /// A kernel canary this many times its configuration's fast level or slower was read in a
 /// slow phase. On the AMD EPYC VM a steady process's null calls took 170–195 ns with a tail
@@ -44,6 +51,14 @@ pub struct KernelPhase {
     /// How far the median over the samples moves without the slow ones, relative (`None`
     /// when none is slow, fewer than five would remain, or the processes' medians differ 2×).
     pub median_shift: Option<f64>,
+    /// Whether the slow samples came in phases of the host: a slow one followed by slow ones
+    /// ([`PHASE_PERSISTENCE`]), fewer than half of them, leaving at least two processes (or the
+    /// one there was) with [`FEWEST_STEADY`] steady samples. A slow canary the experiment's own
+    /// work causes after every sample comes scattered instead.
+    pub in_phases: bool,
+    /// Whether the configuration's figures leave them out: in phases, and of an experiment that
+    /// leaves no work in the kernel behind it (`analysis::pool` decides; `false` from [`of`]).
+    pub left_out: bool,
 }
 
 impl KernelPhase {
@@ -67,27 +82,100 @@ fn processes_unstable(processes: &[&[Sample]]) -> bool {
     unstable(&medians)
 }
 
-/// The kernel phases of `processes` (each the samples of one of a configuration's
-/// processes); `None` when no sample read a kernel canary.
-pub fn of(processes: &[&[Sample]]) -> Option<KernelPhase> {
-    let read: Vec<(f64, f64)> = processes
+/// A sample after a slow one must be this much likelier to be slow than one after a steady
+/// one (lag one, within a process) for the slow samples to count as phases of the host. A host
+/// phase lasts seconds, tens of samples in a row (0.9 and more in the windows of
+/// docs/measurement.md §5); a slow canary the experiment's own work causes (an fsync's wake)
+/// falls after one sample as after another (near 0).
+const PHASE_PERSISTENCE: f64 = 0.5;
+
+/// The fewest slow samples that follow another sample of their process needed to tell phases
+/// from scattered slow canaries.
+const FEWEST_TO_TELL: usize = 3;
+
+/// Each sample of each process: `None` when it read no kernel canary, else whether it was taken
+/// in a slow phase (its canary at `bound` or slower).
+fn flags(processes: &[&[Sample]], bound: f64) -> Vec<Vec<Option<bool>>> {
+    processes
+        .iter()
+        .map(|p| {
+            p.iter()
+                .map(|s| kernel_call(s).map(|k| k >= bound))
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether the slow samples come in phases: after a slow sample of a process its next is
+/// [`PHASE_PERSISTENCE`] likelier to be slow than after a steady one.
+fn persistent(flags: &[Vec<Option<bool>>]) -> bool {
+    let (mut after_slow, mut slow_after_slow, mut after_steady, mut slow_after_steady) =
+        (0usize, 0usize, 0usize, 0usize);
+    for process in flags {
+        for pair in process.windows(2) {
+            let (Some(before), Some(now)) = (pair[0], pair[1]) else {
+                continue;
+            };
+            if before {
+                after_slow += 1;
+                slow_after_slow += usize::from(now);
+            } else {
+                after_steady += 1;
+                slow_after_steady += usize::from(now);
+            }
+        }
+    }
+    let share = |k: usize, n: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    after_slow >= FEWEST_TO_TELL
+        && share(slow_after_slow, after_slow) - share(slow_after_steady, after_steady)
+            >= PHASE_PERSISTENCE
+}
+
+/// Which samples of each process the figures count when the slow phases are left out: the
+/// steady ones (and those that read no canary) of every process that keeps
+/// [`FEWEST_STEADY`] of them, none of a process that keeps fewer. `None` when that leaves
+/// fewer processes than two (or than the one there was).
+fn kept(flags: &[Vec<Option<bool>>]) -> Option<Vec<Vec<bool>>> {
+    let masks: Vec<Vec<bool>> = flags
+        .iter()
+        .map(|process| {
+            let keep: Vec<bool> = process.iter().map(|f| *f != Some(true)).collect();
+            let steady = process.iter().filter(|f| **f == Some(false)).count();
+            let read = process.iter().any(Option::is_some);
+            if read && steady < FEWEST_STEADY {
+                vec![false; process.len()]
+            } else {
+                keep
+            }
+        })
+        .collect();
+    let measured = flags.iter().filter(|p| !p.is_empty()).count();
+    let left = masks.iter().filter(|m| m.contains(&true)).count();
+    (left >= measured.min(2)).then_some(masks)
+}
+
+/// The kernel phases of `processes`, and which samples the figures count where the slow phases
+/// are left out (`None` where they are not).
+fn assess(processes: &[&[Sample]]) -> Option<(KernelPhase, Option<Vec<Vec<bool>>>)> {
+    let mut calls: Vec<f64> = processes
         .iter()
         .flat_map(|p| p.iter())
-        .filter_map(|s| Some((s.ns_per_op, kernel_call(s)?)))
+        .filter_map(kernel_call)
         .collect();
-    let mut calls: Vec<f64> = read.iter().map(|&(_, k)| k).collect();
     if calls.is_empty() {
         return None;
     }
     calls.sort_by(f64::total_cmp);
     let fast_ns = percentile(&calls, FAST_LEVEL);
-    let bound = KERNEL_SLOW * fast_ns;
-    let all: Vec<f64> = read.iter().map(|&(v, _)| v).collect();
-    let steady: Vec<f64> = read
+    let flags = flags(processes, KERNEL_SLOW * fast_ns);
+    let read: Vec<(f64, bool)> = processes
         .iter()
-        .filter(|&&(_, k)| k < bound)
-        .map(|&(v, _)| v)
+        .zip(&flags)
+        .flat_map(|(p, f)| p.iter().zip(f))
+        .filter_map(|(s, f)| Some((s.ns_per_op, (*f)?)))
         .collect();
+    let all: Vec<f64> = read.iter().map(|&(v, _)| v).collect();
+    let steady: Vec<f64> = read.iter().filter(|r| !r.1).map(|&(v, _)| v).collect();
     let slow_samples = all.len() - steady.len();
     let median_shift = match (median(&all), median(&steady)) {
         (Some(a), Some(s))
@@ -100,18 +188,59 @@ pub fn of(processes: &[&[Sample]]) -> Option<KernelPhase> {
         }
         _ => None,
     };
-    Some(KernelPhase {
+    let masks = (median_shift.is_some() && slow_samples * 2 < all.len() && persistent(&flags))
+        .then(|| kept(&flags))
+        .flatten();
+    let phase = KernelPhase {
         fast_ns,
         samples: all.len(),
         slow_samples,
         median_shift,
-    })
+        in_phases: masks.is_some(),
+        left_out: false,
+    };
+    Some((phase, masks))
+}
+
+/// The kernel phases of `processes` (each the samples of one of a configuration's
+/// processes); `None` when no sample read a kernel canary.
+pub fn of(processes: &[&[Sample]]) -> Option<KernelPhase> {
+    assess(processes).map(|(phase, _)| phase)
+}
+
+/// Whether an experiment leaves work in the kernel behind it (the writeback and journal of
+/// the files it wrote): its slow kernel canaries may be its own doing, even in phases, and
+/// stay in its figures. The experiment layer knows; `analysis` is told.
+pub type KernelWork = fn(&str) -> bool;
+
+/// The results of one configuration's processes as its figures count them: where the slow
+/// kernel phases came in phases ([`KernelPhase::in_phases`]) and the experiment leaves no work
+/// in the kernel behind it (`kernel_work`), copies without the samples taken in them (a process
+/// with fewer than [`FEWEST_STEADY`] others left without any); `None` where every sample
+/// counts.
+pub fn leave_out(
+    group: &[&ExperimentResult],
+    kernel_work: KernelWork,
+) -> Option<Vec<ExperimentResult>> {
+    if group.first().is_none_or(|r| kernel_work(&r.experiment)) {
+        return None;
+    }
+    let processes: Vec<&[Sample]> = group.iter().map(|r| r.samples.as_slice()).collect();
+    let (_, masks) = assess(&processes)?;
+    let masks = masks?;
+    let steady = group.iter().zip(masks).map(|(r, mask)| {
+        let mut r = (*r).clone();
+        let mut keep = mask.into_iter();
+        r.samples.retain(|_| keep.next().unwrap_or(true));
+        r
+    });
+    Some(steady.collect())
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::model::host::KERNEL_CANARY;
+    use crate::model::host::{CANARY, KERNEL_CANARY};
     use crate::model::{CounterValue, ExperimentResult};
 
     /// A process of samples (figure, kernel canary).
@@ -125,7 +254,14 @@ mod tests {
                 enabled_ns: 0,
                 running_ns: 0,
             };
-            s.counters.insert(KERNEL_CANARY.into(), value);
+            s.counters.insert(KERNEL_CANARY.into(), value.clone());
+            // The CPU canary, steady (5 µs) throughout.
+            let cpu = CounterValue {
+                value: Some(5000.0),
+                raw: 5000,
+                ..value
+            };
+            s.counters.insert(CANARY.into(), cpu);
         }
         r.samples
     }
@@ -186,5 +322,106 @@ mod tests {
         let grown = process(&[(300.0, 260.0); 10]);
         let phase = of(&[&fast, &grown, &grown]).unwrap();
         assert_eq!((phase.slow_samples, phase.median_shift), (20, None));
+    }
+
+    /// A process of `n` samples at 165 ns with a null call of 170 ns, those at the `slow`
+    /// indices at 210 ns with a null call of 260 ns (a slow kernel phase).
+    pub(crate) fn with_slow(n: usize, slow: &[usize]) -> Vec<Sample> {
+        let samples: Vec<(f64, f64)> = (0..n)
+            .map(|i| {
+                if slow.contains(&i) {
+                    (210.0, 260.0)
+                } else {
+                    (165.0, 170.0)
+                }
+            })
+            .collect();
+        process(&samples)
+    }
+
+    fn no_work(_: &str) -> bool {
+        false
+    }
+
+    fn results(processes: &[Vec<Sample>]) -> Vec<ExperimentResult> {
+        processes
+            .iter()
+            .map(|samples| {
+                let mut r = ExperimentResult::from_values("x.y", &[], &[1.0], 10);
+                r.samples.clone_from(samples);
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_phase_of_the_host_is_left_out_of_the_counted_samples() {
+        // The second process's samples 5..25 in a slow phase, one run of them.
+        let phased: Vec<usize> = (5..25).collect();
+        let processes = [
+            with_slow(40, &[]),
+            with_slow(40, &phased),
+            with_slow(40, &[]),
+        ];
+        let refs: Vec<&[Sample]> = processes.iter().map(Vec::as_slice).collect();
+        let phase = of(&refs).unwrap();
+        assert_eq!(phase.slow_samples, 20);
+        assert!(phase.in_phases);
+        let all = results(&processes);
+        let group: Vec<&ExperimentResult> = all.iter().collect();
+        // An experiment that leaves work in the kernel (files written back) keeps them.
+        assert!(leave_out(&group, |_| true).is_none());
+        let steady = leave_out(&group, no_work).unwrap();
+        let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
+        assert_eq!(counts, [40, 20, 40]);
+        assert!(
+            steady
+                .iter()
+                .flat_map(|r| &r.samples)
+                .all(|s| s.ns_per_op == 165.0)
+        );
+    }
+
+    #[test]
+    fn scattered_slow_canaries_stay_in() {
+        // Every fourth sample slow, in every process: the experiment's own wake, not a phase.
+        let every_fourth: Vec<usize> = (0..40).step_by(4).collect();
+        let processes = [with_slow(40, &every_fourth), with_slow(40, &every_fourth)];
+        let refs: Vec<&[Sample]> = processes.iter().map(Vec::as_slice).collect();
+        let phase = of(&refs).unwrap();
+        assert_eq!(phase.slow_samples, 20);
+        assert!(!phase.in_phases);
+        let all = results(&processes);
+        assert!(leave_out(&all.iter().collect::<Vec<_>>(), no_work).is_none());
+    }
+
+    #[test]
+    fn a_process_all_in_a_phase_is_left_out_whole_but_a_majority_is_not() {
+        let whole: Vec<usize> = (0..30).collect();
+        let one = [
+            with_slow(30, &[]),
+            with_slow(30, &whole),
+            with_slow(30, &[]),
+        ];
+        let all = results(&one);
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
+        assert_eq!(counts, [30, 0, 30]);
+        // Two processes of three slow throughout: more than half the samples, not a phase
+        // of an otherwise steady host; flagged, kept.
+        let two = [
+            with_slow(30, &[]),
+            with_slow(30, &whole),
+            with_slow(30, &whole),
+        ];
+        let refs: Vec<&[Sample]> = two.iter().map(Vec::as_slice).collect();
+        let phase = of(&refs).unwrap();
+        assert_eq!(phase.slow_samples, 60);
+        assert!(!phase.in_phases);
+        // One process alone, slow for its last ten samples: its thirty steady ones count.
+        let tail: Vec<usize> = (30..40).collect();
+        let alone = results(&[with_slow(40, &tail)]);
+        let steady = leave_out(&alone.iter().collect::<Vec<_>>(), no_work).unwrap();
+        assert_eq!(steady[0].samples.len(), 30);
     }
 }

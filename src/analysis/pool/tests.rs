@@ -7,6 +7,11 @@ fn result(values: &[f64]) -> ExperimentResult {
     ExperimentResult::from_values("syscall.getpid", &[], values, 100)
 }
 
+/// No experiment leaves work in the kernel behind it.
+fn no_work(_: &str) -> bool {
+    false
+}
+
 /// No experiment known: the checks stay as stored.
 fn none(_: &ExperimentResult) -> Option<Vec<Expectation>> {
     None
@@ -15,7 +20,7 @@ fn none(_: &ExperimentResult) -> Option<Vec<Expectation>> {
 #[test]
 fn a_configuration_s_processes_become_one_result() {
     let results = vec![result(&[1.0, 2.0]), result(&[3.0]), result(&[2.0, 2.5])];
-    let pooled = pool(&results, &none);
+    let pooled = pool(&results, &none, no_work);
     assert_eq!(pooled.len(), 1);
     assert_eq!(pooled[0].processes, 3);
     assert_eq!(pooled[0].result.samples.len(), 5);
@@ -35,8 +40,34 @@ fn the_given_expectations_are_checked_over_the_pooled_counts() {
             "a fault per operation",
         )])
     };
-    let checked = &pool(&results, &faults)[0].result;
+    let checked = &pool(&results, &faults, no_work)[0].result;
     assert!(!checked.validation.is_empty(), "checked again");
-    let kept = &pool(&results, &none)[0].result;
+    let kept = &pool(&results, &none, no_work)[0].result;
     assert_eq!(kept.validation, results[0].validation, "kept as stored");
+}
+
+#[test]
+fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
+    // The second process's samples 5..25 taken in a slow phase (210 ns against 165).
+    let phased: Vec<usize> = (5..25).collect();
+    let results: Vec<ExperimentResult> = [vec![], phased, vec![]]
+        .iter()
+        .map(|slow| ExperimentResult {
+            samples: crate::analysis::host::phased_samples(40, slow),
+            ..result(&[1.0])
+        })
+        .collect();
+    let pooled = &pool(&results, &none, no_work)[0];
+    assert_eq!(pooled.result.samples.len(), 100);
+    assert_eq!(pooled.process_medians(), vec![165.0; 3]);
+    assert_eq!(pooled.median(), Some(165.0));
+    // The host's figures still count every sample, and say the phase was left out.
+    let phase = pooled.host().unwrap().kernel_phase.unwrap();
+    assert_eq!((phase.samples, phase.slow_samples), (120, 20));
+    assert!(phase.in_phases && phase.left_out);
+    // An experiment that leaves work in the kernel behind it keeps every sample.
+    let kept = &pool(&results, &none, |_| true)[0];
+    assert_eq!(kept.median(), Some(165.0));
+    assert_eq!(kept.process_medians()[1], 187.5);
+    assert!(!kept.host().unwrap().kernel_phase.unwrap().left_out);
 }

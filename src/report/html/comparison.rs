@@ -21,7 +21,13 @@ pub(super) fn compare_all(runs: &[Run]) -> Vec<RunComparison> {
         .skip(1)
         .map(|b| {
             let (noise, _) = default_noise(&runs[0], b);
-            compare_runs(&runs[0], b, &Metric::Time, noise, crate::experiment::cell)
+            compare_runs(
+                &runs[0],
+                b,
+                &Metric::Time,
+                noise,
+                crate::experiment::DECLARED,
+            )
         })
         .collect()
 }

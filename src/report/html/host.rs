@@ -60,11 +60,14 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          canary — a call into the kernel that does no work (getppid) —, whose time moves with \
          the cost of entering the kernel, which a host can change while the CPU canary stays \
          put: a sample whose kernel canary took 20% or more above its configuration's fast \
-         level (the low decile of its readings) was taken in a slow kernel phase, and a \
-         configuration whose median would move 2% or more without such samples is in the \
-         table (none whose processes differ 2×: more than a phase moved those). A slow null \
-         call after a sample that leaves the kernel busy (an fsync's writeback) may be the \
-         experiment's own wake rather than the host's. The timelines show each worker \
+         level (the low decile of its readings) was taken in a slow kernel phase. Where such \
+         samples come in phases (a slow one followed by slow ones), are fewer than half and \
+         leave steady processes to measure, every figure of the configuration leaves them out \
+         (marked left out); scattered ones stay in, flagged: a slow null call after a \
+         sample that leaves the kernel busy (an fsync's writeback) may be the experiment's \
+         own wake rather than the host's. A configuration whose median moved (or would move) \
+         2% or more without such samples is in the table (none whose processes differ 2×: \
+         more than a phase moved those). The timelines show each worker \
          process's typical canaries when it ran.</p>\n{body}\
          </section>\n"
     )
