@@ -254,7 +254,7 @@ pub(crate) mod tests {
                 enabled_ns: 0,
                 running_ns: 0,
             };
-            s.counters.insert(KERNEL_CANARY.into(), value.clone());
+            s.counters.insert(KERNEL_CANARY.into(), value);
             // The CPU canary, steady (5 µs) throughout.
             let cpu = CounterValue {
                 value: Some(5000.0),
