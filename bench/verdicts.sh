@@ -19,13 +19,15 @@
 # (--history 4 gives every counted run that floor, as in a database that has been in use).
 #
 # Usage: bench/verdicts.sh [--runs N] [--history N] [--size BYTES] [--quick] [--binary PATH]
-#                          [--strict] [-- RUN ARGS...]
+#                          [--strict] [--keep DIR] [-- RUN ARGS...]
 #   --runs N       runs of A and of B (default 5: 10 pairs of A, 25 pairs of A and B)
 #   --history N    first N runs of each, into the same database, not counted (default 0)
 #   --size BYTES   B's read size (default 4096; 64 asks for a change of a few percent)
 #   --quick        oslab's --quick
 #   --binary PATH  the oslab to measure (default: cargo build --release)
 #   --strict       exit 1 if a target is missed
+#   --keep DIR     keep the databases (runs.db: A and B; known.db: B relabelled) in DIR, to
+#                  look into a verdict afterwards (`oslab compare A B --db DIR/known.db`)
 #   -- RUN ARGS    A's experiments instead of the default:
 #                  syscall.getppid syscall.read syscall.stat syscall.open_close
 #                  ctxswitch.pipe --param placement=same pagefault.anon
@@ -44,6 +46,7 @@ SIZE=4096
 QUICK=()
 BINARY=""
 STRICT=0
+KEEP=""
 RUN_ARGS=(syscall.getppid syscall.read syscall.stat syscall.open_close
     ctxswitch.pipe --param placement=same pagefault.anon)
 while (($#)); do
@@ -70,6 +73,11 @@ while (($#)); do
             shift 2
             ;;
         --strict) STRICT=1; shift ;;
+        --keep)
+            [[ -n ${2:-} ]] || { echo "verdicts.sh: --keep needs a directory" >&2; exit 2; }
+            KEEP=$2
+            shift 2
+            ;;
         --) shift; RUN_ARGS=("$@"); break ;;
         -h | --help) usage; exit 0 ;;
         *) echo "verdicts.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -88,8 +96,14 @@ if [[ -z $BINARY ]]; then
     BINARY=$ROOT/target/release/oslab
 fi
 OSLAB=$BINARY
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+if [[ -n $KEEP ]]; then
+    mkdir -p "$KEEP" || die "cannot make $KEEP"
+    [[ -z $(ls -A "$KEEP") ]] || die "$KEEP is not empty: --keep takes a new or empty directory"
+    WORK=$(cd "$KEEP" && pwd)
+else
+    WORK=$(mktemp -d)
+    trap 'rm -rf "$WORK"' EXIT
+fi
 DB=$WORK/runs.db
 KNOWN_DB=$WORK/known.db
 # shellcheck source=bench/lib.sh
