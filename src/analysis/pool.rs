@@ -246,8 +246,9 @@ fn tested_cpus(spread: Option<&Spread>, process_cpus: &[Option<usize>]) -> Optio
 }
 
 /// One configuration's processes pooled: the samples taken in slow kernel phases left out
-/// where they came in phases and `kernel_work` allows (`analysis::host::leave_out`), then a cold first process
-/// (`Spread::first_run`) left out of the merged samples and figures, and the result says so.
+/// where they came in phases and `kernel_work` allows (`analysis::host::leave_out`), then a
+/// cold first process (`Spread::first_run`) left out of the merged samples and figures, and
+/// the result says so.
 fn pooled(
     group: &[&ExperimentResult],
     expectations: Expectations,

@@ -320,9 +320,6 @@ pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
     REGISTRY.iter().copied().find(|e| e.name == name)
 }
 
-/// What the experiment of `result` expects of its counters at the result's parameters (what
-/// `analysis::pool` checks again over a configuration's pooled processes); `None` for an
-/// experiment this build does not know.
 /// Whether `experiment` leaves work in the kernel behind it, so that its slow kernel canaries
 /// may be its own doing (`analysis::host::KernelWork`): one that works on files (their
 /// writeback and journal), and one this build does not know.
@@ -334,6 +331,9 @@ pub fn kernel_work(experiment: &str) -> bool {
 pub const DECLARED: crate::analysis::compare::Declared =
     crate::analysis::compare::Declared { cell, kernel_work };
 
+/// What the experiment of `result` expects of its counters at the result's parameters (what
+/// `analysis::pool` checks again over a configuration's pooled processes); `None` for an
+/// experiment this build does not know.
 pub fn expectations_of(result: &crate::model::ExperimentResult) -> Option<Vec<Expectation>> {
     let info = find(&result.experiment)?;
     Some((info.expectations)(&Params::from_map(
@@ -426,6 +426,13 @@ mod tests {
         // Two builds of one experiment (Unix's and Windows') say the same.
         #[cfg(windows)]
         assert_eq!(winapi::same_names::YIELD.cells, ctxswitch::YIELD_CELLS);
+    }
+
+    #[test]
+    fn experiments_on_files_and_unknown_ones_leave_kernel_work_behind() {
+        assert!(kernel_work("fs.copy") && kernel_work("filemicro.createfiles"));
+        assert!(kernel_work("no.such_experiment"));
+        assert!(!kernel_work("syscall.getppid") && !kernel_work("pagefault.anon"));
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn summary(figures: &[(&Pooled, HostFigures)]) -> Option<String> {
 }
 
 /// What the run's slow kernel phases did to its figures: how many configurations leave their
-/// samples out, how many medians that moved, and how many would move without scattered ones.
+/// samples out, how many medians that moved, and how many would move without those they keep.
 fn phase_text(phases: &[KernelPhase]) -> String {
     let left: Vec<&KernelPhase> = phases.iter().filter(|k| k.left_out).collect();
     let moved = left.iter().filter(|k| k.moves_figure()).count();
@@ -75,7 +75,8 @@ fn phase_text(phases: &[KernelPhase]) -> String {
         "{} of {} configurations leave out their samples taken in slow kernel phases (a kernel \
          canary {:.0}% or more above its configuration's fast level, in phases of the host), \
          which moved {moved} of their medians {:.0}% or more; {would} others' medians would \
-         move as much without their scattered slow samples, which stay in",
+         move as much without their slow samples, which stay in (scattered, or of an \
+         experiment that works on files)",
         left.len(),
         phases.len(),
         (KERNEL_SLOW - 1.0) * 100.0,

@@ -1,0 +1,121 @@
+//! Samples taken in a slow kernel phase of the host are left out of every figure, end to end:
+//! a real `--repeat 3` run, exported, its samples rewritten so that the second process took
+//! its first half in a slow phase (a null call of 260 ns against 170, the figure 150 ns against
+//! 100), imported beside a copy without the phase. `show` gives the same median for both and
+//! says the samples were left out; `compare` calls the two the same. No timing is asserted:
+//! the figures are the ones written.
+
+// The kernel canary is read on Unix's systems; tests/windows.rs runs on Windows.
+#![cfg(unix)]
+
+mod common;
+
+use common::Lab;
+use serde_json::{Value, json};
+
+/// The exported run with every sample rewritten: steady (figure about 100 ns, null call about
+/// 170), or, with `phase`, the second process's first half slow (150 ns, 260).
+fn rewritten(export: &Value, uuid: &str, phase: bool) -> Value {
+    let mut doc = export.clone();
+    doc["run"]["uuid"] = json!(uuid);
+    let results = doc["run"]["results"].as_array_mut().expect("results");
+    assert_eq!(results.len(), 3, "three processes");
+    for (k, result) in results.iter_mut().enumerate() {
+        let samples = result["samples"].as_array_mut().expect("samples");
+        let half = samples.len() / 2;
+        assert!(half >= 8, "enough samples for a phase: {}", samples.len());
+        for (i, s) in samples.iter_mut().enumerate() {
+            let slow = phase && k == 1 && i < half;
+            let (figure, call) = if slow {
+                (150.0, 260.0)
+            } else {
+                (100.0 + (i % 5) as f64 * 0.1, 170.0 + (i % 3) as f64)
+            };
+            set_figure(s, figure);
+            s["counters"]["host.kernel_canary_ns"] =
+                json!({ "value": call, "raw": call as u64, "enabled_ns": 0, "running_ns": 0 });
+        }
+    }
+    doc
+}
+
+/// Give sample `s` the time per operation `figure`, its wall time moved to match: what the
+/// sample's timer and loop overheads subtract from it stays as measured.
+fn set_figure(s: &mut Value, figure: f64) {
+    let number = |v: &Value| v.as_f64().unwrap_or_else(|| panic!("a number: {v}"));
+    let ops = number(&s["ops"]);
+    let subtracted = number(&s["elapsed_ns"]) - number(&s["ns_per_op"]) * ops;
+    s["elapsed_ns"] = json!(figure * ops + subtracted);
+    s["ns_per_op"] = json!(figure);
+}
+
+fn import(lab: &Lab, doc: &Value, name: &str) {
+    let file = lab.dir().join(name);
+    std::fs::write(&file, doc.to_string()).unwrap();
+    lab.oslab(&["import", file.to_str().unwrap()])
+        .assert_code(0);
+}
+
+#[test]
+fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
+    let lab = Lab::new();
+    let args = [
+        "run",
+        "syscall.getppid",
+        "--param",
+        "entry=call",
+        "--repeat",
+        "3",
+        "--quick",
+        "--json",
+    ];
+    let run = lab.oslab_as_given(&args);
+    run.assert_code(0);
+    let export = lab.oslab(&["export", "1", "--format", "json"]).json();
+
+    let other = Lab::new();
+    import(
+        &other,
+        &rewritten(&export, "00000000-0000-4000-8000-000000000001", false),
+        "steady.json",
+    );
+    import(
+        &other,
+        &rewritten(&export, "00000000-0000-4000-8000-000000000002", true),
+        "phased.json",
+    );
+
+    let configuration = |id: &str| {
+        let doc = other.oslab(&["show", id, "--json"]).json();
+        doc["configurations"][0].clone()
+    };
+    let (steady, phased) = (configuration("1"), configuration("2"));
+    let phase = &phased["host"]["kernel_phase"];
+    assert_eq!(phase["in_phases"], true, "{phased:#}");
+    assert_eq!(phase["left_out"], true, "{phased:#}");
+    assert!(phase["slow_samples"].as_u64().unwrap() >= 8, "{phase}");
+    assert_eq!(steady["host"]["kernel_phase"]["left_out"], false);
+    // The second process's median is its steady samples' (about 100), not 125.
+    let medians = phased["process_medians"].as_array().unwrap();
+    assert!(
+        medians.iter().all(|m| m.as_f64().unwrap() < 101.0),
+        "{medians:?}"
+    );
+    assert_eq!(phased["median"], steady["median"], "{phased:#}");
+
+    let text = other.oslab(&["show", "2"]);
+    text.assert_code(0);
+    let words = text.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("1 of 1 configurations leave out their samples taken in slow kernel phases"),
+        "{text}"
+    );
+
+    let cmp = other.oslab(&["compare", "1", "2", "--json"]).json();
+    let pair = &cmp["results"][0];
+    assert_eq!(pair["verdict"], "no_change", "{pair:#}");
+    assert!(
+        (pair["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{pair:#}"
+    );
+}
