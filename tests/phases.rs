@@ -110,6 +110,12 @@ fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
         words.contains("1 of 1 configurations leave out their samples taken in slow kernel phases"),
         "{text}"
     );
+    let slow = phase["slow_samples"].as_u64().unwrap();
+    let read = phase["samples"].as_u64().unwrap();
+    assert!(
+        words.contains(&format!("slow kernel phases: {slow} of its {read} samples")),
+        "the configuration's note: {text}"
+    );
 
     let cmp = other.oslab(&["compare", "1", "2", "--json"]).json();
     let pair = &cmp["results"][0];

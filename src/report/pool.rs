@@ -4,7 +4,7 @@
 
 pub use crate::analysis::pool::{Pooled, process_numbers};
 
-use crate::analysis::host::HostFigures;
+use crate::analysis::host::{HostFigures, KERNEL_SLOW};
 use crate::analysis::pool::RUN_SENSITIVE_MIN;
 use crate::experiment;
 use crate::model::ExperimentResult;
@@ -22,13 +22,13 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
 }
 
 /// What the processes of `pooled` add to its figures, for the notes: a cold first process left
-/// out, a spread between processes larger than within one, a CPU effect, a run-sensitive
-/// figure.
+/// out, a spread between processes larger than within one, samples left out for a slow kernel
+/// phase, a CPU effect, a run-sensitive figure.
 pub fn process_notes(pooled: &Pooled) -> Vec<String> {
+    let mut notes: Vec<String> = phase_note(pooled).into_iter().collect();
     let Some(spread) = &pooled.spread else {
-        return Vec::new();
+        return notes;
     };
-    let mut notes = Vec::new();
     if let Some(excess) = spread.first_run {
         let fate = if spread.drops_first() {
             "so it counts as a warm-up and is left out"
@@ -71,6 +71,28 @@ pub fn process_notes(pooled: &Pooled) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The samples the figures leave out for a slow kernel phase of the host
+/// (`analysis::host::leave_out`): "slow kernel phases: 61 of its 278 samples … are left out
+/// (the median moved −0.8%; 1 process taken wholly in one left out)".
+fn phase_note(pooled: &Pooled) -> Option<String> {
+    let phase = pooled.host()?.kernel_phase.filter(|k| k.left_out)?;
+    let moved = phase
+        .median_shift
+        .map(|s| format!("; the median moved {:+.1}%", s * 100.0))
+        .unwrap_or_default();
+    let whole = match pooled.phase_processes_left_out {
+        0 => String::new(),
+        1 => "; 1 process taken wholly in one is left out whole".to_string(),
+        n => format!("; {n} processes taken wholly in one are left out whole"),
+    };
+    Some(format!(
+        "slow kernel phases: {} of its {} samples were taken while the host made entering the \
+         kernel dearer (a null call {:.1}× its fast level or slower, in phases) and are left \
+         out{moved}{whole}",
+        phase.slow_samples, phase.samples, KERNEL_SLOW
+    ))
 }
 
 /// What `--cpu-turns` found: the CPUs' figures when they differ, that they do not when they
