@@ -53,8 +53,8 @@ pub struct KernelPhase {
     pub median_shift: Option<f64>,
     /// Whether the slow samples came in phases of the host: a slow one followed by slow ones
     /// ([`PHASE_PERSISTENCE`]), fewer than half of them, leaving at least two processes (or the
-    /// one there was) with [`FEWEST_STEADY`] steady samples. A slow canary the experiment's own
-    /// work causes after every sample comes scattered instead.
+    /// one there was) with steady samples. A slow canary the experiment's own work causes after
+    /// every sample comes scattered instead.
     pub in_phases: bool,
     /// Whether the configuration's figures leave them out: in phases, and of an experiment that
     /// leaves no work in the kernel behind it (`analysis::pool` decides; `false` from [`of`]).
@@ -132,17 +132,18 @@ fn persistent(flags: &[Vec<Option<bool>>]) -> bool {
 }
 
 /// Which samples of each process the figures count when the slow phases are left out: the
-/// steady ones (and those that read no canary) of every process that keeps
-/// [`FEWEST_STEADY`] of them, none of a process that keeps fewer. `None` when that leaves
-/// fewer processes than two (or than the one there was).
+/// steady ones (and those that read no canary); none of a process taken mostly in a slow
+/// phase, with more slow samples than steady ones and fewer than [`FEWEST_STEADY`] of those
+/// (a median of so few says little). `None` when that leaves fewer processes than two (or than
+/// the one there was).
 fn kept(flags: &[Vec<Option<bool>>]) -> Option<Vec<Vec<bool>>> {
     let masks: Vec<Vec<bool>> = flags
         .iter()
         .map(|process| {
             let keep: Vec<bool> = process.iter().map(|f| *f != Some(true)).collect();
             let steady = process.iter().filter(|f| **f == Some(false)).count();
-            let read = process.iter().any(Option::is_some);
-            if read && steady < FEWEST_STEADY {
+            let slow = process.iter().filter(|f| **f == Some(true)).count();
+            if slow > steady && steady < FEWEST_STEADY {
                 vec![false; process.len()]
             } else {
                 keep
@@ -216,8 +217,7 @@ pub type KernelWork = fn(&str) -> bool;
 /// The results of one configuration's processes as its figures count them: where the slow
 /// kernel phases came in phases ([`KernelPhase::in_phases`]) and the experiment leaves no work
 /// in the kernel behind it (`kernel_work`), copies without the samples taken in them (a process
-/// with fewer than [`FEWEST_STEADY`] others left without any); `None` where every sample
-/// counts.
+/// taken mostly in a phase left without any: `kept`); `None` where every sample counts.
 pub fn leave_out(
     group: &[&ExperimentResult],
     kernel_work: KernelWork,
@@ -418,6 +418,18 @@ pub(crate) mod tests {
         let phase = of(&refs).unwrap();
         assert_eq!(phase.slow_samples, 60);
         assert!(!phase.in_phases);
+        // Short processes (six samples, as pagefault.anon's): one in a phase for half its
+        // samples keeps its three steady ones; those all steady keep all.
+        let short = [
+            with_slow(6, &[]),
+            with_slow(6, &[1, 2, 3]),
+            with_slow(6, &[]),
+            with_slow(6, &[]),
+        ];
+        let all = results(&short);
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
+        assert_eq!(counts, [6, 3, 6, 6]);
         // One process alone, slow for its last ten samples: its thirty steady ones count.
         let tail: Vec<usize> = (30..40).collect();
         let alone = results(&[with_slow(40, &tail)]);
