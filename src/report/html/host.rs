@@ -61,8 +61,8 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          the cost of entering the kernel, which a host can change while the CPU canary stays \
          put: a sample whose kernel canary took 20% or more above its configuration's fast \
          level (the low decile of its readings) was taken in a slow kernel phase. Where such \
-         samples come in phases (a slow one followed by slow ones), are fewer than half and \
-         leave steady processes to measure, every figure of the configuration leaves them out \
+         samples come in phases (a slow one followed by slow ones), leave a quarter of the \
+         samples or more steady and steady processes to measure, every figure of the configuration leaves them out \
          (marked left out); scattered ones stay in, flagged, and so do all of an experiment \
          that works on files: a slow null call after a sample that leaves the kernel busy (an \
          fsync's writeback) may be the experiment's own wake rather than the host's. A \
