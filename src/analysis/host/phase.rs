@@ -225,12 +225,16 @@ pub type KernelWork = fn(&str) -> bool;
 /// The results of one configuration's processes as its figures count them: where the slow
 /// kernel phases came in phases ([`KernelPhase::in_phases`]) and the experiment leaves no work
 /// in the kernel behind it (`kernel_work`), copies without the samples taken in them (a process
-/// taken mostly in a phase left without any: `kept`); `None` where every sample counts.
+/// taken mostly in a phase left without any: `kept`); `None` where every sample counts, and
+/// under a user-mode emulator (qemu-user), whose canary times the emulator.
 pub fn leave_out(
     group: &[&ExperimentResult],
     kernel_work: KernelWork,
 ) -> Option<Vec<ExperimentResult>> {
-    if group.first().is_none_or(|r| kernel_work(&r.experiment)) {
+    // Under a user-mode emulator the canary times the emulator's own work, not the host's
+    // kernel entry: nothing is told from it.
+    let emulated = group.iter().any(|r| r.emulation.is_some());
+    if emulated || group.first().is_none_or(|r| kernel_work(&r.experiment)) {
         return None;
     }
     let processes: Vec<&[Sample]> = group.iter().map(|r| r.samples.as_slice()).collect();
@@ -377,8 +381,12 @@ pub(crate) mod tests {
         assert!(phase.in_phases);
         let all = results(&processes);
         let group: Vec<&ExperimentResult> = all.iter().collect();
-        // An experiment that leaves work in the kernel (files written back) keeps them.
+        // An experiment that leaves work in the kernel (files written back) keeps them, and
+        // so does a run under a user-mode emulator.
         assert!(leave_out(&group, |_| true).is_none());
+        let mut emulated = all.clone();
+        emulated[0].emulation = Some("qemu-aarch64".into());
+        assert!(leave_out(&emulated.iter().collect::<Vec<_>>(), no_work).is_none());
         let steady = leave_out(&group, no_work).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
         assert_eq!(counts, [40, 20, 40]);
