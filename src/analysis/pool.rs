@@ -59,9 +59,6 @@ pub struct Pooled {
     /// What the host did during the samples of every process that took any, those the
     /// figures leave out in slow kernel phases included (`analysis::host`).
     host: Option<HostFigures>,
-    /// Processes that took samples only in slow kernel phases, and so are left out whole
-    /// (`analysis::host::leave_out`).
-    pub phase_processes_left_out: usize,
 }
 
 impl Pooled {
@@ -267,9 +264,6 @@ fn pooled(
     if let Some(phase) = host.as_mut().and_then(|h| h.kernel_phase.as_mut()) {
         phase.left_out = steady.is_some();
     }
-    let phase_processes_left_out = steady.as_ref().map_or(0, |results| {
-        all.len() - results.iter().filter(|r| !r.samples.is_empty()).count()
-    });
     let steady_refs: Vec<&ExperimentResult>;
     let group = match &steady {
         Some(results) => {
@@ -333,7 +327,6 @@ fn pooled(
         spent_s,
         machine: None,
         host,
-        phase_processes_left_out,
         rounds,
         duet,
         processes: group.len(),

@@ -75,22 +75,17 @@ pub fn process_notes(pooled: &Pooled) -> Vec<String> {
 
 /// The samples the figures leave out for a slow kernel phase of the host
 /// (`analysis::host::leave_out`): "slow kernel phases: 61 of its 278 samples … are left out
-/// (the median moved −0.8%; 1 process taken wholly in one left out)".
+/// (the median moved −0.8%)".
 fn phase_note(pooled: &Pooled) -> Option<String> {
     let phase = pooled.host()?.kernel_phase.filter(|k| k.left_out)?;
     let moved = phase
         .median_shift
         .map(|s| format!("; the median moved {:+.1}%", s * 100.0))
         .unwrap_or_default();
-    let whole = match pooled.phase_processes_left_out {
-        0 => String::new(),
-        1 => "; 1 process taken wholly in one is left out whole".to_string(),
-        n => format!("; {n} processes taken wholly in one are left out whole"),
-    };
     Some(format!(
         "slow kernel phases: {} of its {} samples were taken while the host made entering the \
          kernel dearer (a null call {:.1}× its fast level or slower, in phases) and are left \
-         out{moved}{whole}",
+         out{moved}",
         phase.slow_samples, phase.samples, KERNEL_SLOW
     ))
 }

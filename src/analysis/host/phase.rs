@@ -8,8 +8,7 @@
 //! canary took [`KERNEL_SLOW`] times that or longer was taken in a slow phase.
 //!
 //! Where those samples come in phases of the host — a slow one followed by slow ones, a
-//! quarter of the samples or more steady, steady processes left to measure — the figures
-//! leave them out
+//! quarter of the samples or more steady — the figures leave them out
 //! ([`leave_out`]): every figure of the configuration (its median, its interval, the medians
 //! later runs are floored by, `compare`) is made of the steady samples, and
 //! [`KernelPhase::median_shift`] says how far the median moved. Slow canaries scattered among
@@ -53,8 +52,7 @@ pub struct KernelPhase {
     /// when none is slow, fewer than five would remain, or the processes' medians differ 2×).
     pub median_shift: Option<f64>,
     /// Whether the slow samples came in phases of the host: a slow one followed by slow ones
-    /// ([`PHASE_PERSISTENCE`]), with at least [`STEADY_SHARE`] of the samples steady, leaving
-    /// at least two processes (or the one there was) with steady samples. A slow canary the experiment's own work causes after
+    /// ([`PHASE_PERSISTENCE`]), with at least [`STEADY_SHARE`] of the samples steady. A slow canary the experiment's own work causes after
     /// every sample comes scattered instead.
     pub in_phases: bool,
     /// Whether the configuration's figures leave them out: in phases, and of an experiment that
@@ -139,27 +137,22 @@ fn persistent(flags: &[Vec<Option<bool>>]) -> bool {
 }
 
 /// Which samples of each process the figures count when the slow phases are left out: the
-/// steady ones (and those that read no canary); none of a process taken mostly in a slow
-/// phase, with more slow samples than steady ones and fewer than [`FEWEST_STEADY`] of those
-/// (a median of so few says little). `None` when that leaves fewer processes than two (or than
-/// the one there was).
-fn kept(flags: &[Vec<Option<bool>>]) -> Option<Vec<Vec<bool>>> {
-    let masks: Vec<Vec<bool>> = flags
+/// steady ones (and those that read no canary), in every process that has
+/// [`FEWEST_STEADY`] steady samples or more; a process with fewer (taken almost wholly in a
+/// slow phase) keeps all of its samples, so that every process that measured stays one of the
+/// configuration's, its median beside the others'.
+fn kept(flags: &[Vec<Option<bool>>]) -> Vec<Vec<bool>> {
+    flags
         .iter()
         .map(|process| {
-            let keep: Vec<bool> = process.iter().map(|f| *f != Some(true)).collect();
             let steady = process.iter().filter(|f| **f == Some(false)).count();
-            let slow = process.iter().filter(|f| **f == Some(true)).count();
-            if slow > steady && steady < FEWEST_STEADY {
-                vec![false; process.len()]
+            if steady < FEWEST_STEADY {
+                vec![true; process.len()]
             } else {
-                keep
+                process.iter().map(|f| *f != Some(true)).collect()
             }
         })
-        .collect();
-    let measured = flags.iter().filter(|p| !p.is_empty()).count();
-    let left = masks.iter().filter(|m| m.contains(&true)).count();
-    (left >= measured.min(2)).then_some(masks)
+        .collect()
 }
 
 /// The kernel phases of `processes`, and which samples the figures count where the slow phases
@@ -197,9 +190,7 @@ fn assess(processes: &[&[Sample]]) -> Option<(KernelPhase, Option<Vec<Vec<bool>>
         _ => None,
     };
     let held = steady.len() as f64 >= STEADY_SHARE * all.len() as f64;
-    let masks = (median_shift.is_some() && held && persistent(&flags))
-        .then(|| kept(&flags))
-        .flatten();
+    let masks = (median_shift.is_some() && held && persistent(&flags)).then(|| kept(&flags));
     let phase = KernelPhase {
         fast_ns,
         samples: all.len(),
@@ -225,7 +216,7 @@ pub type KernelWork = fn(&str) -> bool;
 /// The results of one configuration's processes as its figures count them: where the slow
 /// kernel phases came in phases ([`KernelPhase::in_phases`]) and the experiment leaves no work
 /// in the kernel behind it (`kernel_work`), copies without the samples taken in them (a process
-/// taken mostly in a phase left without any: `kept`); `None` where every sample counts, and
+/// with too few steady samples keeps all: `kept`); `None` where every sample counts, and
 /// under a user-mode emulator (qemu-user), whose canary times the emulator.
 pub fn leave_out(
     group: &[&ExperimentResult],
@@ -412,7 +403,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_process_all_in_a_phase_is_left_out_whole_but_a_fleeting_fast_level_is_no_level() {
+    fn a_process_all_in_a_phase_stays_whole_and_a_fleeting_fast_level_is_no_level() {
         let whole: Vec<usize> = (0..30).collect();
         let one = [
             with_slow(30, &[]),
@@ -422,7 +413,8 @@ pub(crate) mod tests {
         let all = results(&one);
         let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
-        assert_eq!(counts, [30, 0, 30]);
+        // The second process has no steady sample to stand on: it keeps all of its own.
+        assert_eq!(counts, [30, 30, 30]);
         // Two processes of three slow for 24 of their 30 samples: more than half the samples
         // slow, but the steady ones (42 of 90) are a level held, and the slow ones are left
         // out.
@@ -449,7 +441,7 @@ pub(crate) mod tests {
         assert_eq!(phase.slow_samples, 120);
         assert!(!phase.in_phases);
         // Short processes (six samples, as pagefault.anon's): one in a phase for half its
-        // samples keeps its three steady ones; those all steady keep all.
+        // samples has too few steady ones to stand on and keeps all; those all steady too.
         let short = [
             with_slow(6, &[]),
             with_slow(6, &[1, 2, 3]),
@@ -459,7 +451,7 @@ pub(crate) mod tests {
         let all = results(&short);
         let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
-        assert_eq!(counts, [6, 3, 6, 6]);
+        assert_eq!(counts, [6, 6, 6, 6]);
         // One process alone, slow for its last ten samples: its thirty steady ones count.
         let tail: Vec<usize> = (30..40).collect();
         let alone = results(&[with_slow(40, &tail)]);
