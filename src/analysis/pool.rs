@@ -260,18 +260,32 @@ fn pooled(
         .filter(|s| !s.is_empty())
         .collect();
     let mut host = crate::analysis::host::figures(&all);
-    let steady = leave_out(group, kernel_work);
-    if let Some(phase) = host.as_mut().and_then(|h| h.kernel_phase.as_mut()) {
-        phase.left_out = steady.is_some();
-    }
-    let steady_refs: Vec<&ExperimentResult>;
-    let group = match &steady {
-        Some(results) => {
-            steady_refs = results.iter().collect();
-            steady_refs.as_slice()
-        }
-        None => group,
+    let Some(steady) = leave_out(group, kernel_work) else {
+        return pooled_as_is(group, expectations, host);
     };
+    let with_them = pooled_as_is(group, expectations, None).median();
+    let steady: Vec<&ExperimentResult> = steady.iter().collect();
+    let mut pooled = pooled_as_is(&steady, expectations, None);
+    if let Some(phase) = host.as_mut().and_then(|h| h.kernel_phase.as_mut()) {
+        phase.left_out = true;
+        // How far leaving them out moved the figure as pooled: a process with too few steady
+        // samples keeps all of its own, and a cold first process is left out either way.
+        if let (Some(m), Some(w)) = (pooled.median(), with_them)
+            && w > 0.0
+        {
+            phase.median_shift = Some(m / w - 1.0);
+        }
+    }
+    pooled.host = host;
+    pooled
+}
+
+/// One configuration's processes pooled as they are, `host` their host's figures.
+fn pooled_as_is(
+    group: &[&ExperimentResult],
+    expectations: Expectations,
+    host: Option<HostFigures>,
+) -> Pooled {
     // Each process's times per op, in run order (empty for a process that measured nothing).
     let values: Vec<Vec<f64>> = group
         .iter()
