@@ -116,6 +116,11 @@ fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
         words.contains(&format!("slow kernel phases: {slow} of its {read} samples")),
         "the configuration's note: {text}"
     );
+    assert_eq!(phase["left_out_samples"], phase["slow_samples"], "{phase}");
+    assert!(
+        words.contains(&format!("{slow} are left out")),
+        "the configuration's note: {text}"
+    );
 
     let cmp = other.oslab(&["compare", "1", "2", "--json"]).json();
     let pair = &cmp["results"][0];

@@ -264,10 +264,15 @@ fn pooled(
         return pooled_as_is(group, expectations, host);
     };
     let with_them = pooled_as_is(group, expectations, None).median();
+    let count = |rs: &mut dyn Iterator<Item = &ExperimentResult>| -> usize {
+        rs.map(|r| r.samples.len()).sum()
+    };
+    let left_out_samples = count(&mut group.iter().copied()) - count(&mut steady.iter());
     let steady: Vec<&ExperimentResult> = steady.iter().collect();
     let mut pooled = pooled_as_is(&steady, expectations, None);
     if let Some(phase) = host.as_mut().and_then(|h| h.kernel_phase.as_mut()) {
         phase.left_out = true;
+        phase.left_out_samples = left_out_samples;
         // How far leaving them out moved the figure as pooled: a process with too few steady
         // samples keeps all of its own, and a cold first process is left out either way.
         if let (Some(m), Some(w)) = (pooled.median(), with_them)

@@ -74,19 +74,25 @@ pub fn process_notes(pooled: &Pooled) -> Vec<String> {
 }
 
 /// The samples the figures leave out for a slow kernel phase of the host
-/// (`analysis::host::leave_out`): "slow kernel phases: 61 of its 278 samples … are left out
-/// (the median moved −0.8%)".
+/// (`analysis::host::leave_out`): "slow kernel phases: 61 of its 278 samples …; 61 are left
+/// out; the median moved −0.8%".
 fn phase_note(pooled: &Pooled) -> Option<String> {
     let phase = pooled.host()?.kernel_phase.filter(|k| k.left_out)?;
     let moved = phase
         .median_shift
         .map(|s| format!("; the median moved {:+.1}%", s * 100.0))
         .unwrap_or_default();
+    let kept = phase.slow_samples - phase.left_out_samples.min(phase.slow_samples);
+    let kept = if kept > 0 {
+        format!(" ({kept} stay in: their processes have too few steady samples to stand on)")
+    } else {
+        String::new()
+    };
     Some(format!(
         "slow kernel phases: {} of its {} samples were taken while the host made entering the \
-         kernel dearer (a null call {:.1}× its fast level or slower, in phases) and are left \
-         out{moved}",
-        phase.slow_samples, phase.samples, KERNEL_SLOW
+         kernel dearer (a null call {:.1}× its fast level or slower, in phases); {} are left \
+         out{kept}{moved}",
+        phase.slow_samples, phase.samples, KERNEL_SLOW, phase.left_out_samples
     ))
 }
 

@@ -55,6 +55,9 @@ pub struct KernelPhase {
     /// ([`PHASE_PERSISTENCE`]), with at least [`STEADY_SHARE`] of the samples steady. A slow canary the experiment's own work causes after
     /// every sample comes scattered instead.
     pub in_phases: bool,
+    /// How many of them the figures leave out: all but those of processes with too few
+    /// steady samples to stand on (0 where they are not left out; `analysis::pool` counts).
+    pub left_out_samples: usize,
     /// Whether the configuration's figures leave them out: in phases, and of an experiment that
     /// leaves no work in the kernel behind it (`analysis::pool` decides; `false` from [`of`]).
     pub left_out: bool,
@@ -197,6 +200,7 @@ fn assess(processes: &[&[Sample]]) -> Option<(KernelPhase, Option<Vec<Vec<bool>>
         slow_samples,
         median_shift,
         in_phases: masks.is_some(),
+        left_out_samples: 0,
         left_out: false,
     };
     Some((phase, masks))

@@ -65,6 +65,7 @@ fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
     let phase = pooled.host().unwrap().kernel_phase.unwrap();
     assert_eq!((phase.samples, phase.slow_samples), (120, 20));
     assert!(phase.in_phases && phase.left_out);
+    assert_eq!(phase.left_out_samples, 20);
     // An experiment that leaves work in the kernel behind it keeps every sample.
     let kept = &pool(&results, &none, |_| true)[0];
     assert_eq!(kept.median(), Some(165.0));
