@@ -11,7 +11,7 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::cpus::{CpuEffect, adjust_for_each_other, cpu_effect};
-use crate::analysis::host::{HostFigures, KernelWork, leave_out};
+use crate::analysis::host::{HostFigures, KernelPhase, KernelWork, leave_out, phases};
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
@@ -56,9 +56,9 @@ pub struct Pooled {
     /// The machine's rerun spread over the run's configurations (`analysis::reruns`), where
     /// this configuration has too few earlier runs of its own to floor its interval.
     pub machine: Option<MachineFloor>,
-    /// What the host did during the samples of every process that took any, those the
-    /// figures leave out in slow kernel phases included (`analysis::host`).
-    host: Option<HostFigures>,
+    /// The kernel phases over the samples of every process that took any, those the figures
+    /// leave out included (`analysis::host::phase`).
+    kernel_phase: Option<KernelPhase>,
 }
 
 impl Pooled {
@@ -160,11 +160,13 @@ impl Pooled {
             .unwrap_or_default()
     }
 
-    /// What the host did during the processes' samples (`analysis::host`), over all of them:
-    /// those taken in slow kernel phases, which the figures leave out where they came in
-    /// phases (`KernelPhase::left_out`), included.
+    /// What the host did during the samples the figures count (`analysis::host`); its
+    /// `kernel_phase` over every sample of every process, those it leaves out in slow kernel
+    /// phases included (`KernelPhase::left_out`).
     pub fn host(&self) -> Option<HostFigures> {
-        self.host.clone()
+        let mut h = crate::analysis::host::figures(&self.groups(&self.result.samples))?;
+        h.kernel_phase = self.kernel_phase;
+        Some(h)
     }
 
     fn values(&self) -> Vec<f64> {
@@ -259,9 +261,9 @@ fn pooled(
         .map(|r| r.samples.as_slice())
         .filter(|s| !s.is_empty())
         .collect();
-    let mut host = crate::analysis::host::figures(&all);
+    let mut phase = phases(&all);
     let Some(steady) = leave_out(group, kernel_work) else {
-        return pooled_as_is(group, expectations, host);
+        return pooled_as_is(group, expectations, phase);
     };
     let with_them = pooled_as_is(group, expectations, None).median();
     let count = |rs: &mut dyn Iterator<Item = &ExperimentResult>| -> usize {
@@ -270,7 +272,7 @@ fn pooled(
     let left_out_samples = count(&mut group.iter().copied()) - count(&mut steady.iter());
     let steady: Vec<&ExperimentResult> = steady.iter().collect();
     let mut pooled = pooled_as_is(&steady, expectations, None);
-    if let Some(phase) = host.as_mut().and_then(|h| h.kernel_phase.as_mut()) {
+    if let Some(phase) = phase.as_mut() {
         phase.left_out = true;
         phase.left_out_samples = left_out_samples;
         // How far leaving them out moved the figure as pooled: a process with too few steady
@@ -281,15 +283,15 @@ fn pooled(
             phase.median_shift = Some(m / w - 1.0);
         }
     }
-    pooled.host = host;
+    pooled.kernel_phase = phase;
     pooled
 }
 
-/// One configuration's processes pooled as they are, `host` their host's figures.
+/// One configuration's processes pooled as they are, `kernel_phase` their kernel phases.
 fn pooled_as_is(
     group: &[&ExperimentResult],
     expectations: Expectations,
-    host: Option<HostFigures>,
+    kernel_phase: Option<KernelPhase>,
 ) -> Pooled {
     // Each process's times per op, in run order (empty for a process that measured nothing).
     let values: Vec<Vec<f64>> = group
@@ -345,7 +347,7 @@ fn pooled_as_is(
     Pooled {
         spent_s,
         machine: None,
-        host,
+        kernel_phase,
         rounds,
         duet,
         processes: group.len(),
