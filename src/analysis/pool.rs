@@ -265,13 +265,21 @@ fn pooled(
     let Some(steady) = leave_out(group, kernel_work) else {
         return pooled_as_is(group, expectations, phase);
     };
-    let with_them = pooled_as_is(group, expectations, None).median();
-    let count = |rs: &mut dyn Iterator<Item = &ExperimentResult>| -> usize {
-        rs.map(|r| r.samples.len()).sum()
-    };
-    let left_out_samples = count(&mut group.iter().copied()) - count(&mut steady.iter());
-    let steady: Vec<&ExperimentResult> = steady.iter().collect();
+    let owned = steady;
+    let steady: Vec<&ExperimentResult> = owned.iter().collect();
+    let samples = |rs: &[&ExperimentResult]| rs.iter().map(|r| r.samples.len()).sum::<usize>();
+    let left_out_samples = samples(group) - samples(&steady);
     let mut pooled = pooled_as_is(&steady, expectations, None);
+    // The median with them, over the same processes (`leave_out` empties none, so a cold
+    // first process left out of the figures is left out here too).
+    let skip = usize::from(pooled.spread.as_ref().is_some_and(Spread::drops_first));
+    let all_values: Vec<f64> = group
+        .iter()
+        .filter(|r| !r.samples.is_empty())
+        .skip(skip)
+        .flat_map(|r| r.samples.iter().map(|s| s.ns_per_op))
+        .collect();
+    let with_them = crate::analysis::median(&all_values);
     if let Some(phase) = phase.as_mut() {
         phase.left_out = true;
         phase.left_out_samples = left_out_samples;
