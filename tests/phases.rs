@@ -2,7 +2,8 @@
 //! a real `--repeat 3` run, exported, its samples rewritten so that the second process took
 //! its first half in a slow phase (a null call of 260 ns against 170, the figure 150 ns against
 //! 100), imported beside a copy without the phase. `show` gives the same median for both and
-//! says the samples were left out; `compare` calls the two the same. No timing is asserted:
+//! says the samples were left out; `compare` calls the two the same; a copy marked as run
+//! under a user-mode emulator keeps them. No timing is asserted:
 //! the figures are the ones written.
 
 // The kernel canary is read on Unix's systems; tests/windows.rs runs on Windows.
@@ -14,13 +15,16 @@ use common::Lab;
 use serde_json::{Value, json};
 
 /// The exported run with every sample rewritten: steady (figure about 100 ns, null call about
-/// 170), or, with `phase`, the second process's first half slow (150 ns, 260).
-fn rewritten(export: &Value, uuid: &str, phase: bool) -> Value {
+/// 170), or, with `phase`, the second process's first half slow (150 ns, 260). The results say
+/// they ran natively unless `emulator` names one: this test runs under qemu-user too, where
+/// the real run says so, and a run under an emulator leaves nothing out.
+fn rewritten(export: &Value, uuid: &str, phase: bool, emulator: Option<&str>) -> Value {
     let mut doc = export.clone();
     doc["run"]["uuid"] = json!(uuid);
     let results = doc["run"]["results"].as_array_mut().expect("results");
     assert_eq!(results.len(), 3, "three processes");
     for (k, result) in results.iter_mut().enumerate() {
+        result["emulation"] = json!(emulator);
         let samples = result["samples"].as_array_mut().expect("samples");
         let half = samples.len() / 2;
         assert!(half >= 8, "enough samples for a phase: {}", samples.len());
@@ -76,13 +80,24 @@ fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
     let other = Lab::new();
     import(
         &other,
-        &rewritten(&export, "00000000-0000-4000-8000-000000000001", false),
+        &rewritten(&export, "00000000-0000-4000-8000-000000000001", false, None),
         "steady.json",
     );
     import(
         &other,
-        &rewritten(&export, "00000000-0000-4000-8000-000000000002", true),
+        &rewritten(&export, "00000000-0000-4000-8000-000000000002", true, None),
         "phased.json",
+    );
+    let emulator = "user-mode emulation of aarch64 on an x86_64 kernel";
+    import(
+        &other,
+        &rewritten(
+            &export,
+            "00000000-0000-4000-8000-000000000003",
+            true,
+            Some(emulator),
+        ),
+        "emulated.json",
     );
 
     let configuration = |id: &str| {
@@ -90,6 +105,16 @@ fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
         doc["configurations"][0].clone()
     };
     let (steady, phased) = (configuration("1"), configuration("2"));
+    // Under an emulator the null call times the emulator: the same phase stays in.
+    let emulated = configuration("3");
+    assert_eq!(
+        emulated["host"]["kernel_phase"]["left_out"], false,
+        "{emulated:#}"
+    );
+    assert_eq!(
+        emulated["host"]["kernel_phase"]["left_out_samples"], 0,
+        "{emulated:#}"
+    );
     let phase = &phased["host"]["kernel_phase"];
     assert_eq!(phase["in_phases"], true, "{phased:#}");
     assert_eq!(phase["left_out"], true, "{phased:#}");
