@@ -312,22 +312,24 @@ for i, ri in enumerate(runs):
     drift.append(median(ratios) - 1 if ratios else 0.0)
 print("whole-run drift (median over configurations of run / median of runs − 1): "
       + ", ".join(f"run {i + 1} {d*100:+.1f}%" for i, d in enumerate(drift)))
-# The same for the kernel canary (a null call timed after every sample, docs/measurement.md
-# §5): a run whose configurations all moved while its kernel canary moved alike ran while the
-# host made entering the kernel dearer or cheaper.
-def kernel_canaries(doc):
+# The same for the two canaries (docs/measurement.md §5): the kernel canary, a null call
+# timed after every sample, and the CPU canary, a fixed pure-CPU loop. A run whose
+# configurations all moved while its kernel canary moved alike ran while the host made
+# entering the kernel dearer or cheaper; the CPU canary says whether user-mode work moved too.
+def canaries(doc, field):
     out = {}
     for r in doc.get("configurations", []):
-        call = (r.get("host") or {}).get("kernel_canary_median_ns")
-        if call:
-            out[r["experiment"] + json.dumps(r["params"], sort_keys=True)] = call
+        value = (r.get("host") or {}).get(field)
+        if value:
+            out[r["experiment"] + json.dumps(r["params"], sort_keys=True)] = value
     return out
-calls = [kernel_canaries(d) for d in docs]
-common = [k for k in calls[0] if all(k in c for c in calls)]
-if common:
-    kdrift = [median([c[k] / median([cc[k] for cc in calls]) for k in common]) - 1 for c in calls]
-    print("kernel canary's drift (the same, of the null call timed after every sample): "
-          + ", ".join(f"run {i + 1} {d*100:+.1f}%" for i, d in enumerate(kdrift)))
+for field, what in (("kernel_canary_median_ns", "kernel canary's drift (the same, of the null call timed after every sample)"),
+                    ("canary_median_ns", "CPU canary's drift (the same, of the multiply chain timed after every sample)")):
+    values = [canaries(d, field) for d in docs]
+    common = [k for k in values[0] if all(k in v for v in values)]
+    if common:
+        cdrift = [median([v[k] / median([vv[k] for vv in values]) for k in common]) - 1 for v in values]
+        print(f"{what}: " + ", ".join(f"run {i + 1} {d*100:+.1f}%" for i, d in enumerate(cdrift)))
 # The runs' medians with and without the samples taken in a slow kernel phase
 # (host.kernel_phase: the kernel canary 1.2x its configuration's fast level or more). Where
 # they came in phases (left_out) oslab's median already leaves them out, and the one with them
