@@ -19,11 +19,12 @@
 # (--history 4 gives every counted run that floor, as in a database that has been in use).
 #
 # Usage: bench/verdicts.sh [--runs N] [--history N] [--size BYTES] [--quick] [--binary PATH]
-#                          [--strict] [--keep DIR] [-- RUN ARGS...]
+#                          [--max-processes N] [--strict] [--keep DIR] [-- RUN ARGS...]
 #   --runs N       runs of A and of B (default 5: 10 pairs of A, 25 pairs of A and B)
 #   --history N    first N runs of each, into the same database, not counted (default 0)
 #   --size BYTES   B's read size (default 4096; 64 asks for a change of a few percent)
 #   --quick        oslab's --quick
+#   --max-processes N  oslab's --max-processes, for A's runs and B's (default: oslab's, 6)
 #   --binary PATH  the oslab to measure (default: cargo build --release)
 #   --strict       exit 1 if a target is missed
 #   --keep DIR     keep the databases (runs.db: A and B; known.db: B relabelled) in DIR, to
@@ -43,7 +44,7 @@ usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 RUNS=5
 HISTORY=0
 SIZE=4096
-QUICK=()
+COMMON=()
 BINARY=""
 STRICT=0
 KEEP=""
@@ -66,7 +67,12 @@ while (($#)); do
             SIZE=$2
             shift 2
             ;;
-        --quick) QUICK=(--quick); shift ;;
+        --quick) COMMON+=(--quick); shift ;;
+        --max-processes)
+            [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1)) || { echo "verdicts.sh: --max-processes takes a number >= 1" >&2; exit 2; }
+            COMMON+=(--max-processes "$2")
+            shift 2
+            ;;
         --binary)
             [[ -x ${2:-} ]] || { echo "verdicts.sh: --binary needs an executable oslab" >&2; exit 2; }
             BINARY=$2
@@ -111,12 +117,12 @@ source "$ROOT/bench/lib.sh"
 
 run_id() { jq -r .run_id "$1"; }
 
-echo "verdicts: $RUNS runs (after $HISTORY of each not counted) of A: oslab run ${QUICK[*]} ${RUN_ARGS[*]}"
-echo "          $RUNS runs of B: oslab run ${QUICK[*]} syscall.read --param size=$SIZE (alternating)"
+echo "verdicts: $RUNS runs (after $HISTORY of each not counted) of A: oslab run ${COMMON[*]} ${RUN_ARGS[*]}"
+echo "          $RUNS runs of B: oslab run ${COMMON[*]} syscall.read --param size=$SIZE (alternating)"
 echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
 for ((i = 1; i <= HISTORY; i++)); do
-    oslab_to "$WORK/history-a$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
-    oslab_to "$WORK/history-b$i.json" run "${QUICK[@]}" --json syscall.read --param "size=$SIZE"
+    oslab_to "$WORK/history-a$i.json" run "${COMMON[@]}" --json "${RUN_ARGS[@]}"
+    oslab_to "$WORK/history-b$i.json" run "${COMMON[@]}" --json syscall.read --param "size=$SIZE"
     echo "  earlier runs $i of $HISTORY stored (not counted)"
 done
 A=()
@@ -126,10 +132,10 @@ for ((i = 1; i <= RUNS; i++)); do
         before=$(idle_snapshot)
         start=$(date +%s.%N)
         if [[ $side == a ]]; then
-            oslab_to "$WORK/a$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
+            oslab_to "$WORK/a$i.json" run "${COMMON[@]}" --json "${RUN_ARGS[@]}"
             A+=("$(run_id "$WORK/a$i.json")")
         else
-            oslab_to "$WORK/b$i.json" run "${QUICK[@]}" --json syscall.read --param "size=$SIZE"
+            oslab_to "$WORK/b$i.json" run "${COMMON[@]}" --json syscall.read --param "size=$SIZE"
             B+=("$(run_id "$WORK/b$i.json")")
         fi
         took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
