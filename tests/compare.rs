@@ -169,6 +169,10 @@ fn kernel_canaries_apart_are_said_before_the_environment() {
         .find(|r| r["experiment"] == "process.fork")
         .unwrap();
     assert_eq!(fork["kernel_canaries"]["b_ns"].as_f64(), Some(215.0));
+    assert_eq!(fork["host_moved"], true);
+    let unchanged = |r: &&Value| r["experiment"] == "syscall.getppid";
+    let getppid = doc["results"].as_array().unwrap().iter().find(unchanged);
+    assert_eq!(getppid.unwrap()["host_moved"], false);
     assert!(
         text.contains("† process.fork: its kernel canary moved the same way"),
         "{text}"
@@ -237,6 +241,7 @@ const JSON: &str = r#"{
       "b": 100.0,
       "experiment": "syscall.getppid",
       "highlight": false,
+      "host_moved": false,
       "kernel_canaries": null,
       "p_value": 1.0,
       "p_test": "mann_whitney",
@@ -256,6 +261,7 @@ const JSON: &str = r#"{
       "b": 100000.0,
       "experiment": "process.fork",
       "highlight": true,
+      "host_moved": false,
       "kernel_canaries": null,
       "p_value": 1.3775088545298564e-14,
       "p_test": "mann_whitney",
@@ -275,6 +281,7 @@ const JSON: &str = r#"{
       "b": 202.0,
       "experiment": "syscall.read",
       "highlight": false,
+      "host_moved": false,
       "kernel_canaries": null,
       "p_value": 1.3775088545298564e-14,
       "p_test": "mann_whitney",

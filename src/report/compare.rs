@@ -407,6 +407,8 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "verdict": c.map(|c| c.verdict),
                 "highlight": c.is_some_and(|c| c.highlight),
                 "kernel_canaries": pair.kernel_canaries,
+                // The text's `†`: a change the configuration's kernel canary made as well.
+                "host_moved": super::compare_host::moved_with_host(pair).is_some(),
             });
             if let Some(label) = &pair.label {
                 doc["label"] = json!(label);
