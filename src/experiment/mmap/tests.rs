@@ -30,6 +30,10 @@ fn each_pass_faults_every_page_of_a_fresh_mapping_once() {
     if !crate::experiment::enabled_here(&ACCESS) {
         return;
     }
+    // Under an emulator its own faults share the thread's count (the code it translates, its
+    // page tables): CI's aarch64 run under qemu-user saw 4 more for 256 pages once, and 535
+    // once. There the test checks that every page faulted, not that none faulted twice.
+    let emulated = crate::platform::unsupported_under_emulation("one fault per page");
     for pattern in ["seq", "random"] {
         let p = params(&[("size", "1M"), ("pattern", pattern)]);
         let mut r = (ACCESS.setup)(&p, &Context::default()).unwrap_or_else(|_| panic!("setup"));
@@ -39,13 +43,17 @@ fn each_pass_faults_every_page_of_a_fresh_mapping_once() {
             let before = minflt_now();
             r.run(ops).unwrap();
             let faults = minflt_now() - before;
-            // One per page of the mapping, plus a few of the process's own: a new stack page
-            // (seen once in a full `cargo test`), and under qemu-user the emulator's
-            // translated code (4 more for 256 pages once in CI's aarch64 run). A second fault
-            // per page would be twice as many.
+            // One per page of the mapping, plus a few of the process's own (a new stack page,
+            // seen once in a full `cargo test`). A second fault per page would be twice as
+            // many.
             let pages = (1 << 20) / page_size();
+            let most = if emulated {
+                usize::MAX
+            } else {
+                pages + pages / 16
+            };
             assert!(
-                (pages..=pages + pages / 16).contains(&(faults as usize)),
+                (pages..=most).contains(&(faults as usize)),
                 "{pattern}: {faults} faults for {pages} pages"
             );
         }
