@@ -45,15 +45,14 @@ fn pass(r: &mut dyn Routine, pages: u64) -> i64 {
 
 /// `faults` is `expected`, or up to 1% of a 256-page pass more: the kernel faults a page
 /// again that compaction or migration moved after its first fault. Under emulation the
-/// emulator's own faults (the code it translates, its page tables) share the thread's count,
-/// and a CI run saw more than 1% once: there up to a quarter more.
+/// emulator's own faults (the code it translates, its page tables) share the thread's count:
+/// CI's aarch64 runs under qemu-user saw more than 1% once, and twice as many (535 for 256
+/// pages, in `experiment::mmap`'s test) once. There only `expected` or more is checked.
 fn about(faults: i64, expected: i64) -> bool {
-    let slack = if crate::platform::env::emulation().is_some() {
-        expected / 4 + 3
-    } else {
-        3
-    };
-    (expected..=expected + slack).contains(&faults)
+    if crate::platform::env::emulation().is_some() {
+        return faults >= expected;
+    }
+    (expected..=expected + 3).contains(&faults)
 }
 
 #[test]
