@@ -56,9 +56,10 @@ pub struct Pooled {
     /// The machine's rerun spread over the run's configurations (`analysis::reruns`), where
     /// this configuration has too few earlier runs of its own to floor its interval.
     pub machine: Option<MachineFloor>,
-    /// The kernel phases over the samples of every process that took any, those the figures
-    /// leave out included (`analysis::host::phase`).
-    kernel_phase: Option<KernelPhase>,
+    /// What the host did during the samples the figures count (`analysis::host`), computed
+    /// once; its `kernel_phase` over every sample of every process that took any, those the
+    /// figures leave out in slow kernel phases included (`analysis::host::phase`).
+    host: Option<HostFigures>,
 }
 
 impl Pooled {
@@ -164,9 +165,7 @@ impl Pooled {
     /// `kernel_phase` over every sample of every process, those it leaves out in slow kernel
     /// phases included (`KernelPhase::left_out`).
     pub fn host(&self) -> Option<HostFigures> {
-        let mut h = crate::analysis::host::figures(&self.groups(&self.result.samples))?;
-        h.kernel_phase = self.kernel_phase;
-        Some(h)
+        self.host.clone()
     }
 
     fn values(&self) -> Vec<f64> {
@@ -262,10 +261,9 @@ fn pooled(
         .filter(|s| !s.is_empty())
         .collect();
     let mut phase = phases(&all);
-    let Some(steady) = leave_out(group, kernel_work) else {
+    let Some(owned) = leave_out(group, kernel_work) else {
         return pooled_as_is(group, expectations, phase);
     };
-    let owned = steady;
     let steady: Vec<&ExperimentResult> = owned.iter().collect();
     let samples = |rs: &[&ExperimentResult]| rs.iter().map(|r| r.samples.len()).sum::<usize>();
     let left_out_samples = samples(group) - samples(&steady);
@@ -291,7 +289,9 @@ fn pooled(
             phase.median_shift = Some(m / w - 1.0);
         }
     }
-    pooled.kernel_phase = phase;
+    if let Some(host) = pooled.host.as_mut() {
+        host.kernel_phase = phase;
+    }
     pooled
 }
 
@@ -352,10 +352,10 @@ fn pooled_as_is(
         .map(|(r, &duet)| r.duration_s / if duet { 2.0 } else { 1.0 })
         .sum();
     let duet = in_duet.into_iter().take(rounds.len()).collect();
-    Pooled {
+    let mut pooled = Pooled {
         spent_s,
         machine: None,
-        kernel_phase,
+        host: None,
         rounds,
         duet,
         processes: group.len(),
@@ -364,7 +364,10 @@ fn pooled_as_is(
         spread,
         process_cpus,
         result,
-    }
+    };
+    pooled.host = crate::analysis::host::figures(&pooled.groups(&pooled.result.samples))
+        .map(|h| HostFigures { kernel_phase, ..h });
+    pooled
 }
 
 /// For each result, in order: which of its configuration's worker processes it is (from 1)

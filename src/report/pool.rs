@@ -82,7 +82,7 @@ fn phase_note(pooled: &Pooled) -> Option<String> {
         .median_shift
         .map(|s| format!("; the median moved {:+.1}%", s * 100.0))
         .unwrap_or_default();
-    let kept = phase.slow_samples - phase.left_out_samples.min(phase.slow_samples);
+    let kept = phase.slow_samples.saturating_sub(phase.left_out_samples);
     let kept = if kept > 0 {
         format!(" ({kept} stay in: their processes have too few steady samples to stand on)")
     } else {
