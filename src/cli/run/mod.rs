@@ -69,10 +69,13 @@ pub(super) fn measure(
     args: &RunArgs,
     profile: Option<ProfileRequest>,
 ) -> Result<Measured> {
-    let options = options(args)?;
     // From here on Ctrl-C (SIGTERM, SIGHUP) is noted, not fatal: before the run is stored it
-    // stops oslab with nothing stored, after it the run keeps what was measured.
+    // stops oslab with nothing stored, after it the run keeps what was measured. Noted before
+    // the options are checked too: checking --dir makes (and removes) a directory in it, which
+    // a signal's default action would leave behind.
     crate::platform::interrupt::install();
+    let options = options(args)?;
+    check_interrupt(|| "nothing was measured or stored".to_string())?;
     // What killed oslabs left: their memory cgroups (their scratch directories go when the
     // first worker makes its own).
     crate::platform::cgroup::remove_orphaned();
