@@ -19,6 +19,12 @@ use serde_json::{Value, json};
 /// they ran natively unless `emulator` names one: this test runs under qemu-user too, where
 /// the real run says so, and a run under an emulator leaves nothing out.
 fn rewritten(export: &Value, uuid: &str, phase: bool, emulator: Option<&str>) -> Value {
+    rewritten_share(export, uuid, if phase { 0.5 } else { 0.0 }, emulator)
+}
+
+/// As [`rewritten`], the second process's first `share` of its samples slow (1.0: all of
+/// them, a phase as long as the process).
+fn rewritten_share(export: &Value, uuid: &str, share: f64, emulator: Option<&str>) -> Value {
     let mut doc = export.clone();
     doc["run"]["uuid"] = json!(uuid);
     let results = doc["run"]["results"].as_array_mut().expect("results");
@@ -26,10 +32,14 @@ fn rewritten(export: &Value, uuid: &str, phase: bool, emulator: Option<&str>) ->
     for (k, result) in results.iter_mut().enumerate() {
         result["emulation"] = json!(emulator);
         let samples = result["samples"].as_array_mut().expect("samples");
-        let half = samples.len() / 2;
-        assert!(half >= 8, "enough samples for a phase: {}", samples.len());
+        assert!(
+            samples.len() >= 16,
+            "enough samples for a phase: {}",
+            samples.len()
+        );
+        let slow_until = (samples.len() as f64 * share) as usize;
         for (i, s) in samples.iter_mut().enumerate() {
-            let slow = phase && k == 1 && i < half;
+            let slow = k == 1 && i < slow_until;
             let (figure, call) = if slow {
                 (150.0, 260.0)
             } else {
@@ -60,8 +70,8 @@ fn import(lab: &Lab, doc: &Value, name: &str) {
         .assert_code(0);
 }
 
-#[test]
-fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
+/// A real `--repeat 3` run of `syscall.getppid entry=call`, exported as JSON.
+fn measured_and_exported() -> Value {
     let lab = Lab::new();
     let args = [
         "run",
@@ -73,9 +83,13 @@ fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
         "--quick",
         "--json",
     ];
-    let run = lab.oslab_as_given(&args);
-    run.assert_code(0);
-    let export = lab.oslab(&["export", "1", "--format", "json"]).json();
+    lab.oslab_as_given(&args).assert_code(0);
+    lab.oslab(&["export", "1", "--format", "json"]).json()
+}
+
+#[test]
+fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
+    let export = measured_and_exported();
 
     let other = Lab::new();
     import(
@@ -153,5 +167,57 @@ fn a_slow_kernel_phase_is_left_out_of_show_and_compare() {
     assert!(
         (pair["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9,
         "{pair:#}"
+    );
+}
+
+/// A process taken wholly in a slow phase is left out whole where two others stand without
+/// it: `show` lists its median apart and the figure is the other two's.
+#[test]
+fn a_process_wholly_in_a_slow_phase_is_left_out_whole() {
+    let export = measured_and_exported();
+    let other = Lab::new();
+    import(
+        &other,
+        &rewritten_share(&export, "00000000-0000-4000-8000-000000000011", 0.0, None),
+        "steady.json",
+    );
+    import(
+        &other,
+        &rewritten_share(&export, "00000000-0000-4000-8000-000000000012", 1.0, None),
+        "whole.json",
+    );
+    let doc = other.oslab(&["show", "2", "--json"]).json();
+    let whole = &doc["configurations"][0];
+    assert_eq!(whole["processes"], 3, "{whole:#}");
+    assert_eq!(
+        whole["left_out_process_medians"],
+        json!([150.0]),
+        "{whole:#}"
+    );
+    let medians = whole["process_medians"].as_array().unwrap();
+    assert_eq!(medians.len(), 2, "{whole:#}");
+    assert!(
+        medians.iter().all(|m| m.as_f64().unwrap() < 101.0),
+        "{medians:?}"
+    );
+    assert_eq!(whole["host"]["kernel_phase"]["left_out_processes"], 1);
+    let steady = other.oslab(&["show", "1", "--json"]).json();
+    let steady_median = steady["configurations"][0]["median"].as_f64().unwrap();
+    let whole_median = whole["median"].as_f64().unwrap();
+    assert!(
+        (whole_median - steady_median).abs() < 0.25,
+        "{whole_median} {steady_median}"
+    );
+
+    let text = other.oslab(&["show", "2"]);
+    text.assert_code(0);
+    let words = text.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("left out, wholly in a slow kernel phase: 150 ns"),
+        "{text}"
+    );
+    assert!(
+        words.contains("with one process taken wholly in them, left out whole"),
+        "{text}"
     );
 }

@@ -60,6 +60,9 @@ pub struct Pooled {
     /// once; its `kernel_phase` over every sample of every process that took any, those the
     /// figures leave out in slow kernel phases included (`analysis::host::phase`).
     host: Option<HostFigures>,
+    /// The medians of the processes left out whole, taken wholly in a slow kernel phase
+    /// (`analysis::host::leave_out`), in run order; not among `spread`'s.
+    pub left_out_medians: Vec<f64>,
 }
 
 impl Pooled {
@@ -267,22 +270,40 @@ fn pooled(
     let steady: Vec<&ExperimentResult> = owned.iter().collect();
     let samples = |rs: &[&ExperimentResult]| rs.iter().map(|r| r.samples.len()).sum::<usize>();
     let left_out_samples = samples(group) - samples(&steady);
+    let emptied = |(r, kept): (&&ExperimentResult, &ExperimentResult)| {
+        !r.samples.is_empty() && kept.samples.is_empty()
+    };
+    let left_out_medians: Vec<f64> = group
+        .iter()
+        .zip(&owned)
+        .filter(|&p| emptied(p))
+        .filter_map(|(r, _)| {
+            crate::analysis::median(&r.samples.iter().map(|s| s.ns_per_op).collect::<Vec<_>>())
+        })
+        .collect();
     let mut pooled = pooled_as_is(&steady, expectations, None);
-    // The median with them, over the same processes (`leave_out` empties none, so a cold
-    // first process left out of the figures is left out here too).
-    let skip = usize::from(pooled.spread.as_ref().is_some_and(Spread::drops_first));
+    // The median with them, over every process that measured but a cold first one the figures
+    // leave out (the first of those that still have samples).
+    let cold = pooled
+        .spread
+        .as_ref()
+        .is_some_and(Spread::drops_first)
+        .then(|| owned.iter().position(|r| !r.samples.is_empty()))
+        .flatten();
     let all_values: Vec<f64> = group
         .iter()
-        .filter(|r| !r.samples.is_empty())
-        .skip(skip)
-        .flat_map(|r| r.samples.iter().map(|s| s.ns_per_op))
+        .enumerate()
+        .filter(|&(k, _)| Some(k) != cold)
+        .flat_map(|(_, r)| r.samples.iter().map(|s| s.ns_per_op))
         .collect();
     let with_them = crate::analysis::median(&all_values);
     if let Some(phase) = phase.as_mut() {
         phase.left_out = true;
         phase.left_out_samples = left_out_samples;
+        phase.left_out_processes = left_out_medians.len();
         // How far leaving them out moved the figure as pooled: a process with too few steady
-        // samples keeps all of its own, and a cold first process is left out either way.
+        // samples keeps all of its own or goes whole, and a cold first process is left out
+        // either way.
         if let (Some(m), Some(w)) = (pooled.median(), with_them)
             && w > 0.0
         {
@@ -292,6 +313,7 @@ fn pooled(
     if let Some(host) = pooled.host.as_mut() {
         host.kernel_phase = phase;
     }
+    pooled.left_out_medians = left_out_medians;
     pooled
 }
 
@@ -356,6 +378,7 @@ fn pooled_as_is(
         spent_s,
         machine: None,
         host: None,
+        left_out_medians: Vec::new(),
         rounds,
         duet,
         processes: group.len(),

@@ -84,6 +84,8 @@ pub fn configuration_document(p: &Pooled, settings: &crate::model::RunSettings) 
         "ci_high": f.ci.map(|c| c.1),
         "unstable": f.unstable.is_some(),
         "process_medians": p.process_medians(),
+        // Processes left out whole, taken wholly in a slow kernel phase (docs/measurement.md §5).
+        "left_out_process_medians": p.left_out_medians,
         "process_cpus": p.process_cpus,
         "cpu_effect": p.cpu_effect().map(|e| json!({
             "p": e.p,

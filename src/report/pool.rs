@@ -82,11 +82,16 @@ fn phase_note(pooled: &Pooled) -> Option<String> {
         .median_shift
         .map(|s| format!("; the median moved {:+.1}%", s * 100.0))
         .unwrap_or_default();
+    let whole = match phase.left_out_processes {
+        0 => String::new(),
+        1 => " (with one process taken wholly in them, left out whole)".to_string(),
+        n => format!(" (with {n} processes taken wholly in them, left out whole)"),
+    };
     let kept = phase.slow_samples.saturating_sub(phase.left_out_samples);
     let kept = if kept > 0 {
-        format!(" ({kept} stay in: their processes have too few steady samples to stand on)")
+        format!("{whole} ({kept} stay in: their processes have too few steady samples to stand on)")
     } else {
-        String::new()
+        whole
     };
     Some(format!(
         "slow kernel phases: {} of its {} samples were taken while the host made entering the \

@@ -47,6 +47,13 @@ pub(super) fn processes(pooled: &[Pooled], settings: &RunSettings) -> String {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        if !p.left_out_medians.is_empty() {
+            let slow: Vec<String> = p.left_out_medians.iter().map(|&m| time_ns(m)).collect();
+            processes.push_str(&format!(
+                "; left out, wholly in a slow kernel phase: {}",
+                slow.join(", ")
+            ));
+        }
         if is_partial(&p.result) {
             processes.push_str(&format!(" — {}", status_text(&p.result)));
         }

@@ -58,6 +58,9 @@ pub struct KernelPhase {
     /// How many of them the figures leave out: all but those of processes with too few
     /// steady samples to stand on (0 where they are not left out; `analysis::pool` counts).
     pub left_out_samples: usize,
+    /// Of the processes, those left out whole: taken (almost) wholly in a slow phase, with
+    /// enough others standing without them (`kept`; `analysis::pool` counts).
+    pub left_out_processes: usize,
     /// Whether the configuration's figures leave them out: in phases, and of an experiment that
     /// leaves no work in the kernel behind it (`analysis::pool` decides; `false` from [`of`]).
     pub left_out: bool,
@@ -139,20 +142,45 @@ fn persistent(flags: &[Vec<Option<bool>>]) -> bool {
             >= PHASE_PERSISTENCE
 }
 
+/// The fewest processes that must stand on steady samples of their own for a process taken
+/// (almost) wholly in a slow phase to be left out whole: with one, nothing says whether the
+/// steady level is the configuration's or the one process's. Two give an interval, wide (t
+/// with one degree of freedom), and the adaptive plan adds processes to narrow it. Three
+/// would leave in the slow processes of a run that began in a phase (2026-12-07,
+/// docs/measurement.md §5: `syscall.stat entry=call`'s run 1, four of six processes at 1.30–
+/// 1.35 µs with null calls of 284–331 ns, two at 1.07 µs with 201–213 ns, as in the other runs).
+const FEWEST_STANDING: usize = 2;
+
 /// Which samples of each process the figures count when the slow phases are left out: the
 /// steady ones (and those that read no canary), in every process that has
-/// [`FEWEST_STEADY`] steady samples or more; a process with fewer (taken almost wholly in a
-/// slow phase) keeps all of its samples, so that every process that measured stays one of the
-/// configuration's, its median beside the others'.
+/// [`FEWEST_STEADY`] steady samples or more. A process with fewer, taken mostly in a slow
+/// phase (more slow samples than steady), is left out whole where [`FEWEST_STANDING`] others
+/// stand without it: on a VM a phase can last as long as a process does, and a process wholly
+/// in it is a slow phase, not a process of its own (2026-12-07, docs/measurement.md §5: half
+/// of ctxswitch.pipe's and open_close's processes 20–35% slower, each with its null call as
+/// much slower). Otherwise it keeps all of its samples, so that every process that measured
+/// stays one of the configuration's, its median beside the others'.
 fn kept(flags: &[Vec<Option<bool>>]) -> Vec<Vec<bool>> {
+    let count =
+        |process: &[Option<bool>], slow: bool| process.iter().filter(|f| **f == Some(slow)).count();
+    let wholly_slow = |process: &[Option<bool>]| {
+        let steady = count(process, false);
+        steady < FEWEST_STEADY && count(process, true) > steady
+    };
+    // A process that measured nothing, or read no canary, stands for nothing.
+    let standing = flags
+        .iter()
+        .filter(|p| count(p, false) > 0 && !wholly_slow(p))
+        .count();
     flags
         .iter()
         .map(|process| {
-            let steady = process.iter().filter(|f| **f == Some(false)).count();
-            if steady < FEWEST_STEADY {
-                vec![true; process.len()]
-            } else {
+            if count(process, false) >= FEWEST_STEADY {
                 process.iter().map(|f| *f != Some(true)).collect()
+            } else if wholly_slow(process) && standing >= FEWEST_STANDING {
+                vec![false; process.len()]
+            } else {
+                vec![true; process.len()]
             }
         })
         .collect()
@@ -201,6 +229,7 @@ fn assess(processes: &[&[Sample]]) -> Option<(KernelPhase, Option<Vec<Vec<bool>>
         median_shift,
         in_phases: masks.is_some(),
         left_out_samples: 0,
+        left_out_processes: 0,
         left_out: false,
     };
     Some((phase, masks))
@@ -412,13 +441,33 @@ pub(crate) mod tests {
         let one = [
             with_slow(30, &[]),
             with_slow(30, &whole),
-            with_slow(30, &[]),
+            with_slow(30, &whole),
         ];
         let all = results(&one);
         let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
-        // The second process has no steady sample to stand on: it keeps all of its own.
+        // Two processes have no steady sample to stand on, and one is too few to stand for
+        // the configuration without them: they keep all of their own.
         assert_eq!(counts, [30, 30, 30]);
+        // A process that measured nothing stands for nothing.
+        let empty = [with_slow(30, &[]), with_slow(30, &whole), with_slow(0, &[])];
+        let all = results(&empty);
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
+        assert_eq!(counts, [30, 30, 0]);
+        // With two standing without it, one is left out whole: a slow phase as long as a
+        // process. One slow for most of its samples but with five steady keeps those five.
+        let mostly: Vec<usize> = (0..25).collect();
+        let four = [
+            with_slow(30, &[]),
+            with_slow(30, &whole),
+            with_slow(30, &mostly),
+            with_slow(30, &[]),
+        ];
+        let all = results(&four);
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
+        assert_eq!(counts, [30, 0, 5, 30]);
         // Two processes of three slow for 24 of their 30 samples: more than half the samples
         // slow, but the steady ones (42 of 90) are a level held, and the slow ones are left
         // out.

@@ -46,17 +46,22 @@ fn the_given_expectations_are_checked_over_the_pooled_counts() {
     assert_eq!(kept.validation, results[0].validation, "kept as stored");
 }
 
-#[test]
-fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
-    // The second process's samples 5..25 taken in a slow phase (210 ns against 165).
-    let phased: Vec<usize> = (5..25).collect();
-    let results: Vec<ExperimentResult> = [vec![], phased, vec![]]
-        .iter()
+/// Processes of 40 samples each at 165 ns, those at each one's `slow` indices at 210 ns in a
+/// slow kernel phase (`analysis::host::phased_samples`).
+fn phased_processes(slow: &[Vec<usize>]) -> Vec<ExperimentResult> {
+    slow.iter()
         .map(|slow| ExperimentResult {
             samples: crate::analysis::host::phased_samples(40, slow),
             ..result(&[1.0])
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
+    // The second process's samples 5..25 taken in a slow phase (210 ns against 165).
+    let phased: Vec<usize> = (5..25).collect();
+    let results = phased_processes(&[vec![], phased, vec![]]);
     let pooled = &pool(&results, &none, no_work)[0];
     assert_eq!(pooled.result.samples.len(), 100);
     assert_eq!(pooled.process_medians(), vec![165.0; 3]);
@@ -71,4 +76,22 @@ fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
     assert_eq!(kept.median(), Some(165.0));
     assert_eq!(kept.process_medians()[1], 187.5);
     assert!(!kept.host().unwrap().kernel_phase.unwrap().left_out);
+}
+
+#[test]
+fn a_process_taken_wholly_in_a_slow_phase_is_left_out_whole() {
+    // Two processes of five wholly in a slow phase (210 ns against 165), as long as each:
+    // the three steady ones stand for the configuration, and the run says it ran five.
+    let whole: Vec<usize> = (0..40).collect();
+    let results = phased_processes(&[vec![], whole.clone(), vec![], whole, vec![]]);
+    let pooled = &pool(&results, &none, no_work)[0];
+    assert_eq!(pooled.processes, 5);
+    assert_eq!(pooled.process_medians(), vec![165.0; 3]);
+    assert_eq!(pooled.median(), Some(165.0));
+    let phase = pooled.host().unwrap().kernel_phase.unwrap();
+    assert_eq!((phase.slow_samples, phase.left_out_samples), (80, 80));
+    assert_eq!(phase.left_out_processes, 2);
+    assert_eq!(pooled.left_out_medians, vec![210.0; 2]);
+    // With them the median was 165 too (120 of 200 samples): the figure did not move.
+    assert_eq!(phase.median_shift, Some(0.0));
 }

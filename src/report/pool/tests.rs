@@ -206,3 +206,22 @@ fn processes_far_apart_are_said_and_widen_the_interval() {
     let (lo, hi) = pooled.figures().ci.unwrap();
     assert!(lo < 90.0 && hi > 110.0, "{lo} – {hi}");
 }
+
+#[test]
+fn processes_left_out_whole_for_a_slow_phase_are_said() {
+    // Two of five processes of a null call wholly in a slow kernel phase.
+    let whole: Vec<usize> = (0..40).collect();
+    let results: Vec<ExperimentResult> = [vec![], whole.clone(), vec![], whole, vec![]]
+        .iter()
+        .map(|slow| ExperimentResult {
+            samples: crate::analysis::host::phased_samples(40, slow),
+            ..result("syscall.getppid", &[1.0], Status::Ok)
+        })
+        .collect();
+    let pooled = pool(&results);
+    let notes = process_notes(&pooled[0]).join("\n");
+    assert!(
+        notes.contains("80 are left out (with 2 processes taken wholly in them, left out whole)"),
+        "{notes}"
+    );
+}
