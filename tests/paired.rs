@@ -25,11 +25,16 @@ fn the_two_paths_of_a_system_call_are_paired_round_by_round() {
         (p["parameter"].as_str(), p["a"].as_str(), p["b"].as_str()),
         (Some("entry"), Some("inline"), Some("call"))
     );
-    // Three rounds of three processes each: none is left out as a cold first one. Each round
-    // measured both in one worker, their samples in turn (a duet).
-    assert_eq!(p["rounds"], 3, "{p}");
-    assert_eq!(p["in_one_process"], 3, "{p}");
+    // Three rounds of three processes each: none is left out as a cold first one, but a
+    // process taken wholly in a slow kernel phase of the host is, and its round with it. Each
+    // round measured both in one worker, their samples in turn (a duet).
     let configurations = doc["configurations"].as_array().expect("configurations");
+    let rounds = p["rounds"].as_u64().expect("rounds");
+    assert!(
+        (3 - left_out_whole(configurations)..=3).contains(&rounds),
+        "{p}"
+    );
+    assert_eq!(p["in_one_process"], rounds, "{p}");
     for c in configurations {
         let duet = c["facts"]
             .as_array()
@@ -84,9 +89,13 @@ fn without_duet_each_configuration_has_workers_of_its_own() {
         .json();
     let paired = doc["paired"].as_array().expect("paired");
     assert_eq!(paired.len(), 1, "{doc:#}");
-    assert_eq!(paired[0]["rounds"], 3, "{doc:#}");
-    assert_eq!(paired[0]["in_one_process"], 0, "{doc:#}");
     let configurations = doc["configurations"].as_array().expect("configurations");
+    let rounds = paired[0]["rounds"].as_u64().expect("rounds");
+    assert!(
+        (3 - left_out_whole(configurations)..=3).contains(&rounds),
+        "{doc:#}"
+    );
+    assert_eq!(paired[0]["in_one_process"], 0, "{doc:#}");
     assert!(
         configurations
             .iter()
@@ -109,4 +118,15 @@ fn a_run_of_one_process_has_no_pairs_to_show() {
         .assert_code(0);
     let html = std::fs::read_to_string(&page).expect("report written");
     assert!(!html.contains("data-pair-row"));
+}
+
+/// How many processes the configurations left out whole, taken wholly in a slow kernel phase
+/// of the host (each costs its round a pair), at most 3.
+fn left_out_whole(configurations: &[serde_json::Value]) -> u64 {
+    let n: usize = configurations
+        .iter()
+        .filter_map(|c| c["left_out_process_medians"].as_array())
+        .map(Vec::len)
+        .sum();
+    (n as u64).min(3)
 }
