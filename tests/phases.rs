@@ -3,7 +3,8 @@
 //! its first half in a slow phase (a null call of 260 ns against 170, the figure 150 ns against
 //! 100), imported beside a copy without the phase. `show` gives the same median for both and
 //! says the samples were left out; `compare` calls the two the same; a copy marked as run
-//! under a user-mode emulator keeps them. No timing is asserted:
+//! under a user-mode emulator keeps them, and so does an experiment that stays in user space.
+//! No timing is asserted:
 //! the figures are the ones written.
 
 // The kernel canary is read on Unix's systems; tests/windows.rs runs on Windows.
@@ -220,4 +221,21 @@ fn a_process_wholly_in_a_slow_phase_is_left_out_whole() {
         words.contains("with one process taken wholly in them, left out whole"),
         "{text}"
     );
+
+    // The same samples of an experiment that stays in user space: a kernel phase does not
+    // move its figures, and every process stands.
+    let mut user = rewritten_share(&export, "00000000-0000-4000-8000-000000000013", 1.0, None);
+    for result in user["run"]["results"].as_array_mut().unwrap() {
+        result["experiment"] = json!("syscall.function_call");
+        result["params"] = json!({});
+    }
+    import(&other, &user, "user.json");
+    let doc = other.oslab(&["show", "3", "--json"]).json();
+    let user = &doc["configurations"][0];
+    assert_eq!(user["experiment"], "syscall.function_call", "{user:#}");
+    assert_eq!(user["left_out_process_medians"], json!([]), "{user:#}");
+    assert_eq!(user["process_medians"].as_array().unwrap().len(), 3);
+    let phase = &user["host"]["kernel_phase"];
+    assert_eq!(phase["left_out"], false, "{phase}");
+    assert_eq!(phase["in_phases"], true, "{phase}");
 }

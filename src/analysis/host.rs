@@ -12,7 +12,7 @@ mod phase;
 
 #[cfg(test)]
 pub(crate) use phase::tests::with_slow as phased_samples;
-pub use phase::{KERNEL_SLOW, KernelPhase, KernelWork, NOTABLE_SHIFT, leave_out, of as phases};
+pub use phase::{KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT, PhaseBound, leave_out, of as phases};
 
 use super::stats::{median, spread_ratio};
 use crate::model::host::{CANARY, KERNEL_CANARY, STEAL};

@@ -11,7 +11,7 @@
 
 use crate::analysis::bootstrap::grouped_median_ci;
 use crate::analysis::cpus::{CpuEffect, adjust_for_each_other, cpu_effect};
-use crate::analysis::host::{HostFigures, KernelPhase, KernelWork, leave_out, phases};
+use crate::analysis::host::{HostFigures, KernelPhase, PhaseBound, leave_out, phases};
 use crate::analysis::processes::{
     Spread, between_interval, between_runs, hull, recent_earlier, rerun_interval, unstable,
 };
@@ -209,12 +209,13 @@ fn same_configuration(a: &ExperimentResult, b: &ExperimentResult) -> bool {
 
 /// The results of a run with those of one configuration (experiment, parameters, suite
 /// label) merged, in the order each configuration first appears.
-/// `expectations` are checked again over each configuration's pooled counts; `kernel_work`
-/// says which experiments keep the samples of slow kernel phases (`analysis::host::leave_out`).
+/// `expectations` are checked again over each configuration's pooled counts; `phase_bound`
+/// says which experiments' figures leave out the samples of slow kernel phases
+/// (`analysis::host::leave_out`).
 pub fn pool(
     results: &[ExperimentResult],
     expectations: Expectations,
-    kernel_work: KernelWork,
+    phase_bound: PhaseBound,
 ) -> Vec<Pooled> {
     let mut groups: Vec<Vec<&ExperimentResult>> = Vec::new();
     for r in results {
@@ -225,7 +226,7 @@ pub fn pool(
     }
     let mut pooled: Vec<Pooled> = groups
         .into_iter()
-        .map(|g| pooled(&g, expectations, kernel_work))
+        .map(|g| pooled(&g, expectations, phase_bound))
         .collect();
     let mut tested: Vec<&mut CpuEffect> =
         pooled.iter_mut().filter_map(|p| p.cpu.as_mut()).collect();
@@ -250,13 +251,13 @@ fn tested_cpus(spread: Option<&Spread>, process_cpus: &[Option<usize>]) -> Optio
 }
 
 /// One configuration's processes pooled: the samples taken in slow kernel phases left out
-/// where they came in phases and `kernel_work` allows (`analysis::host::leave_out`), then a
+/// where they came in phases and `phase_bound` allows (`analysis::host::leave_out`), then a
 /// cold first process (`Spread::first_run`) left out of the merged samples and figures, and
 /// the result says so.
 fn pooled(
     group: &[&ExperimentResult],
     expectations: Expectations,
-    kernel_work: KernelWork,
+    phase_bound: PhaseBound,
 ) -> Pooled {
     let all: Vec<&[Sample]> = group
         .iter()
@@ -264,7 +265,7 @@ fn pooled(
         .filter(|s| !s.is_empty())
         .collect();
     let mut phase = phases(&all);
-    let Some(owned) = leave_out(group, kernel_work) else {
+    let Some(owned) = leave_out(group, phase_bound) else {
         return pooled_as_is(group, expectations, phase);
     };
     let steady: Vec<&ExperimentResult> = owned.iter().collect();

@@ -9,7 +9,8 @@ impl ExperimentInfo {
     /// An experiment from its required fields. Every other field takes its default, the most
     /// common value among the experiments: no `params`; `syscalls` claims none
     /// ([`no_claims`](super::no_claims)); `subtract_loop_overhead` false; `default_suite`
-    /// true; `ladder` false; `counters_in_samples` true; `work_dir` false; `expectations`
+    /// true; `ladder` false; `counters_in_samples` true; `work_dir` false; `enters_kernel`
+    /// true; `expectations`
     /// none ([`no_expectations`](super::no_expectations)); `preflight` `None`; `batch`
     /// [`Batch::Sized`]; no `sweep`; no `quick_params`; `cells` [`Cells::NOWHERE`](crate::model::equivalence::Cells::NOWHERE)
     /// (so each declaration says where it runs).
@@ -32,6 +33,7 @@ impl ExperimentInfo {
             ladder: false,
             counters_in_samples: true,
             work_dir: false,
+            enters_kernel: true,
             expectations: super::no_expectations,
             setup,
             preflight: None,
@@ -94,6 +96,14 @@ impl ExperimentInfo {
     pub const fn work_dir(self) -> ExperimentInfo {
         ExperimentInfo {
             work_dir: true,
+            ..self
+        }
+    }
+
+    /// Clears `enters_kernel`: the timed operation stays in user space.
+    pub const fn user_space(self) -> ExperimentInfo {
+        ExperimentInfo {
+            enters_kernel: false,
             ..self
         }
     }

@@ -115,6 +115,11 @@ pub struct ExperimentInfo {
     /// worker, passes it as `Context::work_dir`, and removes it after the worker has gone —
     /// also when the worker crashed, was killed, or oslab was interrupted.
     pub work_dir: bool,
+    /// Its timed operation enters the kernel: a system call, a page fault, a context switch.
+    /// `false` for one that stays in user space (an empty call, the vDSO's clock, Dhrystone),
+    /// whose figures the host's kernel phases do not move, so none of its samples is left out
+    /// for them (`phase_bound`).
+    pub enters_kernel: bool,
     /// What the counters must show per operation, given the parameters.
     pub expectations: fn(&Params) -> Vec<Expectation>,
     /// Build the routine (open files, map memory, start a partner). Runs in the worker,
@@ -320,16 +325,17 @@ pub fn find(name: &str) -> Option<&'static ExperimentInfo> {
     REGISTRY.iter().copied().find(|e| e.name == name)
 }
 
-/// Whether `experiment` leaves work in the kernel behind it, so that its slow kernel canaries
-/// may be its own doing (`analysis::host::KernelWork`): one that works on files (their
-/// writeback and journal), and one this build does not know.
-pub fn kernel_work(experiment: &str) -> bool {
-    find(experiment).is_none_or(|info| info.work_dir)
+/// Whether `experiment`'s figures move with the host's kernel phases alone
+/// (`analysis::host::PhaseBound`): it enters the kernel ([`ExperimentInfo::enters_kernel`])
+/// and works on no files, whose writeback and journal can slow its kernel canaries. Not one
+/// this build does not know.
+pub fn phase_bound(experiment: &str) -> bool {
+    find(experiment).is_some_and(|info| info.enters_kernel && !info.work_dir)
 }
 
 /// What a comparison needs from the declarations (`analysis::compare::Declared`).
 pub const DECLARED: crate::analysis::compare::Declared =
-    crate::analysis::compare::Declared { cell, kernel_work };
+    crate::analysis::compare::Declared { cell, phase_bound };
 
 /// What the experiment of `result` expects of its counters at the result's parameters (what
 /// `analysis::pool` checks again over a configuration's pooled processes); `None` for an
@@ -429,10 +435,29 @@ mod tests {
     }
 
     #[test]
-    fn experiments_on_files_and_unknown_ones_leave_kernel_work_behind() {
-        assert!(kernel_work("fs.copy") && kernel_work("filemicro.createfiles"));
-        assert!(kernel_work("no.such_experiment"));
-        assert!(!kernel_work("syscall.getppid") && !kernel_work("pagefault.anon"));
+    fn only_experiments_that_enter_the_kernel_and_leave_nothing_there_are_phase_bound() {
+        assert!(phase_bound("syscall.getppid") && phase_bound("pagefault.anon"));
+        assert!(phase_bound("ctxswitch.pipe") && phase_bound("process.fork"));
+        // Work on files leaves writeback behind; user space is not moved by the phases.
+        assert!(!phase_bound("fs.copy") && !phase_bound("filemicro.createfiles"));
+        for user in [
+            "syscall.function_call",
+            "syscall.vdso_clock_gettime",
+            "unixbench.dhrystone",
+            "unixbench.whetstone",
+            "synthetic.spin",
+        ] {
+            assert!(!phase_bound(user), "{user}");
+        }
+        assert!(!phase_bound("no.such_experiment"));
+    }
+
+    #[test]
+    fn an_experiment_that_stays_in_user_space_says_so_in_its_path() {
+        for info in REGISTRY.iter() {
+            let user = info.path.starts_with("user space only") || info.path.contains("vDSO");
+            assert_eq!(!info.enters_kernel, user, "{}: {}", info.name, info.path);
+        }
     }
 
     #[test]

@@ -178,6 +178,7 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo::new(
                k (from 0) spins ns + k × spread",
     },
 ])
+.user_space()
 .outside_default_suite()
 .ladder()
 .expectations(expectations)

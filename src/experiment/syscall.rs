@@ -126,6 +126,7 @@ pub static FUNCTION_CALL: ExperimentInfo = ExperimentInfo::new(
     "user space only",
     setup_function_call,
 )
+.user_space()
 .subtract_loop_overhead()
 .ladder()
 .expectations(no_syscall)

@@ -67,7 +67,7 @@ pub fn earlier_medians(
         for pooled in pool(
             &earlier.results,
             &experiment::expectations_of,
-            experiment::kernel_work,
+            experiment::phase_bound,
         ) {
             let Some(medians) = found.get_mut(&configuration_of(&pooled.result)) else {
                 continue;

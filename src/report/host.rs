@@ -76,7 +76,7 @@ fn phase_text(phases: &[KernelPhase]) -> String {
          canary {:.0}% or more above its configuration's fast level, in phases of the host), \
          which moved {moved} of their medians {:.0}% or more; {would} others' medians would \
          move as much without their slow samples, which stay in (scattered, or of an \
-         experiment that works on files)",
+         experiment that works on files or stays in user space)",
         left.len(),
         phases.len(),
         (KERNEL_SLOW - 1.0) * 100.0,

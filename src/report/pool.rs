@@ -17,7 +17,7 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
     crate::analysis::pool::pool(
         results,
         &experiment::expectations_of,
-        experiment::kernel_work,
+        experiment::phase_bound,
     )
 }
 

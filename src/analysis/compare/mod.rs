@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::host::{KernelCanaries, KernelWork, leave_out};
+use super::host::{KernelCanaries, PhaseBound, leave_out};
 use super::processes::ratio_between_runs;
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
@@ -206,17 +206,17 @@ fn side(metric: &Metric, results: &[&ExperimentResult]) -> Option<Side> {
 }
 
 /// What the experiment layer declares that a comparison needs: how each system performs an
-/// experiment, and which experiments leave work in the kernel behind them.
+/// experiment, and which experiments' figures move with the host's kernel phases alone.
 #[derive(Clone, Copy)]
 pub struct Declared {
     pub cell: CellOf,
-    pub kernel_work: KernelWork,
+    pub phase_bound: PhaseBound,
 }
 
 /// Compare `b` against `a`: every experiment and parameter set with samples in both, in A's
 /// order, then B's new ones; the environment and settings diffs. Runs of two systems say how
 /// each performs every experiment, from `declared.cell`; each side's figures count its samples
-/// as `show`'s do (`declared.kernel_work`: `analysis::host::leave_out`).
+/// as `show`'s do (`declared.phase_bound`: `analysis::host::leave_out`).
 pub fn compare_runs(
     a: &Run,
     b: &Run,
@@ -224,7 +224,7 @@ pub fn compare_runs(
     noise: f64,
     declared: Declared,
 ) -> RunComparison {
-    let Declared { cell, kernel_work } = declared;
+    let Declared { cell, phase_bound } = declared;
     let (ga, gb) = (group(a), group(b));
     let systems = (a.environment.os != b.environment.os).then(|| Systems {
         a: a.environment.os.clone(),
@@ -236,7 +236,7 @@ pub fn compare_runs(
         let rb = gb.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice());
         match rb {
             Some(rb) if measured(ra) && measured(rb) => {
-                let mut p = pair(key, ra, rb, metric, noise, kernel_work);
+                let mut p = pair(key, ra, rb, metric, noise, phase_bound);
                 p.implementations = systems.as_ref().map(|s| implementations(&key.0, s, cell));
                 pairs.push(p);
             }
@@ -284,11 +284,11 @@ fn pair(
     rb: &[&ExperimentResult],
     metric: &Metric,
     noise: f64,
-    kernel_work: KernelWork,
+    phase_bound: PhaseBound,
 ) -> Pair {
     // The samples each side's figures count: those of slow kernel phases left out, as
     // `analysis::pool` leaves them out of the medians `show` gives.
-    let (steady_a, steady_b) = (leave_out(ra, kernel_work), leave_out(rb, kernel_work));
+    let (steady_a, steady_b) = (leave_out(ra, phase_bound), leave_out(rb, phase_bound));
     let counted = |steady: &'_ Option<Vec<ExperimentResult>>, all: &[&ExperimentResult]| {
         side(
             metric,

@@ -61,8 +61,9 @@ pub struct KernelPhase {
     /// Of the processes, those left out whole: taken (almost) wholly in a slow phase, with
     /// enough others standing without them (`kept`; `analysis::pool` counts).
     pub left_out_processes: usize,
-    /// Whether the configuration's figures leave them out: in phases, and of an experiment that
-    /// leaves no work in the kernel behind it (`analysis::pool` decides; `false` from [`of`]).
+    /// Whether the configuration's figures leave them out: in phases, and of an experiment whose
+    /// figures move with them alone (`PhaseBound`; `analysis::pool` decides; `false` from
+    /// [`of`]).
     pub left_out: bool,
 }
 
@@ -241,24 +242,27 @@ pub fn of(processes: &[&[Sample]]) -> Option<KernelPhase> {
     assess(processes).map(|(phase, _)| phase)
 }
 
-/// Whether an experiment leaves work in the kernel behind it (the writeback and journal of
-/// the files it wrote): its slow kernel canaries may be its own doing, even in phases, and
-/// stay in its figures. The experiment layer knows; `analysis` is told.
-pub type KernelWork = fn(&str) -> bool;
+/// Whether an experiment's figures move with the host's kernel phases and with nothing of its
+/// own there: its timed operation enters the kernel (a system call, a page fault, a switch)
+/// and leaves no work in it behind (the writeback and journal of files it wrote, which can
+/// slow its kernel canaries in phases of their own). Only such an experiment's slow phases
+/// are left out: one that stays in user space is not moved by them, and leaving its
+/// processes out would lose data for nothing. The experiment layer knows; `analysis` is told.
+pub type PhaseBound = fn(&str) -> bool;
 
 /// The results of one configuration's processes as its figures count them: where the slow
-/// kernel phases came in phases ([`KernelPhase::in_phases`]) and the experiment leaves no work
-/// in the kernel behind it (`kernel_work`), copies without the samples taken in them (a process
+/// kernel phases came in phases ([`KernelPhase::in_phases`]) and the experiment's figures move
+/// with them alone (`phase_bound`), copies without the samples taken in them (a process
 /// with too few steady samples keeps all: `kept`); `None` where every sample counts, and
 /// under a user-mode emulator (qemu-user), whose canary times the emulator.
 pub fn leave_out(
     group: &[&ExperimentResult],
-    kernel_work: KernelWork,
+    phase_bound: PhaseBound,
 ) -> Option<Vec<ExperimentResult>> {
     // Under a user-mode emulator the canary times the emulator's own work, not the host's
     // kernel entry: nothing is told from it.
     let emulated = group.iter().any(|r| r.emulation.is_some());
-    if emulated || group.first().is_none_or(|r| kernel_work(&r.experiment)) {
+    if emulated || !group.first().is_some_and(|r| phase_bound(&r.experiment)) {
         return None;
     }
     let processes: Vec<&[Sample]> = group.iter().map(|r| r.samples.as_slice()).collect();
@@ -375,8 +379,9 @@ pub(crate) mod tests {
         process(&samples)
     }
 
-    fn no_work(_: &str) -> bool {
-        false
+    /// Every experiment's figures move with the kernel phases alone (`PhaseBound`).
+    fn phase_bound(_: &str) -> bool {
+        true
     }
 
     fn results(processes: &[Vec<Sample>]) -> Vec<ExperimentResult> {
@@ -407,11 +412,11 @@ pub(crate) mod tests {
         let group: Vec<&ExperimentResult> = all.iter().collect();
         // An experiment that leaves work in the kernel (files written back) keeps them, and
         // so does a run under a user-mode emulator.
-        assert!(leave_out(&group, |_| true).is_none());
+        assert!(leave_out(&group, |_| false).is_none());
         let mut emulated = all.clone();
         emulated[0].emulation = Some("qemu-aarch64".into());
-        assert!(leave_out(&emulated.iter().collect::<Vec<_>>(), no_work).is_none());
-        let steady = leave_out(&group, no_work).unwrap();
+        assert!(leave_out(&emulated.iter().collect::<Vec<_>>(), phase_bound).is_none());
+        let steady = leave_out(&group, phase_bound).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
         assert_eq!(counts, [40, 20, 40]);
         assert!(
@@ -432,7 +437,7 @@ pub(crate) mod tests {
         assert_eq!(phase.slow_samples, 20);
         assert!(!phase.in_phases);
         let all = results(&processes);
-        assert!(leave_out(&all.iter().collect::<Vec<_>>(), no_work).is_none());
+        assert!(leave_out(&all.iter().collect::<Vec<_>>(), phase_bound).is_none());
     }
 
     #[test]
@@ -444,7 +449,7 @@ pub(crate) mod tests {
             with_slow(30, &whole),
         ];
         let all = results(&one);
-        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), phase_bound).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
         // Two processes have no steady sample to stand on, and one is too few to stand for
         // the configuration without them: they keep all of their own.
@@ -452,7 +457,7 @@ pub(crate) mod tests {
         // A process that measured nothing stands for nothing.
         let empty = [with_slow(30, &[]), with_slow(30, &whole), with_slow(0, &[])];
         let all = results(&empty);
-        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), phase_bound).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
         assert_eq!(counts, [30, 30, 0]);
         // With two standing without it, one is left out whole: a slow phase as long as a
@@ -465,7 +470,7 @@ pub(crate) mod tests {
             with_slow(30, &[]),
         ];
         let all = results(&four);
-        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), phase_bound).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
         assert_eq!(counts, [30, 0, 5, 30]);
         // Two processes of three slow for 24 of their 30 samples: more than half the samples
@@ -502,13 +507,13 @@ pub(crate) mod tests {
             with_slow(6, &[]),
         ];
         let all = results(&short);
-        let steady = leave_out(&all.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let steady = leave_out(&all.iter().collect::<Vec<_>>(), phase_bound).unwrap();
         let counts: Vec<usize> = steady.iter().map(|r| r.samples.len()).collect();
         assert_eq!(counts, [6, 6, 6, 6]);
         // One process alone, slow for its last ten samples: its thirty steady ones count.
         let tail: Vec<usize> = (30..40).collect();
         let alone = results(&[with_slow(40, &tail)]);
-        let steady = leave_out(&alone.iter().collect::<Vec<_>>(), no_work).unwrap();
+        let steady = leave_out(&alone.iter().collect::<Vec<_>>(), phase_bound).unwrap();
         assert_eq!(steady[0].samples.len(), 30);
     }
 }

@@ -7,9 +7,9 @@ fn result(values: &[f64]) -> ExperimentResult {
     ExperimentResult::from_values("syscall.getpid", &[], values, 100)
 }
 
-/// No experiment leaves work in the kernel behind it.
-fn no_work(_: &str) -> bool {
-    false
+/// Every experiment's figures move with the kernel phases alone (`PhaseBound`).
+fn phase_bound(_: &str) -> bool {
+    true
 }
 
 /// No experiment known: the checks stay as stored.
@@ -20,7 +20,7 @@ fn none(_: &ExperimentResult) -> Option<Vec<Expectation>> {
 #[test]
 fn a_configuration_s_processes_become_one_result() {
     let results = vec![result(&[1.0, 2.0]), result(&[3.0]), result(&[2.0, 2.5])];
-    let pooled = pool(&results, &none, no_work);
+    let pooled = pool(&results, &none, phase_bound);
     assert_eq!(pooled.len(), 1);
     assert_eq!(pooled[0].processes, 3);
     assert_eq!(pooled[0].result.samples.len(), 5);
@@ -40,9 +40,9 @@ fn the_given_expectations_are_checked_over_the_pooled_counts() {
             "a fault per operation",
         )])
     };
-    let checked = &pool(&results, &faults, no_work)[0].result;
+    let checked = &pool(&results, &faults, phase_bound)[0].result;
     assert!(!checked.validation.is_empty(), "checked again");
-    let kept = &pool(&results, &none, no_work)[0].result;
+    let kept = &pool(&results, &none, phase_bound)[0].result;
     assert_eq!(kept.validation, results[0].validation, "kept as stored");
 }
 
@@ -62,7 +62,7 @@ fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
     // The second process's samples 5..25 taken in a slow phase (210 ns against 165).
     let phased: Vec<usize> = (5..25).collect();
     let results = phased_processes(&[vec![], phased, vec![]]);
-    let pooled = &pool(&results, &none, no_work)[0];
+    let pooled = &pool(&results, &none, phase_bound)[0];
     assert_eq!(pooled.result.samples.len(), 100);
     assert_eq!(pooled.process_medians(), vec![165.0; 3]);
     assert_eq!(pooled.median(), Some(165.0));
@@ -72,7 +72,7 @@ fn samples_of_a_slow_kernel_phase_are_left_out_of_every_figure() {
     assert!(phase.in_phases && phase.left_out);
     assert_eq!(phase.left_out_samples, 20);
     // An experiment that leaves work in the kernel behind it keeps every sample.
-    let kept = &pool(&results, &none, |_| true)[0];
+    let kept = &pool(&results, &none, |_| false)[0];
     assert_eq!(kept.median(), Some(165.0));
     assert_eq!(kept.process_medians()[1], 187.5);
     assert!(!kept.host().unwrap().kernel_phase.unwrap().left_out);
@@ -84,7 +84,7 @@ fn a_process_taken_wholly_in_a_slow_phase_is_left_out_whole() {
     // the three steady ones stand for the configuration, and the run says it ran five.
     let whole: Vec<usize> = (0..40).collect();
     let results = phased_processes(&[vec![], whole.clone(), vec![], whole, vec![]]);
-    let pooled = &pool(&results, &none, no_work)[0];
+    let pooled = &pool(&results, &none, phase_bound)[0];
     assert_eq!(pooled.processes, 5);
     assert_eq!(pooled.process_medians(), vec![165.0; 3]);
     assert_eq!(pooled.median(), Some(165.0));

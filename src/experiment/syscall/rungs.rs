@@ -80,6 +80,7 @@ pub static VDSO_CLOCK_GETTIME: ExperimentInfo = ExperimentInfo::new(
     "glibc → vDSO",
     setup_vdso_clock_gettime,
 )
+.user_space()
 .subtract_loop_overhead()
 .ladder()
 .expectations(vdso_expectations)

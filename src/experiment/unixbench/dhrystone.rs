@@ -342,6 +342,7 @@ pub static DHRYSTONE: ExperimentInfo = ExperimentInfo::new(
     PLACEMENT_FREE_SAME,
 ])
 .syscalls(native::claims)
+.user_space()
 .outside_default_suite()
 .expectations(expectations)
 .cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);

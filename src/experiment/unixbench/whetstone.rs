@@ -198,6 +198,7 @@ pub static WHETSTONE: ExperimentInfo = ExperimentInfo::new(
     PLACEMENT_FREE_SAME,
 ])
 .syscalls(native::claims)
+.user_space()
 .outside_default_suite()
 .expectations(expectations)
 .cells(crate::experiment::unixbench::UNIXBENCH_FAMILY_CELLS);

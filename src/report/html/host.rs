@@ -64,8 +64,9 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
          samples come in phases (a slow one followed by slow ones), leave a quarter of the \
          samples or more steady and steady processes to measure, every figure of the configuration leaves them out \
          (marked left out); scattered ones stay in, flagged, and so do all of an experiment \
-         that works on files: a slow null call after a sample that leaves the kernel busy (an \
-         fsync's writeback) may be the experiment's own wake rather than the host's. A \
+         that works on files (a slow null call after a sample that leaves the kernel busy, an \
+         fsync's writeback, may be the experiment's own wake rather than the host's) or \
+         stays in user space (the phases do not move its figures). A \
          configuration whose median moved (or would move) 2% or more without such samples is \
          in the table (none whose processes differ 2×: more than a phase moved those). The \
          timelines show each worker process's typical canaries when it ran.</p>\n{body}\
