@@ -221,6 +221,20 @@ fn a_process_wholly_in_a_slow_phase_is_left_out_whole() {
         words.contains("with one process taken wholly in them, left out whole"),
         "{text}"
     );
+    // The report draws it as a dashed dot beside the two that stand, and its table names it.
+    let page = other.dir().join("whole.html");
+    other
+        .oslab(&["report", "2", "-o", page.to_str().unwrap()])
+        .assert_code(0);
+    let html = std::fs::read_to_string(&page).expect("the report");
+    assert!(
+        html.contains(r#"<circle class="process left-out""#),
+        "a dashed dot for the process left out"
+    );
+    assert!(
+        html.contains("left out, wholly in a slow kernel phase: 150 ns"),
+        "the samples column"
+    );
 
     // The same samples of an experiment that stays in user space: a kernel phase does not
     // move its figures, and every process stands.
@@ -238,4 +252,43 @@ fn a_process_wholly_in_a_slow_phase_is_left_out_whole() {
     let phase = &user["host"]["kernel_phase"];
     assert_eq!(phase["left_out"], false, "{phase}");
     assert_eq!(phase["in_phases"], true, "{phase}");
+}
+
+/// A run whose kernel entry was slower through it than in this machine's earlier runs says so
+/// when it ends: the earlier run is a real one imported with its null calls halved. Under a
+/// user-mode emulator the canary times the emulator, and nothing is said.
+#[test]
+fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
+    let export = measured_and_exported();
+    let emulated = export["run"]["results"][0]["emulation"].is_string();
+    let lab = Lab::new();
+    let mut fast = export.clone();
+    fast["run"]["uuid"] = json!("00000000-0000-4000-8000-000000000021");
+    for result in fast["run"]["results"].as_array_mut().expect("results") {
+        for s in result["samples"].as_array_mut().expect("samples") {
+            let canary = &mut s["counters"]["host.kernel_canary_ns"];
+            let half = canary["value"].as_f64().expect("a kernel canary") / 2.0;
+            canary["value"] = json!(half);
+            canary["raw"] = json!(half as u64);
+        }
+    }
+    import(&lab, &fast, "fast.json");
+    let run = [
+        "run",
+        "syscall.getppid",
+        "--param",
+        "entry=call",
+        "--repeat",
+        "3",
+        "--quick",
+    ];
+    let out = lab.oslab_as_given(&run);
+    out.assert_code(0);
+    let words = out.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = words
+        .contains("longer or more in 1 of 1 configurations than in this machine's earlier runs");
+    assert_eq!(said, !emulated, "{out}");
+    if said {
+        assert!(words.contains("syscall.getppid"), "{out}");
+    }
 }

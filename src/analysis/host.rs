@@ -247,9 +247,31 @@ impl KernelCanaries {
     }
 }
 
+/// How many times this machine's earlier runs' kernel canary a configuration's was in this
+/// run, where that is [`KERNEL_SLOW`] or more: the run took the configuration in a slow kernel
+/// phase of the host as long as its processes, which nothing inside the run can tell (its fast
+/// level is its own slow one). `now`: the configuration's kernel canary in this run (the median
+/// over its samples); `earlier`: each earlier run's. `None` without earlier runs, or when not
+/// that much slower.
+pub fn slow_against_earlier(now: f64, earlier: &[f64]) -> Option<f64> {
+    let typical = median(earlier)?;
+    let ratio = now / typical;
+    (typical > 0.0 && ratio.is_finite() && ratio >= KERNEL_SLOW).then_some(ratio)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_entry_slower_than_the_earlier_runs_is_told() {
+        // The earlier runs' null calls 170-180 ns: 235 is 1.34 times their median (175).
+        let ratio = slow_against_earlier(235.0, &[170.0, 175.0, 180.0]).unwrap();
+        assert!((ratio - 235.0 / 175.0).abs() < 1e-12, "{ratio}");
+        assert_eq!(slow_against_earlier(200.0, &[170.0, 175.0, 180.0]), None);
+        assert_eq!(slow_against_earlier(235.0, &[]), None);
+        assert_eq!(slow_against_earlier(235.0, &[0.0]), None);
+    }
     use crate::model::CounterValue;
 
     fn value(v: f64) -> CounterValue {

@@ -4,6 +4,8 @@
 //! carries them (`ExperimentResult::earlier_medians`), and their spread floors the interval
 //! of its pooled median (`analysis::processes::rerun_interval`): host phases that last longer
 //! than one run move all of a run's processes alike, which no spread inside the run shows.
+//! Their kernel canaries beside them say whether this run's kernel entry was slower than the
+//! earlier runs' (`analysis::host::slow_against_earlier`): a phase as long as the run.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -39,20 +41,31 @@ pub fn configuration_of(r: &ExperimentResult) -> Configuration {
     configuration(&r.experiment, &r.params, r.label.as_deref())
 }
 
-/// The medians of each of `planned` in the runs stored before `run` (whose id it has) that
-/// measured like it, oldest first, at most [`MAX_EARLIER_RUNS`] each. A configuration an
-/// earlier run measured as failed, unsupported or suspect, or without a median, is not one
-/// of them.
-pub fn earlier_medians(
+/// What the earlier runs gave for one configuration, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Earlier {
+    /// Each run's pooled median.
+    pub medians: Vec<f64>,
+    /// The median of each of those runs' kernel canaries over the configuration's samples, ns
+    /// per call, where they read one (`HostFigures::kernel_canary_median_ns`).
+    pub kernel_canaries: Vec<f64>,
+}
+
+/// What each of `planned` gave in the runs stored before `run` (whose id it has) that measured
+/// like it, oldest first, at most [`MAX_EARLIER_RUNS`] each. A configuration an earlier run
+/// measured as failed, unsupported or suspect, or without a median, is not one of them.
+pub fn earlier_runs(
     store: &Store,
     run: &Run,
     planned: &[Configuration],
-) -> Result<HashMap<Configuration, Vec<f64>>, StoreError> {
-    let mut found: HashMap<Configuration, Vec<f64>> =
-        planned.iter().map(|c| (c.clone(), Vec::new())).collect();
+) -> Result<HashMap<Configuration, Earlier>, StoreError> {
+    let mut found: HashMap<Configuration, Earlier> = planned
+        .iter()
+        .map(|c| (c.clone(), Earlier::default()))
+        .collect();
     let mut read = 0;
     for id in store.run_ids_before(run.id, RUNS_SCANNED)? {
-        let full = found.values().all(|m| m.len() >= MAX_EARLIER_RUNS);
+        let full = found.values().all(|e| e.medians.len() >= MAX_EARLIER_RUNS);
         if read >= RUNS_READ || full {
             break;
         }
@@ -69,21 +82,24 @@ pub fn earlier_medians(
             &experiment::expectations_of,
             experiment::phase_bound,
         ) {
-            let Some(medians) = found.get_mut(&configuration_of(&pooled.result)) else {
+            let Some(earlier) = found.get_mut(&configuration_of(&pooled.result)) else {
                 continue;
             };
             let usable = |m: &f64| pooled.result.status == Status::Ok && m.is_finite() && *m > 0.0;
             if let Some(m) = pooled.median().filter(usable)
-                && medians.len() < MAX_EARLIER_RUNS
+                && earlier.medians.len() < MAX_EARLIER_RUNS
             {
-                medians.push(m);
+                earlier.medians.push(m);
+                let canary = pooled.host().and_then(|h| h.kernel_canary_median_ns);
+                earlier.kernel_canaries.extend(canary);
             }
         }
     }
-    for medians in found.values_mut() {
-        medians.reverse();
+    for earlier in found.values_mut() {
+        earlier.medians.reverse();
+        earlier.kernel_canaries.reverse();
     }
-    found.retain(|_, m| !m.is_empty());
+    found.retain(|_, e| !e.medians.is_empty());
     Ok(found)
 }
 
@@ -137,9 +153,9 @@ mod tests {
         now.id = store_run(&mut store, &now);
         store_run(&mut store, &run(None, 8.0, vec![getppid(800.0)]));
 
-        let found = earlier_medians(&store, &now, &planned()).unwrap();
+        let found = earlier_runs(&store, &now, &planned()).unwrap();
         assert_eq!(found.len(), 1, "stat was never measured: {found:?}");
-        assert_eq!(found[&planned()[0]], vec![100.0, 200.0, 600.0]);
+        assert_eq!(found[&planned()[0]].medians, vec![100.0, 200.0, 600.0]);
     }
 
     #[test]
@@ -151,8 +167,8 @@ mod tests {
         }
         let mut now = run(None, 13.0, vec![]);
         now.id = store_run(&mut store, &now);
-        let found = earlier_medians(&store, &now, &planned()).unwrap();
+        let found = earlier_runs(&store, &now, &planned()).unwrap();
         let expect: Vec<f64> = (4..=12).map(f64::from).collect();
-        assert_eq!(found[&planned()[0]], expect);
+        assert_eq!(found[&planned()[0]].medians, expect);
     }
 }

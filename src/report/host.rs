@@ -3,6 +3,7 @@
 //! (`analysis::host`).
 
 use crate::analysis::host::{HostFigures, KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT, SLOW_CANARY};
+use crate::model::ExperimentResult;
 use crate::report::format::{Align, Table, steal_text, time_ns};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
@@ -148,4 +149,111 @@ pub fn section(pooled: &[Pooled]) -> String {
     out.push('\n');
     out.push_str(&table.render(2));
     out
+}
+
+/// A configuration whose kernel entry ran slow against this machine's earlier runs
+/// (`analysis::host::slow_against_earlier`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowAgainstEarlier {
+    /// The configuration as the tables name it.
+    pub label: String,
+    /// Its kernel canary in this run and the earlier runs' median of theirs, ns per call.
+    pub now_ns: f64,
+    pub earlier_ns: f64,
+}
+
+/// Of a run's configurations (`pooled`), those whose kernel canary was slow against the
+/// earlier runs' (`earlier`: each earlier run's kernel canary for a result's configuration):
+/// of experiments whose figures move with the kernel's phases alone
+/// (`experiment::phase_bound`), not run under a user-mode emulator (whose canary times the
+/// emulator).
+pub fn slow_against_earlier<'a>(
+    pooled: &[Pooled],
+    earlier: impl Fn(&ExperimentResult) -> Option<&'a [f64]>,
+) -> Vec<SlowAgainstEarlier> {
+    pooled
+        .iter()
+        .filter(|p| {
+            crate::experiment::phase_bound(&p.result.experiment) && p.result.emulation.is_none()
+        })
+        .filter_map(|p| {
+            let now_ns = p.host()?.kernel_canary_median_ns?;
+            let before = earlier(&p.result)?;
+            let ratio = crate::analysis::host::slow_against_earlier(now_ns, before)?;
+            Some(SlowAgainstEarlier {
+                label: label(&p.result),
+                now_ns,
+                earlier_ns: now_ns / ratio,
+            })
+        })
+        .collect()
+}
+
+/// What `run` says of `slow` (of a run of `configurations`): that the host made entering the
+/// kernel slower through them than in the machine's earlier runs, with the first three; `None`
+/// when none was.
+pub fn slow_against_earlier_text(
+    slow: &[SlowAgainstEarlier],
+    configurations: usize,
+) -> Option<String> {
+    let shown: Vec<String> = slow
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!(
+                "{} {} against {}, {:.2}×",
+                s.label,
+                time_ns(s.now_ns),
+                time_ns(s.earlier_ns),
+                s.now_ns / s.earlier_ns
+            )
+        })
+        .collect();
+    let first = shown.first()?;
+    let more = match slow.len() {
+        n if n > 3 => format!("; and {} more", n - 3),
+        _ => String::new(),
+    };
+    Some(format!(
+        "entering the kernel took {:.0}% longer or more in {} of {configurations} \
+         configurations than in this machine's earlier runs measured alike (the null call \
+         timed after each sample: {}{}{more}): the host was in a slow phase through them, \
+         which nothing inside one run can tell, and their figures are likely slower for it. \
+         Run again to measure outside it; `oslab compare` marks such pairs †.",
+        (KERNEL_SLOW - 1.0) * 100.0,
+        slow.len(),
+        first,
+        shown[1..]
+            .iter()
+            .map(|s| format!("; {s}"))
+            .collect::<String>(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slow_configurations_are_named_three_at_most() {
+        let slow = |k: usize| SlowAgainstEarlier {
+            label: format!("syscall.x{k}"),
+            now_ns: 263.0,
+            earlier_ns: 190.0,
+        };
+        assert_eq!(slow_against_earlier_text(&[], 11), None);
+        let text = slow_against_earlier_text(&[slow(1)], 11).unwrap();
+        assert!(text.contains("20% longer or more in 1 of 11"), "{text}");
+        assert!(
+            text.contains("syscall.x1 263 ns against 190 ns, 1.38×)"),
+            "{text}"
+        );
+        let all: Vec<SlowAgainstEarlier> = (1..=5).map(slow).collect();
+        let text = slow_against_earlier_text(&all, 11).unwrap();
+        assert!(
+            text.contains("syscall.x3 263 ns against 190 ns, 1.38×; and 2 more)"),
+            "{text}"
+        );
+        assert!(!text.contains("syscall.x4"), "{text}");
+    }
 }

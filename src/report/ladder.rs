@@ -67,6 +67,9 @@ pub struct Rung {
     /// The median of each worker process the figure pools (`run --repeat`; empty for one
     /// process and for derived rungs).
     pub processes: Vec<f64>,
+    /// The medians of the processes the figure leaves out, taken wholly in a slow kernel phase
+    /// (`Pooled::left_out_medians`; empty for derived rungs).
+    pub left_out: Vec<f64>,
     /// The same operation on the other paths into the kernel, and the gap.
     pub paths: Paths,
 }
@@ -152,6 +155,11 @@ fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) 
                     .iter()
                     .find(|p| p.is_of(r) && p.processes > 1)
                     .map(Pooled::process_medians)
+                    .unwrap_or_default(),
+                left_out: pooled
+                    .iter()
+                    .find(|p| p.is_of(r))
+                    .map(|p| p.left_out_medians.clone())
                     .unwrap_or_default(),
                 paths,
             }),
@@ -368,6 +376,7 @@ fn derived_rungs(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures
                 samples: format!("{}+{}", xs.len(), ys.len()),
                 status: judged.to_string(),
                 processes: Vec::new(),
+                left_out: Vec::new(),
                 paths: Paths::default(),
             })
         })

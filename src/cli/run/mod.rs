@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::harness;
-use crate::harness::history::{self, Configuration};
+use crate::harness::history::{self, Configuration, Earlier};
 use std::collections::HashMap;
 
 use crate::model::profile::ProfileRequest;
@@ -45,11 +45,20 @@ pub(super) struct Measured {
     pub(super) path: PathBuf,
     /// The signal that ended it early, if one did.
     interrupted: Option<i32>,
+    /// What to say of a host that made entering the kernel slower through the run than in
+    /// this machine's earlier runs (`report::host::slow_against_earlier_text`).
+    slow_host: Option<String>,
 }
 
 impl Measured {
     /// Say where the run is stored and whether it was cut short; the exit code.
     pub(super) fn conclude(&self) -> ExitCode {
+        if let Some(text) = &self.slow_host {
+            eprintln!(
+                "{}",
+                report::format::wrap(&format!("oslab: {text}"), 96, "", "  ")
+            );
+        }
         eprintln!("stored as run {} in {}", self.run.id, self.path.display());
         if let Some(signal) = self.interrupted {
             eprintln!(
@@ -135,7 +144,7 @@ pub(super) fn measure(
         emulation: run.environment.emulation.clone(),
         duet: args.duet,
     };
-    let earlier = earlier_medians(&store, run_id, run, &jobs);
+    let earlier = earlier_runs(&store, run_id, run, &jobs);
     let rounds = Rounds {
         most: max_processes.unwrap_or(processes) as usize,
         target: sampler.precision,
@@ -146,10 +155,18 @@ pub(super) fn measure(
     if interrupted.is_none() {
         store.finish_run(run_id, runner::unix_now())?;
     }
+    let run = store.load_run(run_id)?;
+    let pooled = report::pool::pool(&run.results);
+    let slow_host = report::host::slow_against_earlier(&pooled, |r| {
+        let e = earlier.get(&history::configuration_of(r))?;
+        Some(e.kernel_canaries.as_slice())
+    });
+    let slow_host = report::host::slow_against_earlier_text(&slow_host, pooled.len());
     Ok(Measured {
-        run: store.load_run(run_id)?,
+        run,
         path,
         interrupted,
+        slow_host,
     })
 }
 
@@ -232,18 +249,18 @@ fn new_run(
 /// What the store's earlier runs on this machine gave for each job's configuration
 /// (`harness::history`). A store that cannot say is told on stderr and the run goes on: the
 /// intervals then rest on this run alone.
-fn earlier_medians(
+fn earlier_runs(
     store: &Store,
     run_id: i64,
     mut run: Run,
     jobs: &[Planned],
-) -> HashMap<Configuration, Vec<f64>> {
+) -> HashMap<Configuration, Earlier> {
     run.id = run_id;
     let planned: Vec<Configuration> = jobs
         .iter()
         .map(|j| history::configuration(j.info.name, j.params.as_map(), j.label.as_deref()))
         .collect();
-    history::earlier_medians(store, &run, &planned).unwrap_or_else(|e| {
+    history::earlier_runs(store, &run, &planned).unwrap_or_else(|e| {
         eprintln!("oslab: earlier runs not read ({e}): intervals rest on this run alone");
         HashMap::new()
     })

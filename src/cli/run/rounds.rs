@@ -24,7 +24,7 @@ pub(super) fn run_all(
     rounds: Rounds,
     store: &mut Store,
     run_id: i64,
-    earlier: &HashMap<Configuration, Vec<f64>>,
+    earlier: &HashMap<Configuration, Earlier>,
 ) -> Result<()> {
     let mut measured: Vec<Measured> = vec![Vec::new(); jobs.len()];
     let mut total = (0..plan.processes)
@@ -75,7 +75,7 @@ pub(super) fn run_all(
                 for mut result in results.iter().cloned() {
                     result.earlier_medians = earlier
                         .get(&history::configuration_of(&result))
-                        .cloned()
+                        .map(|e| e.medians.clone())
                         .unwrap_or_default();
                     store.add_result(run_id, &result)?;
                     measured[j].push(result);

@@ -28,6 +28,9 @@ pub struct Bar {
 pub struct Dot {
     pub value: f64,
     pub title: String,
+    /// Drawn hollow and dashed (`class="process left-out"`): a process the figure leaves out
+    /// (taken wholly in a slow kernel phase of the host).
+    pub left_out: bool,
 }
 
 /// Horizontal bars, one row each, with optional whiskers and their figure printed after them;
@@ -105,7 +108,8 @@ pub fn hbars(
     out
 }
 
-/// The dots of one bar on its middle line (`class="process"`); returns the rightmost x.
+/// The dots of one bar on its middle line (`class="process"`, and `left-out` for one the
+/// figure leaves out); returns the rightmost x.
 fn draw_dots(out: &mut String, axis: &Axis, scale: Scale, dots: &[Dot], mid: f64) -> f64 {
     let mut right = axis.x0;
     out.push_str(if dots.is_empty() {
@@ -121,7 +125,8 @@ fn draw_dots(out: &mut String, axis: &Axis, scale: Scale, dots: &[Dot], mid: f64
         right = right.max(x + 3.0);
         let _ = write!(
             out,
-            r#"<circle class="process" cx="{}" cy="{}" r="3"><title>{}</title></circle>"#,
+            r#"<circle class="process{}" cx="{}" cy="{}" r="3"><title>{}</title></circle>"#,
+            if d.left_out { " left-out" } else { "" },
             f1(x),
             f1(mid),
             esc(&d.title)

@@ -28,10 +28,18 @@ fn text_is_escaped() {
             text: "2".into(),
             title: "two".into(),
             class: "ok".into(),
-            dots: vec![Dot {
-                value: 1.8,
-                title: "process 1 <of 2>".into(),
-            }],
+            dots: vec![
+                Dot {
+                    value: 1.8,
+                    title: "process 1 <of 2>".into(),
+                    left_out: false,
+                },
+                Dot {
+                    value: 2.2,
+                    title: "left out".into(),
+                    left_out: true,
+                },
+            ],
         }],
         Scale::Linear,
         Unit::Decimal,
@@ -40,6 +48,11 @@ fn text_is_escaped() {
     );
     assert!(svg.contains("x&lt;y") && svg.ends_with("</svg>"));
     assert!(svg.contains(r#"class="process""#) && svg.contains("process 1 &lt;of 2&gt;"));
+    assert_eq!(
+        svg.matches(r#"class="process left-out""#).count(),
+        1,
+        "{svg}"
+    );
 }
 
 #[test]

@@ -138,6 +138,9 @@ pub(super) fn grouped_bars(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
             "; a run measured with --repeat pools its worker processes, and the dots on its bar \
              mark each process's median (hover for which)",
         );
+        s.push_str(super::cost_ladder::left_out_caption(
+            bars.iter().flat_map(|b| b.dots.iter().map(|d| d.left_out)),
+        ));
     }
     s.push_str(". ");
     for (i, run) in runs.iter().enumerate() {
@@ -203,7 +206,11 @@ fn side_bar(name: &str, i: usize, run: &Run, found: Option<&Pooled>) -> Bar {
             median.map_or("no samples".into(), time_ns)
         ),
         class: format!("s{}", i % 6),
-        dots: process_dots(&format!("{name}, {}", run_name(run)), &medians),
+        dots: process_dots(
+            &format!("{name}, {}", run_name(run)),
+            &medians,
+            found.map_or(&[][..], |p| &p.left_out_medians),
+        ),
     }
 }
 

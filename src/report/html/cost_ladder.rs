@@ -34,10 +34,13 @@ pub(super) fn section(run: &Run, multi: bool) -> String {
         "<p class=\"caption\">Time per operation, log scale, cheapest first; whiskers: where a \
          rerun's median falls, 95%{}{}. Derived rungs (purple) are computed from two results.</p>",
         if l.rungs.iter().any(|r| r.processes.len() > 1) {
-            "; bars pool the worker processes of a configuration, dots mark each process's \
-             median"
+            format!(
+                "; bars pool the worker processes of a configuration, dots mark each process's \
+                 median{}",
+                left_out_caption(l.rungs.iter().map(|r| !r.left_out.is_empty()))
+            )
         } else {
-            ""
+            String::new()
         },
         if l.baseline.is_some() {
             "; labels give each figure as a multiple of a plain function call \
@@ -157,27 +160,44 @@ fn rung_bar(r: &Rung, baseline: Option<f64>) -> Bar {
             r.status
         ),
         class: class.into(),
-        dots: process_dots(&r.label, &r.processes),
+        dots: process_dots(&r.label, &r.processes, &r.left_out),
     }
 }
 
-/// The medians of the worker processes a pooled figure is made of, as labelled dots (none for
-/// a single process).
-pub(super) fn process_dots(label: &str, medians: &[f64]) -> Vec<Dot> {
-    if medians.len() < 2 {
+/// What a caption adds where `dots` include a process left out.
+pub(super) fn left_out_caption(dots: impl IntoIterator<Item = bool>) -> &'static str {
+    if dots.into_iter().any(|left_out| left_out) {
+        " (dashed: a process left out, taken wholly in a slow kernel phase of the host)"
+    } else {
+        ""
+    }
+}
+
+/// The medians of the worker processes a pooled figure is made of, as labelled dots, and of
+/// those it leaves out (`left_out`, taken wholly in a slow kernel phase), as dashed ones (none
+/// for a single process).
+pub(super) fn process_dots(label: &str, medians: &[f64], left_out: &[f64]) -> Vec<Dot> {
+    if medians.len() + left_out.len() < 2 {
         return Vec::new();
     }
-    medians
-        .iter()
-        .enumerate()
-        .map(|(k, &m)| Dot {
-            value: m,
-            title: format!(
-                "{label}: process {} of {}, median {}",
-                k + 1,
-                medians.len(),
-                time_ns(m)
-            ),
-        })
-        .collect()
+    let standing = medians.iter().enumerate().map(|(k, &m)| Dot {
+        value: m,
+        title: format!(
+            "{label}: process {} of {}, median {}",
+            k + 1,
+            medians.len(),
+            time_ns(m)
+        ),
+        left_out: false,
+    });
+    let apart = left_out.iter().map(|&m| Dot {
+        value: m,
+        title: format!(
+            "{label}: a process left out, taken wholly in a slow kernel phase of the host, \
+             median {}",
+            time_ns(m)
+        ),
+        left_out: true,
+    });
+    standing.chain(apart).collect()
 }

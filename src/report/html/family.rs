@@ -89,18 +89,7 @@ pub(super) fn results_table(items: &[&Item], name: &dyn Fn(&Item) -> String) -> 
                 i.figures.unstable.as_deref(),
                 m
             )),
-            match i.processes.len() {
-                n if n > 1 => format!(
-                    "{} from {n} processes (medians {})",
-                    r.samples.len(),
-                    i.processes
-                        .iter()
-                        .map(|&m| time_ns(m))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                _ => r.samples.len().to_string(),
-            },
+            samples_cell(i),
             r.status.as_str(),
             crate::report::names::status_text(r),
             warnings
@@ -197,4 +186,32 @@ fn fold(lines: Vec<Line>) -> Vec<(String, String)> {
         ));
     }
     out
+}
+
+/// How many samples `i`'s figures count, and from how many processes with their medians; the
+/// medians of processes left out, taken wholly in a slow kernel phase, after them.
+fn samples_cell(i: &Item) -> String {
+    let r = i.result;
+    let medians = |ms: &[f64]| {
+        ms.iter()
+            .map(|&m| time_ns(m))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let apart = if i.left_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; left out, wholly in a slow kernel phase: {}",
+            medians(&i.left_out)
+        )
+    };
+    match i.processes.len() {
+        n if n > 1 => format!(
+            "{} from {n} processes (medians {}{apart})",
+            r.samples.len(),
+            medians(&i.processes)
+        ),
+        _ => r.samples.len().to_string(),
+    }
 }

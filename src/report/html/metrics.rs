@@ -289,7 +289,9 @@ fn bar_chart(
                 title: format!("{}: {}", name(i), text),
                 class: i.result.status.as_str().into(),
                 dots: match m.kind {
-                    Kind::Time => super::cost_ladder::process_dots(&name(i), &i.processes),
+                    Kind::Time => {
+                        super::cost_ladder::process_dots(&name(i), &i.processes, &i.left_out)
+                    }
                     _ => Vec::new(),
                 },
             }
@@ -313,13 +315,16 @@ fn bar_chart(
         &fmt,
         SMALL,
     ));
-    let mut notes: Vec<&str> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     if scale == Scale::Log {
-        notes.push("log scale");
+        notes.push("log scale".into());
     }
     if bars.iter().any(|b| !b.dots.is_empty()) {
-        notes
-            .push("bars pool the worker processes of a configuration; dots: each process's median");
+        let left_out = bars.iter().flat_map(|b| b.dots.iter().map(|d| d.left_out));
+        notes.push(format!(
+            "bars pool the worker processes of a configuration; dots: each process's median{}",
+            super::cost_ladder::left_out_caption(left_out)
+        ));
     }
     if !notes.is_empty() {
         let _ = write!(s, "<p class=\"note\">{}</p>", notes.join("; "));

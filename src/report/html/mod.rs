@@ -74,6 +74,9 @@ struct Item<'a> {
     figures: ResultFigures,
     /// The median of each worker process pooled into `figures` (empty for one process).
     processes: Vec<f64>,
+    /// The medians of the processes `figures` leave out, taken wholly in a slow kernel phase
+    /// (`Pooled::left_out_medians`).
+    left_out: Vec<f64>,
 }
 
 /// The page for `runs` (the first is the baseline of any comparison).
@@ -98,6 +101,7 @@ pub fn render(runs: &[Run]) -> String {
                     } else {
                         Vec::new()
                     },
+                    left_out: p.left_out_medians.clone(),
                 })
                 .collect()
         })
@@ -218,7 +222,8 @@ svg .bar.suspect{fill:var(--suspect)}
 svg .bar.failed{fill:var(--failed)}
 svg .bar.derived{fill:var(--derived);fill-opacity:.75}
 svg .bar.s0{fill:#3a6fd8}svg .bar.s1{fill:#e07b39}svg .bar.s2{fill:#2e9e6a}svg .bar.s3{fill:#a04fc2}svg .bar.s4{fill:#c23b3b}svg .bar.s5{fill:#6b7280}
-svg .process{fill:#fff;stroke:#1d2330;stroke-width:1.3}
+svg .process{fill:#fff;stroke:#1d2330;stroke-width:1.3}\
+svg .process.left-out{fill:none;stroke:#8a93a6;stroke-dasharray:2 1.5}
 svg .whisker{stroke:#1d2330;stroke-width:1.3;fill:none}
 svg .box{fill:#dfe7f8;stroke:#8aa4dc}
 svg .median{stroke:#1d2330;stroke-width:2}
