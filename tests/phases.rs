@@ -4,8 +4,8 @@
 //! 100), imported beside a copy without the phase. `show` gives the same median for both and
 //! says the samples were left out; `compare` calls the two the same; a copy marked as run
 //! under a user-mode emulator keeps them, and so does an experiment that stays in user space.
-//! No timing is asserted:
-//! the figures are the ones written.
+//! A run whose null calls were slower than an earlier run's throughout says so when it ends.
+//! No timing is asserted: the figures are the ones written.
 
 // The kernel canary is read on Unix's systems; tests/windows.rs runs on Windows.
 #![cfg(unix)]
@@ -71,20 +71,21 @@ fn import(lab: &Lab, doc: &Value, name: &str) {
         .assert_code(0);
 }
 
-/// A real `--repeat 3` run of `syscall.getppid entry=call`, exported as JSON.
+/// The run every test here measures: `syscall.getppid entry=call`, three processes, quick.
+const GETPPID: [&str; 7] = [
+    "run",
+    "syscall.getppid",
+    "--param",
+    "entry=call",
+    "--repeat",
+    "3",
+    "--quick",
+];
+
+/// A real run of [`GETPPID`], exported as JSON.
 fn measured_and_exported() -> Value {
     let lab = Lab::new();
-    let args = [
-        "run",
-        "syscall.getppid",
-        "--param",
-        "entry=call",
-        "--repeat",
-        "3",
-        "--quick",
-        "--json",
-    ];
-    lab.oslab_as_given(&args).assert_code(0);
+    lab.oslab_as_given(&GETPPID).assert_code(0);
     lab.oslab(&["export", "1", "--format", "json"]).json()
 }
 
@@ -273,16 +274,7 @@ fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
         }
     }
     import(&lab, &fast, "fast.json");
-    let run = [
-        "run",
-        "syscall.getppid",
-        "--param",
-        "entry=call",
-        "--repeat",
-        "3",
-        "--quick",
-    ];
-    let out = lab.oslab_as_given(&run);
+    let out = lab.oslab_as_given(&GETPPID);
     out.assert_code(0);
     let words = out.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     let said = words

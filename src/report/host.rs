@@ -215,7 +215,7 @@ pub fn slow_against_earlier_text(
         _ => String::new(),
     };
     Some(format!(
-        "entering the kernel took {:.0}% longer or more in {} of {configurations} \
+        "Entering the kernel took {:.0}% longer or more in {} of {configurations} \
          configurations than in this machine's earlier runs measured alike (the null call \
          timed after each sample: {}{}{more}): the host was in a slow phase through them, \
          which nothing inside one run can tell, and their figures are likely slower for it. \

@@ -53,11 +53,9 @@ pub(super) struct Measured {
 impl Measured {
     /// Say where the run is stored and whether it was cut short; the exit code.
     pub(super) fn conclude(&self) -> ExitCode {
+        // A finding, not an error: no "oslab: " before it.
         if let Some(text) = &self.slow_host {
-            eprintln!(
-                "{}",
-                report::format::wrap(&format!("oslab: {text}"), 96, "", "  ")
-            );
+            eprintln!("{}", report::format::wrap(text, 96, "", "  "));
         }
         eprintln!("stored as run {} in {}", self.run.id, self.path.display());
         if let Some(signal) = self.interrupted {
