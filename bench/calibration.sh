@@ -182,6 +182,9 @@ for ((i = 1; i <= RUNS; i++)); do
     oslab_to "$WORK/run$i.json" run "${QUICK[@]}" --json "${RUN_ARGS[@]}"
     took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     echo "  run $i: ${took} s; other CPUs $(busy_since "$before")% busy; other oslab processes before: $others"
+    # What the run said of a host slower to enter the kernel than in the earlier runs.
+    slow=$(tr -s '\n ' ' ' <"$WORK/run$i.json.err" | grep -o 'Entering the kernel took [^(]*' || true)
+    [[ -n $slow ]] && echo "    the run said: ${slow% }"
     if ((LMBENCH)); then
         lmbench_run "$i"
         echo "  lmbench after run $i: $(cut -f2 "$WORK/lmbench/$i.tsv" | paste -sd' ') ns (getppid read stat open ctx)"
@@ -425,7 +428,7 @@ if [[ -n $FROM ]]; then
 fi
 if [[ -n $KEEP ]]; then
     mkdir -p "$KEEP" || die "--keep: cannot make $KEEP"
-    cp "$DB" "$WORK"/run[0-9]*.json "$KEEP/"
+    cp "$DB" "$WORK"/run[0-9]*.json "$WORK"/run[0-9]*.json.err "$KEEP/"
     [[ -d $WORK/lmbench ]] && cp -r "$WORK/lmbench" "$KEEP/"
     echo "kept in $KEEP: bench/calibration.sh --from $KEEP scores it again"
 fi
