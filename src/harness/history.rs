@@ -159,6 +159,39 @@ mod tests {
     }
 
     #[test]
+    fn each_earlier_run_gives_its_kernel_canary_beside_its_median() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+        // Two runs whose samples read a null call of 170 and 250 ns, one that read none.
+        for (k, canary) in [(1, Some(170.0)), (2, Some(250.0)), (3, None)] {
+            let mut result = getppid(100.0 * k as f64);
+            for s in result.samples.iter_mut().filter(|_| canary.is_some()) {
+                let value = crate::model::CounterValue {
+                    value: canary,
+                    raw: canary.unwrap_or(0.0) as u64,
+                    enabled_ns: 0,
+                    running_ns: 0,
+                };
+                s.counters
+                    .insert(crate::model::host::KERNEL_CANARY.into(), value);
+                // A CPU canary too, as every measured sample has.
+                let cpu = crate::model::CounterValue {
+                    value: Some(5000.0),
+                    raw: 5000,
+                    ..value
+                };
+                s.counters.insert(crate::model::host::CANARY.into(), cpu);
+            }
+            store_run(&mut store, &run(None, k as f64, vec![result]));
+        }
+        let mut now = run(None, 4.0, vec![]);
+        now.id = store_run(&mut store, &now);
+        let found = &earlier_runs(&store, &now, &planned()).unwrap()[&planned()[0]];
+        assert_eq!(found.medians, vec![100.0, 200.0, 300.0]);
+        assert_eq!(found.kernel_canaries, vec![170.0, 250.0]);
+    }
+
+    #[test]
     fn the_most_recent_runs_count_and_oldest_come_first() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("h.db")).unwrap();
