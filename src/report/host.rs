@@ -209,7 +209,9 @@ pub fn slow_against_earlier_text(
             )
         })
         .collect();
-    let first = shown.first()?;
+    if shown.is_empty() {
+        return None;
+    }
     let more = match slow.len() {
         n if n > 3 => format!("; and {} more", n - 3),
         _ => String::new(),
@@ -217,16 +219,12 @@ pub fn slow_against_earlier_text(
     Some(format!(
         "Entering the kernel took {:.0}% longer or more in {} of {configurations} \
          configurations than in this machine's earlier runs measured alike (the null call \
-         timed after each sample: {}{}{more}): the host was in a slow phase through them, \
+         timed after each sample: {}{more}): the host was in a slow phase through them, \
          which nothing inside one run can tell, and their figures are likely slower for it. \
          Run again to measure outside it; `oslab compare` marks such pairs †.",
         (KERNEL_SLOW - 1.0) * 100.0,
         slow.len(),
-        first,
-        shown[1..]
-            .iter()
-            .map(|s| format!("; {s}"))
-            .collect::<String>(),
+        shown.join("; "),
     ))
 }
 

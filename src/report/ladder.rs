@@ -137,6 +137,8 @@ fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) 
             .filter(move |(to, _)| **to == Some(i))
             .map(|(_, (r, _))| *r)
     };
+    // The pooled configuration a result belongs to.
+    let pooled_of = |r: &ExperimentResult| pooled.iter().find(|p| p.is_of(r));
     let mut rungs: Vec<Rung> = on
         .iter()
         .zip(places)
@@ -151,14 +153,11 @@ fn ladder_of(pooled: &[Pooled], figured: &[(&ExperimentResult, ResultFigures)]) 
                 unstable: f.unstable.clone(),
                 samples: r.samples.len().to_string(),
                 status: rung_status(r, joined(i)),
-                processes: pooled
-                    .iter()
-                    .find(|p| p.is_of(r) && p.processes > 1)
+                processes: pooled_of(r)
+                    .filter(|p| p.processes > 1)
                     .map(Pooled::process_medians)
                     .unwrap_or_default(),
-                left_out: pooled
-                    .iter()
-                    .find(|p| p.is_of(r))
+                left_out: pooled_of(r)
                     .map(|p| p.left_out_medians.clone())
                     .unwrap_or_default(),
                 paths,
