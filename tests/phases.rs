@@ -4,7 +4,8 @@
 //! 100), imported beside a copy without the phase. `show` gives the same median for both and
 //! says the samples were left out; `compare` calls the two the same; a copy marked as run
 //! under a user-mode emulator keeps them, and so does an experiment that stays in user space.
-//! A run whose null calls were slower than an earlier run's throughout says so when it ends.
+//! A run whose null calls were slower than an earlier run's throughout says so when it ends,
+//! and a later run's interval is not floored by it.
 //! No timing is asserted: the figures are the ones written.
 
 // The kernel canary is read on Unix's systems; tests/windows.rs runs on Windows.
@@ -283,4 +284,48 @@ fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
     if said {
         assert!(words.contains("syscall.getppid"), "{out}");
     }
+}
+
+#[test]
+fn an_earlier_run_wholly_in_a_slow_phase_floors_no_later_interval() {
+    let export = measured_and_exported();
+    let lab = Lab::new();
+    import(
+        &lab,
+        &rewritten(&export, "00000000-0000-4000-8000-000000000031", false, None),
+        "steady.json",
+    );
+    // Every sample of every process slow: 150 ns, a null call of 260 against the other's 170.
+    let mut slow = rewritten(&export, "00000000-0000-4000-8000-000000000032", false, None);
+    for result in slow["run"]["results"].as_array_mut().expect("results") {
+        for s in result["samples"].as_array_mut().expect("samples") {
+            set_figure(s, 150.0);
+            s["counters"]["host.kernel_canary_ns"] =
+                json!({ "value": 260.0, "raw": 260, "enabled_ns": 0, "running_ns": 0 });
+        }
+    }
+    import(&lab, &slow, "slow.json");
+    lab.oslab_as_given(&GETPPID).assert_code(0);
+    let run = lab.oslab(&["export", "3", "--format", "json"]).json();
+    let result = &run["run"]["results"][0];
+    let medians = |key: &str| -> Vec<f64> {
+        result[key]
+            .as_array()
+            .map(|a| a.iter().map(|m| m.as_f64().expect("a median")).collect())
+            .unwrap_or_default()
+    };
+    let steady = medians("earlier_medians");
+    assert!(
+        steady.len() == 1 && (99.0..101.0).contains(&steady[0]),
+        "{steady:?}"
+    );
+    assert_eq!(medians("earlier_slow_medians"), [150.0]);
+    let show = lab.oslab(&["show", "3"]);
+    show.assert_code(0);
+    let words = show.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("earlier runs in slow phases: 1 of this machine's 2 earlier runs")
+            && words.contains("its median 150 ns"),
+        "{show}"
+    );
 }

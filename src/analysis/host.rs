@@ -259,9 +259,64 @@ pub fn slow_against_earlier(now: f64, earlier: &[f64]) -> Option<f64> {
     (typical > 0.0 && ratio.is_finite() && ratio >= KERNEL_SLOW).then_some(ratio)
 }
 
+/// Which of a configuration's earlier runs sat in a slow kernel phase of the host from their
+/// first sample to their last, beside `canaries`, each run's kernel canary (the median over the
+/// samples its figures count; `None`: it read none): [`KERNEL_SLOW`] times the fastest earlier
+/// run's or slower. Such a run's median is the host's slow level, which `run` tells when it
+/// measures one (`slow_against_earlier`), not how far a rerun at the host's usual level moves:
+/// the intervals later runs are floored by leave it out, as a run's figures leave out its
+/// processes taken wholly in a slow phase (`leave_out`). None is when fewer than a quarter of
+/// the runs that read a canary are steady: then no level is the usual one
+/// (`phase::STEADY_SHARE`, as inside a run). A run that read none is never one.
+pub fn slow_runs(canaries: &[Option<f64>]) -> Vec<bool> {
+    let read: Vec<f64> = canaries
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|c| *c > 0.0 && c.is_finite())
+        .collect();
+    let none = vec![false; canaries.len()];
+    let Some(fastest) = read.iter().copied().reduce(f64::min) else {
+        return none;
+    };
+    let slow = |c: &f64| *c >= KERNEL_SLOW * fastest;
+    let steady = read.iter().filter(|c| !slow(c)).count();
+    if (steady as f64) < phase::STEADY_SHARE * read.len() as f64 {
+        return none;
+    }
+    canaries
+        .iter()
+        .map(|c| c.is_some_and(|c| c > 0.0 && c.is_finite() && slow(&c)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn earlier_runs_wholly_in_a_slow_phase_are_told_from_the_usual_level() {
+        // Verdicts window 15 (2026-12-07): the first run of size=4096 read its null call at
+        // 283 ns, the four after it at 187-194 ns.
+        let canaries = [Some(283.0), Some(194.0), Some(187.0), None, Some(190.0)];
+        assert_eq!(slow_runs(&canaries), [true, false, false, false, false]);
+        // One steady run of two is the usual level; none of five is no level at all, and
+        // one of five (under a quarter) is a dip.
+        assert_eq!(slow_runs(&[Some(283.0), Some(190.0)]), [true, false]);
+        assert_eq!(slow_runs(&[Some(283.0); 5]), [false; 5]);
+        let dip = [
+            Some(170.0),
+            Some(283.0),
+            Some(280.0),
+            Some(290.0),
+            Some(285.0),
+        ];
+        assert_eq!(slow_runs(&dip), [false; 5]);
+        // Within 1.2 times the fastest is steady; no canary read, nothing told.
+        assert_eq!(slow_runs(&[Some(190.0), Some(227.0)]), [false, false]);
+        assert_eq!(slow_runs(&[None, None]), [false, false]);
+        assert_eq!(slow_runs(&[]), Vec::<bool>::new());
+    }
 
     #[test]
     fn a_kernel_entry_slower_than_the_earlier_runs_is_told() {

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::analysis::host::slow_runs;
 use crate::analysis::pool::pool;
 use crate::analysis::processes::MAX_EARLIER_RUNS;
 use crate::experiment;
@@ -49,6 +50,33 @@ pub struct Earlier {
     /// The median of each of those runs' kernel canaries over the configuration's samples, ns
     /// per call, where they read one (`HostFigures::kernel_canary_median_ns`).
     pub kernel_canaries: Vec<f64>,
+    /// The pooled medians of the runs among the most recent that sat wholly in a slow kernel
+    /// phase of the host (`analysis::host::slow_runs`), left out of `medians`: of experiments
+    /// whose figures leave out slow phases (`experiment::phase_bound`) only.
+    pub slow_medians: Vec<f64>,
+}
+
+impl Earlier {
+    /// `runs` (each run's median and kernel canary, oldest first) for `experiment`: those in
+    /// a slow kernel phase set apart where its figures leave slow phases out.
+    fn of(experiment: &str, runs: &[(f64, Option<f64>)]) -> Earlier {
+        let canaries: Vec<Option<f64>> = runs.iter().map(|r| r.1).collect();
+        let slow = if experiment::phase_bound(experiment) {
+            slow_runs(&canaries)
+        } else {
+            vec![false; runs.len()]
+        };
+        let mut earlier = Earlier::default();
+        for (&(median, canary), slow) in runs.iter().zip(slow) {
+            if slow {
+                earlier.slow_medians.push(median);
+            } else {
+                earlier.medians.push(median);
+                earlier.kernel_canaries.extend(canary);
+            }
+        }
+        earlier
+    }
 }
 
 /// What each of `planned` gave in the runs stored before `run` (whose id it has) that measured
@@ -59,13 +87,12 @@ pub fn earlier_runs(
     run: &Run,
     planned: &[Configuration],
 ) -> Result<HashMap<Configuration, Earlier>, StoreError> {
-    let mut found: HashMap<Configuration, Earlier> = planned
-        .iter()
-        .map(|c| (c.clone(), Earlier::default()))
-        .collect();
+    // Each configuration's runs, newest first: median and kernel canary.
+    let mut found: HashMap<Configuration, Vec<(f64, Option<f64>)>> =
+        planned.iter().map(|c| (c.clone(), Vec::new())).collect();
     let mut read = 0;
     for id in store.run_ids_before(run.id, RUNS_SCANNED)? {
-        let full = found.values().all(|e| e.medians.len() >= MAX_EARLIER_RUNS);
+        let full = found.values().all(|e| e.len() >= MAX_EARLIER_RUNS);
         if read >= RUNS_READ || full {
             break;
         }
@@ -82,25 +109,29 @@ pub fn earlier_runs(
             &experiment::expectations_of,
             experiment::phase_bound,
         ) {
-            let Some(earlier) = found.get_mut(&configuration_of(&pooled.result)) else {
+            let Some(runs) = found.get_mut(&configuration_of(&pooled.result)) else {
                 continue;
             };
             let usable = |m: &f64| pooled.result.status == Status::Ok && m.is_finite() && *m > 0.0;
             if let Some(m) = pooled.median().filter(usable)
-                && earlier.medians.len() < MAX_EARLIER_RUNS
+                && runs.len() < MAX_EARLIER_RUNS
             {
-                earlier.medians.push(m);
+                // Under a user-mode emulator the null call is the emulator's: no phase of
+                // the host's is told by it.
                 let canary = pooled.host().and_then(|h| h.kernel_canary_median_ns);
-                earlier.kernel_canaries.extend(canary);
+                runs.push((m, canary.filter(|_| pooled.result.emulation.is_none())));
             }
         }
     }
-    for earlier in found.values_mut() {
-        earlier.medians.reverse();
-        earlier.kernel_canaries.reverse();
-    }
-    found.retain(|_, e| !e.medians.is_empty());
-    Ok(found)
+    Ok(found
+        .into_iter()
+        .filter(|(_, runs)| !runs.is_empty())
+        .map(|(configuration, mut runs)| {
+            runs.reverse();
+            let earlier = Earlier::of(&configuration.0, &runs);
+            (configuration, earlier)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -158,13 +189,14 @@ mod tests {
         assert_eq!(found[&planned()[0]].medians, vec![100.0, 200.0, 600.0]);
     }
 
-    #[test]
-    fn each_earlier_run_gives_its_kernel_canary_beside_its_median() {
+    /// A store with three runs of `experiment` whose samples read a null call of 170 ns, 250
+    /// ns and none, their medians 100, 200 and 300; what the run after them finds.
+    fn earlier_with_canaries(experiment: &str) -> Earlier {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("h.db")).unwrap();
-        // Two runs whose samples read a null call of 170 and 250 ns, one that read none.
         for (k, canary) in [(1, Some(170.0)), (2, Some(250.0)), (3, None)] {
             let mut result = getppid(100.0 * k as f64);
+            result.experiment = experiment.into();
             for s in result.samples.iter_mut().filter(|_| canary.is_some()) {
                 let value = crate::model::CounterValue {
                     value: canary,
@@ -186,9 +218,26 @@ mod tests {
         }
         let mut now = run(None, 4.0, vec![]);
         now.id = store_run(&mut store, &now);
-        let found = &earlier_runs(&store, &now, &planned()).unwrap()[&planned()[0]];
+        let mut planned = configuration_of(&getppid(1.0));
+        planned.0 = experiment.into();
+        earlier_runs(&store, &now, std::slice::from_ref(&planned)).unwrap()[&planned].clone()
+    }
+
+    #[test]
+    fn an_earlier_run_wholly_in_a_slow_kernel_phase_is_set_apart() {
+        // Its null call 250 ns against the fastest run's 170: 1.47 times.
+        let found = earlier_with_canaries("syscall.getppid");
+        assert_eq!(found.medians, vec![100.0, 300.0]);
+        assert_eq!(found.kernel_canaries, vec![170.0]);
+        assert_eq!(found.slow_medians, vec![200.0]);
+    }
+
+    #[test]
+    fn an_experiment_that_stays_in_user_space_keeps_every_earlier_run() {
+        let found = earlier_with_canaries("syscall.function_call");
         assert_eq!(found.medians, vec![100.0, 200.0, 300.0]);
         assert_eq!(found.kernel_canaries, vec![170.0, 250.0]);
+        assert!(found.slow_medians.is_empty());
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub(super) fn new_result(planned: &Planned, plan: &Plan) -> ExperimentResult {
         label: planned.label.clone(),
         load: None,
         earlier_medians: Vec::new(),
+        earlier_slow_medians: Vec::new(),
         profile: None,
         emulation: plan.emulation.clone(),
         started_at: unix_now(),

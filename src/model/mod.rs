@@ -347,6 +347,13 @@ pub struct ExperimentResult {
     /// a configuration carries the same list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_medians: Vec<f64>,
+    /// The medians of the earlier runs among the most recent that sat wholly in a slow kernel
+    /// phase of the host (`analysis::host::slow_runs`), oldest first: left out of
+    /// `earlier_medians`, which floor the interval at the host's usual level, as a slow
+    /// phase's processes are left out of a run's figures. Empty for an experiment whose
+    /// figures keep slow phases in (`experiment::phase_bound`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_slow_medians: Vec<f64>,
     /// The stacks a profile pass sampled after the timed samples (`oslab profile`; one
     /// process of a configuration profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -402,6 +409,7 @@ impl ExperimentResult {
             load: None,
             other_cpus_busy: None,
             earlier_medians: vec![],
+            earlier_slow_medians: vec![],
             profile: None,
             emulation: None,
             started_at: 0.0,

@@ -187,15 +187,16 @@ fn result_problems(r: &ExperimentResult, say: &mut dyn FnMut(String)) {
     if matches!(r.status, Status::Ok | Status::Suspect) && r.samples.is_empty() {
         say(format!("status {} but no samples", r.status.as_str()));
     }
-    if r.earlier_medians.len() > MAX_EARLIER_RUNS {
+    let earlier = r.earlier_medians.len() + r.earlier_slow_medians.len();
+    if earlier > MAX_EARLIER_RUNS {
         say(format!(
-            "{} earlier runs' medians, where a run keeps at most {MAX_EARLIER_RUNS}",
-            r.earlier_medians.len()
+            "{earlier} earlier runs' medians, where a run keeps at most {MAX_EARLIER_RUNS}"
         ));
     }
     if let Some(m) = r
         .earlier_medians
         .iter()
+        .chain(&r.earlier_slow_medians)
         .find(|m| !(m.is_finite() && **m > 0.0 && **m <= MAX_ELAPSED_NS))
     {
         say(format!("an earlier run's median of {m} ns per operation"));

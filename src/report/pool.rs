@@ -26,6 +26,7 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
 /// phase, a CPU effect, a run-sensitive figure.
 pub fn process_notes(pooled: &Pooled) -> Vec<String> {
     let mut notes: Vec<String> = phase_note(pooled).into_iter().collect();
+    notes.extend(slow_runs_note(&pooled.result));
     let Some(spread) = &pooled.spread else {
         return notes;
     };
@@ -98,6 +99,32 @@ fn phase_note(pooled: &Pooled) -> Option<String> {
          kernel dearer (a null call {:.1}× its fast level or slower, in phases); {} are left \
          out{kept}{moved}",
         phase.slow_samples, phase.samples, KERNEL_SLOW, phase.left_out_samples
+    ))
+}
+
+/// The earlier runs left out of the interval's floor for a slow kernel phase as long as the
+/// run (`ExperimentResult::earlier_slow_medians`): "earlier runs in slow phases: 1 of this
+/// machine's 5 earlier runs …".
+fn slow_runs_note(r: &ExperimentResult) -> Option<String> {
+    let slow = &r.earlier_slow_medians;
+    if slow.is_empty() {
+        return None;
+    }
+    let all = slow.len() + r.earlier_medians.len();
+    let medians: Vec<String> = slow.iter().map(|&m| time_ns(m)).collect();
+    let (its, does) = if slow.len() == 1 {
+        ("its median", "does")
+    } else {
+        ("their medians", "do")
+    };
+    Some(format!(
+        "earlier runs in slow phases: {} of this machine's {all} earlier runs measured alike \
+         sat wholly in a slow kernel phase of the host (a null call {:.1}× the fastest \
+         run's or slower; {its} {}) and {does} not floor the interval, which rests on the \
+         others, at the host's usual level",
+        slow.len(),
+        KERNEL_SLOW,
+        medians.join(", ")
     ))
 }
 

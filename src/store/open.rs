@@ -89,7 +89,9 @@ pub(super) fn migrate(
         migrated_from.get_or_insert(now.user_version);
         tx.execute_batch(sql)
             .during(path, "updating the database schema")?;
-        if target == UUID_SCHEMA {
+        // With the last step, not with schema 6's: a run is read whole, with the columns
+        // of every step (the step that crossed 6 may have been committed alone, before a crash).
+        if target == SCHEMA_VERSION && target >= UUID_SCHEMA {
             fill_run_uuids(&tx, path)?;
         }
         // Both header fields are part of page 1, so they change atomically with the tables:
@@ -103,7 +105,8 @@ pub(super) fn migrate(
     Ok(migrated_from)
 }
 
-/// Schema 6's second half: each run stored before it gets the UUID of its fingerprint
+/// Schema 6's second half, done with the newest step: each run stored before it and still
+/// without one gets the UUID of its fingerprint
 /// (`model::identity::run_uuid_from_fingerprint`), the one `oslab import` gives the same run
 /// exported before schema 6, so neither copy can be pushed as a second run.
 fn fill_run_uuids(conn: &Connection, path: &Path) -> Result<(), StoreError> {

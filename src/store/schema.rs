@@ -11,7 +11,7 @@ pub(super) const APPLICATION_ID: i32 = 0x6F73_6C62;
 /// `i + 1`. A new schema is a new step appended here, never an edit of an old one, because
 /// databases already written with the old step exist on users' disks.
 pub(super) const MIGRATIONS: &[&str] = &[
-    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
 ];
 
 /// The newest schema this build reads and writes.
@@ -239,8 +239,9 @@ ALTER TABLE results ADD COLUMN emulation TEXT;
 
 /// Schema 6: every run's identity (`uuid`, see `model::identity`), unique in the file, and the
 /// fleet stores each run was pushed to (`pushes.store` is the server's own id, never its URL:
-/// no host, user or password is kept here). The step is followed by `open::fill_run_uuids`,
-/// which gives the runs already stored the UUID of their fingerprint.
+/// no host, user or password is kept here). The newest step is followed by
+/// `open::fill_run_uuids`, which gives the runs already stored the UUID of their fingerprint
+/// (reading a run whole needs every step's columns).
 const SCHEMA_V6: &str = r#"
 ALTER TABLE runs ADD COLUMN uuid TEXT;
 CREATE UNIQUE INDEX runs_by_uuid ON runs (uuid);
@@ -251,6 +252,13 @@ CREATE TABLE pushes (
     pushed_at  REAL NOT NULL,
     PRIMARY KEY (run_id, store)
 ) WITHOUT ROWID;
+"#;
+
+/// Schema 7: the medians of the earlier runs left out of `earlier_medians` for a slow kernel
+/// phase of the host as long as the run (`model::ExperimentResult::earlier_slow_medians`), as
+/// a JSON array (NULL when none was).
+const SCHEMA_V7: &str = r#"
+ALTER TABLE results ADD COLUMN earlier_slow_medians TEXT;
 "#;
 
 /// The schema version whose step adds `runs.uuid`.
@@ -292,9 +300,9 @@ pub(super) const NEXT_POSITION: &str =
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
      loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy, \
-     label, load, earlier_medians, emulation) \
+     label, load, earlier_medians, emulation, earlier_slow_medians) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-     ?19, ?20, ?21)";
+     ?19, ?20, ?21, ?22)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -346,7 +354,7 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
      started_at, duration_s, baseline_ns, other_cpus_busy, label, load, earlier_medians, \
-     emulation \
+     emulation, earlier_slow_medians \
      FROM results \
      WHERE run_id = ?1 ORDER BY position";
 

@@ -139,6 +139,15 @@ pub(super) fn insert_result(
                 .then(|| to_json(path, "the earlier runs' medians", &result.earlier_medians))
                 .transpose()?,
             result.emulation,
+            (!result.earlier_slow_medians.is_empty())
+                .then(|| {
+                    to_json(
+                        path,
+                        "the medians of the earlier runs in slow phases",
+                        &result.earlier_slow_medians,
+                    )
+                })
+                .transpose()?,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();

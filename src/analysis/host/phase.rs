@@ -99,7 +99,7 @@ const PHASE_PERSISTENCE: f64 = 0.5;
 /// left out: a fast level held for less is a dip, no level to measure at. In a window of
 /// 2026-12-06 (docs/measurement.md §5) two runs spent 55–80% of their samples in a slow phase,
 /// their steady samples at the other runs' level; a half would have kept those phases in.
-const STEADY_SHARE: f64 = 0.25;
+pub(super) const STEADY_SHARE: f64 = 0.25;
 
 /// The fewest slow samples that follow another sample of their process needed to tell phases
 /// from scattered slow canaries.

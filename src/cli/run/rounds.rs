@@ -73,10 +73,10 @@ pub(super) fn run_all(
             let mut lines = Vec::new();
             for (j, results) in measured_now {
                 for mut result in results.iter().cloned() {
-                    result.earlier_medians = earlier
-                        .get(&history::configuration_of(&result))
-                        .map(|e| e.medians.clone())
-                        .unwrap_or_default();
+                    let before = earlier.get(&history::configuration_of(&result));
+                    result.earlier_medians = before.map(|e| e.medians.clone()).unwrap_or_default();
+                    result.earlier_slow_medians =
+                        before.map(|e| e.slow_medians.clone()).unwrap_or_default();
                     store.add_result(run_id, &result)?;
                     measured[j].push(result);
                 }

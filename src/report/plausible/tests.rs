@@ -232,6 +232,7 @@ mod fuzz {
 fn earlier_runs_medians_are_what_runs_give() {
     let mut r = syscall_result();
     r.earlier_medians = vec![120.0; MAX_EARLIER_RUNS];
+    r.earlier_slow_medians = vec![];
     assert_eq!(
         problems(&run(None, 1.0, vec![r.clone()])),
         Vec::<String>::new()
@@ -244,6 +245,24 @@ fn earlier_runs_medians_are_what_runs_give() {
         [
             "result 1 (syscall.getpid): 12 earlier runs' medians, where a run keeps at most 9",
             "result 1 (syscall.getpid): an earlier run's median of -3 ns per operation",
+        ],
+        "{got:#?}"
+    );
+    // Those left out for a slow phase count among the nine, and must be times too.
+    let mut r = syscall_result();
+    r.earlier_medians = vec![120.0; MAX_EARLIER_RUNS - 1];
+    r.earlier_slow_medians = vec![160.0];
+    assert_eq!(
+        problems(&run(None, 1.0, vec![r.clone()])),
+        Vec::<String>::new()
+    );
+    r.earlier_slow_medians = vec![160.0, f64::NAN];
+    let got = problems(&run(None, 1.0, vec![r]));
+    assert_eq!(
+        got,
+        [
+            "result 1 (syscall.getpid): 10 earlier runs' medians, where a run keeps at most 9",
+            "result 1 (syscall.getpid): an earlier run's median of NaN ns per operation",
         ],
         "{got:#?}"
     );

@@ -135,6 +135,45 @@ fn earlier_runs_widen_the_interval_and_are_said() {
     );
 }
 
+#[test]
+fn earlier_runs_left_out_for_a_slow_phase_are_said_and_floor_nothing() {
+    let steady = [99.0, 101.0, 100.0, 100.5];
+    let with = |slow: &[f64]| {
+        let results: Vec<ExperimentResult> = [100.0, 100.1, 100.2]
+            .iter()
+            .map(|&c| ExperimentResult {
+                earlier_medians: steady.to_vec(),
+                earlier_slow_medians: slow.to_vec(),
+                ..result("syscall.stat", &around(c), Status::Ok)
+            })
+            .collect();
+        let pooled = &pool(&results)[0];
+        (pooled.figures().ci.unwrap(), process_notes(pooled))
+    };
+    let (ci, notes) = with(&[]);
+    assert!(
+        !notes.iter().any(|n| n.contains("slow phases")),
+        "{notes:?}"
+    );
+    let (ci_with, notes) = with(&[135.0]);
+    // The run left out moves no interval: the floor is the steady runs' alone.
+    assert_eq!(ci, ci_with);
+    let note = notes.iter().find(|n| n.contains("slow phases")).unwrap();
+    assert!(
+        note.contains("1 of this machine's 5 earlier runs")
+            && note.contains("its median 135 ns")
+            && note.contains("does not floor the interval"),
+        "{note}"
+    );
+    let (_, notes) = with(&[135.0, 128.0]);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("2 of this machine's 6") && n.contains("135 ns, 128 ns")),
+        "{notes:?}"
+    );
+}
+
 /// Three processes near `c` of each of `n` configurations, each with `earlier` as its
 /// earlier runs' medians.
 fn configurations(n: usize, c: f64, earlier: &[f64]) -> Vec<ExperimentResult> {
