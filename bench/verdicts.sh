@@ -19,7 +19,8 @@
 # (--history 4 gives every counted run that floor, as in a database that has been in use).
 #
 # Usage: bench/verdicts.sh [--runs N] [--history N] [--size BYTES] [--quick] [--binary PATH]
-#                          [--max-processes N] [--strict] [--keep DIR] [-- RUN ARGS...]
+#                          [--max-processes N] [--strict] [--keep DIR | --from DIR]
+#                          [-- RUN ARGS...]
 #   --runs N       runs of A and of B (default 5: 10 pairs of A, 25 pairs of A and B)
 #   --history N    first N runs of each, into the same database, not counted (default 0)
 #   --size BYTES   B's read size (default 4096; 64 asks for a change of a few percent)
@@ -29,6 +30,9 @@
 #   --strict       exit 1 if a target is missed
 #   --keep DIR     keep the databases (runs.db: A and B; known.db: B relabelled) in DIR, to
 #                  look into a verdict afterwards (`oslab compare A B --db DIR/known.db`)
+#   --from DIR     measure nothing: ask this oslab (--binary, or this checkout's) about the
+#                  runs of a window kept with --keep (--runs as it was made with): a changed
+#                  verdict rule tried on the same runs
 #   -- RUN ARGS    A's experiments instead of the default:
 #                  syscall.getppid syscall.read syscall.stat syscall.open_close
 #                  ctxswitch.pipe --param placement=same pagefault.anon
@@ -48,6 +52,7 @@ COMMON=()
 BINARY=""
 STRICT=0
 KEEP=""
+FROM=""
 RUN_ARGS=(syscall.getppid syscall.read syscall.stat syscall.open_close
     ctxswitch.pipe --param placement=same pagefault.anon)
 while (($#)); do
@@ -84,6 +89,11 @@ while (($#)); do
             KEEP=$2
             shift 2
             ;;
+        --from)
+            [[ -f ${2:-}/runs.db && -f ${2:-}/known.db ]] || { echo "verdicts.sh: --from needs a directory kept with --keep (runs.db, known.db)" >&2; exit 2; }
+            FROM=$(cd "$2" && pwd)
+            shift 2
+            ;;
         --) shift; RUN_ARGS=("$@"); break ;;
         -h | --help) usage; exit 0 ;;
         *) echo "verdicts.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -110,54 +120,70 @@ else
     WORK=$(mktemp -d)
     trap 'rm -rf "$WORK"' EXIT
 fi
-DB=$WORK/runs.db
-KNOWN_DB=$WORK/known.db
+DB=${FROM:-$WORK}/runs.db
+KNOWN_DB=${FROM:-$WORK}/known.db
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 
 run_id() { jq -r .run_id "$1"; }
 
-echo "verdicts: $RUNS runs (after $HISTORY of each not counted) of A: oslab run ${COMMON[*]} ${RUN_ARGS[*]}"
-echo "          $RUNS runs of B: oslab run ${COMMON[*]} syscall.read --param size=$SIZE (alternating)"
-echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
-for ((i = 1; i <= HISTORY; i++)); do
-    oslab_to "$WORK/history-a$i.json" run "${COMMON[@]}" --json "${RUN_ARGS[@]}"
-    oslab_to "$WORK/history-b$i.json" run "${COMMON[@]}" --json syscall.read --param "size=$SIZE"
-    echo "  earlier runs $i of $HISTORY stored (not counted)"
-done
-A=()
-B=()
-for ((i = 1; i <= RUNS; i++)); do
-    for side in a b; do
-        before=$(idle_snapshot)
-        start=$(date +%s.%N)
-        if [[ $side == a ]]; then
-            oslab_to "$WORK/a$i.json" run "${COMMON[@]}" --json "${RUN_ARGS[@]}"
-            A+=("$(run_id "$WORK/a$i.json")")
-        else
-            oslab_to "$WORK/b$i.json" run "${COMMON[@]}" --json syscall.read --param "size=$SIZE"
-            B+=("$(run_id "$WORK/b$i.json")")
-        fi
-        took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-        echo "  run $i $side: ${took} s; other CPUs $(busy_since "$before")% busy"
+if [[ -n $FROM ]]; then
+    [[ -z $KEEP ]] || die "--from and --keep: one or the other"
+    A=()
+    B_UUID=()
+    A_UUID=()
+    for ((i = 1; i <= RUNS; i++)); do
+        [[ -f $FROM/a$i.json && -f $FROM/relabelled-b$i.json ]] ||
+            die "$FROM has no run $i of A and B (--runs as the window was made with)"
+        A+=("$(run_id "$FROM/a$i.json")")
+        A_UUID+=("$(jq -r .run.uuid "$FROM/export-a$i.json")")
+        B_UUID+=("$(jq -r .run.uuid "$FROM/relabelled-b$i.json")")
     done
-done
+    echo "verdicts: the $RUNS runs of A and B kept in $FROM, asked anew"
+    echo "binary $OSLAB"
+else
+    echo "verdicts: $RUNS runs (after $HISTORY of each not counted) of A: oslab run ${COMMON[*]} ${RUN_ARGS[*]}"
+    echo "          $RUNS runs of B: oslab run ${COMMON[*]} syscall.read --param size=$SIZE (alternating)"
+    echo "binary $OSLAB; kernel $(uname -r); $CPU_MODEL"
+    for ((i = 1; i <= HISTORY; i++)); do
+        oslab_to "$WORK/history-a$i.json" run "${COMMON[@]}" --json "${RUN_ARGS[@]}"
+        oslab_to "$WORK/history-b$i.json" run "${COMMON[@]}" --json syscall.read --param "size=$SIZE"
+        echo "  earlier runs $i of $HISTORY stored (not counted)"
+    done
+    A=()
+    B=()
+    for ((i = 1; i <= RUNS; i++)); do
+        for side in a b; do
+            before=$(idle_snapshot)
+            start=$(date +%s.%N)
+            if [[ $side == a ]]; then
+                oslab_to "$WORK/a$i.json" run "${COMMON[@]}" --json "${RUN_ARGS[@]}"
+                A+=("$(run_id "$WORK/a$i.json")")
+            else
+                oslab_to "$WORK/b$i.json" run "${COMMON[@]}" --json syscall.read --param "size=$SIZE"
+                B+=("$(run_id "$WORK/b$i.json")")
+            fi
+            took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+            echo "  run $i $side: ${took} s; other CPUs $(busy_since "$before")% busy"
+        done
+    done
 
-# The known cost, where compare can pair it: A's runs as they are and B's with size=SIZE
-# renamed size=1 and a UUID of their own, in a database of their own.
-A_UUID=()
-B_UUID=()
-for ((i = 1; i <= RUNS; i++)); do
-    oslab_to "$WORK/export-a$i.log" export "${A[i - 1]}" --format json -o "$WORK/export-a$i.json"
-    oslab_to "$WORK/export-b$i.log" export "${B[i - 1]}" --format json -o "$WORK/export-b$i.json"
-    A_UUID+=("$(jq -r .run.uuid "$WORK/export-a$i.json")")
-    B_UUID+=("$(cat /proc/sys/kernel/random/uuid)")
-    jq --arg size "$SIZE" --arg uuid "${B_UUID[i - 1]}" '.run.uuid = $uuid | .run.results |= map(
-            if .experiment == "syscall.read" and .params.size == $size then .params.size = "1" else . end)' \
-        "$WORK/export-b$i.json" >"$WORK/relabelled-b$i.json"
-    DB=$KNOWN_DB oslab_to "$WORK/import-a$i.log" import "$WORK/export-a$i.json"
-    DB=$KNOWN_DB oslab_to "$WORK/import-b$i.log" import "$WORK/relabelled-b$i.json"
-done
+    # The known cost, where compare can pair it: A's runs as they are and B's with size=SIZE
+    # renamed size=1 and a UUID of their own, in a database of their own.
+    A_UUID=()
+    B_UUID=()
+    for ((i = 1; i <= RUNS; i++)); do
+        oslab_to "$WORK/export-a$i.log" export "${A[i - 1]}" --format json -o "$WORK/export-a$i.json"
+        oslab_to "$WORK/export-b$i.log" export "${B[i - 1]}" --format json -o "$WORK/export-b$i.json"
+        A_UUID+=("$(jq -r .run.uuid "$WORK/export-a$i.json")")
+        B_UUID+=("$(cat /proc/sys/kernel/random/uuid)")
+        jq --arg size "$SIZE" --arg uuid "${B_UUID[i - 1]}" '.run.uuid = $uuid | .run.results |= map(
+                if .experiment == "syscall.read" and .params.size == $size then .params.size = "1" else . end)' \
+            "$WORK/export-b$i.json" >"$WORK/relabelled-b$i.json"
+        DB=$KNOWN_DB oslab_to "$WORK/import-a$i.log" import "$WORK/export-a$i.json"
+        DB=$KNOWN_DB oslab_to "$WORK/import-b$i.log" import "$WORK/relabelled-b$i.json"
+    done
+fi
 
 # One line per configuration compared: the pair of runs, experiment, params, verdict, ratio,
 # the change it could have seen, and whether compare marked it † (its kernel canary moved as

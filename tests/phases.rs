@@ -4,8 +4,8 @@
 //! 100), imported beside a copy without the phase. `show` gives the same median for both and
 //! says the samples were left out; `compare` calls the two the same; a copy marked as run
 //! under a user-mode emulator keeps them, and so does an experiment that stays in user space.
-//! A run whose null calls were slower than an earlier run's throughout says so when it ends,
-//! and a later run's interval is not floored by it.
+//! A run whose null calls were slower than an earlier run's throughout says so when it ends
+//! and whenever it is shown, and a later run's interval is not floored by it.
 //! No timing is asserted: the figures are the ones written.
 
 // The kernel canary is read on Unix's systems; tests/windows.rs runs on Windows.
@@ -284,6 +284,20 @@ fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
     if said {
         assert!(words.contains("syscall.getppid"), "{out}");
     }
+    // Stored with the run: `show` and the report say it again whenever they show it.
+    let show = lab.oslab(&["show", "2"]);
+    show.assert_code(0);
+    let shown = show.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        shown.contains("longer or more in 1 of 1 configurations than in this machine's"),
+        said,
+        "{show}"
+    );
+    let html = lab.dir().join("report.html");
+    lab.oslab(&["report", "2", "-o", html.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.contains("<p class=\"note slow-run\">"), said);
 }
 
 #[test]

@@ -45,6 +45,7 @@ pub(super) fn new_result(planned: &Planned, plan: &Plan) -> ExperimentResult {
         load: None,
         earlier_medians: Vec::new(),
         earlier_slow_medians: Vec::new(),
+        earlier_kernel_canaries: Vec::new(),
         profile: None,
         emulation: plan.emulation.clone(),
         started_at: unix_now(),

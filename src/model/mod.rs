@@ -354,6 +354,12 @@ pub struct ExperimentResult {
     /// figures keep slow phases in (`experiment::phase_bound`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_slow_medians: Vec<f64>,
+    /// The kernel canaries of the runs of `earlier_medians` that read one (the median over the
+    /// samples their figures count, ns per call), oldest first: what this run's is held
+    /// against to tell whether the host was in a slow phase through it
+    /// (`analysis::host::slow_against_earlier`), when it ends and whenever it is shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_kernel_canaries: Vec<f64>,
     /// The stacks a profile pass sampled after the timed samples (`oslab profile`; one
     /// process of a configuration profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -410,6 +416,7 @@ impl ExperimentResult {
             other_cpus_busy: None,
             earlier_medians: vec![],
             earlier_slow_medians: vec![],
+            earlier_kernel_canaries: vec![],
             profile: None,
             emulation: None,
             started_at: 0.0,

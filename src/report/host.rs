@@ -3,7 +3,6 @@
 //! (`analysis::host`).
 
 use crate::analysis::host::{HostFigures, KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT, SLOW_CANARY};
-use crate::model::ExperimentResult;
 use crate::report::format::{Align, Table, steal_text, time_ns};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
@@ -133,6 +132,11 @@ pub fn section(pooled: &[Pooled]) -> String {
         "\nHost\n\n{}\n",
         crate::report::format::wrap(&summary, 96, "  ", "  ")
     );
+    if let Some(note) = slow_run_note(pooled) {
+        out.push('\n');
+        out.push_str(&crate::report::format::wrap(&note, 96, "  ", "  "));
+        out.push('\n');
+    }
     let notable: Vec<&(&Pooled, HostFigures)> =
         figures.iter().filter(|(_, h)| h.notable()).collect();
     if notable.is_empty() {
@@ -163,14 +167,10 @@ pub struct SlowAgainstEarlier {
 }
 
 /// Of a run's configurations (`pooled`), those whose kernel canary was slow against the
-/// earlier runs' (`earlier`: each earlier run's kernel canary for a result's configuration):
-/// of experiments whose figures move with the kernel's phases alone
-/// (`experiment::phase_bound`), not run under a user-mode emulator (whose canary times the
-/// emulator).
-pub fn slow_against_earlier<'a>(
-    pooled: &[Pooled],
-    earlier: impl Fn(&ExperimentResult) -> Option<&'a [f64]>,
-) -> Vec<SlowAgainstEarlier> {
+/// earlier runs' (`ExperimentResult::earlier_kernel_canaries`, stored with the run): of
+/// experiments whose figures move with the kernel's phases alone
+/// (`experiment::phase_bound`), not under an emulator.
+pub fn slow_against_earlier(pooled: &[Pooled]) -> Vec<SlowAgainstEarlier> {
     pooled
         .iter()
         .filter(|p| {
@@ -178,7 +178,7 @@ pub fn slow_against_earlier<'a>(
         })
         .filter_map(|p| {
             let now_ns = p.host()?.kernel_canary_median_ns?;
-            let before = earlier(&p.result)?;
+            let before = &p.result.earlier_kernel_canaries;
             let ratio = crate::analysis::host::slow_against_earlier(now_ns, before)?;
             Some(SlowAgainstEarlier {
                 label: label(&p.result),
@@ -187,6 +187,12 @@ pub fn slow_against_earlier<'a>(
             })
         })
         .collect()
+}
+
+/// What `run` says when it ends, and `show` and the report whenever they show it, of a run
+/// whose kernel entry was slow against this machine's earlier runs; `None` when it was not.
+pub fn slow_run_note(pooled: &[Pooled]) -> Option<String> {
+    slow_against_earlier_text(&slow_against_earlier(pooled), pooled.len())
 }
 
 /// What `run` says of `slow` (of a run of `configurations`): that the host made entering the

@@ -104,6 +104,7 @@ pub fn configuration_document(p: &Pooled, settings: &crate::model::RunSettings) 
         "first_run_excess": spread.and_then(|s| s.first_run),
         "earlier_medians": r.earlier_medians,
         "earlier_slow_medians": r.earlier_slow_medians,
+        "earlier_kernel_canaries": r.earlier_kernel_canaries,
         "between_runs": p.between_runs().map(|(spread, _)| spread),
         "machine_floor": p.machine.map(|m| json!({"half": m.half, "configurations": m.configurations})),
         "counters": f.counters,

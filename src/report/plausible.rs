@@ -201,6 +201,20 @@ fn result_problems(r: &ExperimentResult, say: &mut dyn FnMut(String)) {
     {
         say(format!("an earlier run's median of {m} ns per operation"));
     }
+    if r.earlier_kernel_canaries.len() > r.earlier_medians.len() {
+        say(format!(
+            "{} earlier runs' kernel canaries for {} earlier runs",
+            r.earlier_kernel_canaries.len(),
+            r.earlier_medians.len()
+        ));
+    }
+    if let Some(c) = r
+        .earlier_kernel_canaries
+        .iter()
+        .find(|c| !(c.is_finite() && **c > 0.0 && **c <= MAX_ELAPSED_NS))
+    {
+        say(format!("an earlier run's kernel canary of {c} ns per call"));
+    }
     // What the harness may take off a sample's time per operation.
     let c = &r.calibration;
     let floor = -(c.loop_overhead_ns.unwrap_or(0.0) + c.baseline_ns.unwrap_or(0.0).max(0.0) + 1.0);

@@ -49,3 +49,14 @@ pub(super) fn to_json<T: Serialize + ?Sized>(
         detail: e.to_string(),
     })
 }
+
+/// A list as JSON text, or NULL when it is empty.
+pub(super) fn optional_list(
+    path: &Path,
+    what: &'static str,
+    list: &[f64],
+) -> Result<Option<String>, StoreError> {
+    (!list.is_empty())
+        .then(|| to_json(path, what, list))
+        .transpose()
+}

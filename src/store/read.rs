@@ -98,6 +98,7 @@ pub(super) fn result_rows(
                 earlier_medians: optional_json(row, 18)?.unwrap_or_default(),
                 emulation: row.get(19)?,
                 earlier_slow_medians: optional_json(row, 20)?.unwrap_or_default(),
+                earlier_kernel_canaries: optional_json(row, 21)?.unwrap_or_default(),
                 profile: None,
                 other_cpus_busy: row.get(15)?,
                 started_at: real(row, 12)?,

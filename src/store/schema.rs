@@ -255,10 +255,12 @@ CREATE TABLE pushes (
 "#;
 
 /// Schema 7: the medians of the earlier runs left out of `earlier_medians` for a slow kernel
-/// phase of the host as long as the run (`model::ExperimentResult::earlier_slow_medians`), as
-/// a JSON array (NULL when none was).
+/// phase of the host as long as the run (`model::ExperimentResult::earlier_slow_medians`),
+/// and the kernel canaries of those kept (`earlier_kernel_canaries`), as JSON arrays (NULL
+/// when empty).
 const SCHEMA_V7: &str = r#"
 ALTER TABLE results ADD COLUMN earlier_slow_medians TEXT;
+ALTER TABLE results ADD COLUMN earlier_kernel_canaries TEXT;
 "#;
 
 /// The schema version whose step adds `runs.uuid`.
@@ -300,9 +302,9 @@ pub(super) const NEXT_POSITION: &str =
 pub(super) const INSERT_RESULT: &str = "INSERT INTO results (run_id, position, experiment, \
      params, unit, status, reason, stop_reason, ops_per_sample, timer_overhead_ns, \
      loop_overhead_ns, warmup_ns, cpus, started_at, duration_s, baseline_ns, other_cpus_busy, \
-     label, load, earlier_medians, emulation, earlier_slow_medians) \
+     label, load, earlier_medians, emulation, earlier_slow_medians, earlier_kernel_canaries) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-     ?19, ?20, ?21, ?22)";
+     ?19, ?20, ?21, ?22, ?23)";
 
 pub(super) const INSERT_SAMPLE: &str = "INSERT INTO samples (result_id, idx, ops, elapsed_ns, \
      ns_per_op, utime_us, stime_us, maxrss_kb, minflt, majflt, inblock, oublock, nvcsw, nivcsw) \
@@ -354,7 +356,7 @@ pub(super) const SELECT_RUN: &str = "SELECT r.id, r.started_at, r.finished_at, r
 pub(super) const SELECT_RESULTS: &str = "SELECT id, experiment, params, unit, status, reason, \
      stop_reason, ops_per_sample, timer_overhead_ns, loop_overhead_ns, warmup_ns, cpus, \
      started_at, duration_s, baseline_ns, other_cpus_busy, label, load, earlier_medians, \
-     emulation, earlier_slow_medians \
+     emulation, earlier_slow_medians, earlier_kernel_canaries \
      FROM results \
      WHERE run_id = ?1 ORDER BY position";
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::columns::{int, position_of, to_json};
+use super::columns::{int, optional_list, position_of, to_json};
 use super::error::{During, StoreError};
 use super::query::insert_each;
 use super::schema;
@@ -135,19 +135,18 @@ pub(super) fn insert_result(
                 .as_ref()
                 .map(|l| to_json(path, "the load record", l))
                 .transpose()?,
-            (!result.earlier_medians.is_empty())
-                .then(|| to_json(path, "the earlier runs' medians", &result.earlier_medians))
-                .transpose()?,
+            optional_list(path, "the earlier runs' medians", &result.earlier_medians)?,
             result.emulation,
-            (!result.earlier_slow_medians.is_empty())
-                .then(|| {
-                    to_json(
-                        path,
-                        "the medians of the earlier runs in slow phases",
-                        &result.earlier_slow_medians,
-                    )
-                })
-                .transpose()?,
+            optional_list(
+                path,
+                "the medians of the earlier runs in slow phases",
+                &result.earlier_slow_medians,
+            )?,
+            optional_list(
+                path,
+                "the earlier runs' kernel canaries",
+                &result.earlier_kernel_canaries,
+            )?,
         ])
         .during(path, OP)?;
     let result_id = conn.last_insert_rowid();

@@ -46,7 +46,7 @@ pub(super) struct Measured {
     /// The signal that ended it early, if one did.
     interrupted: Option<i32>,
     /// What to say of a host that made entering the kernel slower through the run than in
-    /// this machine's earlier runs (`report::host::slow_against_earlier_text`).
+    /// this machine's earlier runs (`report::host::slow_run_note`).
     slow_host: Option<String>,
 }
 
@@ -154,12 +154,7 @@ pub(super) fn measure(
         store.finish_run(run_id, runner::unix_now())?;
     }
     let run = store.load_run(run_id)?;
-    let pooled = report::pool::pool(&run.results);
-    let slow_host = report::host::slow_against_earlier(&pooled, |r| {
-        let e = earlier.get(&history::configuration_of(r))?;
-        Some(e.kernel_canaries.as_slice())
-    });
-    let slow_host = report::host::slow_against_earlier_text(&slow_host, pooled.len());
+    let slow_host = report::host::slow_run_note(&report::pool::pool(&run.results));
     Ok(Measured {
         run,
         path,

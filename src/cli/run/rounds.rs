@@ -77,6 +77,9 @@ pub(super) fn run_all(
                     result.earlier_medians = before.map(|e| e.medians.clone()).unwrap_or_default();
                     result.earlier_slow_medians =
                         before.map(|e| e.slow_medians.clone()).unwrap_or_default();
+                    result.earlier_kernel_canaries = before
+                        .map(|e| e.kernel_canaries.clone())
+                        .unwrap_or_default();
                     store.add_result(run_id, &result)?;
                     measured[j].push(result);
                 }

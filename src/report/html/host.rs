@@ -9,7 +9,7 @@ use crate::analysis::host::{HostFigures, of_result};
 use crate::model::Run;
 use crate::report::charts::{self, Point, Unit, XAxis, esc};
 use crate::report::format::{steal_text, time_ns};
-use crate::report::host::{COLUMNS, cells, of_run, summary};
+use crate::report::host::{COLUMNS, cells, of_run, slow_run_note, summary};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
 
@@ -27,6 +27,9 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>]) -> String {
             run.id,
             esc(&capitalised(&line))
         );
+        if let Some(note) = slow_run_note(configurations) {
+            let _ = write!(body, "<p class=\"note slow-run\">{}</p>", esc(&note));
+        }
         body.push_str(&timeline(&format!("host-{i}"), run, &CPU));
         body.push_str(&timeline(&format!("host-kernel-{i}"), run, &KERNEL));
         let notable: Vec<_> = figures.iter().filter(|(_, h)| h.notable()).collect();

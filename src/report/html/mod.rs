@@ -202,6 +202,7 @@ table.env tr.differs td{background:#fff4d6}
 span.other-path{color:#b35900;font-weight:600;cursor:help}
 td{font-variant-numeric:tabular-nums}
 .caption,.note,figcaption{color:var(--muted);font-size:13px}
+.note.slow-run{color:var(--fg);border-left:3px solid var(--suspect);padding-left:8px}
 figure{margin:0;background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:10px 12px}
 figcaption{font-weight:600;color:var(--fg);margin-bottom:4px}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px;margin:14px 0}

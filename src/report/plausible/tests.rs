@@ -233,6 +233,7 @@ fn earlier_runs_medians_are_what_runs_give() {
     let mut r = syscall_result();
     r.earlier_medians = vec![120.0; MAX_EARLIER_RUNS];
     r.earlier_slow_medians = vec![];
+    r.earlier_kernel_canaries = vec![];
     assert_eq!(
         problems(&run(None, 1.0, vec![r.clone()])),
         Vec::<String>::new()
@@ -257,12 +258,17 @@ fn earlier_runs_medians_are_what_runs_give() {
         Vec::<String>::new()
     );
     r.earlier_slow_medians = vec![160.0, f64::NAN];
+    // A kernel canary for each kept run at most, and a time too.
+    r.earlier_kernel_canaries = vec![170.0; MAX_EARLIER_RUNS - 1];
+    r.earlier_kernel_canaries.push(-1.0);
     let got = problems(&run(None, 1.0, vec![r]));
     assert_eq!(
         got,
         [
             "result 1 (syscall.getpid): 10 earlier runs' medians, where a run keeps at most 9",
             "result 1 (syscall.getpid): an earlier run's median of NaN ns per operation",
+            "result 1 (syscall.getpid): 9 earlier runs' kernel canaries for 8 earlier runs",
+            "result 1 (syscall.getpid): an earlier run's kernel canary of -1 ns per call",
         ],
         "{got:#?}"
     );

@@ -193,6 +193,7 @@ pub(crate) fn syscall_result() -> ExperimentResult {
         other_cpus_busy: Some(0.031_25),
         earlier_medians: vec![101.5, 99.25, 100.0],
         earlier_slow_medians: vec![131.5],
+        earlier_kernel_canaries: vec![171.25, 169.5],
         profile: Some(crate::model::profile::Profile {
             event: "cpu-clock".into(),
             frequency_hz: 4000,
@@ -246,6 +247,7 @@ fn pagefault_result() -> ExperimentResult {
         other_cpus_busy: None,
         earlier_medians: vec![],
         earlier_slow_medians: vec![],
+        earlier_kernel_canaries: vec![],
         profile: None,
         emulation: None,
         facts: vec![
