@@ -293,39 +293,21 @@ pub fn recent_earlier(earlier: &[f64]) -> Option<&[f64]> {
 }
 
 /// Half the width, on a log scale, of the interval that the spread between runs implies for the
-/// ratio of two runs' medians `b / a` (`compare`): `t(0.975, ν) · √(s_a² + s_b²)` with `s` the
-/// spread of each side's earlier runs' medians alone (the two runs compared may differ by the
-/// very change `compare` looks for) and ν the Welch–Satterthwaite degrees of freedom of that
-/// sum of two variances, each estimated from its side's k runs with k − 1 degrees of freedom
-/// (never fewer than the smaller side's, never more than both sides' together: four runs a
-/// side alike give 6, t = 2.45, where the smaller side's 3 gave t = 3.18). A side without
-/// enough earlier runs takes the other's `s`, with its k − 1. `None` when neither has enough.
+/// ratio of two runs' medians `b / a` (`compare`): `t(0.975, k − 1) · √(s_a² + s_b²)` with
+/// `s` the spread of each side's earlier runs' medians alone (the two runs compared may differ
+/// by the very change `compare` looks for), a side without enough earlier runs taking the
+/// other's, k the fewer earlier runs of a side that has them. `None` when neither has enough.
 pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
     let of = |earlier: &[f64]| -> Option<(f64, usize)> {
         let recent = recent_earlier(earlier).filter(|r| r.len() >= MIN_EARLIER_RUNS_COMPARED)?;
-        Some((log_sd(recent.iter().copied())?, recent.len() - 1))
+        Some((log_sd(recent.iter().copied())?, recent.len()))
     };
-    Some(match (of(a_earlier), of(b_earlier)) {
-        (Some((sa, da)), Some((sb, db))) => {
-            let (va, vb) = (sa * sa, sb * sb);
-            t975(welch_df(va, da, vb, db)) * (va + vb).sqrt()
-        }
-        (Some((s, df)), None) | (None, Some((s, df))) => t975(df) * (2.0 * s * s).sqrt(),
+    let ((sa, sb), k) = match (of(a_earlier), of(b_earlier)) {
+        (Some((sa, ka)), Some((sb, kb))) => ((sa, sb), ka.min(kb)),
+        (Some((s, k)), None) | (None, Some((s, k))) => ((s, s), k),
         (None, None) => return None,
-    })
-}
-
-/// The Welch–Satterthwaite degrees of freedom of `va + vb`, two variances estimated with `da`
-/// and `db` degrees of freedom, rounded down, between the smaller and their sum.
-fn welch_df(va: f64, da: usize, vb: f64, db: usize) -> usize {
-    let (low, high) = (da.min(db), da + db);
-    let denominator = va * va / da as f64 + vb * vb / db as f64;
-    let df = (va + vb).powi(2) / denominator;
-    if df.is_finite() {
-        (df.floor() as usize).clamp(low, high)
-    } else {
-        low
-    }
+    };
+    Some(t975(k - 1) * (sa * sa + sb * sb).sqrt())
 }
 
 /// The standard deviation of the logarithms of `medians`: `None` unless every one is positive
