@@ -5,7 +5,9 @@
 //! of its pooled median (`analysis::processes::rerun_interval`): host phases that last longer
 //! than one run move all of a run's processes alike, which no spread inside the run shows.
 //! Their kernel canaries beside them say whether this run's kernel entry was slower than the
-//! earlier runs' (`analysis::host::slow_against_earlier`): a phase as long as the run.
+//! earlier runs' (`analysis::host::slow_against_earlier`): a phase as long as the run. An
+//! earlier run that sat wholly in such a phase is set apart and floors nothing
+//! (`analysis::host::slow_runs`): the floor is the spread of reruns at the host's usual level.
 
 use std::collections::{BTreeMap, HashMap};
 

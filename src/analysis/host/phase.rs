@@ -15,7 +15,8 @@
 //! steady ones are the experiment's own doing (an fsync's wake) or noise: they stay in,
 //! flagged, and the shift says what leaving them out would change. A run slow from its first
 //! sample to its last has no fast level to be told from; the run's kernel canary against
-//! another run's says that (`KernelCanaries`).
+//! another run's says that (`KernelCanaries`, `slow_against_earlier`), and later runs leave it
+//! out of the spread that floors their intervals (`slow_runs`).
 
 use serde::Serialize;
 
