@@ -285,6 +285,16 @@ pub fn between_runs(center: f64, earlier: &[f64]) -> Option<f64> {
     log_sd(recent_earlier(earlier)?.iter().copied().chain([center]))
 }
 
+/// The half-width, on a log scale, that the earlier runs' spread alone gives a rerun interval:
+/// `t(0.975, k) · √2 · s` as [`rerun_interval`] floors it, `s` over the last k earlier runs'
+/// medians without this run's. It is what no number of this run's processes narrows: this
+/// run's own median is what more processes would move (`analysis::adaptive` weighs it).
+/// `None` with fewer than [`MIN_EARLIER_RUNS`].
+pub fn earlier_runs_half(earlier: &[f64]) -> Option<f64> {
+    let recent = recent_earlier(earlier)?;
+    Some(t975(recent.len()) * log_sd(recent.iter().copied())? * std::f64::consts::SQRT_2)
+}
+
 /// The earlier runs' medians that count: the last [`MAX_EARLIER_RUNS`], or `None` with fewer
 /// than [`MIN_EARLIER_RUNS`].
 pub fn recent_earlier(earlier: &[f64]) -> Option<&[f64]> {

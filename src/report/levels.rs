@@ -5,7 +5,7 @@
 //! time on (more samples, more processes, or a quieter machine).
 
 use crate::analysis::adaptive::{self, Stop, Widths};
-use crate::analysis::processes::{t975, unstable};
+use crate::analysis::processes::{earlier_runs_half, t975, unstable};
 use crate::model::RunSettings;
 use crate::report::format::sig3;
 use crate::report::pool::Pooled;
@@ -132,9 +132,11 @@ pub fn widths(p: &Pooled) -> Option<Widths> {
         rerun,
         within: levels.within,
         between: levels.between,
-        runs: levels
-            .runs
-            .and_then(|(r, from)| matches!(from, RunsFrom::Own(_)).then_some(r)),
+        // The earlier runs' spread without this run's median, which more processes would
+        // move: three processes, two of them in a mode of their own at 160 ns against the
+        // earlier runs' 200-219 ns, made the spread with it 13% and the plan stop at three
+        // (docs/measurement.md §8).
+        runs: earlier_runs_half(&p.result.earlier_medians),
         spent_s: p.spent_s,
     })
 }
@@ -202,6 +204,35 @@ mod tests {
             unstable: false,
             cold_first: None,
         }
+    }
+
+    #[test]
+    fn the_plan_weighs_the_earlier_runs_spread_without_this_runs_median() {
+        // Two of three processes in a mode of their own (160 ns against 200), after earlier
+        // runs at 200-219 ns (verdicts window 17, 2026-12-07).
+        let results: Vec<crate::model::ExperimentResult> = [160.0, 160.5, 199.6]
+            .iter()
+            .map(|&m| {
+                let values: Vec<f64> = (0..20).map(|i| m + f64::from(i % 5) * 0.1).collect();
+                let mut r =
+                    crate::model::ExperimentResult::from_values("syscall.read", &[], &values, 1000);
+                r.earlier_medians = vec![204.0, 219.0, 200.0];
+                r
+            })
+            .collect();
+        let pooled = &crate::report::pool::pool(&results)[0];
+        let levels = Levels::of(pooled).unwrap();
+        let w = widths(pooled).unwrap();
+        // The interval's floor counts this run's median: it is its widest level.
+        assert_eq!(levels.widest(), Level::Runs);
+        // The plan's runs level is the earlier runs' alone: processes are what to add.
+        assert!(w.runs.unwrap() < w.between, "{w:?}");
+        let limits = adaptive::Limits {
+            target: 0.02,
+            most: 6,
+            budget_s: 1e6,
+        };
+        assert_eq!(adaptive::next(Some(&w), limits), None);
     }
 
     #[test]
