@@ -293,6 +293,10 @@ fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
         said,
         "{show}"
     );
+    let doc = lab.oslab(&["show", "2", "--json"]).json();
+    let ratio = doc["configurations"][0]["kernel_slower_than_earlier"].as_f64();
+    assert_eq!(ratio.is_some(), said, "{doc}");
+    assert!(ratio.is_none_or(|r| r >= 1.2), "{ratio:?}");
     let html = lab.dir().join("report.html");
     lab.oslab(&["report", "2", "-o", html.to_str().unwrap()])
         .assert_code(0);

@@ -171,22 +171,23 @@ pub struct SlowAgainstEarlier {
 /// experiments whose figures move with the kernel's phases alone
 /// (`experiment::phase_bound`), not under an emulator.
 pub fn slow_against_earlier(pooled: &[Pooled]) -> Vec<SlowAgainstEarlier> {
-    pooled
-        .iter()
-        .filter(|p| {
-            crate::experiment::phase_bound(&p.result.experiment) && p.result.emulation.is_none()
-        })
-        .filter_map(|p| {
-            let now_ns = p.host()?.kernel_canary_median_ns?;
-            let before = &p.result.earlier_kernel_canaries;
-            let ratio = crate::analysis::host::slow_against_earlier(now_ns, before)?;
-            Some(SlowAgainstEarlier {
-                label: label(&p.result),
-                now_ns,
-                earlier_ns: now_ns / ratio,
-            })
-        })
-        .collect()
+    pooled.iter().filter_map(slow_against_earlier_of).collect()
+}
+
+/// One configuration's kernel entry against the earlier runs' (see [`slow_against_earlier`]);
+/// `None` when it was not that much slower, or cannot be told.
+pub fn slow_against_earlier_of(p: &Pooled) -> Option<SlowAgainstEarlier> {
+    if !crate::experiment::phase_bound(&p.result.experiment) || p.result.emulation.is_some() {
+        return None;
+    }
+    let now_ns = p.host()?.kernel_canary_median_ns?;
+    let before = &p.result.earlier_kernel_canaries;
+    let ratio = crate::analysis::host::slow_against_earlier(now_ns, before)?;
+    Some(SlowAgainstEarlier {
+        label: label(&p.result),
+        now_ns,
+        earlier_ns: now_ns / ratio,
+    })
 }
 
 /// What `run` says when it ends, and `show` and the report whenever they show it, of a run
