@@ -269,25 +269,18 @@ pub fn slow_against_earlier(now: f64, earlier: &[f64]) -> Option<f64> {
 /// the runs that read a canary are steady: then no level is the usual one
 /// (`phase::STEADY_SHARE`, as inside a run). A run that read none is never one.
 pub fn slow_runs(canaries: &[Option<f64>]) -> Vec<bool> {
-    let read: Vec<f64> = canaries
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|c| *c > 0.0 && c.is_finite())
-        .collect();
+    let read = |c: &Option<f64>| c.filter(|c| *c > 0.0 && c.is_finite());
+    let readings: Vec<f64> = canaries.iter().filter_map(read).collect();
     let none = vec![false; canaries.len()];
-    let Some(fastest) = read.iter().copied().reduce(f64::min) else {
+    let Some(fastest) = readings.iter().copied().reduce(f64::min) else {
         return none;
     };
-    let slow = |c: &f64| *c >= KERNEL_SLOW * fastest;
-    let steady = read.iter().filter(|c| !slow(c)).count();
-    if (steady as f64) < phase::STEADY_SHARE * read.len() as f64 {
+    let slow = |c: f64| c >= KERNEL_SLOW * fastest;
+    let steady = readings.iter().filter(|&&c| !slow(c)).count();
+    if (steady as f64) < phase::STEADY_SHARE * readings.len() as f64 {
         return none;
     }
-    canaries
-        .iter()
-        .map(|c| c.is_some_and(|c| c > 0.0 && c.is_finite() && slow(&c)))
-        .collect()
+    canaries.iter().map(|c| read(c).is_some_and(slow)).collect()
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::error::{During, StoreError};
 use super::schema::{
     APPLICATION_ID, INSPECT, MIGRATIONS, RUNS_WITHOUT_UUID, SCHEMA_VERSION, SET_RUN_UUID,
-    UUID_SCHEMA,
 };
 
 /// What the file says about itself before oslab touches it.
@@ -89,9 +88,10 @@ pub(super) fn migrate(
         migrated_from.get_or_insert(now.user_version);
         tx.execute_batch(sql)
             .during(path, "updating the database schema")?;
-        // With the last step, not with schema 6's: a run is read whole, with the columns
-        // of every step (the step that crossed 6 may have been committed alone, before a crash).
-        if target == SCHEMA_VERSION && target >= UUID_SCHEMA {
+        // With the last step, not with schema 6's (which adds `runs.uuid`): a run is read
+        // whole, with the columns of every step (the step that crossed 6 may have been
+        // committed alone, before a crash).
+        if target == SCHEMA_VERSION {
             fill_run_uuids(&tx, path)?;
         }
         // Both header fields are part of page 1, so they change atomically with the tables:

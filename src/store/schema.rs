@@ -263,9 +263,6 @@ ALTER TABLE results ADD COLUMN earlier_slow_medians TEXT;
 ALTER TABLE results ADD COLUMN earlier_kernel_canaries TEXT;
 "#;
 
-/// The schema version whose step adds `runs.uuid`.
-pub(super) const UUID_SCHEMA: i64 = 6;
-
 pub(super) const RUNS_WITHOUT_UUID: &str = "SELECT id FROM runs WHERE uuid IS NULL ORDER BY id";
 
 pub(super) const SET_RUN_UUID: &str = "UPDATE runs SET uuid = ?2 WHERE id = ?1";

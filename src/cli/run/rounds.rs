@@ -73,13 +73,13 @@ pub(super) fn run_all(
             let mut lines = Vec::new();
             for (j, results) in measured_now {
                 for mut result in results.iter().cloned() {
-                    let before = earlier.get(&history::configuration_of(&result));
-                    result.earlier_medians = before.map(|e| e.medians.clone()).unwrap_or_default();
-                    result.earlier_slow_medians =
-                        before.map(|e| e.slow_medians.clone()).unwrap_or_default();
-                    result.earlier_kernel_canaries = before
-                        .map(|e| e.kernel_canaries.clone())
-                        .unwrap_or_default();
+                    if let Some(e) = earlier.get(&history::configuration_of(&result)) {
+                        result.earlier_medians.clone_from(&e.medians);
+                        result.earlier_slow_medians.clone_from(&e.slow_medians);
+                        result
+                            .earlier_kernel_canaries
+                            .clone_from(&e.kernel_canaries);
+                    }
                     store.add_result(run_id, &result)?;
                     measured[j].push(result);
                 }
