@@ -131,6 +131,21 @@ impl Pooled {
         crate::analysis::summarize(&self.values()).map(|s| s.median)
     }
 
+    /// The pooled median over the samples of every kept process but the one apart
+    /// (`analysis::processes::apart`): how far that process moves the figure, which counts it.
+    /// `None` without a process apart.
+    pub fn median_without_apart(&self) -> Option<f64> {
+        let spread = self.spread.as_ref()?;
+        // `groups` holds the kept processes: without a cold first one, when it is left out.
+        let apart = spread.apart? - usize::from(spread.drops_first());
+        let values = self.values();
+        let rest: Vec<f64> = (self.groups(&values).into_iter().enumerate())
+            .filter(|&(i, _)| i != apart)
+            .flat_map(|(_, g)| g.iter().copied())
+            .collect();
+        crate::analysis::summarize(&rest).map(|s| s.median)
+    }
+
     /// The median time per operation of each process that took samples, in run order (a
     /// cold first process included, though the pooled figure leaves it out): what the pooled
     /// figure is made of, shown beside it (never instead of it).

@@ -10,6 +10,12 @@
 //! - **within**: the median of the processes' own 95% CI half-widths, relative likewise;
 //! - **layout-sensitive**: between exceeds within and 1%: where a process lands matters more
 //!   than how long it is measured;
+//! - **a process apart**: with five processes or more, one whose median sits 5% or more from
+//!   the others' median and five times their spread or more ([`apart`]) is at a level of its
+//!   own — a state that process kept, as in one configuration run in nine on this AMD EPYC
+//!   VM (docs/measurement.md, "a process apart"). It stays in the pooled median, which it
+//!   moves little, and in the bootstrap; Student's t over the process medians, a mean's
+//!   interval that would take it at full weight, rests on the others' spread ([`steady`]);
 //! - **first-run effect**: with three or more processes, the first is slower than every other
 //!   by more than 2% and by more than three times the others' spread — cold caches (dentry,
 //!   page cache, the binary's pages) that only the first process of a run pays. Such a
@@ -49,6 +55,14 @@ const LAYOUT_SENSITIVE_MIN: f64 = 0.01;
 const MIN_TO_DROP: usize = 4;
 /// Bootstrap resamples for each process's own interval.
 const RESAMPLES: usize = 400;
+/// A process is apart when its median sits this far from the others' median (relatively)…
+pub const APART_MIN: f64 = 0.05;
+/// …and this many times the others' spread (the standard deviation of their logarithms).
+pub const APART_SPREADS: f64 = 5.0;
+/// Processes a configuration needs before one may be called apart: with fewer, the others'
+/// spread is too rough to tell a level of its own from the tail of one spread, and one of
+/// three or four moves the median of a rerun's processes.
+const APART_MIN_PROCESSES: usize = 5;
 
 /// The spread of one configuration's processes.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +77,9 @@ pub struct Spread {
     /// How much slower the first process was than the slowest other, relatively, when that
     /// makes it a cold first run.
     pub first_run: Option<f64>,
+    /// The process (an index into `medians`) at a level of its own among those kept
+    /// ([`apart`]): in the pooled figures, not in the spread `between` measures.
+    pub apart: Option<usize>,
 }
 
 impl Spread {
@@ -82,12 +99,14 @@ impl Spread {
             .collect();
         let first_run = first_run(&medians);
         // A cold first process is a warm-up: the spread is that of the processes kept.
-        let kept = &medians[usize::from(leaves_out(first_run, medians.len()))..];
+        let dropped = usize::from(leaves_out(first_run, medians.len()));
+        let kept = &medians[dropped..];
         let center = median(kept)?;
         Some(Spread {
-            between: relative_sd(kept, center),
+            between: relative_sd(&steady(kept), center),
             within: median(&halves).unwrap_or(0.0),
             first_run,
+            apart: apart(kept).map(|i| i + dropped),
             medians,
         })
     }
@@ -113,6 +132,51 @@ impl Spread {
             &self.medians
         }
     }
+
+    /// The kept medians whose spread the intervals rest on: all but a process apart.
+    pub fn steady(&self) -> Vec<f64> {
+        steady(self.kept())
+    }
+}
+
+/// The one process among `medians` (an index) at a level of its own: with
+/// [`APART_MIN_PROCESSES`] or more, the one farthest from the others' median on a log scale,
+/// when it sits [`APART_MIN`] or more from it and [`APART_SPREADS`] times the others' spread
+/// or more. `None` otherwise, or with a median that is not positive and finite.
+///
+/// Such a process is not noise around the others' level but a level of its own, which the
+/// pooled median (of all samples) barely feels while Student's t over the process medians,
+/// a mean's interval, takes it at full weight: on 2026-12-07 one process of six at 199 ns
+/// among five at 160–162 ns made `syscall.read entry=inline`'s interval ±13% around a median
+/// that five runs put within 1% of each other (docs/measurement.md, "a process apart").
+pub fn apart(medians: &[f64]) -> Option<usize> {
+    if medians.len() < APART_MIN_PROCESSES {
+        return None;
+    }
+    let logs: Vec<f64> = medians
+        .iter()
+        .map(|&m| (m > 0.0 && m.is_finite()).then(|| m.ln()))
+        .collect::<Option<_>>()?;
+    let mut farthest: Option<(usize, f64, f64)> = None;
+    for (i, &x) in logs.iter().enumerate() {
+        let others: Vec<f64> = [&logs[..i], &logs[i + 1..]].concat();
+        let distance = (x - median(&others)?).abs();
+        if farthest.is_none_or(|(_, d, _)| distance > d) {
+            farthest = Some((i, distance, summarize(&others)?.stddev));
+        }
+    }
+    let (i, distance, spread) = farthest?;
+    (distance >= APART_MIN.ln_1p() && distance >= APART_SPREADS * spread).then_some(i)
+}
+
+/// `medians` without the process at a level of its own ([`apart`]), where one is: those whose
+/// spread every interval over process medians rests on.
+pub fn steady(medians: &[f64]) -> Vec<f64> {
+    let mut steady = medians.to_vec();
+    if let Some(i) = apart(medians) {
+        steady.remove(i);
+    }
+    steady
 }
 
 /// The processes whose samples the pooled figures use: all, or all but a cold first one
@@ -126,8 +190,9 @@ pub fn kept_groups<'a>(groups: &[&'a [f64]]) -> Vec<&'a [f64]> {
 }
 
 /// The interval of the ratio `b / a` of two sides' pooled medians that the spread between
-/// processes alone implies: Student's t on the logarithms of the process medians (Welch's
-/// standard error and degrees of freedom), around `ratio`.
+/// processes alone implies: Student's t on the logarithms of the process medians, a process
+/// apart left out of each side ([`steady`]) (Welch's standard error and degrees of freedom),
+/// around `ratio`.
 /// `None` unless both sides have two or more processes with positive medians.
 pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
     let logs = |xs: &[f64]| -> Option<Vec<f64>> {
@@ -136,7 +201,7 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
     if ratio.is_nan() || ratio <= 0.0 {
         return None;
     }
-    let half = welch_half_width(&logs(a)?, &logs(b)?)?;
+    let half = welch_half_width(&logs(&steady(a))?, &logs(&steady(b))?)?;
     Some(log_interval(ratio, half))
 }
 
@@ -164,8 +229,9 @@ pub fn paired_ratio_interval(a: &[Option<f64>], b: &[Option<f64>]) -> Option<(f6
 }
 
 /// The interval of the difference `(a − b) / divisor` of two sides' pooled medians that the
-/// spread between processes alone implies: Welch's t interval on the process medians, around
-/// `center`. `None` unless both sides have two or more processes.
+/// spread between processes alone implies: Welch's t interval on the process medians, a
+/// process apart left out of each side ([`steady`]), around `center`. `None` unless both sides
+/// have two or more processes.
 pub fn difference_between_interval(
     center: f64,
     a: &[f64],
@@ -175,7 +241,7 @@ pub fn difference_between_interval(
     if !center.is_finite() || !divisor.is_finite() || divisor == 0.0 {
         return None;
     }
-    let half = welch_half_width(a, b)? / divisor.abs();
+    let half = welch_half_width(&steady(a), &steady(b))? / divisor.abs();
     Some((center - half, center + half))
 }
 
@@ -202,11 +268,13 @@ fn leaves_out(first_run: Option<f64>, processes: usize) -> bool {
     first_run.is_some() && processes >= MIN_TO_DROP
 }
 
-/// Student's t interval of the process medians' center, around `center`, on a log scale:
+/// Student's t interval of the process medians' center, a process apart left out
+/// ([`steady`]), around `center`, on a log scale:
 /// times are positive and their spread multiplicative, so the interval is `center · e^(±h)`
 /// with `h = t(0.975, n−1) · sd(ln medians) / √n` and never reaches zero. `None` with fewer
 /// than two medians, or with a center or a median that is not positive and finite.
 pub fn between_interval(center: f64, medians: &[f64]) -> Option<(f64, f64)> {
+    let medians = steady(medians);
     let n = medians.len();
     if n < 2 || !(center > 0.0 && center.is_finite()) {
         return None;

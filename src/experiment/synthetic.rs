@@ -114,18 +114,20 @@ fn setup(params: &Params, _: &Context) -> Result<Box<dyn Routine>, SetupError> {
         ));
     }
     let pages = params.u64("pages") as usize;
-    // Process k of a --repeat run spins `spread × k` ns more per operation.
+    // Process k of a --repeat run spins `spread × k` ns more per operation, and the second
+    // (k = 1) `apart` ns more again.
     let process: u64 = std::env::var(super::PROCESS_VAR)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let apart = if process == 1 { params.u64("apart") } else { 0 };
     let region = if pages > 0 {
         Some(Region::new(REGION_PAGES * PAGE)?)
     } else {
         None
     };
     Ok(Box::new(Spin {
-        ns: params.u64("ns") + params.u64("spread") * process,
+        ns: params.u64("ns") + params.u64("spread") * process + apart,
         mode,
         pages,
         region,
@@ -176,6 +178,16 @@ pub static SYNTHETIC: ExperimentInfo = ExperimentInfo::new(
         default: "0",
         help: "nanoseconds added per operation for each earlier --repeat process: process \
                k (from 0) spins ns + k × spread",
+    },
+    ParamSpec {
+        name: "apart",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "0",
+        help: "nanoseconds the second --repeat process alone adds per operation: a process \
+               at a level of its own",
     },
 ])
 .user_space()

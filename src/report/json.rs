@@ -102,6 +102,11 @@ pub fn configuration_document(p: &Pooled, settings: &crate::model::RunSettings) 
         "within_process": spread.map(|s| s.within),
         "layout_sensitive": spread.is_some_and(|s| s.layout_sensitive()),
         "first_run_excess": spread.and_then(|s| s.first_run),
+        // A process at a level of its own: in the median, not in the interval's spread.
+        "apart_process": spread.and_then(|s| s.apart.map(|i| json!({
+            "position": i,
+            "median": s.medians[i],
+        }))),
         "earlier_medians": r.earlier_medians,
         "earlier_slow_medians": r.earlier_slow_medians,
         "earlier_kernel_canaries": r.earlier_kernel_canaries,

@@ -60,7 +60,8 @@ pub struct Levels {
     pub kept: usize,
     /// √2 · the processes' median own 95% half-width / √kept.
     pub within: f64,
-    /// √2 · t(0.975, kept − 1) · the spread of the kept process medians / √kept.
+    /// √2 · t(0.975, n − 1) · the spread of the kept process medians but a process apart
+    /// (`analysis::processes::apart`) / √n, n of them.
     pub between: f64,
     /// √2 · t(0.975, k) · the spread of this and the k earlier runs' medians, with k; or,
     /// with too few of those, the machine's rerun spread over the run's configurations; `None`
@@ -80,12 +81,14 @@ impl Levels {
         if spread.medians.len() < 2 || kept < 2 {
             return None;
         }
-        let root = std::f64::consts::SQRT_2 / (kept as f64).sqrt();
+        let root = |n: usize| std::f64::consts::SQRT_2 / (n as f64).sqrt();
+        // The spread between processes is that of the kept ones but a process apart.
+        let steady = spread.steady().len();
         Some(Levels {
             processes: spread.medians.len(),
             kept,
-            within: spread.within * root,
-            between: t975(kept - 1) * spread.between * root,
+            within: spread.within * root(kept),
+            between: t975(steady - 1) * spread.between * root(steady),
             runs: p
                 .between_runs()
                 .map(|(s, k)| (t975(k) * s * std::f64::consts::SQRT_2, RunsFrom::Own(k)))

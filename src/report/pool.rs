@@ -6,6 +6,7 @@ pub use crate::analysis::pool::{Pooled, process_numbers};
 
 use crate::analysis::host::{HostFigures, KERNEL_SLOW};
 use crate::analysis::pool::RUN_SENSITIVE_MIN;
+use crate::analysis::processes::{APART_MIN, APART_SPREADS};
 use crate::experiment;
 use crate::model::ExperimentResult;
 use crate::report::format::{sig3, steal_text, time_ns};
@@ -22,7 +23,7 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
 }
 
 /// What the processes of `pooled` add to its figures, for the notes: a cold first process left
-/// out, a spread between processes larger than within one, samples left out for a slow kernel
+/// out, a process at a level of its own, a spread between processes larger than within one, samples left out for a slow kernel
 /// phase, a CPU effect, a run-sensitive figure.
 pub fn process_notes(pooled: &Pooled) -> Vec<String> {
     let mut notes: Vec<String> = phase_note(pooled).into_iter().collect();
@@ -44,6 +45,7 @@ pub fn process_notes(pooled: &Pooled) -> Vec<String> {
             excess * 100.0
         ));
     }
+    notes.extend(apart_note(pooled));
     if spread.layout_sensitive() {
         let own = if pooled.on_several_cpus() {
             "layout and CPU"
@@ -72,6 +74,45 @@ pub fn process_notes(pooled: &Pooled) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The note on a process at a level of its own (`analysis::processes::apart`): which, where,
+/// how far it moves the pooled median, and what the interval rests on.
+fn apart_note(pooled: &Pooled) -> Option<String> {
+    let spread = pooled.spread.as_ref()?;
+    let i = spread.apart?;
+    let others: Vec<f64> = spread.steady();
+    let (lo, hi) = others
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &m| {
+            (lo.min(m), hi.max(m))
+        });
+    let center = crate::analysis::median(&others)?;
+    let m = spread.medians[i];
+    let moved = pooled
+        .median()
+        .zip(pooled.median_without_apart())
+        .map(|(with, without)| {
+            format!(
+                " ({:+.1}% against the others' samples alone)",
+                (with / without - 1.0) * 100.0
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "a process apart: process {} of {} at {}, {:+.0}% from the others' {} – {}, a level of \
+         its own ({}% or more from them and {}× their spread); the pooled median counts it{moved}, \
+         the interval's spread between processes is the other {}'s",
+        i + 1,
+        spread.medians.len(),
+        time_ns(m),
+        (m / center - 1.0) * 100.0,
+        time_ns(lo),
+        time_ns(hi),
+        APART_MIN * 100.0,
+        APART_SPREADS,
+        others.len()
+    ))
 }
 
 /// The samples the figures leave out for a slow kernel phase of the host

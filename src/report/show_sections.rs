@@ -38,12 +38,23 @@ pub(super) fn processes(pooled: &[Pooled], settings: &RunSettings) -> String {
     for p in repeated {
         let medians = p.process_medians();
         let several = p.on_several_cpus();
+        let apart = p.spread.as_ref().and_then(|s| s.apart);
         let mut processes = medians
             .iter()
             .zip(p.process_cpus.iter().chain(std::iter::repeat(&None)))
-            .map(|(&m, cpu)| match cpu {
-                Some(cpu) if several => format!("{} (CPU {cpu})", time_ns(m)),
-                _ => time_ns(m),
+            .enumerate()
+            .map(|(i, (&m, cpu))| {
+                let mut marks: Vec<String> = Vec::new();
+                if let Some(cpu) = cpu.filter(|_| several) {
+                    marks.push(format!("CPU {cpu}"));
+                }
+                if apart == Some(i) {
+                    marks.push("apart".into());
+                }
+                match marks.is_empty() {
+                    true => time_ns(m),
+                    false => format!("{} ({})", time_ns(m), marks.join(", ")),
+                }
             })
             .collect::<Vec<_>>()
             .join(", ");

@@ -367,3 +367,98 @@ fn paired_rounds_cancel_what_a_round_did_to_both() {
         None
     );
 }
+
+#[test]
+fn a_process_at_a_level_of_its_own_is_apart() {
+    // syscall.read entry=inline, 2026-12-07: one process of six at the other level.
+    let medians = [160.7, 199.4, 159.9, 161.9, 162.2, 159.6];
+    assert_eq!(apart(&medians), Some(1));
+    assert_eq!(steady(&medians), [160.7, 159.9, 161.9, 162.2, 159.6]);
+    // The interval rests on the five: as narrow as theirs alone.
+    let with = between_interval(160.5, &medians).unwrap();
+    let five = between_interval(160.5, &steady(&medians)).unwrap();
+    assert_eq!(with, five);
+    assert!(with.1 / 160.5 - 1.0 < 0.01, "{with:?}");
+    // The spread between processes is the five's, and the process is named.
+    let groups: Vec<Vec<f64>> = medians.iter().map(|&m| around(m, 30, 0.2)).collect();
+    let refs: Vec<&[f64]> = groups.iter().map(Vec::as_slice).collect();
+    let s = Spread::of(&refs, 1).unwrap();
+    assert_eq!(s.apart, Some(1));
+    assert_eq!(s.kept().len(), 6);
+    assert!(s.between < 0.01, "{s:?}");
+    // Each side of a ratio and of a difference leaves its own out likewise.
+    let b = [200.0, 201.0, 199.0, 200.5, 199.5, 200.2];
+    assert_eq!(
+        ratio_between_interval(1.25, &medians, &b),
+        ratio_between_interval(1.25, &steady(&medians), &b)
+    );
+    assert_eq!(
+        difference_between_interval(40.0, &b, &medians, 1.0),
+        difference_between_interval(40.0, &b, &steady(&medians), 1.0)
+    );
+}
+
+#[test]
+fn no_process_is_apart_among_few_near_or_two_alike() {
+    // Four processes are too few to call one apart.
+    assert_eq!(apart(&[160.0, 200.0, 161.0, 160.5]), None);
+    // Two at the other level are not one apart: the others' spread takes them in.
+    assert_eq!(apart(&[160.0, 200.0, 161.0, 199.0, 160.5, 161.5]), None);
+    // Within 5% of the others, however tight they are, is not a level of its own.
+    assert_eq!(apart(&[160.0, 167.0, 160.1, 160.0, 159.9, 160.05]), None);
+    // Far, but within five times the others' spread: the tail of one spread.
+    assert_eq!(apart(&[100.0, 120.0, 104.0, 96.0, 108.0, 92.0]), None);
+    // A median that is not a positive time.
+    assert_eq!(apart(&[160.0, 0.0, 161.0, 160.5, 160.2]), None);
+    let plain = [100.0, 101.0, 99.0, 100.5, 99.5];
+    assert_eq!(steady(&plain), plain);
+}
+
+/// `runs` simulated runs of six processes, each at a level 25% above the others with
+/// probability `p`, else within `process_sd` of 100; per run, the median of the medians.
+fn simulated_levels(runs: usize, p: f64, process_sd: f64, seed: u64) -> Vec<(f64, Vec<f64>)> {
+    let mut rng = crate::analysis::rng::Rng::new(seed);
+    (0..runs)
+        .map(|_| {
+            let medians: Vec<f64> = (0..6)
+                .map(|_| {
+                    let level = if rng.next_f64() < p { 125.0 } else { 100.0 };
+                    level * (1.0 + process_sd * normal(&mut rng))
+                })
+                .collect();
+            (crate::analysis::median(&medians).unwrap(), medians)
+        })
+        .collect()
+}
+
+#[test]
+fn intervals_that_set_a_process_apart_still_cover_reruns() {
+    // One process in seven at a level of its own, as the inline read's were (§8): a run with
+    // one such process rests on the other five, and its interval still holds where a rerun's
+    // median falls, whose processes may fall there too.
+    let runs = simulated_levels(300, 0.15, 0.005, 11);
+    let rerun = |i: usize| {
+        let (center, medians) = &runs[i];
+        rerun_interval(*center, between_interval(*center, medians).unwrap(), 6, &[])
+    };
+    let covered = coverage(&runs, rerun);
+    assert!(covered >= 0.9, "coverage {covered}");
+    let apart_runs = runs.iter().filter(|(_, m)| apart(m).is_some()).count();
+    assert!(apart_runs > 60, "{apart_runs} runs with a process apart");
+}
+
+proptest! {
+    #[test]
+    fn at_most_one_process_is_apart_and_only_among_five_or_more(
+        medians in proptest::collection::vec(1.0f64..1e6, 1..12),
+    ) {
+        let steady = steady(&medians);
+        match apart(&medians) {
+            Some(i) => {
+                prop_assert!(medians.len() >= 5 && i < medians.len());
+                prop_assert_eq!(steady.len(), medians.len() - 1);
+            }
+            None => prop_assert_eq!(steady, medians),
+        }
+    }
+}

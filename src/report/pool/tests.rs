@@ -247,6 +247,40 @@ fn processes_far_apart_are_said_and_widen_the_interval() {
 }
 
 #[test]
+fn a_process_apart_is_said_and_left_out_of_the_interval_only() {
+    // Six processes, the second at a level of its own 24% above the others.
+    let results: Vec<ExperimentResult> = [160.0, 199.0, 160.5, 161.0, 160.2, 159.8]
+        .iter()
+        .map(|&c| result("syscall.read", &around(c), Status::Ok))
+        .collect();
+    let pooled = &pool(&results)[0];
+    let notes = process_notes(pooled);
+    let note = notes
+        .iter()
+        .find(|n| n.starts_with("a process apart"))
+        .unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(
+        note.contains("process 2 of 6 at 199 ns, +24% from the others' 160 ns – 161 ns")
+            && note.contains("counts it (+0.1% against the others' samples alone)")
+            && note.contains("spread between processes is the other 5's"),
+        "{note}"
+    );
+    assert!(
+        !notes.iter().any(|n| n.starts_with("layout-sensitive")),
+        "{notes:?}"
+    );
+    // The median counts its samples. Below it the interval is the five's (Student's t over
+    // all six would reach 141 ns); above it the bootstrap over the processes still reaches
+    // toward the process apart: a rerun that drew three processes of six there would move
+    // its median half way (with equal samples a process, as here, one time in 16).
+    let f = pooled.figures();
+    let median = f.stats.unwrap().median;
+    assert!((160.0..161.5).contains(&median), "{median}");
+    let (lo, hi) = f.ci.unwrap();
+    assert!(lo > 158.0 && (175.0..199.0).contains(&hi), "{lo} – {hi}");
+}
+
+#[test]
 fn processes_left_out_whole_for_a_slow_phase_are_said() {
     // Two of five processes of a null call wholly in a slow kernel phase.
     let whole: Vec<usize> = (0..40).collect();
