@@ -139,7 +139,10 @@ impl Pooled {
         // `groups` holds the kept processes: without a cold first one, when it is left out.
         let apart = spread.apart? - usize::from(spread.drops_first());
         let values = self.values();
-        let rest: Vec<f64> = (self.groups(&values).into_iter().enumerate())
+        let groups = self.groups(&values);
+        let rest: Vec<f64> = groups
+            .into_iter()
+            .enumerate()
             .filter(|&(i, _)| i != apart)
             .flat_map(|(_, g)| g.iter().copied())
             .collect();

@@ -210,15 +210,18 @@ pub fn ratio_between_interval(ratio: f64, a: &[f64], b: &[f64]) -> Option<(f64, 
 /// a round shared the host's state of those seconds, which the ratio of their medians cancels
 /// (duet benchmarking, Bulej et al. 2020, at the level of processes). `a` and `b` hold each
 /// round's process median in round order (`None`: that round's process did not count);
-/// Student's t on the logarithms of the ratios of the rounds both have, around their mean.
+/// Student's t on the logarithms of the ratios of the rounds both have, around their mean, a
+/// round whose ratio is apart from the others' left out as a process apart is ([`steady`]):
+/// one of its two processes sat at a level of its own, which no pairing cancels.
 /// `None` with fewer than two such rounds or a median that is not positive.
 pub fn paired_ratio_interval(a: &[Option<f64>], b: &[Option<f64>]) -> Option<(f64, f64)> {
-    let logs: Vec<f64> = a
+    let ratios: Vec<f64> = a
         .iter()
         .zip(b)
         .filter_map(|(x, y)| x.zip(*y))
-        .map(|(x, y)| (x > 0.0 && y > 0.0).then(|| (y / x).ln()))
+        .map(|(x, y)| (x > 0.0 && y > 0.0).then(|| y / x))
         .collect::<Option<_>>()?;
+    let logs: Vec<f64> = steady(&ratios).iter().map(|r| r.ln()).collect();
     let n = logs.len();
     if n < 2 {
         return None;

@@ -23,8 +23,8 @@ pub fn pool(results: &[ExperimentResult]) -> Vec<Pooled> {
 }
 
 /// What the processes of `pooled` add to its figures, for the notes: a cold first process left
-/// out, a process at a level of its own, a spread between processes larger than within one, samples left out for a slow kernel
-/// phase, a CPU effect, a run-sensitive figure.
+/// out, a process at a level of its own, a spread between processes larger than within one,
+/// samples left out for a slow kernel phase, a CPU effect, a run-sensitive figure.
 pub fn process_notes(pooled: &Pooled) -> Vec<String> {
     let mut notes: Vec<String> = phase_note(pooled).into_iter().collect();
     notes.extend(slow_runs_note(&pooled.result));

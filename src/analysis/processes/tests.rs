@@ -369,6 +369,15 @@ fn paired_rounds_cancel_what_a_round_did_to_both() {
 }
 
 #[test]
+fn a_round_whose_process_sat_apart_does_not_widen_the_paired_interval() {
+    // Round 3's `a` process sat at a level of its own (20% fast): its ratio is apart.
+    let a = [100.0, 100.5, 80.0, 99.5, 100.2, 99.8].map(Some);
+    let b = [110.0, 110.4, 110.2, 109.6, 110.1, 109.9].map(Some);
+    let (lo, hi) = paired_ratio_interval(&a, &b).unwrap();
+    assert!(lo > 1.095 && hi < 1.105, "{lo} {hi}");
+}
+
+#[test]
 fn a_process_at_a_level_of_its_own_is_apart() {
     // syscall.read entry=inline, 2026-12-07: one process of six at the other level.
     let medians = [160.7, 199.4, 159.9, 161.9, 162.2, 159.6];
