@@ -316,4 +316,12 @@ fn a_process_apart_is_named_and_rests_outside_the_spread() {
         )) && text.contains("the interval's spread between processes is the other 5's"),
         "a note names it\n{show}"
     );
+    let file = lab.dir().join("apart.html");
+    lab.oslab(&["report", "apart", "-o", file.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(&file).expect("the report");
+    assert!(
+        page.contains(&format!("{} (apart)", time_ns(each[1]))) && page.contains("a process apart"),
+        "the report marks it in the results and names it in the levels table"
+    );
 }

@@ -188,29 +188,34 @@ fn fold(lines: Vec<Line>) -> Vec<(String, String)> {
     out
 }
 
-/// How many samples `i`'s figures count, and from how many processes with their medians; the
-/// medians of processes left out, taken wholly in a slow kernel phase, after them.
+/// How many samples `i`'s figures count, and from how many processes with their medians (a
+/// process at a level of its own marked); the medians of processes left out, taken wholly in
+/// a slow kernel phase, after them.
 fn samples_cell(i: &Item) -> String {
     let r = i.result;
-    let medians = |ms: &[f64]| {
-        ms.iter()
-            .map(|&m| time_ns(m))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let apart = if i.left_out.is_empty() {
+    let each: Vec<String> = i
+        .processes
+        .iter()
+        .enumerate()
+        .map(|(k, &m)| match i.apart == Some(k) {
+            true => format!("{} (apart)", time_ns(m)),
+            false => time_ns(m),
+        })
+        .collect();
+    let left_out = if i.left_out.is_empty() {
         String::new()
     } else {
+        let slow: Vec<String> = i.left_out.iter().map(|&m| time_ns(m)).collect();
         format!(
             "; left out, wholly in a slow kernel phase: {}",
-            medians(&i.left_out)
+            slow.join(", ")
         )
     };
     match i.processes.len() {
         n if n > 1 => format!(
-            "{} from {n} processes (medians {}{apart})",
+            "{} from {n} processes (medians {}{left_out})",
             r.samples.len(),
-            medians(&i.processes)
+            each.join(", ")
         ),
         _ => r.samples.len().to_string(),
     }

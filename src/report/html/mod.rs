@@ -77,6 +77,9 @@ struct Item<'a> {
     /// The medians of the processes `figures` leave out, taken wholly in a slow kernel phase
     /// (`Pooled::left_out_medians`).
     left_out: Vec<f64>,
+    /// The place in `processes` of a process at a level of its own
+    /// (`analysis::processes::apart`).
+    apart: Option<usize>,
 }
 
 /// The page for `runs` (the first is the baseline of any comparison).
@@ -102,6 +105,7 @@ pub fn render(runs: &[Run]) -> String {
                         Vec::new()
                     },
                     left_out: p.left_out_medians.clone(),
+                    apart: p.spread.as_ref().and_then(|s| s.apart),
                 })
                 .collect()
         })
