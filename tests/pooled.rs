@@ -34,6 +34,16 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("a number: {v}"))
 }
 
+/// A configuration's process medians.
+fn process_medians(config: &Value) -> Vec<f64> {
+    config["process_medians"]
+        .as_array()
+        .expect("process_medians")
+        .iter()
+        .map(f)
+        .collect()
+}
+
 /// The part of `page` from `start` to the next `end` after it.
 fn part<'a>(page: &'a str, start: &str, end: &str) -> &'a str {
     let from = page
@@ -68,12 +78,7 @@ fn every_view_shows_the_pooled_figure() {
     let c = configuration(&doc);
     assert_eq!(c["processes"], 3);
     let pooled = f(&c["median"]);
-    let each: Vec<f64> = c["process_medians"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(f)
-        .collect();
+    let each = process_medians(c);
     assert_eq!(each.len(), 3);
     // 1, 5 and 9 µs per operation: process k costs more than process k-1 (wide margins:
     // natively 5× and 1.8×; the FreeBSD guest under TCG (CI) adds about 1.4–2.3 µs of its
@@ -289,12 +294,7 @@ fn a_process_apart_is_named_and_rests_outside_the_spread() {
     ];
     let doc = lab.run_json(&args, 0);
     let c = configuration(&doc);
-    let each: Vec<f64> = c["process_medians"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(f)
-        .collect();
+    let each = process_medians(c);
     assert_eq!(each.len(), 6, "{c:#}");
     assert_eq!(c["apart_process"]["position"], 1, "{c:#}");
     assert_eq!(f(&c["apart_process"]["median"]), each[1]);
