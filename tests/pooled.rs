@@ -273,9 +273,9 @@ fn exports(lab: &Lab, pooled: f64, each: &[f64]) {
 }
 
 /// A process at a level of its own (synthetic.spin's `apart`: the second process spins half
-/// as long again) among six: the JSON names it, `show` marks it and says what the figures do
-/// with it, and the interval below the median is the other five's, not Student's t over all
-/// six (which would reach a third below it). Margins are wide: natively the others agree
+/// as long again) among six: the JSON names it, `show` and the report mark it and say what
+/// the figures do with it, `compare` names it on each side, and the interval below the median
+/// is the other five's, not Student's t over all six (which would reach a fifth below it). Margins are wide: natively the others agree
 /// within 1%, and under the FreeBSD guest's TCG a spin of 20 µs carries 1–2 µs of its own.
 #[test]
 fn a_process_apart_is_named_and_rests_outside_the_spread() {
@@ -292,6 +292,8 @@ fn a_process_apart_is_named_and_rests_outside_the_spread() {
         "--tag",
         "apart",
     ];
+    let before: Vec<&str> = args[..9].iter().copied().chain(["before"]).collect();
+    let first = process_medians(configuration(&lab.run_json(&before, 0)));
     let doc = lab.run_json(&args, 0);
     let c = configuration(&doc);
     let each = process_medians(c);
@@ -315,6 +317,23 @@ fn a_process_apart_is_named_and_rests_outside_the_spread() {
             time_ns(each[1])
         )) && text.contains("the interval's spread between processes is the other 5's"),
         "a note names it\n{show}"
+    );
+    // compare names it beside the ratio, on each side.
+    let cmp = lab.oslab(&["compare", "before", "apart"]);
+    cmp.assert_code(0);
+    let text = cmp.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (a, b) = (time_ns(first[1]), time_ns(each[1]));
+    assert!(
+        text.contains("A process apart")
+            && text.contains(&format!("ns=20000 pages=0 spread=0 in A ({a})"))
+            && text.contains(&format!("ns=20000 pages=0 spread=0 in B ({b})")),
+        "{cmp}"
+    );
+    let doc = lab.oslab(&["compare", "before", "apart", "--json"]).json();
+    assert_eq!(
+        doc["results"][0]["apart_process_medians"],
+        serde_json::json!([first[1], each[1]]),
+        "{doc:#}"
     );
     let file = lab.dir().join("apart.html");
     lab.oslab(&["report", "apart", "-o", file.to_str().unwrap()])

@@ -169,6 +169,17 @@ pub fn apart(medians: &[f64]) -> Option<usize> {
     (distance >= APART_MIN.ln_1p() && distance >= APART_SPREADS * spread).then_some(i)
 }
 
+/// The median of the process at a level of its own among the processes a side's figures keep
+/// (`groups`: each process's samples, a cold first one left out by [`kept_groups`]), where one
+/// is: what `compare` names beside a ratio whose interval rests on the others.
+pub fn apart_median(groups: &[&[f64]]) -> Option<f64> {
+    let medians: Vec<f64> = kept_groups(groups)
+        .iter()
+        .map(|g| median(g))
+        .collect::<Option<_>>()?;
+    apart(&medians).map(|i| medians[i])
+}
+
 /// `medians` without the process at a level of its own ([`apart`]), where one is: those whose
 /// spread every interval over process medians rests on.
 pub fn steady(medians: &[f64]) -> Vec<f64> {

@@ -217,6 +217,7 @@ fn footnotes(cmp: &RunComparison) -> String {
              comparison robust to run-to-run noise.\n",
         );
     }
+    out.push_str(&apart_note(cmp));
     out.push_str(&tests_note(cmp));
     let floored = cmp.metric == Metric::Time
         && cmp.pairs.iter().any(|p| {
@@ -230,6 +231,29 @@ fn footnotes(cmp: &RunComparison) -> String {
         );
     }
     out
+}
+
+/// The configurations with a process at a level of its own on a side
+/// (`analysis::processes::apart`), which the CI's spread between processes leaves out.
+fn apart_note(cmp: &RunComparison) -> String {
+    let named: Vec<String> = cmp
+        .pairs
+        .iter()
+        .flat_map(|p| {
+            let name = config_name(&p.experiment, p.label.as_deref(), &p.params);
+            [("A", p.apart.0), ("B", p.apart.1)]
+                .into_iter()
+                .filter_map(move |(side, m)| Some(format!("{name} in {side} ({})", time_ns(m?))))
+        })
+        .collect();
+    if named.is_empty() {
+        return String::new();
+    }
+    format!(
+        "A process apart, at a level of its own among five or more (docs/measurement.md), counts \
+         in its side's median but not in the spread between processes its CI rests on: {}.\n",
+        named.join(", ")
+    )
 }
 
 /// What the p column and the "could see" column rest on.
@@ -409,6 +433,8 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "kernel_canaries": pair.kernel_canaries,
                 // The text's `†`: a change the configuration's kernel canary made as well.
                 "host_moved": super::compare_host::moved_with_host(pair).is_some(),
+                // A process at a level of its own on a side: its median, or null.
+                "apart_process_medians": [pair.apart.0, pair.apart.1],
             });
             if let Some(label) = &pair.label {
                 doc["label"] = json!(label);

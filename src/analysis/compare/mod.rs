@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::host::{KernelCanaries, PhaseBound, leave_out};
-use super::processes::ratio_between_runs;
+use super::processes::{apart_median, ratio_between_runs};
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
 use crate::model::{ExperimentResult, Run, Rusage, Sample, equivalence};
@@ -96,6 +96,10 @@ pub struct Pair {
     pub implementations: Option<Implementations>,
     /// The kernel canaries of this configuration's samples in each run, when both read one.
     pub kernel_canaries: Option<KernelCanaries>,
+    /// The median of a process at a level of its own on each side
+    /// (`analysis::processes::apart`): in that side's median, not in the spread its interval
+    /// rests on.
+    pub apart: (Option<f64>, Option<f64>),
 }
 
 /// How each side's system performs one experiment, from its cells (`model::equivalence`):
@@ -297,10 +301,14 @@ fn pair(
                 .map_or_else(|| all.to_vec(), |s| s.iter().collect::<Vec<_>>()),
         )
     };
+    let mut apart = (None, None);
     let comparison = match (counted(&steady_a, ra), counted(&steady_b, rb)) {
         (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
             let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
             let y: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
+            if *metric == Metric::Time {
+                apart = (apart_median(&x), apart_median(&y));
+            }
             // Times: what reruns gave on each side's machine bounds the change too.
             let (ea, eb) = (&ra[0].earlier_medians, &rb[0].earlier_medians);
             compare_groups(&x, &y, noise).map(|c| match ratio_between_runs(ea, eb) {
@@ -337,6 +345,7 @@ fn pair(
             rb,
             (steady_a.is_some(), steady_b.is_some()),
         ),
+        apart,
     }
 }
 
