@@ -102,11 +102,12 @@ impl Spread {
         let dropped = usize::from(leaves_out(first_run, medians.len()));
         let kept = &medians[dropped..];
         let center = median(kept)?;
+        let apart = apart(kept);
         Some(Spread {
-            between: relative_sd(&steady(kept), center),
+            between: relative_sd(&without(kept, apart), center),
             within: median(&halves).unwrap_or(0.0),
             first_run,
-            apart: apart(kept).map(|i| i + dropped),
+            apart: apart.map(|i| i + dropped),
             medians,
         })
     }
@@ -135,7 +136,8 @@ impl Spread {
 
     /// The kept medians whose spread the intervals rest on: all but a process apart.
     pub fn steady(&self) -> Vec<f64> {
-        steady(self.kept())
+        let dropped = usize::from(self.drops_first());
+        without(self.kept(), self.apart.map(|i| i - dropped))
     }
 }
 
@@ -183,11 +185,16 @@ pub fn apart_median(groups: &[&[f64]]) -> Option<f64> {
 /// `medians` without the process at a level of its own ([`apart`]), where one is: those whose
 /// spread every interval over process medians rests on.
 pub fn steady(medians: &[f64]) -> Vec<f64> {
-    let mut steady = medians.to_vec();
-    if let Some(i) = apart(medians) {
-        steady.remove(i);
+    without(medians, apart(medians))
+}
+
+/// `medians` without the one at `apart`, if any.
+fn without(medians: &[f64], apart: Option<usize>) -> Vec<f64> {
+    let mut rest = medians.to_vec();
+    if let Some(i) = apart {
+        rest.remove(i);
     }
-    steady
+    rest
 }
 
 /// The processes whose samples the pooled figures use: all, or all but a cold first one
