@@ -187,12 +187,13 @@ fi
 
 # One line per configuration compared: the pair of runs, experiment, params, verdict, ratio,
 # the change it could have seen, and whether compare marked it † (its kernel canary moved as
-# much: the host's doing on one kernel).
+# much, or a side took it wholly in a slow kernel phase: the host's doing on one kernel).
 verdicts() {
     jq -r --arg pair "$2" '.results[] | [$pair, .experiment,
         (.params | to_entries | map("\(.key)=\(.value)") | join(",")),
         (.verdict // "none"), (.ratio // "nan"), (.detectable_change // "nan"),
-        (if .host_moved then "host" else "-" end)] | @tsv' "$1"
+        (if .host_moved or ((.kernel_slower_than_earlier // []) | any(. != null))
+         then "host" else "-" end)] | @tsv' "$1"
 }
 : >"$WORK/same.tsv"
 for ((i = 0; i < RUNS; i++)); do
@@ -258,7 +259,8 @@ def table(title, data, good, target):
     marked = sum(1 for _, _, v, _, _, host in data if v not in good and host)
     if marked:
         print(f"  of the {total - hit} not as expected, {marked} marked † by compare: the "
-              "configuration's kernel canary moved as much (the host's doing on one kernel)")
+              "configuration's kernel canary moved as much, or a side took it wholly in a slow kernel "
+              "phase (the host's doing on one kernel)")
     return share >= target
 
 ok_same = table("Same build, same experiments, every pair of A's runs: 'no change' or 'within noise'",

@@ -261,8 +261,9 @@ fn a_process_wholly_in_a_slow_phase_is_left_out_whole() {
 }
 
 /// A run whose kernel entry was slower through it than in this machine's earlier runs says so
-/// when it ends: the earlier run is a real one imported with its null calls halved. Under a
-/// user-mode emulator the canary times the emulator, and nothing is said.
+/// when it ends, and `compare` marks it against the earlier run: the earlier run is a real one
+/// imported with its null calls halved. Under a user-mode emulator the canary times the
+/// emulator, and nothing is said.
 #[test]
 fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
     let export = measured_and_exported();
@@ -306,6 +307,24 @@ fn a_run_slower_to_enter_the_kernel_than_the_earlier_runs_says_so() {
         .assert_code(0);
     let page = std::fs::read_to_string(&html).unwrap();
     assert_eq!(page.contains("<p class=\"note slow-run\">"), said);
+    // `compare` marks the pair †, whatever its verdict, with the same ratio; so does the
+    // report's comparison table, the note on hover.
+    let cmp = lab.oslab(&["compare", "1", "2", "--json"]).json();
+    let marked = &cmp["results"][0]["kernel_slower_than_earlier"];
+    assert_eq!(marked[0], Value::Null, "{cmp}");
+    assert_eq!(marked[1].as_f64(), ratio, "{cmp}");
+    let text = lab.oslab(&["compare", "1", "2"]);
+    text.assert_code(0);
+    let words = text.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        words.contains("† syscall.getppid entry=call: B measured it in a slow kernel phase"),
+        said,
+        "{text}"
+    );
+    lab.oslab(&["report", "1", "2", "-o", html.to_str().unwrap()])
+        .assert_code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.contains("<span class=\"host-mark\""), said);
 }
 
 #[test]

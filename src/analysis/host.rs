@@ -259,6 +259,36 @@ pub fn slow_against_earlier(now: f64, earlier: &[f64]) -> Option<f64> {
     (typical > 0.0 && ratio.is_finite() && ratio >= KERNEL_SLOW).then_some(ratio)
 }
 
+/// A configuration measured in a slow kernel phase of its host as long as its processes: its
+/// kernel canary in the run and the median of this machine's earlier runs' of it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SlowRun {
+    pub now_ns: f64,
+    pub earlier_ns: f64,
+}
+
+impl SlowRun {
+    /// Of `result` (a configuration's first process, which carries its
+    /// `earlier_kernel_canaries`), whose figures' samples read `now_ns` as their kernel canary:
+    /// [`slow_against_earlier`], for an experiment whose figures move with the kernel's phases
+    /// alone (`phase_bound`) and not under an emulator; `None` otherwise.
+    pub fn of(result: &ExperimentResult, now_ns: f64, phase_bound: PhaseBound) -> Option<SlowRun> {
+        if !phase_bound(&result.experiment) || result.emulation.is_some() {
+            return None;
+        }
+        let ratio = slow_against_earlier(now_ns, &result.earlier_kernel_canaries)?;
+        Some(SlowRun {
+            now_ns,
+            earlier_ns: now_ns / ratio,
+        })
+    }
+
+    /// How many times the earlier runs' canary this run's was.
+    pub fn ratio(&self) -> f64 {
+        self.now_ns / self.earlier_ns
+    }
+}
+
 /// Which of a configuration's earlier runs sat in a slow kernel phase of the host from their
 /// first sample to their last, beside `canaries`, each run's kernel canary (the median over the
 /// samples its figures count; `None`: it read none): [`KERNEL_SLOW`] times the fastest earlier
@@ -319,6 +349,20 @@ mod tests {
         assert_eq!(slow_against_earlier(200.0, &[170.0, 175.0, 180.0]), None);
         assert_eq!(slow_against_earlier(235.0, &[]), None);
         assert_eq!(slow_against_earlier(235.0, &[0.0]), None);
+    }
+
+    #[test]
+    fn a_slow_run_is_told_of_phase_bound_experiments_run_natively() {
+        let mut r = ExperimentResult::from_values("syscall.x", &[], &[10.0], 10);
+        r.earlier_kernel_canaries = vec![170.0, 175.0, 180.0];
+        let bound: PhaseBound = |_| true;
+        let slow = SlowRun::of(&r, 235.0, bound).unwrap();
+        assert_eq!(slow.earlier_ns, 175.0);
+        assert!((slow.ratio() - 235.0 / 175.0).abs() < 1e-12, "{slow:?}");
+        assert_eq!(SlowRun::of(&r, 200.0, bound), None);
+        assert_eq!(SlowRun::of(&r, 235.0, |_| false), None);
+        r.emulation = Some("qemu-user".into());
+        assert_eq!(SlowRun::of(&r, 235.0, bound), None);
     }
     use crate::model::CounterValue;
 

@@ -80,7 +80,8 @@ pub(crate) fn os_title(name: &str) -> String {
 }
 
 /// The last column of a row: `!!` for a change of 1.5× or more, `≠` for an experiment the two
-/// systems perform differently, `†` for a change the kernel canary made too.
+/// systems perform differently, `†` for a change the kernel canary made too or a side taken
+/// wholly in a slow kernel phase of its host.
 fn marks(pair: &Pair) -> String {
     let big = pair.comparison.as_ref().is_some_and(|c| c.highlight);
     let differs = pair.implementations.as_ref().is_some_and(|i| i.differs);
@@ -91,7 +92,7 @@ fn marks(pair: &Pair) -> String {
     if differs {
         marks.push("≠");
     }
-    if super::compare_host::moved_with_host(pair).is_some() {
+    if super::compare_host::marked(pair) {
         marks.push("†");
     }
     match pair.partial {
@@ -431,8 +432,15 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "verdict": c.map(|c| c.verdict),
                 "highlight": c.is_some_and(|c| c.highlight),
                 "kernel_canaries": pair.kernel_canaries,
-                // The text's `†`: a change the configuration's kernel canary made as well.
+                // The text's `†` of a change the configuration's kernel canary made as well.
                 "host_moved": super::compare_host::moved_with_host(pair).is_some(),
+                // The text's other `†`: each side's kernel canary against its machine's
+                // earlier runs' (how many times), where it took the configuration wholly in a
+                // slow kernel phase; else null.
+                "kernel_slower_than_earlier": [
+                    pair.slow_run.0.map(|s| s.ratio()),
+                    pair.slow_run.1.map(|s| s.ratio()),
+                ],
                 // A process at a level of its own on a side: its median, or null.
                 "apart_process_medians": [pair.apart.0, pair.apart.1],
             });

@@ -7,7 +7,7 @@
 use super::format::{time_ns, wrap};
 use super::names::config_name;
 use crate::analysis::compare::{Pair, RunComparison, Verdict};
-use crate::analysis::host::KernelCanaries;
+use crate::analysis::host::{KernelCanaries, SlowRun};
 
 /// Whether the two sides ran on one kernel (and one system).
 fn same_kernel(cmp: &RunComparison) -> bool {
@@ -53,14 +53,28 @@ pub(super) fn moved_with_host(pair: &Pair) -> Option<KernelCanaries> {
         .filter(|k| changed && k.moved_with(c.ratio))
 }
 
-/// A note for each change marked `†`.
+/// Whether the row of `pair` is marked `†`: its change moved with its kernel canary, or a side
+/// took it wholly in a slow kernel phase of its host.
+pub(super) fn marked(pair: &Pair) -> bool {
+    moved_with_host(pair).is_some() || pair.slow_run.0.is_some() || pair.slow_run.1.is_some()
+}
+
+/// A note for each row marked `†`, wrapped for the terminal.
 pub(super) fn notes(cmp: &RunComparison) -> String {
     let mut out = String::new();
-    for pair in &cmp.pairs {
-        let Some(k) = moved_with_host(pair) else {
-            continue;
-        };
-        let name = config_name(&pair.experiment, pair.label.as_deref(), &pair.params);
+    for note in cmp.pairs.iter().flat_map(|pair| pair_notes(cmp, pair)) {
+        out.push_str(&wrap(&note, 96, "", "  "));
+        out.push('\n');
+    }
+    out
+}
+
+/// What the `†` on the row of `pair` says, a sentence or two each (none when unmarked): the
+/// text's notes, and the HTML's title of the mark.
+pub(super) fn pair_notes(cmp: &RunComparison, pair: &Pair) -> Vec<String> {
+    let name = config_name(&pair.experiment, pair.label.as_deref(), &pair.params);
+    let mut notes: Vec<String> = slow_run_note(&name, pair).into_iter().collect();
+    if let Some(k) = moved_with_host(pair) {
         let steady = pair
             .comparison
             .as_ref()
@@ -72,7 +86,7 @@ pub(super) fn notes(cmp: &RunComparison) -> String {
                 )
             })
             .unwrap_or_default();
-        let note = format!(
+        notes.push(format!(
             "† {name}: its kernel canary moved the same way, a call into the kernel that does \
              no work taking {} in A's samples and {} in B's (B/A {:.3}){steady}; {}: rerun both \
              before reading the change as the system's (docs/measurement.md §5).",
@@ -80,9 +94,41 @@ pub(super) fn notes(cmp: &RunComparison) -> String {
             time_ns(k.b_ns),
             k.ratio(),
             whose(cmp)
-        );
-        out.push_str(&wrap(&note, 96, "", "  "));
-        out.push('\n');
+        ));
     }
-    out
+    notes
+}
+
+/// The note on a configuration a side took wholly in a slow kernel phase of its host
+/// ([`Pair::slow_run`]), whatever its verdict: nothing inside that run could tell, and its
+/// figure is likely slower for the host alone.
+fn slow_run_note(name: &str, pair: &Pair) -> Option<String> {
+    let told = |side: &str, slow: Option<SlowRun>| {
+        slow.map(|s| {
+            format!(
+                "{:.2}× as long in {side} as in its machine's earlier runs measured alike ({} \
+                 against {})",
+                s.ratio(),
+                time_ns(s.now_ns),
+                time_ns(s.earlier_ns),
+            )
+        })
+    };
+    let (who, whose) = match pair.slow_run {
+        (None, None) => return None,
+        (Some(_), Some(_)) => ("A and B", "Their figures are"),
+        (Some(_), None) => ("A", "Its figure is"),
+        (None, Some(_)) => ("B", "Its figure is"),
+    };
+    let took: Vec<String> = [told("A", pair.slow_run.0), told("B", pair.slow_run.1)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let rerun = if took.len() == 2 { "both" } else { who };
+    Some(format!(
+        "† {name}: {who} measured it in a slow kernel phase of the host from first sample to \
+         last, as `run` said: a call into the kernel that does no work took {}. {whose} likely \
+         slower for the host alone, whatever the verdict: rerun {rerun} before reading it.",
+        took.join(" and ")
+    ))
 }

@@ -2,7 +2,9 @@
 //! run (stolen time, the canaries) and a table of the configurations it touched
 //! (`analysis::host`).
 
-use crate::analysis::host::{HostFigures, KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT, SLOW_CANARY};
+use crate::analysis::host::{
+    HostFigures, KERNEL_SLOW, KernelPhase, NOTABLE_SHIFT, SLOW_CANARY, SlowRun,
+};
 use crate::report::format::{Align, Table, steal_text, time_ns};
 use crate::report::names::label;
 use crate::report::pool::Pooled;
@@ -177,16 +179,12 @@ pub fn slow_against_earlier(pooled: &[Pooled]) -> Vec<SlowAgainstEarlier> {
 /// One configuration's kernel entry against the earlier runs' (see [`slow_against_earlier`]);
 /// `None` when it was not that much slower, or cannot be told.
 pub fn slow_against_earlier_of(p: &Pooled) -> Option<SlowAgainstEarlier> {
-    if !crate::experiment::phase_bound(&p.result.experiment) || p.result.emulation.is_some() {
-        return None;
-    }
     let now_ns = p.host()?.kernel_canary_median_ns?;
-    let before = &p.result.earlier_kernel_canaries;
-    let ratio = crate::analysis::host::slow_against_earlier(now_ns, before)?;
+    let slow = SlowRun::of(&p.result, now_ns, crate::experiment::phase_bound)?;
     Some(SlowAgainstEarlier {
         label: label(&p.result),
-        now_ns,
-        earlier_ns: now_ns / ratio,
+        now_ns: slow.now_ns,
+        earlier_ns: slow.earlier_ns,
     })
 }
 

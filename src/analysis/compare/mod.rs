@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::host::{KernelCanaries, PhaseBound, leave_out};
+use super::host::{KernelCanaries, PhaseBound, SlowRun, kernel_canary_of, leave_out};
 use super::processes::{apart_median, ratio_between_runs};
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
@@ -100,6 +100,10 @@ pub struct Pair {
     /// (`analysis::processes::apart`): in that side's median, not in the spread its interval
     /// rests on.
     pub apart: (Option<f64>, Option<f64>),
+    /// A side that took the configuration in a slow kernel phase of its host from its first
+    /// sample to its last, against its machine's earlier runs of it ([`SlowRun`], as `run`
+    /// said when it measured it): its figure is likely slower for the host alone.
+    pub slow_run: (Option<SlowRun>, Option<SlowRun>),
 }
 
 /// How each side's system performs one experiment, from its cells (`model::equivalence`):
@@ -281,6 +285,17 @@ fn status(rs: &[&ExperimentResult]) -> Option<&'static str> {
     rs.first().map(|r| r.status.as_str())
 }
 
+/// The results whose samples a side's figures count: `steady` (its slow kernel phases left
+/// out) where `leave_out` made it, else `all`.
+fn counted<'a>(
+    steady: &'a Option<Vec<ExperimentResult>>,
+    all: &[&'a ExperimentResult],
+) -> Vec<&'a ExperimentResult> {
+    steady
+        .as_ref()
+        .map_or_else(|| all.to_vec(), |s| s.iter().collect())
+}
+
 /// One configuration measured in both runs, compared.
 fn pair(
     key: &Key,
@@ -293,16 +308,18 @@ fn pair(
     // The samples each side's figures count: those of slow kernel phases left out, as
     // `analysis::pool` leaves them out of the medians `show` gives.
     let (steady_a, steady_b) = (leave_out(ra, phase_bound), leave_out(rb, phase_bound));
-    let counted = |steady: &'_ Option<Vec<ExperimentResult>>, all: &[&ExperimentResult]| {
-        side(
-            metric,
-            &steady
-                .as_ref()
-                .map_or_else(|| all.to_vec(), |s| s.iter().collect::<Vec<_>>()),
+    let (counted_a, counted_b) = (counted(&steady_a, ra), counted(&steady_b, rb));
+    // What `run` told of a side measured wholly in a slow kernel phase.
+    let slow_run = |counted: &[&ExperimentResult]| {
+        SlowRun::of(
+            counted.first()?,
+            kernel_canary_of(counted.iter().copied())?,
+            phase_bound,
         )
     };
+    let slow_run = (slow_run(&counted_a), slow_run(&counted_b));
     let mut apart = (None, None);
-    let comparison = match (counted(&steady_a, ra), counted(&steady_b, rb)) {
+    let comparison = match (side(metric, &counted_a), side(metric, &counted_b)) {
         (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
             let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
             let y: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
@@ -346,6 +363,7 @@ fn pair(
             (steady_a.is_some(), steady_b.is_some()),
         ),
         apart,
+        slow_run,
     }
 }
 

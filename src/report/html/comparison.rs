@@ -280,6 +280,21 @@ fn pair_row(p: &Pair, cmp: &RunComparison) -> String {
         c.detectable
             .map_or("–".into(), crate::report::compare::detectable),
         c.verdict.as_str(),
-        if c.highlight { " !!" } else { "" }
+        marks(p, cmp, c.highlight)
     )
+}
+
+/// What follows the verdict: ` !!` for a change of 1.5× or more, ` †` for a row the kernel
+/// canary marks, with what it says on hover (`report::compare_host`).
+fn marks(p: &Pair, cmp: &RunComparison, highlight: bool) -> String {
+    let mut out = String::from(if highlight { " !!" } else { "" });
+    let notes = crate::report::compare_host::pair_notes(cmp, p);
+    if !notes.is_empty() {
+        let _ = write!(
+            out,
+            " <span class=\"host-mark\" title=\"{}\">†</span>",
+            esc(&notes.join(" "))
+        );
+    }
+    out
 }

@@ -204,6 +204,7 @@ thead th{background:var(--panel);font-weight:600}
 table.env tbody th{width:200px;color:var(--muted);font-weight:500}
 table.env tr.differs td{background:#fff4d6}
 span.other-path{color:#b35900;font-weight:600;cursor:help}
+span.host-mark{color:#8a4baf;font-weight:600;cursor:help}
 td{font-variant-numeric:tabular-nums}
 .caption,.note,figcaption{color:var(--muted);font-size:13px}
 .note.slow-run{color:var(--fg);border-left:3px solid var(--suspect);padding-left:8px}
