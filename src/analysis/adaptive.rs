@@ -6,6 +6,9 @@
 //! 2.57 with six); the spread of this machine's earlier runs no number of processes narrows.
 //! Spending the repetitions at the level whose variance dominates is Kalibera and Jones's rule
 //! ("Rigorous Benchmarking in Reasonable Time", ISMM 2013); the most processes bounds its cost.
+//! A configuration whose processes so far sat in a slow kernel phase of the host against this
+//! machine's earlier runs gets more whatever its widths: no width shows that phase, and a
+//! later process may miss it.
 //!
 //! The same rule decides during the run and explains the run when it is shown: the reasons are
 //! recomputed from the stored processes, so they need no storage of their own.
@@ -27,6 +30,9 @@ pub struct Widths {
     /// The wall time its processes took so far, seconds, setup included (a duet's worker
     /// counts half for each of its two configurations).
     pub spent_s: f64,
+    /// Its processes so far took it wholly in a slow kernel phase of the host against this
+    /// machine's earlier runs (`analysis::host::SlowRun`): none of its widths shows that.
+    pub slow_run: bool,
 }
 
 /// Why a configuration got no more processes.
@@ -87,15 +93,20 @@ pub fn next(widths: Option<&Widths>, limits: Limits) -> Option<Stop> {
     let Some(w) = widths else {
         return Some(Stop::TooFew);
     };
-    if w.rerun.is_some_and(|half| half <= target) {
-        return Some(Stop::Target);
-    }
-    let runs = w.runs.unwrap_or(0.0);
-    if runs >= w.between && runs >= w.within {
-        return Some(Stop::Runs);
-    }
-    if w.within >= w.between {
-        return Some(Stop::Within);
+    // A configuration taken wholly in a slow kernel phase gets another process whatever its
+    // widths: a later one may find the host at its usual level, and the figures then leave the
+    // slow processes out (`analysis::host::leave_out`).
+    if !w.slow_run {
+        if w.rerun.is_some_and(|half| half <= target) {
+            return Some(Stop::Target);
+        }
+        let runs = w.runs.unwrap_or(0.0);
+        if runs >= w.between && runs >= w.within {
+            return Some(Stop::Runs);
+        }
+        if w.within >= w.between {
+            return Some(Stop::Within);
+        }
     }
     if w.processes >= most {
         return Some(Stop::Most);
@@ -130,6 +141,7 @@ mod tests {
             between,
             runs,
             spent_s: 0.9,
+            slow_run: false,
         }
     }
 
@@ -197,6 +209,29 @@ mod tests {
         };
         assert_eq!(next(Some(&took(3.75)), limits(0.01, 6)), None);
         assert_eq!(next(Some(&took(3.9)), limits(0.01, 6)), Some(Stop::Budget));
+    }
+
+    #[test]
+    fn a_configuration_taken_wholly_in_a_slow_kernel_phase_gets_another_process() {
+        // Within the target, the earlier runs' spread widest: no more, unless the processes so
+        // far sat in a slow phase of the host as long as they ran; then up to the most and the
+        // budget.
+        let slow = |w: Widths| Widths {
+            slow_run: true,
+            ..w
+        };
+        let on_target = widths(Some(0.005), 0.002, 0.003, Some(0.04));
+        assert_eq!(next(Some(&on_target), limits(0.01, 6)), Some(Stop::Target));
+        assert_eq!(next(Some(&slow(on_target.clone())), limits(0.01, 6)), None);
+        assert_eq!(
+            next(Some(&slow(on_target.clone())), limits(0.01, 3)),
+            Some(Stop::Most)
+        );
+        let long = Widths {
+            spent_s: 4.0,
+            ..slow(on_target)
+        };
+        assert_eq!(next(Some(&long), limits(0.01, 6)), Some(Stop::Budget));
     }
 
     #[test]

@@ -348,8 +348,9 @@ pub(super) struct RunArgs {
     /// Add worker processes to a configuration, one at a time up to N, while the spread
     /// between its processes is what makes its interval widest, the interval is wider than
     /// the precision target and another process fits the time budget (the budget is shared
-    /// among the N; a process's setup counts); `show` says why each configuration stopped,
-    /// e.g. --max-processes 10. Give --repeat's count for none
+    /// among the N; a process's setup counts), or while its processes so far sat in a slow
+    /// kernel phase of the host against this machine's earlier runs; `show` says why each
+    /// configuration stopped, e.g. --max-processes 10. Give --repeat's count for none
     /// [default: 6; with --quick, --repeat, --cpu-turns, copies or a suite: none]
     #[arg(long, value_name = "N", conflicts_with_all = ["cpu_turns", "copies", "scale"])]
     pub(super) max_processes: Option<u32>,

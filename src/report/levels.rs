@@ -141,6 +141,7 @@ pub fn widths(p: &Pooled) -> Option<Widths> {
         // (docs/measurement.md §8).
         runs: earlier_runs_half(&p.result.earlier_medians),
         spent_s: p.spent_s,
+        slow_run: crate::report::host::slow_against_earlier_of(p).is_some(),
     })
 }
 
