@@ -43,7 +43,9 @@ pub(super) fn section(runs: &[Run], pooled: &[Vec<Pooled>], cmps: &[RunCompariso
          <code>oslab compare</code>); p is the CI's own test where the runs have several \
          processes, Mann-Whitney over the samples with one. <em>could see</em>: the smallest \
          change the two runs could have called; \"no change\" says only that any change is \
-         smaller.</p>",
+         smaller. <b>†</b>: the host may have moved the row (its kernel canary moved with the \
+         change, or a side took it wholly in a slow kernel phase of its host); hover over it \
+         for the figures.</p>",
         run_name(&runs[0]),
         sig3(DEFAULT_NOISE * 100.0)
     );
@@ -99,7 +101,11 @@ pub(super) fn comparison_table(a: &Run, b: &Run, cmp: &RunComparison) -> String 
             let _ = write!(
                 s,
                 "<li>{} measured only in {}{}</li>",
-                esc(&u.experiment),
+                esc(&crate::report::names::config_name(
+                    &u.experiment,
+                    u.label.as_deref(),
+                    &u.params
+                )),
                 if u.only_in == "a" { "A" } else { "B" },
                 u.other_status
                     .map(|st| format!(" (the other run: {st})"))
