@@ -328,8 +328,9 @@ fn lower_bound(center: f64, lo: f64) -> f64 {
 /// four, the first four runs resting on their own processes alone (docs/measurement.md).
 pub const MIN_EARLIER_RUNS: usize = 2;
 /// Earlier runs each side of a comparison needs before their spread floors the ratio's
-/// interval ([`ratio_between_runs`]): that spread is the earlier runs' alone, with one degree of
-/// freedom fewer than the rerun floor's (t(0.975, 1) = 12.7 from two runs, 3.2 from four).
+/// interval ([`ratio_between_runs`]): that spread is the earlier runs' alone, `k − 1` degrees of
+/// freedom a side (t(0.975, 1) = 12.7 from two runs; from four a side, 3.18 where one side's
+/// spread is all of it and 2.45 where the two sides' are alike).
 pub const MIN_EARLIER_RUNS_COMPARED: usize = 4;
 /// …and the most that count: the most recent, so that a state of the machine ages out.
 pub const MAX_EARLIER_RUNS: usize = 9;
@@ -392,21 +393,38 @@ pub fn recent_earlier(earlier: &[f64]) -> Option<&[f64]> {
 }
 
 /// Half the width, on a log scale, of the interval that the spread between runs implies for the
-/// ratio of two runs' medians `b / a` (`compare`): `t(0.975, k − 1) · √(s_a² + s_b²)` with
-/// `s` the spread of each side's earlier runs' medians alone (the two runs compared may differ
-/// by the very change `compare` looks for), a side without enough earlier runs taking the
-/// other's, k the fewer earlier runs of a side that has them. `None` when neither has enough.
+/// ratio of two runs' medians `b / a` (`compare`): `t(0.975, ν) · √(s_a² + s_b²)` with `s` the
+/// spread of each side's earlier runs' medians alone (the two runs compared may differ by the
+/// very change `compare` looks for). ν is Welch–Satterthwaite's degrees of freedom for a sum of
+/// two variances estimated apart, `(s_a² + s_b²)² / (s_a⁴/(k_a − 1) + s_b⁴/(k_b − 1))`, rounded
+/// down: from `min(k) − 1`, where one side's spread is all of it, to `k_a + k_b − 2`, where
+/// both are alike. A side without enough earlier runs takes the other's `s`, an estimate
+/// counted twice with that side's `k − 1`. `None` when neither side has enough.
 pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
     let of = |earlier: &[f64]| -> Option<(f64, usize)> {
         let recent = recent_earlier(earlier).filter(|r| r.len() >= MIN_EARLIER_RUNS_COMPARED)?;
         Some((log_sd(recent.iter().copied())?, recent.len()))
     };
-    let ((sa, sb), k) = match (of(a_earlier), of(b_earlier)) {
-        (Some((sa, ka)), Some((sb, kb))) => ((sa, sb), ka.min(kb)),
-        (Some((s, k)), None) | (None, Some((s, k))) => ((s, s), k),
+    let (variance, df) = match (of(a_earlier), of(b_earlier)) {
+        (Some(a), Some(b)) => (a.0 * a.0 + b.0 * b.0, welch_df(a, b)),
+        (Some((s, k)), None) | (None, Some((s, k))) => (2.0 * s * s, k - 1),
         (None, None) => return None,
     };
-    Some(t975(k - 1) * (sa * sa + sb * sb).sqrt())
+    Some(t975(df) * variance.sqrt())
+}
+
+/// Welch–Satterthwaite's degrees of freedom for `s_a² + s_b²`, each side its spread and its
+/// count `(s, k)`, rounded down; `min(k) − 1` when both spreads are zero.
+fn welch_df((sa, ka): (f64, usize), (sb, kb): (f64, usize)) -> usize {
+    let (va, vb) = (sa * sa, sb * sb);
+    let fewest = ka.min(kb) - 1;
+    let denominator = va * va / (ka - 1) as f64 + vb * vb / (kb - 1) as f64;
+    let df = (va + vb).powi(2) / denominator;
+    if df.is_finite() {
+        (df.floor() as usize).clamp(fewest, ka + kb - 2)
+    } else {
+        fewest
+    }
 }
 
 /// The standard deviation of the logarithms of `medians`: `None` unless every one is positive

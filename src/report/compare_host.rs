@@ -114,17 +114,16 @@ fn slow_run_note(name: &str, pair: &Pair) -> Option<String> {
             )
         })
     };
-    let (who, whose) = match pair.slow_run {
+    let (who, whose, rerun) = match pair.slow_run {
         (None, None) => return None,
-        (Some(_), Some(_)) => ("A and B", "Their figures are"),
-        (Some(_), None) => ("A", "Its figure is"),
-        (None, Some(_)) => ("B", "Its figure is"),
+        (Some(_), Some(_)) => ("A and B", "Their figures are", "both"),
+        (Some(_), None) => ("A", "Its figure is", "A"),
+        (None, Some(_)) => ("B", "Its figure is", "B"),
     };
     let took: Vec<String> = [told("A", pair.slow_run.0), told("B", pair.slow_run.1)]
         .into_iter()
         .flatten()
         .collect();
-    let rerun = if took.len() == 2 { "both" } else { who };
     Some(format!(
         "† {name}: {who} measured it in a slow kernel phase of the host from first sample to \
          last, as `run` said: a call into the kernel that does no work took {}. {whose} likely \

@@ -163,9 +163,8 @@ pub fn section(pooled: &[Pooled]) -> String {
 pub struct SlowAgainstEarlier {
     /// The configuration as the tables name it.
     pub label: String,
-    /// Its kernel canary in this run and the earlier runs' median of theirs, ns per call.
-    pub now_ns: f64,
-    pub earlier_ns: f64,
+    /// Its kernel canary in this run and the earlier runs' median of theirs.
+    pub slow: SlowRun,
 }
 
 /// Of a run's configurations (`pooled`), those whose kernel canary was slow against the
@@ -183,8 +182,7 @@ pub fn slow_against_earlier_of(p: &Pooled) -> Option<SlowAgainstEarlier> {
     let slow = SlowRun::of(&p.result, now_ns, crate::experiment::phase_bound)?;
     Some(SlowAgainstEarlier {
         label: label(&p.result),
-        now_ns: slow.now_ns,
-        earlier_ns: slow.earlier_ns,
+        slow,
     })
 }
 
@@ -208,9 +206,9 @@ pub fn slow_against_earlier_text(
             format!(
                 "{} {} against {}, {:.2}×",
                 s.label,
-                time_ns(s.now_ns),
-                time_ns(s.earlier_ns),
-                s.now_ns / s.earlier_ns
+                time_ns(s.slow.now_ns),
+                time_ns(s.slow.earlier_ns),
+                s.slow.ratio()
             )
         })
         .collect();
@@ -241,8 +239,10 @@ mod tests {
     fn the_slow_configurations_are_named_three_at_most() {
         let slow = |k: usize| SlowAgainstEarlier {
             label: format!("syscall.x{k}"),
-            now_ns: 263.0,
-            earlier_ns: 190.0,
+            slow: SlowRun {
+                now_ns: 263.0,
+                earlier_ns: 190.0,
+            },
         };
         assert_eq!(slow_against_earlier_text(&[], 11), None);
         let text = slow_against_earlier_text(&[slow(1)], 11).unwrap();

@@ -113,7 +113,7 @@ pub fn configuration_document(p: &Pooled, settings: &crate::model::RunSettings) 
         // This run's kernel canary over the median of those, where 1.2 or more: the host was
         // in a slow phase through the configuration (what `run` says when it ends).
         "kernel_slower_than_earlier": crate::report::host::slow_against_earlier_of(p)
-            .map(|s| s.now_ns / s.earlier_ns),
+            .map(|s| s.slow.ratio()),
         "between_runs": p.between_runs().map(|(spread, _)| spread),
         "machine_floor": p.machine.map(|m| json!({"half": m.half, "configurations": m.configurations})),
         "counters": f.counters,

@@ -207,17 +207,21 @@ fn the_ratio_floor_takes_each_side_or_the_one_that_has_runs() {
     let earlier = [95.0, 105.0, 100.0, 102.0];
     let one = ratio_between_runs(&earlier, &[]).unwrap();
     let both = ratio_between_runs(&earlier, &earlier).unwrap();
-    assert!(
-        (one - both).abs() < 1e-12,
-        "the missing side takes the other's"
-    );
     assert_eq!(ratio_between_runs(&[1.0, 2.0, 3.0], &[]), None);
-    let logs: Vec<f64> = earlier.iter().map(|m: &f64| m.ln()).collect();
-    let s = crate::analysis::stats::summarize(&logs).unwrap().stddev;
-    assert!(
-        (both - 3.182 * s * 2f64.sqrt()).abs() < 1e-9,
-        "t at 3 degrees of freedom"
-    );
+    let sd = |medians: &[f64]| {
+        let logs: Vec<f64> = medians.iter().map(|m| m.ln()).collect();
+        crate::analysis::stats::summarize(&logs).unwrap().stddev
+    };
+    let s = sd(&earlier);
+    // The missing side takes the other's spread, one estimate of four runs: 3 degrees of
+    // freedom. Two sides alike, four runs each: Welch–Satterthwaite's 6.
+    assert!((one - 3.182 * s * 2f64.sqrt()).abs() < 1e-9, "{one}");
+    assert!((both - 2.447 * s * 2f64.sqrt()).abs() < 1e-9, "{both}");
+    // One side's spread all of it: back to that side's 3, whatever the other's count.
+    let steady = [100.0, 100.1, 99.9, 100.0, 100.05, 99.95, 100.0, 100.0];
+    let lopsided = ratio_between_runs(&steady, &earlier).unwrap();
+    let v = sd(&steady).powi(2) + s * s;
+    assert!((lopsided - 3.182 * v.sqrt()).abs() < 1e-9, "{lopsided}");
 }
 
 /// A run of `experiments`, one process each, around 1000 ns, on system `os`.
