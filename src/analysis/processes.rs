@@ -402,7 +402,7 @@ pub fn recent_earlier(earlier: &[f64]) -> Option<&[f64]> {
 /// counted twice with that side's `k − 1`. `None` when neither side has enough.
 pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
     let of = |earlier: &[f64]| -> Option<(f64, usize)> {
-        let recent = recent_earlier(earlier).filter(|r| r.len() >= MIN_EARLIER_RUNS_COMPARED)?;
+        let recent = compared_earlier(earlier)?;
         Some((log_sd(recent.iter().copied())?, recent.len()))
     };
     let (variance, df) = match (of(a_earlier), of(b_earlier)) {
@@ -411,6 +411,13 @@ pub fn ratio_between_runs(a_earlier: &[f64], b_earlier: &[f64]) -> Option<f64> {
         (None, None) => return None,
     };
     Some(t975(df) * variance.sqrt())
+}
+
+/// The earlier runs' medians a side of a comparison floors its ratio's interval with
+/// ([`ratio_between_runs`]): the last [`MAX_EARLIER_RUNS`], or `None` with fewer than
+/// [`MIN_EARLIER_RUNS_COMPARED`].
+pub fn compared_earlier(earlier: &[f64]) -> Option<&[f64]> {
+    recent_earlier(earlier).filter(|r| r.len() >= MIN_EARLIER_RUNS_COMPARED)
 }
 
 /// Welch–Satterthwaite's degrees of freedom for `s_a² + s_b²`, each side its spread and its

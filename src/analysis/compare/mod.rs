@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::host::{KernelCanaries, PhaseBound, SlowRun, kernel_canary_of, leave_out};
-use super::processes::{apart_median, ratio_between_runs};
+use super::processes::{apart_median, compared_earlier, ratio_between_runs};
 use super::result::{counter_per_op, sum_probes};
 use super::stats::median;
 use crate::model::{ExperimentResult, Run, Rusage, Sample, equivalence};
@@ -104,6 +104,32 @@ pub struct Pair {
     /// sample to its last, against its machine's earlier runs of it ([`SlowRun`], as `run`
     /// said when it measured it): its figure is likely slower for the host alone.
     pub slow_run: (Option<SlowRun>, Option<SlowRun>),
+    /// The earlier runs each side's floor rests on, where it has enough
+    /// (`analysis::processes::compared_earlier`).
+    pub earlier_range: (Option<EarlierRange>, Option<EarlierRange>),
+    /// The floor from the earlier runs' spread made the ratio's interval wider than its own
+    /// processes did: what reruns gave, not this pair of runs, set what it could see.
+    pub ci_from_earlier_runs: bool,
+}
+
+/// The earlier runs' medians a side of a comparison floors its ratio's interval with: how
+/// many, the fastest and the slowest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EarlierRange {
+    pub runs: usize,
+    pub lowest: f64,
+    pub highest: f64,
+}
+
+impl EarlierRange {
+    fn of(earlier: &[f64]) -> Option<EarlierRange> {
+        let recent = compared_earlier(earlier)?;
+        Some(EarlierRange {
+            runs: recent.len(),
+            lowest: recent.iter().copied().reduce(f64::min)?,
+            highest: recent.iter().copied().reduce(f64::max)?,
+        })
+    }
 }
 
 /// How each side's system performs one experiment, from its cells (`model::equivalence`):
@@ -319,6 +345,8 @@ fn pair(
     };
     let slow_run = (slow_run(&counted_a), slow_run(&counted_b));
     let mut apart = (None, None);
+    let (ea, eb) = (&ra[0].earlier_medians, &rb[0].earlier_medians);
+    let mut ci_from_earlier_runs = false;
     let comparison = match (side(metric, &counted_a), side(metric, &counted_b)) {
         (Some(Side::Samples(x)), Some(Side::Samples(y))) => {
             let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
@@ -327,9 +355,13 @@ fn pair(
                 apart = (apart_median(&x), apart_median(&y));
             }
             // Times: what reruns gave on each side's machine bounds the change too.
-            let (ea, eb) = (&ra[0].earlier_medians, &rb[0].earlier_medians);
             compare_groups(&x, &y, noise).map(|c| match ratio_between_runs(ea, eb) {
-                Some(half) if *metric == Metric::Time => floored(c, half, noise),
+                Some(half) if *metric == Metric::Time => {
+                    let own = c.ci;
+                    let c = floored(c, half, noise);
+                    ci_from_earlier_runs = c.ci != own;
+                    c
+                }
                 _ => c,
             })
         }
@@ -364,6 +396,8 @@ fn pair(
         ),
         apart,
         slow_run,
+        earlier_range: (EarlierRange::of(ea), EarlierRange::of(eb)),
+        ci_from_earlier_runs,
     }
 }
 

@@ -183,16 +183,24 @@ fn a_change_within_what_reruns_give_is_no_change() {
         alone.pairs[0].comparison.as_ref().unwrap().verdict,
         Verdict::Slower
     );
+    assert_eq!(alone.pairs[0].earlier_range, (None, None));
+    assert!(!alone.pairs[0].ci_from_earlier_runs);
     // This machine's earlier runs of it moved ±5% from run to run: so may a rerun.
     let earlier = [950.0, 1050.0, 1000.0, 1060.0, 980.0];
     let (a, b) = (stat_run(1000.0, &earlier), stat_run(1050.0, &earlier));
-    let c = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0]
-        .comparison
-        .clone()
-        .unwrap();
+    let pair = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0].clone();
+    let c = pair.comparison.clone().unwrap();
     assert!(!c.verdict.is_change(), "{c:?}");
     let (lo, hi) = c.ci.unwrap();
     assert!(lo < 1.0 && hi > 1.1, "{lo} – {hi}");
+    // Their spread, not the processes' (0.1%), set the width; each side's runs are named.
+    assert!(pair.ci_from_earlier_runs);
+    let range = EarlierRange {
+        runs: 5,
+        lowest: 950.0,
+        highest: 1060.0,
+    };
+    assert_eq!(pair.earlier_range, (Some(range), Some(range)));
     // A change far beyond it still shows.
     let b = stat_run(2000.0, &earlier);
     let c = compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0]
@@ -200,6 +208,12 @@ fn a_change_within_what_reruns_give_is_no_change() {
         .clone()
         .unwrap();
     assert_eq!(c.verdict, Verdict::Slower);
+    // Three earlier runs are too few to floor a ratio: no range, nothing set by them.
+    let few = [950.0, 1050.0, 1000.0];
+    let (a, b) = (stat_run(1000.0, &few), stat_run(1050.0, &few));
+    let pair = &compare_runs(&a, &b, &Metric::Time, 0.02, DECLARED).pairs[0];
+    assert_eq!(pair.earlier_range, (None, None));
+    assert!(!pair.ci_from_earlier_runs);
 }
 
 #[test]
