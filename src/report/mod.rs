@@ -2,6 +2,7 @@
 
 pub mod charts;
 pub mod compare;
+mod compare_floor;
 mod compare_host;
 pub mod compare_parts;
 pub mod env_table;
