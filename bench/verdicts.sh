@@ -186,14 +186,16 @@ else
 fi
 
 # One line per configuration compared: the pair of runs, experiment, params, verdict, ratio,
-# the change it could have seen, and whether compare marked it † (its kernel canary moved as
-# much, or a side took it wholly in a slow kernel phase: the host's doing on one kernel).
+# the change it could have seen, whether compare marked it † (its kernel canary moved as
+# much, or a side took it wholly in a slow kernel phase: the host's doing on one kernel), and
+# whether the spread of the earlier runs, not the two runs, set its CI's width.
 verdicts() {
     jq -r --arg pair "$2" '.results[] | [$pair, .experiment,
         (.params | to_entries | map("\(.key)=\(.value)") | join(",")),
         (.verdict // "none"), (.ratio // "nan"), (.detectable_change // "nan"),
         (if .host_moved or ((.kernel_slower_than_earlier // []) | any(. != null))
-         then "host" else "-" end)] | @tsv' "$1"
+         then "host" else "-" end),
+        (if .ci_from_earlier_runs then "earlier" else "-" end)] | @tsv' "$1"
 }
 : >"$WORK/same.tsv"
 for ((i = 0; i < RUNS; i++)); do
@@ -219,9 +221,9 @@ strict, size = sys.argv[1] == "1", sys.argv[2]
 def rows(path):
     out = []
     for line in open(path):
-        pair, exp, params, verdict, ratio, could, host = line.rstrip("\n").split("\t")
+        pair, exp, params, verdict, ratio, could, host, floor = line.rstrip("\n").split("\t")
         out.append((pair, f"{exp} {params}".strip(), verdict, float(ratio), float(could),
-                    host == "host"))
+                    host == "host", floor == "earlier"))
     return out
 
 def median(xs):
@@ -235,7 +237,7 @@ def table(title, data, good, target):
     print()
     print(title)
     by = defaultdict(list)
-    for pair, key, verdict, ratio, could, _ in data:
+    for pair, key, verdict, ratio, could, _, _ in data:
         by[key].append((verdict, ratio, could))
     print(f"  {'configuration':<44} {'pairs':>5} {'as expected':>11}  {'ratios':<15} {'could see (median)':>18}  other verdicts")
     hit = total = 0
@@ -247,20 +249,24 @@ def table(title, data, good, target):
         print(f"  {key:<44} {len(vs):>5} {ok:>5}/{len(vs):<5}  {min(ratios):.3f}–{max(ratios):.3f}   "
               f"{median([c for _, _, c in vs]) * 100:>16.1f}%  {', '.join(others)}")
     wrong = defaultdict(list)
-    for pair, key, verdict, ratio, could, host in data:
+    for pair, key, verdict, ratio, could, host, floor in data:
         if verdict not in good:
-            mark = " †" if host else ""
+            mark = (" †" if host else "") + (" (CI from earlier runs)" if floor else "")
             wrong[pair].append(f"{key.split()[0]} {verdict} {ratio:.3f}{mark}")
     for pair, what in sorted(wrong.items()):
         print(f"    {pair}: {'; '.join(what)}")
     share = hit / total if total else 0.0
     verdict = "PASS" if share >= target else "MISS"
     print(f"  overall: {hit}/{total} = {share * 100:.1f}% (target >= {target * 100:.0f}%) {verdict}")
-    marked = sum(1 for _, _, v, _, _, host in data if v not in good and host)
+    marked = sum(1 for _, _, v, _, _, host, _ in data if v not in good and host)
     if marked:
         print(f"  of the {total - hit} not as expected, {marked} marked † by compare: the "
               "configuration's kernel canary moved as much, or a side took it wholly in a slow kernel "
               "phase (the host's doing on one kernel)")
+    floored = sum(1 for _, _, v, _, _, host, f in data if v not in good and f and not host)
+    if floored:
+        print(f"  of the rest, {floored} had a CI that the spread of the earlier runs set, not the "
+              "two runs (compare names those runs under its table)")
     return share >= target
 
 ok_same = table("Same build, same experiments, every pair of A's runs: 'no change' or 'within noise'",
