@@ -46,6 +46,22 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
     assert_eq!(doc["settings"]["processes"], 3);
     assert_eq!(doc["settings"]["max_processes"], 5);
     let c = &configurations(&doc)[0];
+    // Under a user-mode emulator (qemu-user) a process's own samples can spread wider than
+    // the made 10% between processes (±58% within against ±10% between in one CI run): then
+    // the rule's answer is "within", and the levels must say why.
+    let emulated = results(&doc)[0]["emulation"].is_string();
+    if emulated && c["stopped_adding"] == "within" {
+        let within = num(&c["within_process"], "within_process");
+        let between = num(&c["between_processes"], "between_processes");
+        assert!(
+            within >= between,
+            "stopped at 'within' with it narrower: {c}"
+        );
+        eprintln!(
+            "adaptive: under emulation the within-process level was the widest ({within:.3} against {between:.3}); the rest is not checked this time"
+        );
+        return;
+    }
     // 20, 22, 24 µs… apart by 10% a process: the spread between processes is the widest level
     // and far wider than --quick's ±5% until the last.
     assert_eq!(c["processes"], 5, "{c}");
