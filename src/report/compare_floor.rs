@@ -12,7 +12,7 @@ const FLOOR_ROWS: usize = 5;
 /// That a time's CI is at least as wide as each side's earlier runs spread, where a side has
 /// enough, and the rows of no change where that spread, not the runs compared, set the CI's
 /// width: each side's earlier runs from the fastest to the slowest, so that "could see" is
-/// read with what made it wide (an earlier run in a slow phase of the host, most often).
+/// read with what made it wide (an earlier run in a slow phase of the host, for example).
 pub(super) fn floor_note(cmp: &RunComparison) -> String {
     let any = |p: &Pair| p.earlier_range.0.is_some() || p.earlier_range.1.is_some();
     if cmp.metric != Metric::Time || !cmp.pairs.iter().any(any) {
@@ -68,20 +68,7 @@ pub(super) fn floor_note(cmp: &RunComparison) -> String {
 mod tests {
     use super::*;
 
-    /// A run of `syscall.stat` in three processes that agree within 0.1% around `center`, its
-    /// results carrying `earlier` as the earlier runs' medians.
-    fn stat_run(center: f64, earlier: &[f64]) -> crate::model::Run {
-        let process = |k: f64| {
-            let values: Vec<f64> = (0..30)
-                .map(|i| center * (1.0 + 0.001 * (f64::from(i % 7) / 7.0 + k / 10.0)))
-                .collect();
-            crate::model::ExperimentResult {
-                earlier_medians: earlier.to_vec(),
-                ..crate::model::ExperimentResult::from_values("syscall.stat", &[], &values, 100)
-            }
-        };
-        crate::store::tests::run(None, 1.0, vec![process(0.0), process(1.0), process(2.0)])
-    }
+    use crate::analysis::compare::tests::stat_run;
 
     #[test]
     fn the_rows_whose_width_the_earlier_runs_set_are_named_with_them() {

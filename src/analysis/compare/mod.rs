@@ -431,4 +431,4 @@ fn lone(key: &Key, only_in: &'static str, other_status: Option<&'static str>) ->
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

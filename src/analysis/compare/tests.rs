@@ -160,8 +160,8 @@ proptest! {
 }
 
 /// A run of `syscall.stat` in three processes, each around `center` (±0.1%), whose results
-/// carry `earlier` as the earlier runs' medians.
-fn stat_run(center: f64, earlier: &[f64]) -> Run {
+/// carry `earlier` as the earlier runs' medians. The report's tests take it too.
+pub(crate) fn stat_run(center: f64, earlier: &[f64]) -> Run {
     let process = |k: f64| {
         let values: Vec<f64> = (0..30)
             .map(|i| center * (1.0 + 0.001 * ((i % 7) as f64 / 7.0 + k / 10.0)))
