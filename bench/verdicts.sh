@@ -23,7 +23,10 @@
 #                          [-- RUN ARGS...]
 #   --runs N       runs of A and of B (default 5: 10 pairs of A, 25 pairs of A and B)
 #   --history N    first N runs of each, into the same database, not counted (default 0)
-#   --size BYTES   B's read size (default 4096; 64 asks for a change of a few percent)
+#   --size BYTES   B's read size (default 4096). Measured on the AMD EPYC VM (2026-12-07):
+#                  4096 read 1.16-1.25x as long as size=1 in a quiet window; 1024
+#                  1.01-1.19x (medians 1.05 call, 1.07 inline: a change of 5-7%); 64
+#                  0.97-1.09x (medians 1.00 and 0.99: no cost to see)
 #   --quick        oslab's --quick
 #   --max-processes N  oslab's --max-processes, for A's runs and B's (default: oslab's, 6)
 #   --binary PATH  the oslab to measure (default: cargo build --release)
