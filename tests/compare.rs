@@ -98,7 +98,7 @@ Only in B:
   ipc.unix_latency
 
 Each side is one worker process: the CI shows the spread within it, not between runs; runs measured with several processes (`oslab run`'s default of 3) make the comparison robust to run-to-run noise.
-could see: the smallest change these two runs could have called at the CI's width and the noise band; "no change" says only that any change is smaller.
+could see: the smallest change these runs could have called at the CI's width and the noise band; "no change" says only that any change is smaller.
 3 compared: 1 slower, 0 faster, 1 no change, 1 within noise; !! marks 1 change(s) of 1.5× or more
 "#;
 
@@ -209,6 +209,7 @@ const JSON: &str = r#"{
   "a_run_id": 1,
   "any_slower": true,
   "b_run_id": 2,
+  "run_sets": null,
   "environment_diff": [
     {
       "a": "6.1.0",
@@ -245,6 +246,7 @@ const JSON: &str = r#"{
       "apart_process_medians": [null, null],
       "earlier_range": [null, null],
       "ci_from_earlier_runs": false,
+      "runs": null,
       "kernel_slower_than_earlier": [null, null],
       "kernel_canaries": null,
       "p_value": 1.0,
@@ -269,6 +271,7 @@ const JSON: &str = r#"{
       "apart_process_medians": [null, null],
       "earlier_range": [null, null],
       "ci_from_earlier_runs": false,
+      "runs": null,
       "kernel_slower_than_earlier": [null, null],
       "kernel_canaries": null,
       "p_value": 1.3775088545298564e-14,
@@ -293,6 +296,7 @@ const JSON: &str = r#"{
       "apart_process_medians": [null, null],
       "earlier_range": [null, null],
       "ci_from_earlier_runs": false,
+      "runs": null,
       "kernel_slower_than_earlier": [null, null],
       "kernel_canaries": null,
       "p_value": 1.3775088545298564e-14,

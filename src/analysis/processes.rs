@@ -269,7 +269,7 @@ pub fn difference_between_interval(
 /// Half the width of Welch's 95% t interval of the difference of the means of `a` and `b`:
 /// the standard error of that difference times t at the Welch–Satterthwaite degrees of
 /// freedom. `None` unless both have two or more values and the width is finite.
-fn welch_half_width(a: &[f64], b: &[f64]) -> Option<f64> {
+pub fn welch_half_width(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }

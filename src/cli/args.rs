@@ -98,9 +98,12 @@ pub(super) enum Command {
     /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
     /// a verdict; first the environment and settings that differ. Runs of two operating
     /// systems (a run imported from FreeBSD, say) are said first, and every experiment the two
-    /// systems perform differently is marked ≠ with how each does it
+    /// systems perform differently is marked ≠ with how each does it. Two sets of runs (ids
+    /// separated by commas) are compared by their runs' medians, each run one observation: the
+    /// way to call a change smaller than this machine's runs spread
     #[command(after_help = "Examples:\n  oslab compare 1 2\n  \
                             oslab compare before after --fail-on-regression\n  \
+                            oslab compare 1,3,5,7,9 2,4,6,8,10   # five runs a side, alternated\n  \
                             oslab compare 3 4 --profile flames   # and differential flame graphs\n  \
                             oslab import freebsd-run.json && oslab compare linux freebsd")]
     Compare(CompareArgs),
@@ -424,9 +427,9 @@ pub(super) struct ProfileArgs {
 #[derive(clap::Args, Debug)]
 pub(super) struct CompareArgs {
     /// Run A, the baseline: a run id, UUID or tag (the latest run with that tag; `tag:1`
-    /// for a tag that is a number)
+    /// for a tag that is a number); or two or more separated by commas, a set of runs
     pub(super) a: String,
-    /// Run B, compared against A
+    /// Run B, compared against A; or a set of runs, as A
     pub(super) b: String,
     /// Half-width of the noise band around B/A = 1, in percent: a change whose CI touches the
     /// band is "within noise" [default: 2, or the runs' --precision when larger (5 for

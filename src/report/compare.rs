@@ -15,12 +15,15 @@ pub fn render(cmp: &RunComparison) -> String {
     // Two systems are said first: every row below reads differently then.
     let mut out = systems_line(cmp);
     out += &format!(
-        "A = run {}, B = run {}: {} per operation, median of each, B/A with its 95% bootstrap \
-         CI, p at the CI's unit of replication, the smallest change it could see; noise band \
-         ±{}%{}\n",
-        cmp.a_id,
-        cmp.b_id,
+        "{}: {} per operation, {}, p at the CI's unit of replication, the smallest change it \
+         could see; noise band ±{}%{}\n",
+        sides(cmp),
         cmp.metric.name(),
+        match cmp.run_sets {
+            Some(_) =>
+                "the geometric mean of each side's runs' medians, B/A with its 95% CI over the runs",
+            None => "median of each, B/A with its 95% bootstrap CI",
+        },
         (cmp.noise * 100.0 * 1e4).round() / 1e4,
         cmp.noise_reason
             .as_ref()
@@ -40,6 +43,18 @@ pub fn render(cmp: &RunComparison) -> String {
     out.push_str(&summary_line(cmp));
     out.push('\n');
     out
+}
+
+/// What A and B are: a run each, or a set of runs each.
+fn sides(cmp: &RunComparison) -> String {
+    let list = |ids: &[i64]| {
+        let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+        format!("runs {} ({})", ids.join(", "), ids.len())
+    };
+    match &cmp.run_sets {
+        Some((a, b)) => format!("A = {}, B = {}", list(a), list(b)),
+        None => format!("A = run {}, B = run {}", cmp.a_id, cmp.b_id),
+    }
 }
 
 /// One line when one run was measured under user-mode emulation and the other was not: its
@@ -205,6 +220,17 @@ fn footnotes(cmp: &RunComparison) -> String {
         .pairs
         .iter()
         .any(|p| p.processes.0 > 1 || p.processes.1 > 1);
+    if cmp.run_sets.is_some() {
+        out.push_str(
+            "Each side is a set of runs and each run's median one observation: B/A is the ratio \
+             of the geometric means, its CI Welch's t over the logarithms of the runs' medians, \
+             so a change must stand out of the spread between runs, the host's phases included; \
+             p is that CI's own test (p < 0.05 exactly when it excludes 1). Configurations are \
+             those the first run of each side measured.\n",
+        );
+        out.push_str(&tests_note(cmp));
+        return out;
+    }
     if several {
         out.push_str(
             "Where a run has several worker processes (--repeat; 3 by default), the CI resamples \
@@ -255,7 +281,7 @@ fn tests_note(cmp: &RunComparison) -> String {
         .filter_map(|p| p.comparison.as_ref()?.test)
         .collect();
     let mut out = String::new();
-    if tests.contains(&Test::Interval) {
+    if tests.contains(&Test::Interval) && cmp.run_sets.is_none() {
         out.push_str(
             "p is the CI's own test where the processes (or earlier runs) are the unit of \
              replication: the log ratio over the CI's standard error, so p < 0.05 exactly when \
@@ -264,7 +290,7 @@ fn tests_note(cmp: &RunComparison) -> String {
     }
     if cmp.pairs.iter().any(|p| p.comparison.is_some()) {
         out.push_str(
-            "could see: the smallest change these two runs could have called at the CI's width \
+            "could see: the smallest change these runs could have called at the CI's width \
              and the noise band; \"no change\" says only that any change is smaller.\n",
         );
     }
@@ -437,6 +463,8 @@ pub fn document(cmp: &RunComparison) -> Value {
                 // null), and whether their spread, not the runs compared, set the CI's width.
                 "earlier_range": [pair.earlier_range.0, pair.earlier_range.1],
                 "ci_from_earlier_runs": pair.ci_from_earlier_runs,
+                // Runs compared as sets: how many of each side's runs measured it; else null.
+                "runs": pair.runs.map(|(a, b)| [a, b]),
             });
             if let Some(label) = &pair.label {
                 doc["label"] = json!(label);
@@ -467,6 +495,7 @@ pub fn document(cmp: &RunComparison) -> Value {
     json!({
         "a_run_id": cmp.a_id,
         "b_run_id": cmp.b_id,
+        "run_sets": cmp.run_sets.as_ref().map(|(a, b)| json!({"a": a, "b": b})),
         "metric": cmp.metric.name(),
         "noise": cmp.noise,
         "noise_reason": cmp.noise_reason,

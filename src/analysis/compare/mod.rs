@@ -27,6 +27,8 @@ mod fields;
 pub use fields::*;
 mod verdict;
 pub use verdict::*;
+mod sets;
+pub use sets::{compare_figure_sets, compare_run_sets};
 
 /// What is compared: the time per operation, a getrusage field or a counter per operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +112,9 @@ pub struct Pair {
     /// The floor from the earlier runs' spread made the ratio's interval wider than its own
     /// processes did: what reruns gave, not this pair of runs, set what it could see.
     pub ci_from_earlier_runs: bool,
+    /// Comparing sets of runs ([`compare_run_sets`]): the runs of each side that measured
+    /// this configuration, each one observation; `None` for two runs.
+    pub runs: Option<(usize, usize)>,
 }
 
 /// The earlier runs' medians a side of a comparison floors its ratio's interval with: how
@@ -183,6 +188,9 @@ pub struct RunComparison {
     pub kernel_canaries: Option<KernelCanaries>,
     pub pairs: Vec<Pair>,
     pub unpaired: Vec<Unpaired>,
+    /// Comparing sets of runs ([`compare_run_sets`]): the run ids of each side, `a_id` and
+    /// `b_id` their first; `None` for two runs.
+    pub run_sets: Option<(Vec<i64>, Vec<i64>)>,
 }
 
 impl RunComparison {
@@ -298,6 +306,7 @@ pub fn compare_runs(
         kernel_canaries: KernelCanaries::of(a, b),
         pairs,
         unpaired,
+        run_sets: None,
     }
 }
 
@@ -398,6 +407,7 @@ fn pair(
         slow_run,
         earlier_range: (EarlierRange::of(ea), EarlierRange::of(eb)),
         ci_from_earlier_runs,
+        runs: None,
     }
 }
 
