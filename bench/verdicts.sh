@@ -14,7 +14,9 @@
 #                                  (exported, renamed, imported) so that compare pairs them:
 #                                  the share called "slower" (target >= 95%)
 # Each row of the second part shows the ratio compare measured, so the size of the cost it
-# was asked to see is in the output, not assumed. The runs share one database, as a user's
+# was asked to see is in the output, not assumed. A last part, with no target, compares the
+# same runs as sets (A's against B's; A's odd runs against its even ones), each run one
+# observation. The runs share one database, as a user's
 # do: from the fifth run on, their intervals are floored by the earlier runs' spread
 # (--history 4 gives every counted run that floor, as in a database that has been in use).
 #
@@ -216,7 +218,31 @@ for ((i = 0; i < RUNS; i++)); do
     done
 done
 
-python3 - "$STRICT" "$SIZE" "$WORK/same.tsv" "$WORK/known.tsv" <<'PY'
+# The same runs compared as sets (`oslab compare A1,A2,… B1,B2,…`, each run's median one
+# observation): A's runs against B's, and A's odd runs against its even ones. No target: what
+# more runs buy where the runs' spread is the widest level.
+commas() {
+    local IFS=,
+    echo "$*"
+}
+: >"$WORK/sets-known.tsv"
+: >"$WORK/sets-same.tsv"
+if ((RUNS >= 2)); then
+    DB=$KNOWN_DB oslab_to "$WORK/sets-known.json" compare "$(commas "${A_UUID[@]}")" \
+        "$(commas "${B_UUID[@]}")" --json
+    verdicts "$WORK/sets-known.json" "A B" | awk -F'\t' '$2 == "syscall.read"' >"$WORK/sets-known.tsv"
+fi
+if ((RUNS >= 4)); then
+    ODD=() EVEN=()
+    for ((i = 0; i < RUNS; i++)); do
+        if ((i % 2 == 0)); then ODD+=("${A[i]}"); else EVEN+=("${A[i]}"); fi
+    done
+    oslab_to "$WORK/sets-same.json" compare "$(commas "${ODD[@]}")" "$(commas "${EVEN[@]}")" --json
+    verdicts "$WORK/sets-same.json" "odd even" >"$WORK/sets-same.tsv"
+fi
+
+python3 - "$STRICT" "$SIZE" "$WORK/same.tsv" "$WORK/known.tsv" "$WORK/sets-known.tsv" \
+    "$WORK/sets-same.tsv" <<'PY'
 import sys
 from collections import defaultdict
 
@@ -276,6 +302,17 @@ ok_same = table("Same build, same experiments, every pair of A's runs: 'no chang
                 rows(sys.argv[3]), {"no_change", "within_noise"}, 0.95)
 ok_known = table(f"A known slowdown, A's syscall.read size=1 against B's size={size}: 'slower'",
                  rows(sys.argv[4]), {"slower"}, 0.95)
+sets_known, sets_same = rows(sys.argv[5]), rows(sys.argv[6])
+if sets_known or sets_same:
+    print()
+    print("The same runs as two sets (oslab compare A1,A2,… B1,B2,…), each run's median one "
+          "observation; no target")
+    for _, key, verdict, ratio, could, _, _ in sets_known:
+        print(f"  A's runs against B's: {key:<36} {verdict:<12} {ratio:.3f}, could see {could * 100:.1f}%")
+    if sets_same:
+        same_ok = sum(v in {"no_change", "within_noise"} for _, _, v, _, _, _, _ in sets_same)
+        print(f"  A's odd runs against its even ones: {same_ok}/{len(sets_same)} "
+              "'no change' or 'within noise'")
 if strict and not (ok_same and ok_known):
     sys.exit(1)
 PY
