@@ -98,7 +98,7 @@ pub(super) enum Command {
     /// Compare two stored runs: per experiment A, B, B/A with its CI, a significance test and
     /// a verdict; first the environment and settings that differ. Runs of two operating
     /// systems (a run imported from FreeBSD, say) are said first, and every experiment the two
-    /// systems perform differently is marked ≠ with how each does it. Two sets of runs (ids
+    /// systems perform differently is marked ≠ with how each does it. Two sets of runs (runs
     /// separated by commas) are compared by their runs' medians, each run one observation: the
     /// way to call a change smaller than this machine's runs spread
     #[command(after_help = "Examples:\n  oslab compare 1 2\n  \
