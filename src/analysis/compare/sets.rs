@@ -6,8 +6,8 @@
 //! (`analysis::processes::ratio_between_runs`); runs compared as sets measure it themselves.
 
 use super::{
-    Comparison, Declared, Key, Metric, RunComparison, Side, Test, compare_runs, counted,
-    detectable, group, interval_p, is_large, side, verdict,
+    Comparison, Declared, Key, Metric, RunComparison, Side, compare_runs, counted, from_interval,
+    group, side,
 };
 use crate::analysis::host::{PhaseBound, leave_out};
 use crate::analysis::processes::{kept_groups, log_interval, welch_half_width};
@@ -45,21 +45,13 @@ pub fn compare_figure_sets(a: &[f64], b: &[f64], noise: f64) -> Option<Compariso
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
     let half = welch_half_width(&la, &lb)?;
     let (ga, gb) = (mean(&la).exp(), mean(&lb).exp());
-    let r = gb / ga;
-    let ci = log_interval(r, half);
-    let p = interval_p(r, ci);
-    let verdict = verdict(Some(p.unwrap_or(1.0)), r, Some(ci), noise);
-    Some(Comparison {
-        a: ga,
-        b: gb,
-        ratio: r,
-        ci: Some(ci),
-        p,
-        test: p.map(|_| Test::Interval),
-        detectable: detectable(r, ci, noise),
-        verdict,
-        highlight: verdict.is_change() && is_large(r),
-    })
+    Some(from_interval(
+        ga,
+        gb,
+        gb / ga,
+        log_interval(gb / ga, half),
+        noise,
+    ))
 }
 
 /// Compare the runs `b` against the runs `a` (two or more a side, each side's first one
@@ -99,8 +91,8 @@ pub fn compare_run_sets(a: &[Run], b: &[Run], noise: f64, declared: Declared) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::Verdict;
     use crate::analysis::compare::tests::stat_run;
+    use crate::analysis::compare::{Test, Verdict};
 
     #[test]
     fn sets_of_runs_give_welchs_interval_on_the_logarithms() {

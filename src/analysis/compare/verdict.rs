@@ -302,18 +302,32 @@ pub fn floored(c: Comparison, half: f64, noise: f64) -> Comparison {
     let Some(ci) = c.ci else {
         return c;
     };
-    let ci = hull(ci, Some(log_interval(c.ratio, half)));
     // The runs are now the unit of replication: the test is the interval's.
-    let p = interval_p(c.ratio, ci);
-    let verdict = verdict(Some(p.unwrap_or(1.0)), c.ratio, Some(ci), noise);
+    from_interval(
+        c.a,
+        c.b,
+        c.ratio,
+        hull(ci, Some(log_interval(c.ratio, half))),
+        noise,
+    )
+}
+
+/// The comparison of figures `a` and `b` whose ratio's 95% interval `ci` is all there is to
+/// test: p is that interval's own ([`interval_p`]), so the two cannot disagree; the verdict,
+/// the smallest change it could call and the highlight follow.
+pub fn from_interval(a: f64, b: f64, ratio: f64, ci: (f64, f64), noise: f64) -> Comparison {
+    let p = interval_p(ratio, ci);
+    let verdict = verdict(Some(p.unwrap_or(1.0)), ratio, Some(ci), noise);
     Comparison {
+        a,
+        b,
+        ratio,
         ci: Some(ci),
         p,
         test: p.map(|_| Test::Interval),
-        detectable: detectable(c.ratio, ci, noise),
+        detectable: detectable(ratio, ci, noise),
         verdict,
-        highlight: verdict.is_change() && is_large(c.ratio),
-        ..c
+        highlight: verdict.is_change() && is_large(ratio),
     }
 }
 
