@@ -79,7 +79,10 @@ fn check_result(r: &Value, tmpfs: bool) {
 fn the_quick_suite_measures_every_personality() {
     let lab = Lab::new();
     let dir = scratch();
-    let doc = lab.run_json(&suite_args(dir.path()), 0);
+    let mut args = vec!["run"];
+    args.extend(suite_args(dir.path()));
+    args.push("--json");
+    let doc = lab.run_warm(&args).json();
     check_run_contract(&doc);
     assert!(leftovers(dir.path()).is_empty(), "nothing left in --dir");
     let tmpfs = memory_backed(dir.path());
@@ -145,8 +148,7 @@ fn the_text_report_prints_the_filebench_summary() {
     let dir = scratch();
     let mut args = vec!["run"];
     args.extend(suite_args(dir.path()));
-    let out = lab.oslab(&args);
-    out.assert_code(0);
+    let out = lab.run_warm(&args);
     let text = &out.stdout;
     let at = text
         .find("Filebench's filemicro workloads, measured by oslab")

@@ -32,11 +32,13 @@ fn scratch(prefix: &str, under: Option<&Path>) -> tempfile::TempDir {
 }
 
 fn run_in(lab: &Lab, dir: &Path, args: &[&str]) -> Value {
-    let mut full: Vec<&str> = args.to_vec();
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
     let d = dir.to_str().unwrap();
     full.extend_from_slice(&["--dir", d]);
     full.extend_from_slice(&QUICK);
-    let doc = lab.run_json(&full, 0);
+    full.push("--json");
+    let doc = lab.run_warm(&full).json();
     check_run_contract(&doc);
     assert!(
         leftovers(dir).is_empty(),

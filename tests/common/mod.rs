@@ -207,6 +207,45 @@ impl Lab {
         );
         out.json()
     }
+
+    /// `oslab ARGS...` (a run, with or without `--json`) expecting exit code 0, run once more
+    /// where it exited 4 and the only checks that failed in its stored run are blocks read
+    /// that cached file-system metadata should have spared (`inblock per op < …`). A fresh
+    /// CI machine's builds write tens of GiB beside the tests, and the page cache evicts
+    /// directory and inode-table blocks meanwhile (0.054 blocks per create against < 0.05 in
+    /// one CI run): the check is right to call that result suspect, and the first run read
+    /// the blocks back in. Any other failure stands.
+    pub fn run_warm(&self, args: &[&str]) -> Out {
+        let out = self.oslab(args);
+        if out.code != Some(4) || !self.only_evicted_blocks() {
+            out.assert_code(0);
+            return out;
+        }
+        eprintln!(
+            "metadata blocks were read (evicted by the machine's other work); run again\n{out}"
+        );
+        let again = self.oslab(args);
+        again.assert_code(0);
+        again
+    }
+
+    /// Whether the last stored run's only failed checks are `inblock per op` bounds.
+    fn only_evicted_blocks(&self) -> bool {
+        let shown = self.oslab(&["show", "--json"]);
+        shown.assert_code(0);
+        let doc = shown.json();
+        let failed: Vec<&Value> = results(&doc)
+            .iter()
+            .flat_map(|r| r["validation"].as_array().into_iter().flatten())
+            .filter(|v| v["ok"] == false)
+            .collect();
+        !failed.is_empty()
+            && failed.iter().all(|v| {
+                v["check"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("inblock per op <"))
+            })
+    }
 }
 
 impl Out {
