@@ -65,6 +65,10 @@ fn sets_of_runs_are_compared_by_their_runs_medians() {
     assert_eq!(doc["run_sets"]["b"], serde_json::json!([2, 4, 6]));
     let r = &doc["results"][0];
     assert_eq!(r["runs"], serde_json::json!([3, 3]));
+    // One worker process a run, counted over each side's runs; no earlier runs floor a set.
+    assert_eq!(r["processes"], serde_json::json!([3, 3]), "{r}");
+    assert_eq!(r["partial"], serde_json::json!([false, false]), "{r}");
+    assert!(r["earlier_runs"].is_null(), "{r}");
     assert_eq!(r["verdict"], "slower");
     assert_eq!(r["p_test"], "interval");
     let (lo, hi) = (r["ratio_ci_low"].as_f64(), r["ratio_ci_high"].as_f64());

@@ -435,7 +435,8 @@ pub fn document(cmp: &RunComparison) -> Value {
                 "params": pair.params,
                 "processes": [pair.processes.0, pair.processes.1],
                 "partial": [pair.partial.0, pair.partial.1],
-                "earlier_runs": [pair.earlier_runs.0, pair.earlier_runs.1],
+                // Sets of runs floor nothing with earlier runs: null.
+                "earlier_runs": pair.runs.is_none().then_some([pair.earlier_runs.0, pair.earlier_runs.1]),
                 "unit": pair.unit,
                 "a": c.and_then(|c| finite(c.a)),
                 "b": c.and_then(|c| finite(c.b)),

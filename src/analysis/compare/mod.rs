@@ -83,10 +83,12 @@ pub struct Pair {
     pub params: BTreeMap<String, String>,
     /// The suite's name for the configuration, if any.
     pub label: Option<String>,
-    /// Worker processes (repeats) on each side.
+    /// Worker processes (repeats) on each side; comparing sets of runs, over all of a side's
+    /// runs.
     pub processes: (usize, usize),
     /// Earlier runs' medians each side's results carry (`ExperimentResult::earlier_medians`):
-    /// from `analysis::processes::MIN_EARLIER_RUNS_COMPARED` on, their spread widens a time's CI.
+    /// from `analysis::processes::MIN_EARLIER_RUNS_COMPARED` on, their spread widens a time's
+    /// CI. Comparing sets of runs, the first runs' (unused: the sets' own spread is the CI).
     pub earlier_runs: (usize, usize),
     pub unit: String,
     /// A side whose figure comes from a failed process that kept samples (interrupted,
@@ -383,11 +385,6 @@ fn pair(
         }
         _ => None,
     };
-    let processes = |rs: &[&ExperimentResult]| rs.iter().filter(|r| !r.samples.is_empty()).count();
-    let partial = |rs: &[&ExperimentResult]| {
-        rs.iter()
-            .any(|r| r.status == crate::model::Status::Failed && !r.samples.is_empty())
-    };
     Pair {
         experiment: key.0.clone(),
         params: key.1.clone(),
@@ -409,6 +406,18 @@ fn pair(
         ci_from_earlier_runs,
         runs: None,
     }
+}
+
+/// How many of one configuration's results in a run are worker processes with samples.
+fn processes(rs: &[&ExperimentResult]) -> usize {
+    rs.iter().filter(|r| !r.samples.is_empty()).count()
+}
+
+/// Whether one of a configuration's results in a run failed with samples kept: a partial
+/// measurement.
+fn partial(rs: &[&ExperimentResult]) -> bool {
+    rs.iter()
+        .any(|r| r.status == crate::model::Status::Failed && !r.samples.is_empty())
 }
 
 /// How each system performs `experiment`, as its cells say; a system or an experiment oslab

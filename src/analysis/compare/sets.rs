@@ -7,7 +7,7 @@
 
 use super::{
     Comparison, Declared, Key, Metric, RunComparison, Side, compare_runs, counted, from_interval,
-    group, side,
+    group, partial, processes, side,
 };
 use crate::analysis::host::{PhaseBound, leave_out};
 use crate::analysis::processes::{kept_groups, log_interval, welch_half_width};
@@ -28,6 +28,18 @@ fn run_figure(run: &Run, key: &Key, phase_bound: PhaseBound) -> Option<f64> {
     let samples: Vec<&[f64]> = samples.iter().map(Vec::as_slice).collect();
     let pooled: Vec<f64> = kept_groups(&samples).concat();
     median(&pooled).filter(|m| *m > 0.0 && m.is_finite())
+}
+
+/// One configuration's worker processes over `runs` (those with samples), and whether any
+/// run's figure is partial (a process that failed with samples kept).
+fn processes_over(runs: &[Run], key: &Key) -> (usize, bool) {
+    runs.iter()
+        .filter_map(|run| {
+            let groups = group(run);
+            let (_, results) = groups.into_iter().find(|(k, _)| k == key)?;
+            Some((processes(&results), partial(&results)))
+        })
+        .fold((0, false), |(n, any), (m, p)| (n + m, any || p))
 }
 
 /// Two sets of one configuration's per-run figures compared: the ratio of their geometric
@@ -59,7 +71,8 @@ pub fn compare_figure_sets(a: &[f64], b: &[f64], noise: f64) -> Option<Compariso
 /// compared): every configuration both first runs measured, by the times of every run of
 /// each side that measured it ([`compare_figure_sets`]). The floor from earlier runs, the
 /// processes apart and the kernel canaries of a comparison of two runs are not used: the runs'
-/// own spread is the interval.
+/// own spread is the interval. A pair's processes are those of every run of a side, and a
+/// side is partial where any of its runs is.
 pub fn compare_run_sets(a: &[Run], b: &[Run], noise: f64, declared: Declared) -> RunComparison {
     let mut cmp = compare_runs(&a[0], &b[0], &Metric::Time, noise, declared);
     for pair in &mut cmp.pairs {
@@ -75,6 +88,9 @@ pub fn compare_run_sets(a: &[Run], b: &[Run], noise: f64, declared: Declared) ->
         };
         let (fa, fb) = (figures(a), figures(b));
         pair.runs = Some((fa.len(), fb.len()));
+        let ((pa, partial_a), (pb, partial_b)) = (processes_over(a, &key), processes_over(b, &key));
+        pair.processes = (pa, pb);
+        pair.partial = (partial_a, partial_b);
         pair.comparison = compare_figure_sets(&fa, &fb, noise);
         pair.kernel_canaries = None;
         pair.apart = (None, None);
@@ -148,6 +164,14 @@ mod tests {
         let cmp = compare_run_sets(&a, &b, 0.02, declared);
         let pair = &cmp.pairs[0];
         assert_eq!(pair.runs, Some((3, 3)));
+        // Three processes a run, three runs a side.
+        assert_eq!(pair.processes, (9, 9));
+        assert_eq!(pair.partial, (false, false));
+        // A side is partial where any of its runs is: here B's last, not its first.
+        let mut b = b;
+        b[2].results[1].status = crate::model::Status::Failed;
+        let cmp = compare_run_sets(&a, &b, 0.02, declared);
+        assert_eq!(cmp.pairs[0].partial, (false, true));
         let c = pair.comparison.as_ref().unwrap();
         assert!((c.ratio - 1.1).abs() < 0.002, "{c:?}");
         assert_eq!(c.verdict, Verdict::Slower);
