@@ -86,13 +86,27 @@ fn compare_sets(
     let mut cmp = compare_run_sets(&runs_a, &runs_b, noise, crate::experiment::DECLARED);
     cmp.noise_reason = noise_reason;
     let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&report::compare::document(&cmp))?;
-        s.push('\n');
-        s
+        pretty(&report::compare::document(&cmp))?
     } else {
         report::compare::render(&cmp)
     };
-    write_stdout(&text)?;
+    print_comparison(&text, &cmp, args)
+}
+
+/// The JSON document as printed: pretty, one line feed after it.
+fn pretty(doc: &serde_json::Value) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(doc)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Print a comparison's text and exit 1 where `--fail-on-regression` finds a row slower.
+fn print_comparison(
+    text: &str,
+    cmp: &crate::analysis::compare::RunComparison,
+    args: &CompareArgs,
+) -> Result<ExitCode> {
+    write_stdout(text)?;
     if args.fail_on_regression && cmp.any_slower() {
         return Ok(ExitCode::from(1));
     }
@@ -147,9 +161,7 @@ pub(super) fn compare(mut source: Source, args: CompareArgs) -> Result<ExitCode>
         // Only what both runs measured (scaling curves, reclaim counters): the document is
         // otherwise unchanged.
         report::compare_parts::add_to(&mut doc, &a, &b, noise);
-        let mut s = serde_json::to_string_pretty(&doc)?;
-        s.push('\n');
-        s
+        pretty(&doc)?
     } else {
         let mut s = report::compare::render(&cmp);
         s.push_str(&report::compare_parts::text(&a, &b, noise));
@@ -159,9 +171,5 @@ pub(super) fn compare(mut source: Source, args: CompareArgs) -> Result<ExitCode>
         }
         s
     };
-    write_stdout(&text)?;
-    if args.fail_on_regression && cmp.any_slower() {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    print_comparison(&text, &cmp, &args)
 }
