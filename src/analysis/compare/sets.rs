@@ -167,14 +167,14 @@ mod tests {
         // Three processes a run, three runs a side.
         assert_eq!(pair.processes, (9, 9));
         assert_eq!(pair.partial, (false, false));
+        let c = pair.comparison.as_ref().unwrap();
+        assert!((c.ratio - 1.1).abs() < 0.002, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert_eq!(cmp.run_sets.as_ref().map(|s| s.0.len()), Some(3));
         // A side is partial where any of its runs is: here B's last, not its first.
         let mut b = b;
         b[2].results[1].status = crate::model::Status::Failed;
         let cmp = compare_run_sets(&a, &b, 0.02, declared);
         assert_eq!(cmp.pairs[0].partial, (false, true));
-        let c = pair.comparison.as_ref().unwrap();
-        assert!((c.ratio - 1.1).abs() < 0.002, "{c:?}");
-        assert_eq!(c.verdict, Verdict::Slower);
-        assert_eq!(cmp.run_sets.as_ref().map(|s| s.0.len()), Some(3));
     }
 }
