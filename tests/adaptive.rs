@@ -93,15 +93,17 @@ fn processes_that_differ_by_design_get_processes_up_to_the_most() {
 
 #[test]
 fn a_configuration_whose_processes_took_its_budget_gets_no_more() {
-    // The same made spread, but a budget of 0.18 s: below --quick's least time (0.2 s), so no
-    // process stops early for precision and the three of them, each started, warmed up and
-    // sampled for its 0.06 s share, take more than three quarters of the budget in wall time
-    // together: a fourth would overrun it. Each share still holds some 30 samples of 1 ms, so
-    // a sample or two the host preempted stay outside the process's own interval of its
-    // median. (At 0.05 s a share held about five, whose interval is their whole range: on a
-    // loaded CI machine one preempted sample in each of two processes made the within-process
-    // level ±160% and the widest, and the plan rightly stopped for that three times running.)
-    // Up to three runs, should the within-process level still be the widest.
+    // The same made spread, but a budget of 0.18 s. Each process gets the budget over
+    // --max-processes 5 (0.036 s) and --quick's least time likewise (0.04 s): as the budget is
+    // below the least time (0.2 s), no process stops early for precision, and three of them,
+    // each warmed up (0.02 s) and sampled for its share, take more than three quarters of the
+    // budget in wall time together: a fourth would overrun it. A share still holds some 30
+    // samples of 1 ms, so a sample or two the host preempted stay outside the process's own
+    // interval of its median. (At 0.05 s a share held about five, whose interval is their
+    // whole range: on a loaded CI machine one preempted sample in each of two processes made
+    // the within-process level ±164% and the widest, and the plan rightly stopped for that
+    // three times running.) Up to three runs, should the within-process level still be the
+    // widest.
     let mut tries = 0;
     let (lab, c) = loop {
         tries += 1;
