@@ -79,10 +79,7 @@ fn check_result(r: &Value, tmpfs: bool) {
 fn the_quick_suite_measures_every_personality() {
     let lab = Lab::new();
     let dir = scratch();
-    let mut args = vec!["run"];
-    args.extend(suite_args(dir.path()));
-    args.push("--json");
-    let doc = lab.run_warm(&args).json();
+    let doc = lab.run_json_warm(&suite_args(dir.path()));
     check_run_contract(&doc);
     assert!(leftovers(dir.path()).is_empty(), "nothing left in --dir");
     let tmpfs = memory_backed(dir.path());

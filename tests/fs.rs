@@ -32,13 +32,11 @@ fn scratch(prefix: &str, under: Option<&Path>) -> tempfile::TempDir {
 }
 
 fn run_in(lab: &Lab, dir: &Path, args: &[&str]) -> Value {
-    let mut full = vec!["run"];
-    full.extend_from_slice(args);
+    let mut full: Vec<&str> = args.to_vec();
     let d = dir.to_str().unwrap();
     full.extend_from_slice(&["--dir", d]);
     full.extend_from_slice(&QUICK);
-    full.push("--json");
-    let doc = lab.run_warm(&full).json();
+    let doc = lab.run_json_warm(&full);
     check_run_contract(&doc);
     assert!(
         leftovers(dir).is_empty(),

@@ -201,10 +201,17 @@ impl Lab {
         full.push("--json");
         let out = self.oslab(&full);
         out.assert_code(code);
-        assert!(
-            out.stderr.contains("stored as run"),
-            "a run reports where it was stored on stderr\n{out}"
-        );
+        out.assert_stored();
+        out.json()
+    }
+
+    /// [`Lab::run_json`] expecting exit code 0, by way of [`Lab::run_warm`].
+    pub fn run_json_warm(&self, args: &[&str]) -> Value {
+        let mut full = vec!["run"];
+        full.extend_from_slice(args);
+        full.push("--json");
+        let out = self.run_warm(&full);
+        out.assert_stored();
         out.json()
     }
 
@@ -249,6 +256,14 @@ impl Lab {
 }
 
 impl Out {
+    /// A run reports where it was stored, on stderr.
+    pub fn assert_stored(&self) {
+        assert!(
+            self.stderr.contains("stored as run"),
+            "a run reports where it was stored on stderr\n{self}"
+        );
+    }
+
     pub fn assert_code(&self, code: i32) -> &Out {
         assert_eq!(
             self.code,
