@@ -12,15 +12,13 @@ use super::{
 use crate::analysis::host::{PhaseBound, leave_out};
 use crate::analysis::processes::{kept_groups, log_interval, welch_half_width};
 use crate::analysis::stats::median;
-use crate::model::Run;
+use crate::model::{ExperimentResult, Run};
 
-/// One configuration's time per operation in one run, as a comparison of two runs takes each
-/// side's: the median of the samples its figures count (slow kernel phases left out where
-/// they came in phases, a cold first process dropped). `None` where the run did not measure
-/// it.
-fn run_figure(run: &Run, key: &Key, phase_bound: PhaseBound) -> Option<f64> {
-    let groups = group(run);
-    let (_, results) = groups.iter().find(|(k, _)| k == key)?;
+/// One configuration's time per operation in one run, from its results there, as a comparison
+/// of two runs takes each side's: the median of the samples its figures count (slow kernel
+/// phases left out where they came in phases, a cold first process dropped). `None` where
+/// they hold no such samples.
+fn run_figure(results: &[&ExperimentResult], phase_bound: PhaseBound) -> Option<f64> {
     let steady = leave_out(results, phase_bound);
     let Side::Samples(samples) = side(&Metric::Time, &counted(&steady, results))? else {
         return None;
@@ -30,16 +28,32 @@ fn run_figure(run: &Run, key: &Key, phase_bound: PhaseBound) -> Option<f64> {
     median(&pooled).filter(|m| *m > 0.0 && m.is_finite())
 }
 
-/// One configuration's worker processes over `runs` (those with samples), and whether any
-/// run's figure is partial (a process that failed with samples kept).
-fn processes_over(runs: &[Run], key: &Key) -> (usize, bool) {
-    runs.iter()
-        .filter_map(|run| {
-            let groups = group(run);
-            let (_, results) = groups.into_iter().find(|(k, _)| k == key)?;
-            Some((processes(&results), partial(&results)))
-        })
-        .fold((0, false), |(n, any), (m, p)| (n + m, any || p))
+/// One side of a configuration over a set's runs, each run's results grouped once
+/// ([`group`]): the figure of every run that measured it, their worker processes (those with
+/// samples) and whether any run's figure is partial (a process that failed with samples kept).
+struct SetSide {
+    figures: Vec<f64>,
+    processes: usize,
+    partial: bool,
+}
+
+impl SetSide {
+    fn of(runs: &[Vec<(Key, Vec<&ExperimentResult>)>], key: &Key, phase_bound: PhaseBound) -> Self {
+        let mut side = SetSide {
+            figures: Vec::new(),
+            processes: 0,
+            partial: false,
+        };
+        let found = runs
+            .iter()
+            .filter_map(|groups| groups.iter().find(|(k, _)| k == key));
+        for (_, results) in found {
+            side.figures.extend(run_figure(results, phase_bound));
+            side.processes += processes(results);
+            side.partial |= partial(results);
+        }
+        side
+    }
 }
 
 /// Two sets of one configuration's per-run figures compared: the ratio of their geometric
@@ -75,23 +89,22 @@ pub fn compare_figure_sets(a: &[f64], b: &[f64], noise: f64) -> Option<Compariso
 /// side is partial where any of its runs is.
 pub fn compare_run_sets(a: &[Run], b: &[Run], noise: f64, declared: Declared) -> RunComparison {
     let mut cmp = compare_runs(&a[0], &b[0], &Metric::Time, noise, declared);
+    let (grouped_a, grouped_b): (Vec<_>, Vec<_>) =
+        (a.iter().map(group).collect(), b.iter().map(group).collect());
     for pair in &mut cmp.pairs {
         let key: Key = (
             pair.experiment.clone(),
             pair.params.clone(),
             pair.label.clone(),
         );
-        let figures = |runs: &[Run]| -> Vec<f64> {
-            runs.iter()
-                .filter_map(|run| run_figure(run, &key, declared.phase_bound))
-                .collect()
-        };
-        let (fa, fb) = (figures(a), figures(b));
-        pair.runs = Some((fa.len(), fb.len()));
-        let ((pa, partial_a), (pb, partial_b)) = (processes_over(a, &key), processes_over(b, &key));
-        pair.processes = (pa, pb);
-        pair.partial = (partial_a, partial_b);
-        pair.comparison = compare_figure_sets(&fa, &fb, noise);
+        let (sa, sb) = (
+            SetSide::of(&grouped_a, &key, declared.phase_bound),
+            SetSide::of(&grouped_b, &key, declared.phase_bound),
+        );
+        pair.runs = Some((sa.figures.len(), sb.figures.len()));
+        pair.processes = (sa.processes, sb.processes);
+        pair.partial = (sa.partial, sb.partial);
+        pair.comparison = compare_figure_sets(&sa.figures, &sb.figures, noise);
         pair.kernel_canaries = None;
         pair.apart = (None, None);
         pair.slow_run = (None, None);
