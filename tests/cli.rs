@@ -428,9 +428,20 @@ fn man_writes_a_page_per_command_into_a_directory() {
 fn unknown_shell_and_bad_color_are_user_errors() {
     let lab = Lab::new();
     lab.oslab(&["completions", "tcsh"])
-        .assert_user_error(&["tcsh", "oslab --help"]);
+        .assert_user_error(&["tcsh", "oslab completions --help"]);
     lab.oslab(&["--color", "sometimes", "list"])
         .assert_user_error(&["sometimes", "--color"]);
+}
+
+#[test]
+fn a_missing_argument_is_named_with_its_command_s_help() {
+    let lab = Lab::new();
+    lab.oslab(&["export"]).assert_user_error(&[
+        "required arguments were not provided: <RUN>",
+        "`oslab export --help`",
+    ]);
+    lab.oslab(&["history"])
+        .assert_user_error(&["<EXPERIMENT>", "`oslab history --help`"]);
 }
 
 #[test]

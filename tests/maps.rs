@@ -289,7 +289,7 @@ fn a_missing_process_is_a_user_error() {
 fn a_pid_that_is_not_a_number_is_a_usage_error() {
     let lab = Lab::new();
     let out = lab.oslab(&["maps", "init"]);
-    out.assert_user_error(&["init", "oslab --help"]);
+    out.assert_user_error(&["init", "oslab maps --help"]);
 }
 
 #[test]

@@ -202,17 +202,48 @@ fn usage_error(err: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
         return ExitCode::from(2);
     }
     let text = err.to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
-    let first = first.trim().trim_start_matches("error:").trim();
+    let first = usage_first(&text);
     let tip = text
         .lines()
         .map(str::trim)
         .find_map(|l| l.strip_prefix("tip: "))
         .map(|t| format!("; {}", value_tip(t, argv)))
         .unwrap_or_default();
-    let line = format!("{first}{tip}; `oslab --help` lists the commands and options");
+    let line = format!("{first}{tip}; {}", usage_help(argv));
     eprintln!("oslab: {}", report::text::error_line(&line));
     ExitCode::from(2)
+}
+
+/// clap's first line, with the list it announces when it ends in a colon ("the following
+/// required arguments were not provided:" and the arguments on the lines below).
+fn usage_first(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid command line");
+    let first = first.trim().trim_start_matches("error:").trim();
+    if !first.ends_with(':') {
+        return first.to_string();
+    }
+    let listed: Vec<&str> = lines
+        .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    format!("{first} {}", listed.join(", "))
+}
+
+/// Where the help for the command the user typed is: the first word of the command line
+/// that names one of oslab's commands (`oslab --db x.db export` → `oslab export --help`).
+fn usage_help(argv: &[std::ffi::OsString]) -> String {
+    let cli = Cli::command();
+    let command = argv.iter().skip(1).find_map(|word| {
+        let word = word.to_str()?;
+        cli.get_subcommands()
+            .any(|c| c.get_name() == word)
+            .then_some(word)
+    });
+    match command {
+        Some(name) => format!("`oslab {name} --help` says what it takes"),
+        None => "`oslab --help` lists the commands and options".to_string(),
+    }
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
