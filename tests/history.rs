@@ -261,6 +261,14 @@ fn history_follows_one_configuration(lab: &Lab, first: &[Value], other: &Value, 
         .assert_user_error(&["entry=call", "entry=inline", "--param"]);
     lab.oslab(&["history", "nosuch.thing"])
         .assert_user_error(&["no stored run measured nosuch.thing"]);
+    // A value no stored run has: the error lists the configurations there are.
+    lab.oslab(&["history", "syscall.getppid", "-p", "entry=libc"])
+        .assert_user_error(&[
+            "with those parameters",
+            "2 configuration(s)",
+            "entry=call",
+            "entry=inline",
+        ]);
     lab.oslab(&["history", "syscall.getppid", "-p", "entry"])
         .assert_user_error(&["NAME=VALUE"]);
 }

@@ -241,4 +241,9 @@ fn mistakes_are_one_line_each() {
         .assert_user_error(&["oslab run"]);
     lab.oslab(&["profile", "--runs", "1", "2", "3"])
         .assert_user_error(&["unknown experiment or family '3'"]);
+    // A stored run that `oslab run` made, without profiles.
+    lab.oslab(&["run", "syscall.getppid", "--quick"])
+        .assert_code(0);
+    lab.oslab(&["profile", "--runs", "1"])
+        .assert_user_error(&["run 1 has no profiles", "oslab profile EXPERIMENT"]);
 }

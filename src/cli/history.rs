@@ -60,6 +60,43 @@ fn one_configuration(runs: &[Run], args: &HistoryArgs, given: &[(String, String)
     if keys.len() > 1 && exact.len() == 1 {
         keys = exact;
     }
+    match keys.as_slice() {
+        [key] => Ok(key.clone()),
+        [] => {
+            let stored = hist::configurations(runs, &args.experiment, &[], None);
+            let filtered = !given.is_empty() || args.label.is_some();
+            Err(UserError::BadOption(if filtered && !stored.is_empty() {
+                format!(
+                    "no stored run measured {} with those parameters; the stored runs measured \
+                     it in {} configuration(s) ({}): name one with --param NAME=VALUE (and \
+                     --label for a suite's)",
+                    args.experiment,
+                    stored.len(),
+                    listed(&stored)
+                )
+            } else {
+                format!(
+                    "no stored run measured {}; `oslab show --list` lists the runs, `oslab list` \
+                     the experiments",
+                    args.experiment
+                )
+            })
+            .into())
+        }
+        many => Err(UserError::BadOption(format!(
+            "the stored runs measured {} in {} configurations ({}): name one with --param \
+             NAME=VALUE (and --label for a suite's)",
+            args.experiment,
+            many.len(),
+            listed(many)
+        ))
+        .into()),
+    }
+}
+
+/// Up to six configurations, each as its parameters (and label), and how many more.
+fn listed(keys: &[Key]) -> String {
+    const SHOWN: usize = 6;
     let named = |key: &Key| {
         let mut text: Vec<String> = key.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
         if let Some(label) = &key.1 {
@@ -71,33 +108,9 @@ fn one_configuration(runs: &[Run], args: &HistoryArgs, given: &[(String, String)
             text.join(" ")
         }
     };
-    match keys.as_slice() {
-        [key] => Ok(key.clone()),
-        [] => Err(UserError::BadOption(format!(
-            "no stored run measured {}{}; `oslab show --list` lists the runs, `oslab list` the \
-             experiments",
-            args.experiment,
-            if given.is_empty() && args.label.is_none() {
-                String::new()
-            } else {
-                " with those parameters".to_string()
-            }
-        ))
-        .into()),
-        many => {
-            const SHOWN: usize = 6;
-            let mut listed: Vec<String> = many.iter().take(SHOWN).map(named).collect();
-            if many.len() > SHOWN {
-                listed.push(format!("{} more", many.len() - SHOWN));
-            }
-            Err(UserError::BadOption(format!(
-                "the stored runs measured {} in {} configurations ({}): name one with --param \
-                 NAME=VALUE (and --label for a suite's)",
-                args.experiment,
-                many.len(),
-                listed.join("; ")
-            ))
-            .into())
-        }
+    let mut listed: Vec<String> = keys.iter().take(SHOWN).map(named).collect();
+    if keys.len() > SHOWN {
+        listed.push(format!("{} more", keys.len() - SHOWN));
     }
+    listed.join("; ")
 }

@@ -40,8 +40,24 @@ pub(super) fn profile(db: Option<PathBuf>, args: ProfileArgs) -> Result<ExitCode
     match args.runs.as_slice() {
         [] => measure_and_profile(db, &args),
         [one] => {
-            let run = Source::open(db, None)?.resolve(Some(one))?;
-            present(&only(run, &args.run.targets)?, &args)?;
+            let run = only(
+                Source::open(db, None)?.resolve(Some(one))?,
+                &args.run.targets,
+            )?;
+            if tables::profiled(&run).is_empty() {
+                return Err(UserError::BadOption(format!(
+                    "run {} has no profiles{}: `oslab profile EXPERIMENT` measures and profiles \
+                     (`oslab run` does not); `oslab show --list` lists the runs",
+                    run.id,
+                    if args.run.targets.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" of {}", args.run.targets.join(", "))
+                    }
+                ))
+                .into());
+            }
+            present(&run, &args)?;
             Ok(ExitCode::SUCCESS)
         }
         [a, b] => differential(db, a, b, &args),
