@@ -13,6 +13,17 @@
 //! `platform` sits beside them all, at the bottom: the only module that knows which
 //! operating system it runs on (docs/architecture.md has the contract).
 
+/// `eprintln!` that never panics. `eprintln!` panics when stderr is gone (`oslab run 2>&1 |
+/// head` once head has exited) and would end a run in its middle, unstored; here a line
+/// nobody can read is dropped and the work goes on.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 pub mod cli;
 pub mod experiment;

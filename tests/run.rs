@@ -598,3 +598,34 @@ fn repeat_and_processes_name_the_number_of_processes() {
     lab.oslab_as_given(&["run", "syscall.function_call", "--repeat", "0"])
         .assert_user_error(&["--repeat", "1 to 1000"]);
 }
+
+#[test]
+fn a_run_whose_stderr_reader_has_gone_finishes_and_is_stored() {
+    let lab = Lab::new();
+    let status = {
+        let _turn = common::measuring_turn();
+        let mut child = lab
+            .command(&["run", "syscall.getppid", "--quick"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("oslab starts");
+        // What `oslab run 2>&1 | head -1` leaves once head has exited: nobody reads stderr,
+        // and every progress line written there fails with EPIPE.
+        drop(child.stderr.take());
+        child.wait().expect("oslab ends")
+    };
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the run goes on without its progress lines: {status}"
+    );
+    let list = lab.oslab(&["show", "--list"]);
+    list.assert_code(0);
+    assert!(
+        list.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("1 ")),
+        "the run is stored\n{list}"
+    );
+}

@@ -27,7 +27,7 @@ pub(super) fn export(
         None => write_stdout(&text)?,
         Some(file) => {
             write_file(&file, &text)?;
-            eprintln!("exported run {} to {}", run.id, file.display());
+            crate::say!("exported run {} to {}", run.id, file.display());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -81,7 +81,7 @@ fn stream_json(
         }
         Some(file) => {
             write_file_with(&file, &mut |out| write(out, Some(&file)))?;
-            eprintln!("exported run {id} to {}", file.display());
+            crate::say!("exported run {id} to {}", file.display());
         }
     }
     Ok(ExitCode::SUCCESS)

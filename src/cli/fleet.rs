@@ -62,7 +62,7 @@ pub(super) fn push(
             "failed": tally.failed,
         });
         write_stdout(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
-        eprintln!("{summary}");
+        crate::say!("{summary}");
     } else {
         write_stdout(&(summary + "\n"))?;
     }
@@ -132,7 +132,7 @@ fn push_runs(
                         .push(entry(serde_json::json!({"store_id": at})));
                 }
                 Err(e) => {
-                    eprintln!("oslab: run {id}: {e}");
+                    crate::say!("oslab: run {id}: {e}");
                     if matches!(e, FleetError::Lost { .. } | FleetError::Unreachable { .. }) {
                         lost = Some(e.to_string());
                         lost_ref.store(true, Ordering::Relaxed);
@@ -203,7 +203,7 @@ pub(super) fn push_measured(
         let mut fleet = source::connect(store)?;
         let tally = push_runs(path, &mut local, &mut fleet, &[run_id])?;
         if tally.failed.is_empty() {
-            eprintln!("pushed run {run_id} to {}", fleet.shown());
+            crate::say!("pushed run {run_id} to {}", fleet.shown());
         }
         Ok(tally)
     })();
@@ -211,7 +211,7 @@ pub(super) fn push_measured(
         Ok(t) if t.failed.is_empty() => None,
         Ok(_) => Some(ExitCode::from(6)),
         Err(e) => {
-            eprintln!(
+            crate::say!(
                 "oslab: {e}; the run stays in {} (`oslab push` sends it later)",
                 path.display()
             );
@@ -315,7 +315,7 @@ pub(super) fn fleet_report(
     }
     write_file(output, &report::fleet::html(&page))?;
     let flagged: usize = configs.iter().map(|c| c.outliers.len()).sum();
-    eprintln!(
+    crate::say!(
         "wrote the fleet report of {} runs from {} machines by {by_name} to {} ({} configurations, {flagged} machine figures flagged)",
         runs.len(),
         machines.len(),

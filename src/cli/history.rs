@@ -41,7 +41,7 @@ pub(super) fn history(mut source: Source, args: &HistoryArgs) -> Result<ExitCode
     }
     if let Some(file) = &args.html {
         write_file(file, &crate::report::html::history::page(&h))?;
-        eprintln!("wrote the history to {}", file.display());
+        crate::say!("wrote the history to {}", file.display());
     }
     Ok(ExitCode::SUCCESS)
 }

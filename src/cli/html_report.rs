@@ -18,7 +18,7 @@ pub(super) fn html_report(
     let page = report::html::render(&runs);
     write_file(output, &page)?;
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-    eprintln!(
+    crate::say!(
         "wrote the report of run {} to {}",
         ids.join(", "),
         output.display()

@@ -45,16 +45,16 @@ pub(super) fn import(db: Option<PathBuf>, file: &std::path::Path) -> Result<Exit
     };
     match done {
         Imported::Stopped => return stopped(nothing),
-        Imported::New(id) => eprintln!(
+        Imported::New(id) => crate::say!(
             "imported {name} (run {} where it was measured) as run {id} in {}",
             header.id,
             path.display()
         ),
-        Imported::AlreadyImported(id) => eprintln!(
+        Imported::AlreadyImported(id) => crate::say!(
             "{name} was already imported as run {id} in {}; nothing changed",
             path.display()
         ),
-        Imported::AlreadyStored(id) => eprintln!(
+        Imported::AlreadyStored(id) => crate::say!(
             "{name} holds run {id} of {}, which is already there; nothing changed",
             path.display()
         ),

@@ -106,7 +106,7 @@ pub fn main() -> ExitCode {
                 (format!("error: {err:#}"), 1)
             };
             // Names in it may come from anywhere: escaped, and a 100 kB one cut.
-            eprintln!("oslab: {}", report::text::error_line(&line));
+            crate::say!("oslab: {}", report::text::error_line(&line));
             ExitCode::from(code)
         }
     }
@@ -210,7 +210,7 @@ fn usage_error(err: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
         .map(|t| format!("; {}", value_tip(t, argv)))
         .unwrap_or_default();
     let line = format!("{first}{tip}; {}", usage_help(argv));
-    eprintln!("oslab: {}", report::text::error_line(&line));
+    crate::say!("oslab: {}", report::text::error_line(&line));
     ExitCode::from(2)
 }
 

@@ -100,7 +100,7 @@ fn present(run: &Run, args: &ProfileArgs) -> Result<()> {
                 write_file(&path, &svg)?;
                 written.push(path);
             }
-            Err(why) => eprintln!("oslab: {name}: no flame graph: {why}"),
+            Err(why) => crate::say!("oslab: {name}: no flame graph: {why}"),
         }
     }
     let text = if args.run.json {
@@ -114,7 +114,7 @@ fn present(run: &Run, args: &ProfileArgs) -> Result<()> {
     };
     write_stdout(&text)?;
     for path in &written {
-        eprintln!("flame graph: {}", path.display());
+        crate::say!("flame graph: {}", path.display());
     }
     Ok(())
 }
@@ -179,7 +179,7 @@ impl Differential {
                 "flame_graph": file,
                 "functions": tables::changes_json(pa, pb),
             }));
-            eprintln!("differential flame graph: {}", file.display());
+            crate::say!("differential flame graph: {}", file.display());
         }
         Ok(Differential { text, rows })
     }

@@ -23,7 +23,7 @@ pub(super) fn man(output: Option<&std::path::Path>) -> Result<ExitCode> {
         }
         clap_mangen::generate_to(Cli::command(), dir)
             .with_context(|| format!("cannot write the manual pages to {}", dir.display()))?;
-        eprintln!("wrote oslab.1 and a page per command to {}", dir.display());
+        crate::say!("wrote oslab.1 and a page per command to {}", dir.display());
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Vec::new();

@@ -15,7 +15,7 @@ fn method(method: &Method) -> (&'static str, String) {
         not_counted: Some(why),
     } = method
     {
-        eprintln!("oslab: note: {why}; recording every call instead (slower)");
+        crate::say!("oslab: note: {why}; recording every call instead (slower)");
     }
     match method {
         Method::Counted => (
@@ -119,7 +119,7 @@ fn trace_command(args: &TraceArgs) -> Result<ExitCode> {
     let traced = systrace::trace_command(&args.command, stdout_to_stderr, args.records)
         .map_err(|e| trace_error(e, &shown, true))?;
     if traced.left_running > 0 {
-        eprintln!(
+        crate::say!(
             "oslab: note: the command left {} process{} running when it ended; killed with the \
              trace",
             traced.left_running,
@@ -193,11 +193,11 @@ fn trace_experiment(name: &str, args: &TraceArgs) -> Result<ExitCode> {
     let (traced, ops) = match outcome {
         Outcome::Traced { traced, ops } => (traced, ops),
         Outcome::Unsupported(why) => {
-            eprintln!("oslab: {shown} is unsupported here: {why}");
+            crate::say!("oslab: {shown} is unsupported here: {why}");
             return Ok(ExitCode::SUCCESS);
         }
         Outcome::Failed(why) => {
-            eprintln!("oslab: {shown} failed: {why}");
+            crate::say!("oslab: {shown} failed: {why}");
             return Ok(ExitCode::from(3));
         }
     };

@@ -121,7 +121,7 @@ pub fn main(dir: &Path) -> i32 {
     match cycle(dir) {
         Ok(never) => match never {},
         Err(e) => {
-            eprintln!("oslab load --io: {e}");
+            crate::say!("oslab load --io: {e}");
             1
         }
     }

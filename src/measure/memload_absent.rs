@@ -39,6 +39,6 @@ pub fn competitor_main(
     _cgroup_procs: Option<&Path>,
     _parent: u32,
 ) -> i32 {
-    eprintln!("error: --load memory is not available on this system");
+    crate::say!("error: --load memory is not available on this system");
     1
 }

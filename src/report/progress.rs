@@ -86,6 +86,6 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-        eprintln!("{line}");
+        crate::say!("{line}");
     }
 }

@@ -55,11 +55,11 @@ impl Measured {
     pub(super) fn conclude(&self) -> ExitCode {
         // A finding, not an error: no "oslab: " before it.
         if let Some(text) = &self.slow_host {
-            eprintln!("{}", report::format::wrap(text, 96, "", "  "));
+            crate::say!("{}", report::format::wrap(text, 96, "", "  "));
         }
-        eprintln!("stored as run {} in {}", self.run.id, self.path.display());
+        crate::say!("stored as run {} in {}", self.run.id, self.path.display());
         if let Some(signal) = self.interrupted {
-            eprintln!(
+            crate::say!(
                 "oslab: interrupted by {}: the run keeps the experiments it finished",
                 crate::platform::interrupt::signal_name(signal)
             );
@@ -254,7 +254,7 @@ fn earlier_runs(
         .map(|j| history::configuration(j.info.name, j.params.as_map(), j.label.as_deref()))
         .collect();
     history::earlier_runs(store, &run, &planned).unwrap_or_else(|e| {
-        eprintln!("oslab: earlier runs not read ({e}): intervals rest on this run alone");
+        crate::say!("oslab: earlier runs not read ({e}): intervals rest on this run alone");
         HashMap::new()
     })
 }

@@ -398,7 +398,7 @@ pub(in crate::cli) fn check_dir(
             // directory's file system instead, and say so.
             if uses_dir && !writable(&cwd) {
                 let tmp = std::env::temp_dir();
-                eprintln!(
+                crate::say!(
                     "oslab: the current directory {} is not writable; the file experiments use {} \
                      (pass --dir to choose)",
                     cwd.display(),

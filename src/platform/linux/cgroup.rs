@@ -430,7 +430,7 @@ impl Drop for Cgroup {
     fn drop(&mut self) {
         if let Err(e) = self.remove() {
             // Nothing else can report it: a cgroup left behind must not go unnoticed.
-            eprintln!(
+            crate::say!(
                 "oslab: could not remove the cgroup {}: {e}; remove it with rmdir",
                 self.dir.display()
             );

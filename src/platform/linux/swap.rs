@@ -307,7 +307,7 @@ impl Drop for TempSwap {
     fn drop(&mut self) {
         if let Err(e) = remove(&self.path, self.zram) {
             // Nothing else can report it: swap left behind must not go unnoticed.
-            eprintln!("oslab: {e}");
+            crate::say!("oslab: {e}");
         }
     }
 }
@@ -366,11 +366,11 @@ pub fn remove_stale() {
             .strip_prefix("/dev/zram")
             .and_then(|n| n.parse().ok());
         match remove(&path, zram) {
-            Ok(()) => eprintln!(
+            Ok(()) => crate::say!(
                 "oslab: removed the swap area {} a killed oslab (pid {pid}) left",
                 area.path
             ),
-            Err(e) => eprintln!("oslab: {e}"),
+            Err(e) => crate::say!("oslab: {e}"),
         }
     }
     let Ok(entries) = std::fs::read_dir(FILE_DIR) else {
@@ -381,7 +381,7 @@ pub fn remove_stale() {
             continue;
         };
         if gone(pid) && remove(&path, None).is_ok() {
-            eprintln!(
+            crate::say!(
                 "oslab: removed the swap file {} a killed oslab (pid {pid}) left",
                 path.display()
             );
