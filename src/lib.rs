@@ -14,8 +14,8 @@
 //! operating system it runs on (docs/architecture.md has the contract).
 
 /// `eprintln!` that never panics. `eprintln!` panics when stderr is gone (`oslab run 2>&1 |
-/// head` once head has exited) and would end a run in its middle, unstored; here a line
-/// nobody can read is dropped and the work goes on.
+/// head` once head has exited), which ended a run in its middle, stored as interrupted; here
+/// a line nobody can read is dropped and the work goes on.
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{
