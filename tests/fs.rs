@@ -217,6 +217,11 @@ fn a_bad_dir_is_one_error_line() {
         out.assert_user_error(needles);
     }
     assert_eq!(leftovers(dir.path()), ["file"], "nothing else created");
+    // A directory nothing can be made in (procfs's root refuses every mkdir, even root's).
+    if cfg!(target_os = "linux") {
+        lab.oslab(&["run", "fs.write", "--dir", "/proc", "--quick"])
+            .assert_user_error(&["--dir /proc is not writable", "pass a directory"]);
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use super::*;
 use crate::experiment::refusal::Refusal;
 use crate::experiment::suites::UNIXBENCH;
+use crate::harness::scratch;
 use crate::model::copies;
 use crate::platform::swap::SwapKind;
 use crate::report::peers::unixbench;
@@ -429,10 +430,9 @@ pub(in crate::cli) fn check_dir(
         }
         Ok(_) => {}
     }
-    if let Err(e) = tempfile::Builder::new()
-        .prefix(".oslab-check-")
-        .tempdir_in(&dir)
-    {
+    // Named like a work directory (`.oslab-<pid>-…`): one left by an oslab killed right here
+    // goes with the next run's sweep.
+    if let Err(e) = scratch::create(&dir, scratch::WORK_PREFIX) {
         return Err(UserError::BadOption(format!(
             "--dir {shown} is not writable ({e}); pass a directory you can write to"
         ))
@@ -476,10 +476,7 @@ fn refused(why: &Refusal) -> String {
 
 /// Whether a new directory can be made in `dir` (it is removed again at once).
 pub(super) fn writable(dir: &std::path::Path) -> bool {
-    tempfile::Builder::new()
-        .prefix(".oslab-check-")
-        .tempdir_in(dir)
-        .is_ok()
+    scratch::create(dir, scratch::WORK_PREFIX).is_ok()
 }
 
 pub(super) fn param_hint(selected: &[&ExperimentInfo]) -> String {
