@@ -625,7 +625,7 @@ fn a_run_whose_stderr_reader_has_gone_finishes_and_is_stored() {
     assert!(
         list.stdout
             .lines()
-            .any(|l| l.trim_start().starts_with("1 ")),
-        "the run is stored\n{list}"
+            .any(|l| { l.split_whitespace().next() == Some("1") && !l.contains("interrupted") }),
+        "the run is stored whole, not as interrupted\n{list}"
     );
 }

@@ -59,6 +59,14 @@ pub fn measuring_turn() -> MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// `run ARGS... --json`: the command line of [`Lab::run_json`] and [`Lab::run_json_warm`].
+fn json_run<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.push("--json");
+    full
+}
+
 /// Result statuses the JSON contract allows.
 pub const RESULT_STATUSES: [&str; 4] = ["ok", "suspect", "failed", "unsupported"];
 /// Counter statuses the JSON contract allows.
@@ -196,10 +204,7 @@ impl Lab {
 
     /// `oslab run ARGS... --json`, expecting exit code `code`; returns the parsed document.
     pub fn run_json(&self, args: &[&str], code: i32) -> Value {
-        let mut full = vec!["run"];
-        full.extend_from_slice(args);
-        full.push("--json");
-        let out = self.oslab(&full);
+        let out = self.oslab(&json_run(args));
         out.assert_code(code);
         out.assert_stored();
         out.json()
@@ -207,10 +212,7 @@ impl Lab {
 
     /// [`Lab::run_json`] expecting exit code 0, by way of [`Lab::run_warm`].
     pub fn run_json_warm(&self, args: &[&str]) -> Value {
-        let mut full = vec!["run"];
-        full.extend_from_slice(args);
-        full.push("--json");
-        let out = self.run_warm(&full);
+        let out = self.run_warm(&json_run(args));
         out.assert_stored();
         out.json()
     }
